@@ -1,0 +1,92 @@
+# blktrace-ng: one non-recursive Makefile.
+CC ?= cc
+CFLAGS ?= -O2 -g
+WARN := -std=gnu11 -Wall -Wextra -Wformat-security -Wstrict-prototypes -Wold-style-definition \
+	-Wpointer-arith -Wvla -Wwrite-strings
+ifeq ($(CI),true)
+WARN += -Werror
+endif
+ifdef WERROR
+WARN += -Werror
+endif
+override CPPFLAGS += -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Iinclude
+override CFLAGS += $(WARN) -MMD -MP
+LDLIBS_Z := -lz
+CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+
+LIB_SRC := lib/event.c lib/reader.c lib/merge.c lib/pipesort.c lib/strbuf.c lib/output.c \
+	lib/format.c lib/acct.c lib/log.c
+LIB_OBJ := $(LIB_SRC:.c=.o)
+LIB := lib/libblk.a
+
+TOOLS := blkparse
+GEN := tests/gen/gentrace tests/gen/corrupt
+UNIT_SRC := $(wildcard tests/unit/test-*.c)
+UNIT := $(UNIT_SRC:.c=)
+
+all: $(TOOLS) $(GEN)
+
+$(LIB): $(LIB_OBJ)
+	$(AR) rcs $@ $^
+
+common.o: common.c
+
+blkparse: blkparse.o common.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
+
+tests/gen/%: tests/gen/%.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
+
+tests/unit/test-%: tests/unit/test-%.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
+
+# ---- tests ----
+.PHONY: all check unit e2e asan valgrind fuzz bench demo deps clean hdr-check format format-check
+deps:
+	@./tests/deps.sh
+
+unit: $(UNIT)
+	@./tests/run-unit.sh $(UNIT)
+
+e2e: all
+	@./tests/run-e2e.sh
+
+check: deps
+	@$(MAKE) --no-print-directory all $(UNIT)
+	@./tests/run-all.sh $(UNIT)
+
+asan:
+	$(MAKE) clean
+	$(MAKE) CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+		LDFLAGS="-fsanitize=address,undefined" all $(UNIT)
+	ASAN_OPTIONS=detect_leaks=1 ./tests/run-all.sh $(UNIT)
+	$(MAKE) clean
+
+valgrind: all $(UNIT)
+	VALGRIND=1 ./tests/run-all.sh $(UNIT)
+
+fuzz:
+	@./tests/fuzz/run-fuzz.sh
+
+bench: all
+	@./bench/bench-blkparse.sh
+
+demo: deps all
+	@./tests/demo.sh
+
+hdr-check:
+	@for h in include/blk/*.h include/common.h; do \
+		echo '#include "'$${h#include/}'"' | $(CC) $(CPPFLAGS) -std=gnu11 -Wall -Werror -x c -c -o /dev/null - || exit 1; \
+	done; echo "headers compile on their own"
+
+format:
+	clang-format -i $(LIB_SRC) include/blk/*.h blkparse.c common.c
+
+format-check:
+	clang-format --dry-run --Werror $(LIB_SRC) include/blk/*.h blkparse.c common.c
+
+clean:
+	rm -f $(LIB) lib/*.o lib/*.d *.o *.d $(TOOLS) $(GEN) tests/gen/*.o tests/gen/*.d \
+		tests/unit/*.o tests/unit/*.d $(UNIT)
+
+-include $(wildcard lib/*.d *.d tests/gen/*.d tests/unit/*.d)

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * File-mode merge: k per-(device, CPU) inputs in, one time-ordered stream out, in exactly
+ * the classic blkparse order: each input is read ahead in batches of @batch records (notify
+ * records are handed to a callback while a batch is read, as the classic tool does), and the
+ * input whose next record is earliest goes next; ties go to the input that has waited
+ * longest. Memory is O(inputs x batch), whatever the trace length.
+ */
+#ifndef BLK_MERGE_H
+#define BLK_MERGE_H
+
+#include <stdint.h>
+
+#include "blk/event.h"
+#include "blk/reader.h"
+
+struct blk_merge;
+
+enum blk_merge_note {
+	BLK_NOTE_RECORD,	/* a record was read into a batch: consume it or queue it */
+	BLK_NOTE_BAD_CPU,	/* a record's cpu field differs from its input's CPU; dropped */
+};
+
+/*
+ * Called while a batch is read. For BLK_NOTE_RECORD return 1 if the callback consumed the
+ * record (it is then not merged; the classic tool does this for notify records), 0 to queue
+ * it, or a negative errno to stop. @ev is valid during the call only.
+ */
+typedef int (*blk_merge_note_fn)(void *arg, enum blk_merge_note what, void *owner, int cpu,
+				 const struct blk_event *ev);
+
+/**
+ * blk_merge_new() - an empty merge that reads @batch records ahead per input
+ * Return: a merge to free with blk_merge_free(), or NULL (ENOMEM).
+ */
+struct blk_merge *blk_merge_new(unsigned int batch, blk_merge_note_fn fn, void *arg);
+
+/**
+ * blk_merge_add() - add input @r (ownership passes to @m) for @owner's CPU @cpu
+ * Its first batch is read now, in the order inputs are added.
+ * Return: 0 or -errno (ENOMEM, or what the callback returned).
+ */
+int blk_merge_add(struct blk_merge *m, struct blk_reader *r, void *owner, int cpu);
+
+/**
+ * blk_merge_peek_time() - before the first blk_merge_next(): time of the earliest record
+ * (the classic "genesis")
+ * Return: 1 and *@t, or 0 if nothing is pending (or records were already taken).
+ */
+int blk_merge_peek_time(struct blk_merge *m, uint64_t *t);
+
+/**
+ * blk_merge_next() - the next record in merged order
+ * Return: 1 with *@ev (time not rebased), *@owner and *@cpu set; 0 when all inputs are
+ * exhausted or failed; a negative errno if the callback asked to stop.
+ * ev->pdu stays valid until the next call.
+ */
+int blk_merge_next(struct blk_merge *m, struct blk_event *ev, void **owner, int *cpu);
+
+/* Number of inputs that stopped on damaged data; blk_merge_error(m, i) describes each. */
+unsigned int blk_merge_nerrors(const struct blk_merge *m);
+const char *blk_merge_error(const struct blk_merge *m, unsigned int i);
+
+/* Free @m and its readers (NULL allowed). */
+void blk_merge_free(struct blk_merge *m);
+
+#endif /* BLK_MERGE_H */

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Pipe-mode ordering: one stream of records from several CPUs and devices (a live tracer's
+ * output, or a merged file on standard input) is read in batches and emitted in the
+ * classic blkparse order: sorted by (time, device, sequence), each CPU's records released
+ * only in sequence order, gaps counted as skips when the input ends. Memory is bounded by
+ * the reorder window (a stalled window is released, with the gap counted as a skip).
+ */
+#ifndef BLK_PIPESORT_H
+#define BLK_PIPESORT_H
+
+#include <stdint.h>
+
+#include "blk/event.h"
+#include "blk/merge.h"
+#include "blk/reader.h"
+
+struct blk_pipesort;
+
+struct blk_pipesort_opts {
+	unsigned int batch;		/* records per batch (default 512) */
+	uint64_t stop_start, stop_end;	/* keep records in [start, end) after rebasing */
+	unsigned int max_pending;	/* reorder window cap (0: 64 batches, at least 65536) */
+	blk_merge_note_fn fn;		/* called for every record read (BLK_NOTE_RECORD) */
+	void *arg;
+};
+
+/**
+ * blk_pipesort_new() - order the records of @r (ownership passes to the sorter)
+ * Return: a sorter to free with blk_pipesort_free(), or NULL (ENOMEM).
+ */
+struct blk_pipesort *blk_pipesort_new(struct blk_reader *r, const struct blk_pipesort_opts *o);
+
+/**
+ * blk_pipesort_next() - the next record in order, its time rebased
+ * Return: 1 and *@ev; 0 at end of input (or on damage: see blk_pipesort_error()); or a
+ * negative errno from the callback. ev->pdu is valid until the next call.
+ */
+int blk_pipesort_next(struct blk_pipesort *ps, struct blk_event *ev);
+
+/* 1 if the next blk_pipesort_next() would read more input (good moment to flush output). */
+int blk_pipesort_needs_input(const struct blk_pipesort *ps);
+
+/* Damage description, or NULL if the input ended cleanly. */
+const char *blk_pipesort_error(const struct blk_pipesort *ps);
+
+/* Gap ranges and missing sequence numbers of @dev, summed over its CPUs. */
+void blk_pipesort_skips(const struct blk_pipesort *ps, uint32_t dev, uint64_t *ranges,
+			uint64_t *missing);
+
+/* Call @fn for each gap range of @dev (cpu, first, last missing sequence). */
+void blk_pipesort_each_skip(const struct blk_pipesort *ps, uint32_t dev,
+			    void (*fn)(void *arg, uint32_t dev, int cpu, uint64_t first,
+				       uint64_t last),
+			    void *arg);
+
+/* Number of times a stalled reorder window was released early. */
+uint64_t blk_pipesort_forced(const struct blk_pipesort *ps);
+
+void blk_pipesort_free(struct blk_pipesort *ps);
+
+#endif /* BLK_PIPESORT_H */

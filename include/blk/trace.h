@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The on-disk and ioctl layouts of block traces, stated once.
+ *
+ * Written from the documented kernel ABI (struct blk_io_trace, version 7, and the
+ * 2025 version-8 struct blk_io_trace2). Nothing else in the tree redefines them.
+ */
+#ifndef BLK_TRACE_H
+#define BLK_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BLK_IO_TRACE_MAGIC 0x65617400u
+#define BLK_IO_TRACE_MAGIC_MASK 0xffffff00u
+#define BLK_IO_TRACE_VERSION 0x07
+#define BLK_IO_TRACE2_VERSION 0x08
+
+/* Version-1 record header (48 bytes), followed by pdu_len payload bytes. */
+struct blk_io_trace {
+	uint32_t magic;
+	uint32_t sequence;
+	uint64_t time;
+	uint64_t sector;
+	uint32_t bytes;
+	uint32_t action;
+	uint32_t pid;
+	uint32_t device;
+	uint32_t cpu;
+	uint16_t error;
+	uint16_t pdu_len;
+};
+
+/* Version-2 record header (64 bytes): 64-bit action, pid moved before it. */
+struct blk_io_trace2 {
+	uint32_t magic;
+	uint32_t sequence;
+	uint64_t time;
+	uint64_t sector;
+	uint32_t bytes;
+	uint32_t pid;
+	uint64_t action;
+	uint32_t device;
+	uint32_t cpu;
+	uint16_t error;
+	uint16_t pdu_len;
+	uint8_t pad[12];
+};
+
+_Static_assert(sizeof(struct blk_io_trace) == 48, "blk_io_trace is 48 bytes");
+_Static_assert(offsetof(struct blk_io_trace, time) == 8, "time at 8");
+_Static_assert(offsetof(struct blk_io_trace, action) == 28, "action at 28");
+_Static_assert(offsetof(struct blk_io_trace, device) == 36, "device at 36");
+_Static_assert(offsetof(struct blk_io_trace, error) == 44, "error at 44");
+_Static_assert(offsetof(struct blk_io_trace, pdu_len) == 46, "pdu_len at 46");
+_Static_assert(sizeof(struct blk_io_trace2) == 64, "blk_io_trace2 is 64 bytes");
+_Static_assert(offsetof(struct blk_io_trace2, pid) == 28, "v2 pid at 28");
+_Static_assert(offsetof(struct blk_io_trace2, action) == 32, "v2 action at 32");
+_Static_assert(offsetof(struct blk_io_trace2, device) == 40, "v2 device at 40");
+_Static_assert(offsetof(struct blk_io_trace2, error) == 48, "v2 error at 48");
+_Static_assert(offsetof(struct blk_io_trace2, pdu_len) == 50, "v2 pdu_len at 50");
+
+/* Categories: bit N of the upper half of the (low 32 bits of the) action word. */
+enum blk_tc {
+	BLK_TC_READ = 1 << 0,
+	BLK_TC_WRITE = 1 << 1,
+	BLK_TC_FLUSH = 1 << 2,
+	BLK_TC_SYNC = 1 << 3,
+	BLK_TC_QUEUE = 1 << 4,
+	BLK_TC_REQUEUE = 1 << 5,
+	BLK_TC_ISSUE = 1 << 6,
+	BLK_TC_COMPLETE = 1 << 7,
+	BLK_TC_FS = 1 << 8,
+	BLK_TC_PC = 1 << 9,
+	BLK_TC_NOTIFY = 1 << 10,
+	BLK_TC_AHEAD = 1 << 11,
+	BLK_TC_META = 1 << 12,
+	BLK_TC_DISCARD = 1 << 13,
+	BLK_TC_DRV_DATA = 1 << 14,
+	BLK_TC_FUA = 1 << 15,
+};
+#define BLK_TC_SHIFT 16
+#define BLK_TC_ACT(c) ((uint32_t)(c) << BLK_TC_SHIFT)
+
+/* v2-only categories: bits 32.. of the 64-bit action. */
+#define BLK_TC2_ZONE_APPEND (1ull << 32)
+#define BLK_TC2_ZONE_RESET (1ull << 33)
+#define BLK_TC2_ZONE_RESET_ALL (1ull << 34)
+#define BLK_TC2_ZONE_FINISH (1ull << 35)
+#define BLK_TC2_ZONE_OPEN (1ull << 36)
+#define BLK_TC2_ZONE_CLOSE (1ull << 37)
+#define BLK_TC2_WRITE_ZEROES (1ull << 38)
+
+/* Action codes: the low 16 bits. */
+enum blk_ta {
+	BLK_TA_QUEUE = 1,
+	BLK_TA_BACKMERGE = 2,
+	BLK_TA_FRONTMERGE = 3,
+	BLK_TA_GETRQ = 4,
+	BLK_TA_SLEEPRQ = 5,
+	BLK_TA_REQUEUE = 6,
+	BLK_TA_ISSUE = 7,
+	BLK_TA_COMPLETE = 8,
+	BLK_TA_PLUG = 9,
+	BLK_TA_UNPLUG_IO = 10,
+	BLK_TA_UNPLUG_TIMER = 11,
+	BLK_TA_INSERT = 12,
+	BLK_TA_SPLIT = 13,
+	BLK_TA_BOUNCE = 14,
+	BLK_TA_REMAP = 15,
+	BLK_TA_ABORT = 16,
+	BLK_TA_DRV_DATA = 17,
+	BLK_TA_ZONE_PLUG = 18,
+	BLK_TA_ZONE_UNPLUG = 19,
+};
+#define BLK_TA_CGROUP (1u << 8)
+
+/* Notify codes (with the notify category). */
+enum blk_tn {
+	BLK_TN_PROCESS = 0,
+	BLK_TN_TIMESTAMP = 1,
+	BLK_TN_MESSAGE = 2,
+};
+#define BLK_TN_ACTION(code) (BLK_TC_ACT(BLK_TC_NOTIFY) | (code))
+
+/* Remap payload (big-endian on disk). */
+struct blk_io_trace_remap {
+	uint32_t device_from;
+	uint32_t device_to;
+	uint64_t sector_from;
+};
+_Static_assert(sizeof(struct blk_io_trace_remap) == 16, "remap pdu is 16 bytes");
+
+/* Kernel dev_t encoding used in the device field. */
+#define BLK_MAJOR(dev) ((unsigned int)((dev) >> 20))
+#define BLK_MINOR(dev) ((unsigned int)((dev) & 0xfffff))
+#define BLK_MKDEV(ma, mi) (((uint32_t)(ma) << 20) | (uint32_t)(mi))
+
+/* Ioctl argument of BLKTRACESETUP. */
+struct blk_user_trace_setup {
+	char name[32];
+	uint16_t act_mask;
+	uint32_t buf_size;
+	uint32_t buf_nr;
+	uint64_t start_lba;
+	uint64_t end_lba;
+	uint32_t pid;
+};
+
+/* Ioctl argument of BLKTRACESETUP2 (192 bytes). */
+struct blk_user_trace_setup2 {
+	char name[64];
+	uint64_t act_mask;
+	uint32_t buf_size;
+	uint32_t buf_nr;
+	uint64_t start_lba;
+	uint64_t end_lba;
+	uint32_t pid;
+	uint32_t flags;
+	uint64_t reserved[11];
+};
+_Static_assert(sizeof(struct blk_user_trace_setup2) == 192, "setup2 is 192 bytes");
+_Static_assert(offsetof(struct blk_user_trace_setup2, act_mask) == 64, "setup2 act_mask at 64");
+
+#endif /* BLK_TRACE_H */

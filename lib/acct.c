@@ -1,0 +1,1146 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blk/acct.h"
+#include "blk/log.h"
+
+struct io_stats {
+	uint64_t qreads, qwrites, creads, cwrites, mreads, mwrites;
+	uint64_t ireads, iwrites, rrqueue, wrqueue;
+	uint64_t qread_kb, qwrite_kb, cread_kb, cwrite_kb;
+	uint64_t iread_kb, iwrite_kb, mread_kb, mwrite_kb;
+	uint64_t qread_b, qwrite_b, cread_b, cwrite_b;
+	uint64_t iread_b, iwrite_b, mread_b, mwrite_b;
+	uint64_t qreads_pc, qwrites_pc, ireads_pc, iwrites_pc;
+	uint64_t rrqueue_pc, wrqueue_pc, creads_pc, cwrites_pc;
+	uint64_t qread_kb_pc, qwrite_kb_pc, iread_kb_pc, iwrite_kb_pc;
+	uint64_t qread_b_pc, qwrite_b_pc, iread_b_pc, iwrite_b_pc;
+	uint64_t io_unplugs, timer_unplugs;
+};
+
+struct acct_cpu {
+	struct io_stats ios;
+	uint64_t nelems;
+};
+
+/* A request followed for -t, keyed by its current start sector. */
+struct track {
+	uint64_t sector;
+	uint32_t pid;	/* whose name the request carries */
+	uint64_t allocation_time, queue_time, dispatch_time;
+	struct track *next;
+};
+
+struct blk_acct_dev {
+	uint32_t devno;
+	char *name;		/* -i name, or NULL in pipe mode */
+	struct acct_cpu *cpus;
+	unsigned int ncpus;
+	uint64_t events;
+	uint64_t first_time, last_time;
+	uint64_t cur_depth[2], max_depth[2];
+	uint64_t skips, seq_skips;
+	struct track **tracks;	/* hash by sector */
+	size_t ntrack_buckets, ntracks;
+};
+
+struct comm_ent {
+	uint32_t pid;
+	int used;
+	char comm[16];
+};
+
+struct proc {
+	uint32_t pid;		/* the first pid seen */
+	char comm[16];
+	int more_than_one;
+	struct io_stats ios;
+	uint64_t longest_allocation_wait[2];
+	uint64_t longest_dispatch_wait[2];
+	uint64_t longest_completion_wait[2];
+};
+
+struct blk_acct {
+	struct blk_acct_opts o;
+	struct blk_acct_dev **devs;
+	unsigned int ndevs;
+	struct comm_ent *comms;
+	size_t ncomm, comm_cap;	/* open addressing, power-of-two capacity */
+	struct proc **procs;	/* insertion order */
+	size_t nprocs, procs_cap;
+	size_t *proc_idx;	/* open addressing over procs (by pid or by name) */
+	size_t proc_idx_cap;
+	uint64_t bad_actions;
+	uint32_t first_bad;
+};
+
+struct blk_acct *blk_acct_new(const struct blk_acct_opts *o)
+{
+	struct blk_acct *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	a->o = *o;
+	return a;
+}
+
+static void free_tracks(struct blk_acct_dev *d)
+{
+	for (size_t i = 0; i < d->ntrack_buckets; i++) {
+		struct track *t = d->tracks[i], *n;
+
+		for (; t; t = n) {
+			n = t->next;
+			free(t);
+		}
+	}
+	free(d->tracks);
+}
+
+void blk_acct_free(struct blk_acct *a)
+{
+	if (!a)
+		return;
+	for (unsigned int i = 0; i < a->ndevs; i++) {
+		free_tracks(a->devs[i]);
+		free(a->devs[i]->cpus);
+		free(a->devs[i]->name);
+		free(a->devs[i]);
+	}
+	for (size_t i = 0; i < a->nprocs; i++)
+		free(a->procs[i]);
+	free(a->procs);
+	free(a->proc_idx);
+	free(a->devs);
+	free(a->comms);
+	free(a);
+}
+
+struct blk_acct_dev *blk_acct_dev(struct blk_acct *a, uint32_t devno, const char *name)
+{
+	struct blk_acct_dev *d, **nd;
+
+	for (unsigned int i = 0; i < a->ndevs; i++) {
+		d = a->devs[i];
+		if (name ? (d->name && !strcmp(d->name, name)) : (!d->name && d->devno == devno))
+			return d;
+	}
+	nd = realloc(a->devs, (a->ndevs + 1) * sizeof(*nd));
+	if (!nd)
+		return NULL;
+	a->devs = nd;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->devno = devno;
+	if (name && !(d->name = strdup(name))) {
+		free(d);
+		return NULL;
+	}
+	a->devs[a->ndevs++] = d;
+	return d;
+}
+
+unsigned int blk_acct_ndevs(const struct blk_acct *a)
+{
+	return a->ndevs;
+}
+
+struct blk_acct_dev *blk_acct_dev_at(struct blk_acct *a, unsigned int i)
+{
+	return i < a->ndevs ? a->devs[i] : NULL;
+}
+
+uint32_t blk_acct_dev_devno(const struct blk_acct_dev *d)
+{
+	return d->devno;
+}
+
+void blk_acct_dev_set_devno(struct blk_acct_dev *d, uint32_t devno)
+{
+	d->devno = devno;
+}
+
+uint64_t blk_acct_dev_events(const struct blk_acct_dev *d)
+{
+	return d->events;
+}
+
+uint64_t blk_acct_bad_actions(const struct blk_acct *a, uint32_t *first)
+{
+	*first = a->first_bad;
+	return a->bad_actions;
+}
+
+/* ---- pid -> name ---- */
+
+static size_t hash32(uint32_t v)
+{
+	return (size_t)(v * 2654435761u);
+}
+
+static struct comm_ent *comm_find(struct blk_acct *a, uint32_t pid)
+{
+	size_t mask, i;
+
+	if (!a->comm_cap)
+		return NULL;
+	mask = a->comm_cap - 1;
+	for (i = hash32(pid) & mask; a->comms[i].used; i = (i + 1) & mask)
+		if (a->comms[i].pid == pid)
+			return &a->comms[i];
+	return NULL;
+}
+
+static struct comm_ent *comm_add(struct blk_acct *a, uint32_t pid, const char *comm, size_t len)
+{
+	struct comm_ent *e = comm_find(a, pid);
+	size_t mask, i;
+
+	if (e)
+		return e;
+	if ((a->ncomm + 1) * 2 > a->comm_cap) {
+		size_t nc = a->comm_cap ? a->comm_cap * 2 : 256;
+		struct comm_ent *n = calloc(nc, sizeof(*n)), *old = a->comms;
+		size_t oc = a->comm_cap;
+
+		if (!n)
+			return NULL;
+		a->comms = n;
+		a->comm_cap = nc;
+		for (size_t k = 0; k < oc; k++) {
+			if (!old[k].used)
+				continue;
+			for (i = hash32(old[k].pid) & (nc - 1); n[i].used; i = (i + 1) & (nc - 1))
+				;
+			n[i] = old[k];
+		}
+		free(old);
+	}
+	mask = a->comm_cap - 1;
+	for (i = hash32(pid) & mask; a->comms[i].used; i = (i + 1) & mask)
+		;
+	e = &a->comms[i];
+	e->used = 1;
+	e->pid = pid;
+	if (len > sizeof(e->comm) - 1)
+		len = sizeof(e->comm) - 1;
+	memcpy(e->comm, comm, len);
+	e->comm[len] = '\0';
+	e->comm[strnlen(e->comm, len)] = '\0';
+	a->ncomm++;
+	return e;
+}
+
+void blk_acct_set_comm(struct blk_acct *a, uint32_t pid, const char *comm, size_t len)
+{
+	comm_add(a, pid, comm, strnlen(comm, len));
+}
+
+const char *blk_acct_comm(struct blk_acct *a, uint32_t pid)
+{
+	struct comm_ent *e = comm_find(a, pid);
+
+	return e ? e->comm : NULL;
+}
+
+/* ---- per-process ---- */
+
+static size_t hash_str(const char *s)
+{
+	size_t h = 5381;
+
+	while (*s)
+		h = h * 33 + (unsigned char)*s++;
+	return h;
+}
+
+static size_t proc_hash(const struct blk_acct *a, const struct proc *p)
+{
+	return a->o.hash_by_name ? hash_str(p->comm) : hash32(p->pid);
+}
+
+static int proc_index_insert(struct blk_acct *a, size_t idx)
+{
+	size_t mask, i;
+
+	if ((a->nprocs + 1) * 2 > a->proc_idx_cap) {
+		size_t nc = a->proc_idx_cap ? a->proc_idx_cap * 2 : 64;
+		size_t *n = malloc(nc * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		for (size_t k = 0; k < nc; k++)
+			n[k] = SIZE_MAX;
+		free(a->proc_idx);
+		a->proc_idx = n;
+		a->proc_idx_cap = nc;
+		for (size_t k = 0; k < a->nprocs; k++) {
+			if (k == idx)
+				continue;
+			for (i = proc_hash(a, a->procs[k]) & (nc - 1); n[i] != SIZE_MAX;
+			     i = (i + 1) & (nc - 1))
+				;
+			n[i] = k;
+		}
+	}
+	mask = a->proc_idx_cap - 1;
+	for (i = proc_hash(a, a->procs[idx]) & mask; a->proc_idx[i] != SIZE_MAX; i = (i + 1) & mask)
+		;
+	a->proc_idx[i] = idx;
+	return 0;
+}
+
+static struct proc *proc_lookup(struct blk_acct *a, uint32_t pid, const char *name)
+{
+	size_t mask, i;
+
+	if (!a->proc_idx_cap)
+		return NULL;
+	mask = a->proc_idx_cap - 1;
+	i = (a->o.hash_by_name ? hash_str(name) : hash32(pid)) & mask;
+	for (; a->proc_idx[i] != SIZE_MAX; i = (i + 1) & mask) {
+		struct proc *p = a->procs[a->proc_idx[i]];
+
+		if (a->o.hash_by_name ? !strcmp(p->comm, name) : p->pid == pid)
+			return p;
+	}
+	return NULL;
+}
+
+/* The name used for @pid, registering "unknown" when it has none (as the classic tool). */
+static const char *comm_or_unknown(struct blk_acct *a, uint32_t pid)
+{
+	struct comm_ent *e = comm_find(a, pid);
+
+	if (!e)
+		e = comm_add(a, pid, "unknown", 7);
+	return e ? e->comm : "unknown";
+}
+
+/* Find a process without creating it. */
+static struct proc *find_proc(struct blk_acct *a, uint32_t pid)
+{
+	struct proc *p;
+
+	if (!a->o.hash_by_name)
+		return proc_lookup(a, pid, NULL);
+	{
+		const char *n = blk_acct_comm(a, pid);
+
+		if (!n)
+			return NULL;
+		p = proc_lookup(a, pid, n);
+	}
+	if (p && p->pid != pid)
+		p->more_than_one = 1;
+	return p;
+}
+
+static struct io_stats *proc_stats(struct blk_acct *a, uint32_t pid)
+{
+	struct proc *p = find_proc(a, pid);
+	const char *name;
+
+	if (p)
+		return &p->ios;
+	name = comm_or_unknown(a, pid);
+	if (a->o.hash_by_name) {
+		p = proc_lookup(a, pid, name);
+		if (p) {
+			if (p->pid != pid)
+				p->more_than_one = 1;
+			return &p->ios;
+		}
+	}
+	if (a->nprocs == a->procs_cap) {
+		size_t nc = a->procs_cap ? a->procs_cap * 2 : 64;
+		struct proc **n = realloc(a->procs, nc * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		a->procs = n;
+		a->procs_cap = nc;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	snprintf(p->comm, sizeof(p->comm), "%s", name);
+	a->procs[a->nprocs] = p;
+	if (proc_index_insert(a, a->nprocs)) {
+		free(p);
+		return NULL;
+	}
+	a->nprocs++;
+	return &p->ios;
+}
+
+/* ---- request tracking (-t) ---- */
+
+static size_t hash64(uint64_t v)
+{
+	v ^= v >> 33;
+	v *= 0xff51afd7ed558ccdull;
+	v ^= v >> 33;
+	return (size_t)v;
+}
+
+static struct track **track_slot(struct blk_acct_dev *d, uint64_t sector)
+{
+	struct track **pp;
+
+	if (!d->ntrack_buckets)
+		return NULL;
+	pp = &d->tracks[hash64(sector) & (d->ntrack_buckets - 1)];
+	while (*pp && (*pp)->sector != sector)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static struct track *track_find(struct blk_acct_dev *d, uint64_t sector)
+{
+	struct track **pp = track_slot(d, sector);
+
+	return pp ? *pp : NULL;
+}
+
+static void track_unlink(struct blk_acct_dev *d, struct track *t)
+{
+	struct track **pp = track_slot(d, t->sector);
+
+	if (pp && *pp == t) {
+		*pp = t->next;
+		d->ntracks--;
+	}
+}
+
+/* Insert @t; on a duplicate sector report the alias and return -EEXIST (t not inserted). */
+static int track_insert(struct blk_acct_dev *d, struct track *t)
+{
+	struct track **pp;
+
+	if (d->ntracks + 1 > d->ntrack_buckets) {
+		size_t nb = d->ntrack_buckets ? d->ntrack_buckets * 2 : 1024;
+		struct track **n = calloc(nb, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		for (size_t i = 0; i < d->ntrack_buckets; i++) {
+			struct track *x = d->tracks[i], *nx;
+
+			for (; x; x = nx) {
+				nx = x->next;
+				x->next = n[hash64(x->sector) & (nb - 1)];
+				n[hash64(x->sector) & (nb - 1)] = x;
+			}
+		}
+		free(d->tracks);
+		d->tracks = n;
+		d->ntrack_buckets = nb;
+	}
+	pp = track_slot(d, t->sector);
+	if (*pp) {
+		blk_log("sector alias (%llu) on device %d,%d!", (unsigned long long)t->sector,
+			BLK_MAJOR(d->devno), BLK_MINOR(d->devno));
+		return -EEXIST;
+	}
+	t->next = NULL;
+	*pp = t;
+	d->ntracks++;
+	return 0;
+}
+
+static struct track *track_get(struct blk_acct *a, struct blk_acct_dev *d, uint32_t pid,
+			       uint64_t sector)
+{
+	struct track *t = track_find(d, sector);
+
+	if (t)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	comm_or_unknown(a, pid);
+	t->pid = pid;
+	t->sector = sector;
+	if (track_insert(d, t)) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static struct proc *wait_proc(struct blk_acct *a, const struct track *t)
+{
+	return a->o.per_process ? find_proc(a, t->pid) : NULL;
+}
+
+static uint64_t track_insert_time(struct blk_acct *a, struct blk_acct_dev *d,
+				  const struct blk_event *ev)
+{
+	struct track *t = track_get(a, d, ev->pid, ev->sector);
+	struct proc *p;
+	uint64_t e;
+
+	if (!t)
+		return BLK_NO_ELAPSED;
+	t->queue_time = ev->time;
+	if (!t->allocation_time)
+		return BLK_NO_ELAPSED;
+	e = t->queue_time - t->allocation_time;
+	p = wait_proc(a, t);
+	if (p && e > p->longest_allocation_wait[blk_event_is_write(ev)])
+		p->longest_allocation_wait[blk_event_is_write(ev)] = e;
+	return e;
+}
+
+static void track_miss(struct blk_acct *a, struct blk_acct_dev *d, const char *what,
+		       uint64_t sector)
+{
+	if (a->o.verbose)
+		blk_log("%s not found for (%d,%d): %llu", what, BLK_MAJOR(d->devno),
+			BLK_MINOR(d->devno), (unsigned long long)sector);
+}
+
+static uint64_t track_issue_time(struct blk_acct *a, struct blk_acct_dev *d,
+				 const struct blk_event *ev)
+{
+	struct track *t;
+	struct proc *p;
+	uint64_t e;
+
+	if (!blk_event_has_cat(ev, BLK_TC_FS))
+		return BLK_NO_ELAPSED;
+	t = track_find(d, ev->sector);
+	if (!t) {
+		track_miss(a, d, "issue", ev->sector);
+		return BLK_NO_ELAPSED;
+	}
+	t->dispatch_time = ev->time;
+	e = t->dispatch_time - t->queue_time;
+	p = wait_proc(a, t);
+	if (p && e > p->longest_dispatch_wait[blk_event_is_write(ev)])
+		p->longest_dispatch_wait[blk_event_is_write(ev)] = e;
+	return e;
+}
+
+static uint64_t track_complete_time(struct blk_acct *a, struct blk_acct_dev *d,
+				    const struct blk_event *ev)
+{
+	struct track *t = track_find(d, ev->sector);
+	struct proc *p;
+	uint64_t e;
+
+	if (!t) {
+		track_miss(a, d, "complete", ev->sector);
+		return BLK_NO_ELAPSED;
+	}
+	e = ev->time - t->dispatch_time;
+	p = wait_proc(a, t);
+	if (p && e > p->longest_completion_wait[blk_event_is_write(ev)])
+		p->longest_completion_wait[blk_event_is_write(ev)] = e;
+	track_unlink(d, t);
+	free(t);
+	return e;
+}
+
+static void track_frontmerge(struct blk_acct *a, struct blk_acct_dev *d, const struct blk_event *ev)
+{
+	uint64_t s = ev->sector + blk_event_sectors(ev);
+	struct track *t = track_find(d, s);
+
+	if (!t) {
+		track_miss(a, d, "merge", s);
+		return;
+	}
+	track_unlink(d, t);
+	t->sector -= blk_event_sectors(ev);
+	if (track_insert(d, t))
+		free(t);
+}
+
+/* ---- counting ---- */
+
+static struct acct_cpu *get_cpu(struct blk_acct_dev *d, int cpu)
+{
+	if (cpu < 0)
+		cpu = 0;
+	if ((unsigned int)cpu >= d->ncpus) {
+		unsigned int n = (unsigned int)cpu + 1;
+		struct acct_cpu *nc = realloc(d->cpus, n * sizeof(*nc));
+
+		if (!nc)
+			abort();
+		memset(nc + d->ncpus, 0, (n - d->ncpus) * sizeof(*nc));
+		d->cpus = nc;
+		d->ncpus = n;
+	}
+	return &d->cpus[cpu];
+}
+
+void blk_acct_seen(struct blk_acct_dev *d, int cpu)
+{
+	get_cpu(d, cpu)->nelems++;
+}
+
+void blk_acct_last_time(struct blk_acct_dev *d, uint64_t t)
+{
+	d->last_time = t;
+}
+
+void blk_acct_count(struct blk_acct_dev *d, uint64_t t)
+{
+	if (!d->events)
+		d->first_time = t;
+	d->events++;
+}
+
+void blk_acct_set_skips(struct blk_acct_dev *d, uint64_t ranges, uint64_t missing)
+{
+	d->skips = ranges;
+	d->seq_skips = missing;
+}
+
+#define KB(ev) ((uint64_t)((ev)->bytes >> 10))
+#define BR(ev) ((uint64_t)((ev)->bytes & 1023))
+
+static void add_queue(struct io_stats *s, const struct blk_event *ev, int w)
+{
+	if (w) {
+		s->qwrites++;
+		s->qwrite_kb += KB(ev);
+		s->qwrite_b += BR(ev);
+	} else {
+		s->qreads++;
+		s->qread_kb += KB(ev);
+		s->qread_b += BR(ev);
+	}
+}
+
+static void add_merge(struct io_stats *s, const struct blk_event *ev, int w)
+{
+	if (w) {
+		s->mwrites++;
+		s->mwrite_kb += KB(ev);
+		s->mwrite_b += BR(ev);
+	} else {
+		s->mreads++;
+		s->mread_kb += KB(ev);
+		s->mread_b += BR(ev);
+	}
+}
+
+static void add_issue(struct io_stats *s, const struct blk_event *ev, int w)
+{
+	if (w) {
+		s->iwrites++;
+		s->iwrite_kb += KB(ev);
+		s->iwrite_b += BR(ev);
+	} else {
+		s->ireads++;
+		s->iread_kb += KB(ev);
+		s->iread_b += BR(ev);
+	}
+}
+
+static void add_requeue(struct io_stats *s, const struct blk_event *ev, int w)
+{
+	/* a requeue takes its size back from the dispatch counters (and may underflow them) */
+	if (w) {
+		s->wrqueue++;
+		s->iwrite_kb -= KB(ev);
+		s->iwrite_b -= BR(ev);
+	} else {
+		s->rrqueue++;
+		s->iread_kb -= KB(ev);
+		s->iread_b -= BR(ev);
+	}
+}
+
+static void add_complete(struct io_stats *s, const struct blk_event *ev, int w)
+{
+	if (w) {
+		s->cwrites++;
+		s->cwrite_kb += KB(ev);
+		s->cwrite_b += BR(ev);
+	} else {
+		s->creads++;
+		s->cread_kb += KB(ev);
+		s->cread_b += BR(ev);
+	}
+}
+
+static void add_unplug(struct io_stats *s, const struct blk_event *ev, int timer)
+{
+	(void)ev;
+	if (timer)
+		s->timer_unplugs++;
+	else
+		s->io_unplugs++;
+}
+
+static void add_pc_queue(struct io_stats *s, const struct blk_event *ev, int w)
+{
+	if (w) {
+		s->qwrites_pc++;
+		s->qwrite_kb_pc += KB(ev);
+		s->qwrite_b_pc += BR(ev);
+	} else {
+		s->qreads_pc++;
+		s->qread_kb += KB(ev);	/* sic: the classic tool adds PC reads to the FS KiB */
+		s->qread_b_pc += BR(ev);
+	}
+}
+
+static void add_pc_issue(struct io_stats *s, const struct blk_event *ev, int w)
+{
+	if (w) {
+		s->iwrites_pc++;
+		s->iwrite_kb_pc += KB(ev);
+		s->iwrite_b_pc += BR(ev);
+	} else {
+		s->ireads_pc++;
+		s->iread_kb_pc += KB(ev);
+		s->iread_b_pc += BR(ev);
+	}
+}
+
+static void add_pc_requeue(struct io_stats *s, const struct blk_event *ev, int w)
+{
+	if (w) {
+		s->wrqueue_pc++;
+		s->iwrite_kb_pc -= KB(ev);
+		s->iwrite_b_pc -= BR(ev);
+	} else {
+		s->rrqueue_pc++;
+		s->iread_kb_pc -= KB(ev);
+		s->iread_b_pc -= BR(ev);
+	}
+}
+
+static void add_pc_complete(struct io_stats *s, const struct blk_event *ev, int w)
+{
+	(void)ev;
+	if (w)
+		s->cwrites_pc++;
+	else
+		s->creads_pc++;
+}
+
+typedef void (*add_fn)(struct io_stats *, const struct blk_event *, int);
+
+static void account(struct blk_acct *a, struct acct_cpu *pc, add_fn fn, const struct blk_event *ev,
+		    int w)
+{
+	fn(&pc->ios, ev, w);
+	if (a->o.per_process) {
+		struct io_stats *ps = proc_stats(a, ev->pid);
+
+		if (ps)
+			fn(ps, ev, w);
+	}
+}
+
+static void depth_inc(struct blk_acct_dev *d, int w)
+{
+	if (++d->cur_depth[w] > d->max_depth[w])
+		d->max_depth[w] = d->cur_depth[w];
+}
+
+static void depth_dec(struct blk_acct_dev *d, int w)
+{
+	if (d->cur_depth[w])
+		d->cur_depth[w]--;
+}
+
+static int bad_action(struct blk_acct *a, const struct blk_event *ev)
+{
+	if (!a->bad_actions++)
+		a->first_bad = blk_event_action32(ev);
+	return -EINVAL;
+}
+
+static int event_pc(struct blk_acct *a, struct blk_acct_dev *d, struct acct_cpu *pc,
+		    const struct blk_event *ev, struct blk_fmt_ctx *c)
+{
+	int w = blk_event_is_write(ev);
+
+	switch (blk_event_code(ev)) {
+	case BLK_TA_QUEUE:
+		c->act = "Q";
+		account(a, pc, add_pc_queue, ev, w);
+		break;
+	case BLK_TA_GETRQ:
+		c->act = "G";
+		break;
+	case BLK_TA_SLEEPRQ:
+		c->act = "S";
+		break;
+	case BLK_TA_REQUEUE:
+		depth_dec(d, w);
+		account(a, pc, add_pc_requeue, ev, w);
+		c->act = "R";
+		break;
+	case BLK_TA_ISSUE:
+		account(a, pc, add_pc_issue, ev, w);
+		depth_inc(d, w);
+		c->act = "D";
+		c->pc_pdu = ev->pdu;
+		c->pc_pdu_len = ev->pdu_len;
+		break;
+	case BLK_TA_COMPLETE:
+		depth_dec(d, w);
+		c->act = "C";
+		c->pc_pdu = ev->pdu;
+		c->pc_pdu_len = ev->pdu_len;
+		account(a, pc, add_pc_complete, ev, w);
+		break;
+	case BLK_TA_INSERT:
+		c->act = "I";
+		c->pc_pdu = ev->pdu;
+		c->pc_pdu_len = ev->pdu_len;
+		break;
+	default:
+		return bad_action(a, ev);
+	}
+	return 1;
+}
+
+int blk_acct_event(struct blk_acct *a, struct blk_acct_dev *d, int cpu,
+		   const struct blk_event *ev, struct blk_fmt_ctx *c)
+{
+	struct acct_cpu *pc = get_cpu(d, cpu);
+	int w = blk_event_is_write(ev);
+	int ret = 1;
+	int track = a->o.track_ios;
+
+	c->cpu = cpu;
+	c->elapsed = BLK_NO_ELAPSED;
+	c->pc_pdu = NULL;
+	c->pc_pdu_len = 0;
+	if (blk_event_has_cat(ev, BLK_TC_PC)) {
+		ret = event_pc(a, d, pc, ev, c);
+		goto out;
+	}
+	switch (blk_event_code(ev)) {
+	case BLK_TA_QUEUE:
+		if (track && (BLK_MAJOR(d->devno) == 253 || BLK_MAJOR(d->devno) == 9)) {
+			/* on md/dm the interesting span is Q..C: note Q as dispatch */
+			struct track *t = track_get(a, d, ev->pid, ev->sector);
+
+			if (t)
+				t->dispatch_time = ev->time;
+		}
+		account(a, pc, add_queue, ev, w);
+		c->act = "Q";
+		break;
+	case BLK_TA_INSERT:
+		c->act = "I";
+		if (track)
+			c->elapsed = track_insert_time(a, d, ev);
+		break;
+	case BLK_TA_BACKMERGE:
+		account(a, pc, add_merge, ev, w);
+		c->act = "M";
+		break;
+	case BLK_TA_FRONTMERGE:
+		account(a, pc, add_merge, ev, w);
+		if (track)
+			track_frontmerge(a, d, ev);
+		c->act = "F";
+		break;
+	case BLK_TA_GETRQ:
+		if (track) {
+			struct track *t = track_get(a, d, ev->pid, ev->sector);
+
+			if (t)
+				t->allocation_time = ev->time;
+		}
+		c->act = "G";
+		break;
+	case BLK_TA_SLEEPRQ:
+		c->act = "S";
+		break;
+	case BLK_TA_REQUEUE:
+		depth_dec(d, w);
+		account(a, pc, add_requeue, ev, w);
+		c->act = "R";
+		break;
+	case BLK_TA_ISSUE:
+		account(a, pc, add_issue, ev, w);
+		depth_inc(d, w);
+		c->act = "D";
+		if (track)
+			c->elapsed = track_issue_time(a, d, ev);
+		break;
+	case BLK_TA_COMPLETE:
+		depth_dec(d, w);
+		account(a, pc, add_complete, ev, w);
+		c->act = "C";
+		if (track)
+			c->elapsed = track_complete_time(a, d, ev);
+		break;
+	case BLK_TA_PLUG:
+		c->act = "P";
+		break;
+	case BLK_TA_UNPLUG_IO:
+		account(a, pc, add_unplug, ev, 0);
+		c->act = "U";
+		break;
+	case BLK_TA_UNPLUG_TIMER:
+		account(a, pc, add_unplug, ev, 1);
+		c->act = "UT";
+		break;
+	case BLK_TA_SPLIT:
+		c->act = "X";
+		break;
+	case BLK_TA_BOUNCE:
+		c->act = "B";
+		break;
+	case BLK_TA_REMAP:
+		c->act = "A";
+		break;
+	case BLK_TA_DRV_DATA:
+		ret = 0;
+		break;
+	case BLK_TA_ZONE_PLUG:
+		if (ev->version != BLK_IO_TRACE2_VERSION)
+			return bad_action(a, ev);
+		c->act = "ZP";
+		break;
+	case BLK_TA_ZONE_UNPLUG:
+		if (ev->version != BLK_IO_TRACE2_VERSION)
+			return bad_action(a, ev);
+		account(a, pc, add_unplug, ev, 0);
+		c->act = "ZU";
+		break;
+	default:
+		ret = bad_action(a, ev);
+		break;
+	}
+out:
+	if (ret > 0)
+		c->comm = blk_acct_comm(a, ev->pid);
+	return ret;
+}
+
+/* ---- summary ---- */
+
+/* The classic size ladder: values above 1,000,000 are divided by 1000 with a suffix. */
+static void size_cnv(struct blk_strbuf *sb, uint64_t num, int in_kb)
+{
+	static const char suff[] = { '\0', 'K', 'M', 'G', 'P' };
+	unsigned int i = in_kb ? 1 : 0;
+
+	while (num > 1000 * 1000ull && i < sizeof(suff) - 1) {
+		i++;
+		num /= 1000;
+	}
+	blk_strbuf_addf(sb, "%'8llu", (unsigned long long)num);
+	if (suff[i])
+		blk_strbuf_addch(sb, suff[i]);
+}
+
+static void pair(struct blk_strbuf *sb, const char *l, uint64_t lc, uint64_t lkb, const char *r,
+		 uint64_t rc, uint64_t rkb)
+{
+	blk_strbuf_addstr(sb, l);
+	size_cnv(sb, lc, 0);
+	blk_strbuf_add(sb, ", ", 2);
+	size_cnv(sb, lkb, 1);
+	blk_strbuf_add(sb, "iB\t", 3);
+	blk_strbuf_addstr(sb, r);
+	size_cnv(sb, rc, 0);
+	blk_strbuf_add(sb, ", ", 2);
+	size_cnv(sb, rkb, 1);
+	blk_strbuf_add(sb, "iB\n", 3);
+}
+
+static void pair_count(struct blk_strbuf *sb, const char *l, uint64_t lc, const char *r,
+		       uint64_t rc)
+{
+	blk_strbuf_addstr(sb, l);
+	size_cnv(sb, lc, 0);
+	blk_strbuf_add(sb, "\t\t", 2);
+	blk_strbuf_addstr(sb, r);
+	size_cnv(sb, rc, 0);
+	blk_strbuf_addch(sb, '\n');
+}
+
+static void dump_io_stats(struct blk_strbuf *sb, const struct blk_acct_dev *d,
+			  const struct io_stats *s, const char *title)
+{
+	blk_strbuf_addstr(sb, title);
+	blk_strbuf_addch(sb, '\n');
+	pair(sb, " Reads Queued:    ", s->qreads, s->qread_kb + (s->qread_b >> 10),
+	     " Writes Queued:    ", s->qwrites, s->qwrite_kb + (s->qwrite_b >> 10));
+	pair(sb, " Read Dispatches: ", s->ireads, s->iread_kb + (s->iread_b >> 10),
+	     " Write Dispatches: ", s->iwrites, s->iwrite_kb + (s->iwrite_b >> 10));
+	pair_count(sb, " Reads Requeued:  ", s->rrqueue, " Writes Requeued:  ", s->wrqueue);
+	pair(sb, " Reads Completed: ", s->creads, s->cread_kb + (s->cread_b >> 10),
+	     " Writes Completed: ", s->cwrites, s->cwrite_kb + (s->cwrite_b >> 10));
+	pair(sb, " Read Merges:     ", s->mreads, s->mread_kb + (s->mread_b >> 10),
+	     " Write Merges:     ", s->mwrites, s->mwrite_kb + (s->mwrite_b >> 10));
+	if (d) {
+		blk_strbuf_addf(sb, " Read depth:      %'8u%8c\t", (unsigned int)d->max_depth[0], ' ');
+		blk_strbuf_addf(sb, " Write depth:      %'8u\n", (unsigned int)d->max_depth[1]);
+	}
+	if (s->qreads_pc || s->qwrites_pc || s->ireads_pc || s->iwrites_pc || s->rrqueue_pc ||
+	    s->wrqueue_pc || s->creads_pc || s->cwrites_pc) {
+		pair(sb, " PC Reads Queued: ", s->qreads_pc, s->qread_kb_pc + (s->qread_b_pc >> 10),
+		     " PC Writes Queued: ", s->qwrites_pc, s->qwrite_kb_pc + (s->qwrite_b_pc >> 10));
+		pair(sb, " PC Read Disp.:   ", s->ireads_pc, s->iread_kb_pc + (s->iread_b_pc >> 10),
+		     " PC Write Disp.:   ", s->iwrites_pc, s->iwrite_kb_pc + (s->iwrite_b_pc >> 10));
+		pair_count(sb, " PC Reads Req.:   ", s->rrqueue_pc, " PC Writes Req.:   ",
+			   s->wrqueue_pc);
+		pair_count(sb, " PC Reads Compl.: ", s->creads_pc, " PC Writes Compl.: ",
+			   s->cwrites_pc);
+	}
+	blk_strbuf_addf(sb, " IO unplugs:      %'8llu%8c\t", (unsigned long long)s->io_unplugs, ' ');
+	blk_strbuf_addf(sb, " Timer unplugs:    %'8llu\n", (unsigned long long)s->timer_unplugs);
+}
+
+static void sum_stats(struct io_stats *t, const struct io_stats *s)
+{
+	const uint64_t *src = (const uint64_t *)s;
+	uint64_t *dst = (uint64_t *)t;
+
+	for (size_t i = 0; i < sizeof(*s) / sizeof(uint64_t); i++)
+		dst[i] += src[i];
+}
+
+static void dev_name(const struct blk_acct_dev *d, char *buf, size_t len)
+{
+	if (d->name)
+		snprintf(buf, len, "%s", d->name);
+	else
+		snprintf(buf, len, "%u,%u", BLK_MAJOR(d->devno), BLK_MINOR(d->devno));
+}
+
+void blk_acct_print_devs(struct blk_acct *a, struct blk_strbuf *sb)
+{
+	for (unsigned int i = 0; i < a->ndevs; i++) {
+		struct blk_acct_dev *d = a->devs[i];
+		struct io_stats total;
+		char name[4096], title[4200];
+		unsigned int blocks = 0;
+		uint64_t msec, rrate = 0, wrate = 0;
+		double ratio;
+
+		memset(&total, 0, sizeof(total));
+		dev_name(d, name, sizeof(name));
+		if (i > 0)
+			blk_strbuf_addch(sb, '\n');
+		for (unsigned int c = 0; c < d->ncpus; c++) {
+			if (!d->cpus[c].nelems)
+				continue;
+			sum_stats(&total, &d->cpus[c].ios);
+			snprintf(title, sizeof(title), "CPU%u (%s):", c, name);
+			dump_io_stats(sb, d, &d->cpus[c].ios, title);
+			blocks++;
+		}
+		if (blocks > 1) {
+			blk_strbuf_addch(sb, '\n');
+			snprintf(title, sizeof(title), "Total (%s):", name);
+			dump_io_stats(sb, NULL, &total, title);
+		}
+		msec = (d->last_time - d->first_time) / 1000000;
+		if (msec) {
+			rrate = (1000 * total.cread_kb + total.cread_b) / msec;
+			wrate = (1000 * total.cwrite_kb + total.cwrite_b) / msec;
+		}
+		blk_strbuf_addf(sb, "\nThroughput (R/W): %lluKiB/s / %lluKiB/s\n",
+				(unsigned long long)rrate, (unsigned long long)wrate);
+		blk_strbuf_addf(sb, "Events (%s): %'llu entries\n", name,
+				(unsigned long long)d->events);
+		if (!d->skips && !d->events)
+			ratio = 0.0;
+		else
+			ratio = 100.0 * ((double)d->seq_skips / (double)(d->events + d->seq_skips));
+		blk_strbuf_addf(sb, "Skips: %'llu forward (%'llu - %5.1lf%%)\n",
+				(unsigned long long)d->skips, (unsigned long long)d->seq_skips, ratio);
+	}
+}
+
+static uint64_t sort_value(const struct proc *p, char key)
+{
+	const struct io_stats *s = &p->ios;
+
+	switch (key) {
+	case 'Q':
+		return s->qread_kb + s->qwrite_kb;
+	case 'q':
+		return s->qreads + s->qwrites;
+	case 'R':
+		return s->qread_kb;
+	case 'r':
+		return s->qreads;
+	case 'W':
+		return s->qwrite_kb;
+	case 'w':
+		return s->qwrites;
+	case 'C':
+		return s->cread_kb + s->cwrite_kb;
+	case 'c':
+		return s->creads + s->cwrites;
+	default:
+		return 0;
+	}
+}
+
+static int proc_cmp(const void *x, const void *y, void *arg)
+{
+	const struct proc *a = *(const struct proc *const *)x;
+	const struct proc *b = *(const struct proc *const *)y;
+	char key = *(const char *)arg;
+	int r;
+
+	if (key && key != 'N') {
+		uint64_t va = sort_value(a, key), vb = sort_value(b, key);
+
+		if (va != vb)
+			return va < vb ? -1 : 1;
+	}
+	r = strverscmp(a->comm, b->comm);
+	if (r)
+		return r;
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+void blk_acct_print_procs(struct blk_acct *a, struct blk_strbuf *sb)
+{
+	struct proc **v = malloc((a->nprocs ? a->nprocs : 1) * sizeof(*v));
+
+	if (!v)
+		return;
+	memcpy(v, a->procs, a->nprocs * sizeof(*v));
+	qsort_r(v, a->nprocs, sizeof(*v), proc_cmp, &a->o.sort_key);
+	for (size_t i = 0; i < a->nprocs; i++) {
+		struct proc *p = v[i];
+		char title[64];
+
+		if (p->more_than_one)
+			snprintf(title, sizeof(title), "%s (%u, ...)", p->comm, p->pid);
+		else
+			snprintf(title, sizeof(title), "%s (%u)", p->comm, p->pid);
+		dump_io_stats(sb, NULL, &p->ios, title);
+		blk_strbuf_addf(sb, " Allocation wait: %'8llu%8c\t",
+				(unsigned long long)(p->longest_allocation_wait[0] / 1000), ' ');
+		blk_strbuf_addf(sb, " Allocation wait:  %'8llu\n",
+				(unsigned long long)(p->longest_allocation_wait[1] / 1000));
+		blk_strbuf_addf(sb, " Dispatch wait:   %'8llu%8c\t",
+				(unsigned long long)(p->longest_dispatch_wait[0] / 1000), ' ');
+		blk_strbuf_addf(sb, " Dispatch wait:    %'8llu\n",
+				(unsigned long long)(p->longest_dispatch_wait[1] / 1000));
+		blk_strbuf_addf(sb, " Completion wait: %'8llu%8c\t",
+				(unsigned long long)(p->longest_completion_wait[0] / 1000), ' ');
+		blk_strbuf_addf(sb, " Completion wait:  %'8llu\n",
+				(unsigned long long)(p->longest_completion_wait[1] / 1000));
+	}
+	blk_strbuf_addch(sb, '\n');
+	free(v);
+}

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <string.h>
+
+#include "blk/event.h"
+
+static uint64_t get_be64(const unsigned char *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static uint32_t get_be32(const unsigned char *p)
+{
+	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+int blk_event_rwbs(const struct blk_event *ev, char *buf)
+{
+	uint64_t a = ev->action;
+	int i = 0;
+
+	if (a & BLK_TC_ACT(BLK_TC_FLUSH))
+		buf[i++] = 'F';
+	if (a & BLK_TC_ACT(BLK_TC_DISCARD)) {
+		buf[i++] = 'D';
+	} else if (a & BLK_TC2_ZONE_APPEND) {
+		buf[i++] = 'Z';
+		buf[i++] = 'A';
+	} else if (a & BLK_TC2_ZONE_RESET_ALL) {
+		buf[i++] = 'Z';
+		buf[i++] = 'R';
+		buf[i++] = 'A';
+	} else if (a & BLK_TC2_ZONE_RESET) {
+		buf[i++] = 'Z';
+		buf[i++] = 'R';
+	} else if (a & BLK_TC2_ZONE_FINISH) {
+		buf[i++] = 'Z';
+		buf[i++] = 'F';
+	} else if (a & BLK_TC2_ZONE_OPEN) {
+		buf[i++] = 'Z';
+		buf[i++] = 'O';
+	} else if (a & BLK_TC2_ZONE_CLOSE) {
+		buf[i++] = 'Z';
+		buf[i++] = 'C';
+	} else if (a & BLK_TC_ACT(BLK_TC_WRITE)) {
+		buf[i++] = 'W';
+	} else if (ev->bytes) {
+		buf[i++] = 'R';
+	} else {
+		buf[i++] = 'N';
+	}
+	if (a & BLK_TC_ACT(BLK_TC_FUA))
+		buf[i++] = 'F';
+	if (a & BLK_TC_ACT(BLK_TC_AHEAD))
+		buf[i++] = 'A';
+	if (a & BLK_TC_ACT(BLK_TC_SYNC))
+		buf[i++] = 'S';
+	if (a & BLK_TC_ACT(BLK_TC_META))
+		buf[i++] = 'M';
+	buf[i] = '\0';
+	return i;
+}
+
+uint64_t blk_event_pdu_u64(const struct blk_event *ev)
+{
+	if (ev->pdu_len < 8)
+		return 0;
+	return get_be64(ev->pdu);
+}
+
+int blk_event_remap(const struct blk_event *ev, struct blk_io_trace_remap *r)
+{
+	if (ev->pdu_len < sizeof(*r)) {
+		memset(r, 0, sizeof(*r));
+		return -EINVAL;
+	}
+	r->device_from = get_be32(ev->pdu);
+	r->device_to = get_be32(ev->pdu + 4);
+	r->sector_from = get_be64(ev->pdu + 8);
+	return 0;
+}
+
+size_t blk_event_encode(const struct blk_event *ev, unsigned char *buf)
+{
+	size_t hdr;
+
+	if (ev->version == BLK_IO_TRACE2_VERSION) {
+		struct blk_io_trace2 t;
+
+		memset(&t, 0, sizeof(t));
+		t.magic = BLK_IO_TRACE_MAGIC | BLK_IO_TRACE2_VERSION;
+		t.sequence = ev->sequence;
+		t.time = ev->time;
+		t.sector = ev->sector;
+		t.bytes = ev->bytes;
+		t.pid = ev->pid;
+		t.action = ev->action;
+		t.device = ev->device;
+		t.cpu = ev->cpu;
+		t.error = ev->error;
+		t.pdu_len = ev->pdu_len;
+		memcpy(buf, &t, sizeof(t));
+		hdr = sizeof(t);
+	} else {
+		struct blk_io_trace t;
+
+		t.magic = BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION;
+		t.sequence = ev->sequence;
+		t.time = ev->time;
+		t.sector = ev->sector;
+		t.bytes = ev->bytes;
+		t.action = (uint32_t)ev->action;
+		t.pid = ev->pid;
+		t.device = ev->device;
+		t.cpu = ev->cpu;
+		t.error = ev->error;
+		t.pdu_len = ev->pdu_len;
+		memcpy(buf, &t, sizeof(t));
+		hdr = sizeof(t);
+	}
+	if (ev->pdu_len)
+		memcpy(buf + hdr, ev->pdu, ev->pdu_len);
+	return hdr + ev->pdu_len;
+}

@@ -1,0 +1,451 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "blk/format.h"
+
+enum op_kind { OP_LIT, OP_FIELD };
+
+struct fmt_op {
+	enum op_kind kind;
+	char field;
+	int width;	/* -1: none */
+	int left;
+	size_t off, len; /* literal text in f->text */
+};
+
+struct blk_format {
+	struct fmt_op *ops;
+	size_t nops;
+	char *text;
+	int needs_elapsed;
+};
+
+#define NS_PER_SEC 1000000000ull
+
+static int add_op(struct blk_format *f, size_t *cap, const struct fmt_op *op)
+{
+	if (f->nops == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		struct fmt_op *n = realloc(f->ops, nc * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		f->ops = n;
+		*cap = nc;
+	}
+	f->ops[f->nops++] = *op;
+	return 0;
+}
+
+struct blk_format *blk_format_compile(const char *spec, char *err, size_t errlen)
+{
+	struct blk_format *f = calloc(1, sizeof(*f));
+	size_t cap = 0, tl = 0;
+	const char *p = spec;
+	struct fmt_op lit = { .kind = OP_LIT };
+
+	if (!f || !(f->text = malloc(strlen(spec) + 1))) {
+		free(f);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	lit.off = 0;
+#define FLUSH_LIT()                                           \
+	do {                                                  \
+		if (tl > lit.off) {                           \
+			lit.len = tl - lit.off;               \
+			if (add_op(f, &cap, &lit))            \
+				goto nomem;                   \
+		}                                             \
+		lit.off = tl;                                 \
+	} while (0)
+	while (*p) {
+		if (*p == '%') {
+			struct fmt_op op = { .kind = OP_FIELD, .width = -1 };
+
+			p++;
+			if (*p == '%') {
+				f->text[tl++] = '%';
+				p++;
+				continue;
+			}
+			if (!*p) {
+				f->text[tl++] = '%';
+				continue;
+			}
+			if (*p == '-') {
+				op.left = 1;
+				p++;
+			}
+			if (*p >= '0' && *p <= '9') {
+				op.width = 0;
+				while (*p >= '0' && *p <= '9') {
+					if (op.width < 100000)
+						op.width = op.width * 10 + (*p - '0');
+					p++;
+				}
+			}
+			if (!*p)
+				break;
+			op.field = *p++;
+			if (op.field == 'u')
+				f->needs_elapsed = 1;
+			FLUSH_LIT();
+			if (add_op(f, &cap, &op))
+				goto nomem;
+			continue;
+		}
+		if (*p == '\\') {
+			switch (p[1]) {
+			case 'b':
+				f->text[tl++] = '\b';
+				break;
+			case 'n':
+				f->text[tl++] = '\n';
+				break;
+			case 'r':
+				f->text[tl++] = '\r';
+				break;
+			case 't':
+				f->text[tl++] = '\t';
+				break;
+			default:
+				snprintf(err, errlen,
+					 "invalid escape char in format: '\\%c' (known: \\b \\n \\r \\t)",
+					 p[1] ? p[1] : ' ');
+				blk_format_free(f);
+				return NULL;
+			}
+			p += 2;
+			continue;
+		}
+		f->text[tl++] = *p++;
+	}
+	FLUSH_LIT();
+#undef FLUSH_LIT
+	return f;
+nomem:
+	blk_format_free(f);
+	snprintf(err, errlen, "out of memory");
+	return NULL;
+}
+
+void blk_format_free(struct blk_format *f)
+{
+	if (!f)
+		return;
+	free(f->ops);
+	free(f->text);
+	free(f);
+}
+
+int blk_format_needs_elapsed(const struct blk_format *f)
+{
+	return f->needs_elapsed;
+}
+
+void blk_format_pdu_hex(struct blk_strbuf *sb, const unsigned char *p, unsigned int len)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (unsigned int i = 0; i < len; i++) {
+		if (i)
+			blk_strbuf_addch(sb, ' ');
+		blk_strbuf_addch(sb, hex[p[i] >> 4]);
+		blk_strbuf_addch(sb, hex[p[i] & 15]);
+		if (!p[i]) {
+			unsigned int j = i;
+
+			while (j < len && !p[j])
+				j++;
+			if (j == len) {
+				blk_strbuf_add(sb, " ..", 3);
+				break;
+			}
+		}
+	}
+}
+
+void blk_format_wall(struct blk_strbuf *sb, const struct blk_fmt_ctx *c, uint64_t t)
+{
+	time_t sec = (time_t)(c->wall_sec + (int64_t)(t / NS_PER_SEC));
+	unsigned long nsec = (unsigned long)c->wall_nsec + (unsigned long)(t % NS_PER_SEC);
+	struct tm tm;
+
+	if (nsec >= NS_PER_SEC) {
+		nsec -= NS_PER_SEC;
+		sec++;
+	}
+	if (!localtime_r(&sec, &tm))
+		memset(&tm, 0, sizeof(tm));
+	blk_strbuf_addf(sb, "%02u:%02u:%02u.%06lu", tm.tm_hour, tm.tm_min, tm.tm_sec, nsec / 1000);
+}
+
+static inline int pad_flags(const struct fmt_op *op)
+{
+	return op->left ? BLK_PAD_LEFT : 0;
+}
+
+static void put_str(struct blk_strbuf *sb, const char *s, const struct fmt_op *op)
+{
+	if (!s)
+		s = "(null)";
+	blk_strbuf_add_padded(sb, s, strlen(s), op->width, pad_flags(op));
+}
+
+/* "%3d,%-3d" */
+static void put_devno(struct blk_strbuf *sb, uint32_t dev)
+{
+	blk_strbuf_add_s64(sb, (int)BLK_MAJOR(dev), 3, 0);
+	blk_strbuf_addch(sb, ',');
+	blk_strbuf_add_s64(sb, (int)BLK_MINOR(dev), 3, BLK_PAD_LEFT);
+}
+
+int blk_format_render(const struct blk_format *f, const struct blk_event *ev,
+		      const struct blk_fmt_ctx *c, struct blk_strbuf *sb)
+{
+	for (size_t i = 0; i < f->nops; i++) {
+		const struct fmt_op *op = &f->ops[i];
+		int fl = pad_flags(op);
+
+		if (op->kind == OP_LIT) {
+			blk_strbuf_add(sb, f->text + op->off, op->len);
+			continue;
+		}
+		switch (op->field) {
+		case 'a':
+			put_str(sb, c->act, op);
+			break;
+		case 'c':
+			blk_strbuf_add_s64(sb, c->cpu, op->width, fl);
+			break;
+		case 'C':
+			put_str(sb, c->comm, op);
+			break;
+		case 'd': {
+			char rwbs[BLK_RWBS_LEN];
+
+			blk_event_rwbs(ev, rwbs);
+			put_str(sb, rwbs, op);
+			break;
+		}
+		case 'D':
+			put_devno(sb, ev->device);
+			break;
+		case 'e':
+			blk_strbuf_add_s64(sb, ev->error, op->width, fl);
+			break;
+		case 'M':
+			blk_strbuf_add_s64(sb, (int)BLK_MAJOR(ev->device), op->width, fl);
+			break;
+		case 'm':
+			blk_strbuf_add_s64(sb, (int)BLK_MINOR(ev->device), op->width, fl);
+			break;
+		case 'n':
+			blk_strbuf_add_u64(sb, blk_event_sectors(ev), op->width, fl);
+			break;
+		case 'N':
+			blk_strbuf_add_u64(sb, ev->bytes, op->width, fl);
+			break;
+		case 'p':
+			blk_strbuf_add_u64(sb, ev->pid, op->width, fl);
+			break;
+		case 'P':
+			if (c->pc_pdu && c->pc_pdu_len)
+				blk_format_pdu_hex(sb, c->pc_pdu, c->pc_pdu_len);
+			break;
+		case 's':
+			blk_strbuf_add_s64(sb, ev->sequence, op->width, fl);
+			break;
+		case 'S':
+			blk_strbuf_add_u64(sb, ev->sector, op->width, fl);
+			break;
+		case 't':
+			/* always zero-padded; the width defaults to 9 and '-' is ignored */
+			blk_strbuf_add_u64(sb, ev->time % NS_PER_SEC, op->width >= 0 ? op->width : 9,
+					   BLK_PAD_ZERO);
+			break;
+		case 'T':
+			blk_strbuf_add_s64(sb, (int)(uint32_t)(ev->time / NS_PER_SEC), op->width, fl);
+			break;
+		case 'u':
+			if (c->elapsed == BLK_NO_ELAPSED)
+				return -EINVAL;
+			blk_strbuf_add_u64(sb, c->elapsed / 1000, op->width, fl);
+			break;
+		case 'U':
+			blk_strbuf_add_u64(sb, (uint32_t)blk_event_pdu_u64(ev), op->width, fl);
+			break;
+		case 'z': {
+			struct blk_strbuf tmp = BLK_STRBUF_INIT;
+
+			blk_format_wall(&tmp, c, ev->time);
+			blk_strbuf_add_padded(sb, tmp.buf, tmp.len, op->width, fl);
+			blk_strbuf_release(&tmp);
+			break;
+		}
+		default: {
+			char ch = op->field;
+
+			blk_strbuf_add_padded(sb, &ch, 1, op->width, fl);
+			break;
+		}
+		}
+	}
+	return 0;
+}
+
+void blk_format_header(const struct blk_event *ev, const struct blk_fmt_ctx *c,
+		       const char *rwbs, struct blk_strbuf *sb)
+{
+	put_devno(sb, ev->device);
+	blk_strbuf_addch(sb, ' ');
+	blk_strbuf_add_s64(sb, c->cpu, 2, 0);
+	blk_strbuf_addch(sb, ' ');
+	blk_strbuf_add_s64(sb, (int)ev->sequence, 8, 0);
+	blk_strbuf_addch(sb, ' ');
+	blk_strbuf_add_s64(sb, (int)(uint32_t)(ev->time / NS_PER_SEC), 5, 0);
+	blk_strbuf_addch(sb, '.');
+	blk_strbuf_add_u64(sb, ev->time % NS_PER_SEC, 9, BLK_PAD_ZERO);
+	blk_strbuf_addch(sb, ' ');
+	blk_strbuf_add_u64(sb, ev->pid, 5, 0);
+	blk_strbuf_addch(sb, ' ');
+	blk_strbuf_add_padded(sb, c->act, strlen(c->act), 2, 0);
+	blk_strbuf_addch(sb, ' ');
+	blk_strbuf_add_padded(sb, rwbs, strlen(rwbs), 3, 0);
+	blk_strbuf_addch(sb, ' ');
+}
+
+static void put_comm(struct blk_strbuf *sb, const char *comm)
+{
+	blk_strbuf_addch(sb, '[');
+	blk_strbuf_addstr(sb, comm ? comm : "(null)");
+	blk_strbuf_addch(sb, ']');
+}
+
+static void put_sector_n(struct blk_strbuf *sb, const struct blk_event *ev)
+{
+	blk_strbuf_add_u64(sb, ev->sector, 0, 0);
+	blk_strbuf_add(sb, " + ", 3);
+	blk_strbuf_add_u64(sb, blk_event_sectors(ev), 0, 0);
+}
+
+static void put_elapsed(struct blk_strbuf *sb, uint64_t e)
+{
+	blk_strbuf_addch(sb, '(');
+	blk_strbuf_add_u64(sb, e, 8, 0);
+	blk_strbuf_addch(sb, ')');
+}
+
+void blk_format_default(const struct blk_event *ev, const struct blk_fmt_ctx *c,
+			struct blk_strbuf *sb)
+{
+	char rwbs[BLK_RWBS_LEN];
+	int pc = blk_event_has_cat(ev, BLK_TC_PC);
+	unsigned int n = blk_event_sectors(ev);
+
+	blk_event_rwbs(ev, rwbs);
+	blk_format_header(ev, c, rwbs, sb);
+	switch (c->act[0]) {
+	case 'R':
+	case 'C':
+		if (pc) {
+			if (c->pc_pdu && c->pc_pdu_len) {
+				blk_strbuf_addch(sb, '(');
+				blk_format_pdu_hex(sb, c->pc_pdu, c->pc_pdu_len);
+				blk_strbuf_add(sb, ") ", 2);
+			}
+		} else {
+			if (n)
+				put_sector_n(sb, ev);
+			else
+				blk_strbuf_add_u64(sb, ev->sector, 0, 0);
+			blk_strbuf_addch(sb, ' ');
+			if (c->elapsed != BLK_NO_ELAPSED) {
+				put_elapsed(sb, c->elapsed);
+				blk_strbuf_addch(sb, ' ');
+			}
+		}
+		blk_strbuf_addch(sb, '[');
+		blk_strbuf_add_s64(sb, ev->error, 0, 0);
+		blk_strbuf_addch(sb, ']');
+		break;
+	case 'D':
+	case 'I':
+	case 'Q':
+	case 'B':
+		if (pc) {
+			blk_strbuf_add_u64(sb, ev->bytes, 0, 0);
+			blk_strbuf_addch(sb, ' ');
+			if (c->pc_pdu && c->pc_pdu_len) {
+				blk_strbuf_addch(sb, '(');
+				blk_format_pdu_hex(sb, c->pc_pdu, c->pc_pdu_len);
+				blk_strbuf_add(sb, ") ", 2);
+			}
+		} else {
+			if (n) {
+				put_sector_n(sb, ev);
+				blk_strbuf_addch(sb, ' ');
+			}
+			if (c->elapsed != BLK_NO_ELAPSED) {
+				put_elapsed(sb, c->elapsed);
+				blk_strbuf_addch(sb, ' ');
+			}
+		}
+		put_comm(sb, c->comm);
+		break;
+	case 'M':
+	case 'F':
+	case 'G':
+	case 'S':
+		if (n) {
+			put_sector_n(sb, ev);
+			blk_strbuf_addch(sb, ' ');
+		}
+		put_comm(sb, c->comm);
+		break;
+	case 'P':
+		put_comm(sb, c->comm);
+		break;
+	case 'U':
+		put_comm(sb, c->comm);
+		blk_strbuf_addch(sb, ' ');
+		blk_strbuf_add_u64(sb, (uint32_t)blk_event_pdu_u64(ev), 0, 0);
+		break;
+	case 'A': {
+		struct blk_io_trace_remap r;
+
+		blk_event_remap(ev, &r);
+		put_sector_n(sb, ev);
+		blk_strbuf_add(sb, " <- (", 5);
+		blk_strbuf_add_s64(sb, (int)BLK_MAJOR(r.device_from), 0, 0);
+		blk_strbuf_addch(sb, ',');
+		blk_strbuf_add_s64(sb, (int)BLK_MINOR(r.device_from), 0, 0);
+		blk_strbuf_add(sb, ") ", 2);
+		blk_strbuf_add_u64(sb, r.sector_from, 0, 0);
+		break;
+	}
+	case 'X':
+		blk_strbuf_add_u64(sb, ev->sector, 0, 0);
+		blk_strbuf_add(sb, " / ", 3);
+		blk_strbuf_add_u64(sb, (uint32_t)blk_event_pdu_u64(ev), 0, 0);
+		blk_strbuf_addch(sb, ' ');
+		put_comm(sb, c->comm);
+		break;
+	case 'Z':
+		/* v2 zone plug/unplug: like P and U */
+		put_comm(sb, c->comm);
+		if (c->act[1] == 'U') {
+			blk_strbuf_addch(sb, ' ');
+			blk_strbuf_add_u64(sb, (uint32_t)blk_event_pdu_u64(ev), 0, 0);
+		}
+		break;
+	default:
+		break;
+	}
+	blk_strbuf_addch(sb, '\n');
+}

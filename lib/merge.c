@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blk/merge.h"
+
+struct mstream {
+	struct blk_reader *r;
+	void *owner;
+	int cpu;
+	int done;
+	struct blk_event *ev;	/* the current batch */
+	unsigned int n, head;
+	unsigned char *arena;	/* payload copies of the batch */
+	size_t arena_len, arena_cap;
+	int64_t order;		/* tie-break: the later (re)queued goes first */
+};
+
+struct blk_merge {
+	unsigned int batch;
+	blk_merge_note_fn fn;
+	void *arg;
+	struct mstream **s;
+	unsigned int ns, cap;
+	struct mstream **heap;
+	unsigned int nheap;
+	int64_t order;
+	struct mstream *cur;	/* stream of the record last returned, to requeue */
+	char **errors;
+	unsigned int nerrors;
+};
+
+struct blk_merge *blk_merge_new(unsigned int batch, blk_merge_note_fn fn, void *arg)
+{
+	struct blk_merge *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->batch = batch ? batch : 512;
+	m->fn = fn;
+	m->arg = arg;
+	return m;
+}
+
+static int before(const struct mstream *a, const struct mstream *b)
+{
+	uint64_t ta = a->ev[a->head].time, tb = b->ev[b->head].time;
+
+	if (ta != tb)
+		return ta < tb;
+	return a->order < b->order;
+}
+
+/*
+ * The classic tool keeps its inputs in a list sorted by next-record time: an input is
+ * inserted before the inputs of equal time, but never before the head. A heap keyed on
+ * (time, order) with a decreasing order reproduces that.
+ */
+static void heap_push(struct blk_merge *m, struct mstream *s)
+{
+	unsigned int i = m->nheap++;
+
+	s->order = --m->order;
+	if (i && m->heap[0]->ev[m->heap[0]->head].time == s->ev[s->head].time)
+		m->heap[0]->order = --m->order;	/* keep the head in front */
+	while (i) {
+		unsigned int p = (i - 1) / 2;
+
+		if (!before(s, m->heap[p]))
+			break;
+		m->heap[i] = m->heap[p];
+		i = p;
+	}
+	m->heap[i] = s;
+}
+
+static struct mstream *heap_pop(struct blk_merge *m)
+{
+	struct mstream *top = m->heap[0], *last = m->heap[--m->nheap];
+	unsigned int i = 0;
+
+	for (;;) {
+		unsigned int c = 2 * i + 1;
+
+		if (c >= m->nheap)
+			break;
+		if (c + 1 < m->nheap && before(m->heap[c + 1], m->heap[c]))
+			c++;
+		if (!before(m->heap[c], last))
+			break;
+		m->heap[i] = m->heap[c];
+		i = c;
+	}
+	if (m->nheap)
+		m->heap[i] = last;
+	return top;
+}
+
+static int add_error(struct blk_merge *m, const char *msg)
+{
+	char **e = realloc(m->errors, (m->nerrors + 1) * sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	m->errors = e;
+	e[m->nerrors] = strdup(msg);
+	if (!e[m->nerrors])
+		return -ENOMEM;
+	m->nerrors++;
+	return 0;
+}
+
+/* Read the next batch of @s. Return records queued, or -errno from the callback. */
+static int prime(struct blk_merge *m, struct mstream *s)
+{
+	unsigned int i, n = 0;
+	struct blk_event ev;
+	int ret;
+
+	s->arena_len = 0;
+	for (i = 0; !s->done && i < m->batch; i++) {
+		ret = blk_reader_next(s->r, &ev);
+		if (ret <= 0) {
+			if (ret < 0 && add_error(m, blk_reader_error(s->r)))
+				return -ENOMEM;
+			s->done = 1;
+			break;
+		}
+		if (ev.cpu != (uint32_t)s->cpu) {
+			if (m->fn) {
+				ret = m->fn(m->arg, BLK_NOTE_BAD_CPU, s->owner, s->cpu, &ev);
+				if (ret < 0)
+					return ret;
+			}
+			continue;
+		}
+		if (m->fn) {
+			ret = m->fn(m->arg, BLK_NOTE_RECORD, s->owner, s->cpu, &ev);
+			if (ret < 0)
+				return ret;
+			if (ret > 0) {
+				i--;	/* consumed notes do not count toward a batch */
+				continue;
+			}
+		}
+		if (ev.pdu_len) {
+			if (s->arena_cap - s->arena_len < ev.pdu_len) {
+				size_t nc = s->arena_cap ? s->arena_cap * 2 : 4096;
+				unsigned char *na;
+
+				while (nc - s->arena_len < ev.pdu_len)
+					nc *= 2;
+				na = realloc(s->arena, nc);
+				if (!na)
+					return -ENOMEM;
+				s->arena = na;
+				s->arena_cap = nc;
+			}
+			memcpy(s->arena + s->arena_len, ev.pdu, ev.pdu_len);
+			/* store the offset now; pointers are fixed once the arena is final */
+			ev.pdu = (const unsigned char *)(uintptr_t)s->arena_len;
+			s->arena_len += ev.pdu_len;
+		}
+		s->ev[n++] = ev;
+	}
+	for (i = 0; i < n; i++) {
+		if (s->ev[i].pdu_len)
+			s->ev[i].pdu = s->arena + (uintptr_t)s->ev[i].pdu;
+	}
+	s->n = n;
+	s->head = 0;
+	return (int)n;
+}
+
+int blk_merge_add(struct blk_merge *m, struct blk_reader *r, void *owner, int cpu)
+{
+	struct mstream *s;
+	int ret;
+
+	if (m->ns == m->cap) {
+		unsigned int nc = m->cap ? m->cap * 2 : 8;
+		struct mstream **ns = realloc(m->s, nc * sizeof(*ns));
+		struct mstream **nh;
+
+		if (!ns)
+			return -ENOMEM;
+		m->s = ns;
+		nh = realloc(m->heap, nc * sizeof(*nh));
+		if (!nh)
+			return -ENOMEM;
+		m->heap = nh;
+		m->cap = nc;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->ev = calloc(m->batch, sizeof(*s->ev));
+	if (!s->ev) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->r = r;
+	s->owner = owner;
+	s->cpu = cpu;
+	m->s[m->ns++] = s;
+	ret = prime(m, s);
+	if (ret > 0)
+		heap_push(m, s);
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * After a record of the current input was taken: the input stays in front while its next
+ * record is not later than every other input's; otherwise it goes back into the heap.
+ * Return 1 if the current input stays in front, 0 if not, or -errno.
+ */
+static int requeue(struct blk_merge *m)
+{
+	struct mstream *s = m->cur;
+	int ret;
+
+	if (!s)
+		return 0;
+	if (++s->head >= s->n) {
+		ret = prime(m, s);
+		if (ret <= 0) {
+			m->cur = NULL;
+			return ret;
+		}
+	}
+	if (!m->nheap || s->ev[s->head].time <= m->heap[0]->ev[m->heap[0]->head].time)
+		return 1;
+	m->cur = NULL;
+	heap_push(m, s);
+	return 0;
+}
+
+int blk_merge_peek_time(struct blk_merge *m, uint64_t *t)
+{
+	if (m->cur || !m->nheap)
+		return 0;
+	*t = m->heap[0]->ev[m->heap[0]->head].time;
+	return 1;
+}
+
+int blk_merge_next(struct blk_merge *m, struct blk_event *ev, void **owner, int *cpu)
+{
+	struct mstream *s;
+	int ret = requeue(m);
+
+	if (ret < 0)
+		return ret;
+	if (ret > 0) {
+		s = m->cur;
+	} else {
+		if (!m->nheap)
+			return 0;
+		s = heap_pop(m);
+		m->cur = s;
+	}
+	*ev = s->ev[s->head];
+	*owner = s->owner;
+	*cpu = s->cpu;
+	return 1;
+}
+
+unsigned int blk_merge_nerrors(const struct blk_merge *m)
+{
+	return m->nerrors;
+}
+
+const char *blk_merge_error(const struct blk_merge *m, unsigned int i)
+{
+	return i < m->nerrors ? m->errors[i] : "";
+}
+
+void blk_merge_free(struct blk_merge *m)
+{
+	if (!m)
+		return;
+	for (unsigned int i = 0; i < m->ns; i++) {
+		blk_reader_close(m->s[i]->r);
+		free(m->s[i]->ev);
+		free(m->s[i]->arena);
+		free(m->s[i]);
+	}
+	for (unsigned int i = 0; i < m->nerrors; i++)
+		free(m->errors[i]);
+	free(m->errors);
+	free(m->s);
+	free(m->heap);
+	free(m);
+}

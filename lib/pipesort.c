@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blk/pipesort.h"
+
+#define PS_INLINE_PDU 64
+
+struct pnode {
+	struct blk_event ev;
+	uint64_t batch;
+	uint32_t idx;
+	unsigned char *big;	/* payload larger than the inline space */
+	struct pnode *next_free;
+	unsigned char inl[PS_INLINE_PDU];
+};
+
+struct pskip {
+	uint64_t start, end;
+	struct pskip *prev, *next;
+};
+
+struct pcpu {
+	uint64_t last_seq;	/* (unsigned long)-1 until the first record */
+	uint32_t smallest_seq;
+	uint64_t pending;	/* records of this CPU in the window */
+	int seen;
+	struct pskip *head, *tail;
+};
+
+struct pdev {
+	uint32_t dev;
+	struct pcpu *cpus;
+	unsigned int ncpus;
+};
+
+struct blk_pipesort {
+	struct blk_reader *r;
+	struct blk_pipesort_opts o;
+	struct pnode **heap;
+	size_t nheap, heap_cap;
+	struct pnode *free_nodes;
+	struct pnode *out;	/* node last returned, released on the next call */
+	struct pnode **batchv;
+	uint64_t batchno;
+	uint64_t genesis;
+	int eof, force;
+	int failed;
+	uint64_t forced;
+	struct pdev *devs;
+	unsigned int ndevs;
+	char *err;
+};
+
+struct blk_pipesort *blk_pipesort_new(struct blk_reader *r, const struct blk_pipesort_opts *o)
+{
+	struct blk_pipesort *ps = calloc(1, sizeof(*ps));
+
+	if (!ps)
+		return NULL;
+	ps->r = r;
+	ps->o = *o;
+	if (!ps->o.batch)
+		ps->o.batch = 512;
+	if (!ps->o.stop_end)
+		ps->o.stop_end = UINT64_MAX;
+	if (!ps->o.max_pending) {
+		uint64_t w = (uint64_t)ps->o.batch * 64;
+
+		ps->o.max_pending = (unsigned int)(w < 65536 ? 65536 : (w > 1u << 24 ? 1u << 24 : w));
+	}
+	ps->batchv = calloc(ps->o.batch, sizeof(*ps->batchv));
+	if (!ps->batchv) {
+		free(ps);
+		return NULL;
+	}
+	return ps;
+}
+
+static struct pcpu *get_cpu(struct blk_pipesort *ps, uint32_t dev, uint32_t cpu)
+{
+	struct pdev *d = NULL;
+
+	for (unsigned int i = 0; i < ps->ndevs; i++) {
+		if (ps->devs[i].dev == dev) {
+			d = &ps->devs[i];
+			break;
+		}
+	}
+	if (!d) {
+		struct pdev *nd = realloc(ps->devs, (ps->ndevs + 1) * sizeof(*nd));
+
+		if (!nd)
+			return NULL;
+		ps->devs = nd;
+		d = &ps->devs[ps->ndevs++];
+		memset(d, 0, sizeof(*d));
+		d->dev = dev;
+	}
+	if (cpu >= d->ncpus) {
+		unsigned int n = cpu + 1;
+		struct pcpu *nc;
+
+		if (cpu > 65535)
+			return NULL;
+		nc = realloc(d->cpus, n * sizeof(*nc));
+		if (!nc)
+			return NULL;
+		for (unsigned int i = d->ncpus; i < n; i++) {
+			memset(&nc[i], 0, sizeof(nc[i]));
+			nc[i].last_seq = (uint64_t)-1;
+			nc[i].smallest_seq = UINT32_MAX;
+		}
+		d->cpus = nc;
+		d->ncpus = n;
+	}
+	return &d->cpus[cpu];
+}
+
+static const struct pdev *find_dev(const struct blk_pipesort *ps, uint32_t dev)
+{
+	for (unsigned int i = 0; i < ps->ndevs; i++)
+		if (ps->devs[i].dev == dev)
+			return &ps->devs[i];
+	return NULL;
+}
+
+static int node_before(const struct pnode *a, const struct pnode *b)
+{
+	if (a->ev.time != b->ev.time)
+		return a->ev.time < b->ev.time;
+	if (a->ev.device != b->ev.device)
+		return a->ev.device < b->ev.device;
+	if (a->ev.sequence != b->ev.sequence)
+		return a->ev.sequence < b->ev.sequence;
+	if (a->batch != b->batch)
+		return a->batch < b->batch;
+	/* within a batch the classic tool inserts the last-read record first */
+	return a->idx > b->idx;
+}
+
+static int heap_push(struct blk_pipesort *ps, struct pnode *n)
+{
+	size_t i;
+
+	if (ps->nheap == ps->heap_cap) {
+		size_t nc = ps->heap_cap ? ps->heap_cap * 2 : 1024;
+		struct pnode **nh = realloc(ps->heap, nc * sizeof(*nh));
+
+		if (!nh)
+			return -ENOMEM;
+		ps->heap = nh;
+		ps->heap_cap = nc;
+	}
+	i = ps->nheap++;
+	while (i) {
+		size_t p = (i - 1) / 2;
+
+		if (!node_before(n, ps->heap[p]))
+			break;
+		ps->heap[i] = ps->heap[p];
+		i = p;
+	}
+	ps->heap[i] = n;
+	return 0;
+}
+
+static struct pnode *heap_pop(struct blk_pipesort *ps)
+{
+	struct pnode *top = ps->heap[0], *last = ps->heap[--ps->nheap];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= ps->nheap)
+			break;
+		if (c + 1 < ps->nheap && node_before(ps->heap[c + 1], ps->heap[c]))
+			c++;
+		if (!node_before(ps->heap[c], last))
+			break;
+		ps->heap[i] = ps->heap[c];
+		i = c;
+	}
+	if (ps->nheap)
+		ps->heap[i] = last;
+	return top;
+}
+
+static void node_free(struct blk_pipesort *ps, struct pnode *n)
+{
+	free(n->big);
+	n->big = NULL;
+	n->next_free = ps->free_nodes;
+	ps->free_nodes = n;
+}
+
+static struct pnode *node_alloc(struct blk_pipesort *ps, const struct blk_event *ev)
+{
+	struct pnode *n = ps->free_nodes;
+
+	if (n)
+		ps->free_nodes = n->next_free;
+	else if (!(n = malloc(sizeof(*n))))
+		return NULL;
+	n->big = NULL;
+	n->ev = *ev;
+	if (ev->pdu_len > PS_INLINE_PDU) {
+		n->big = malloc(ev->pdu_len);
+		if (!n->big) {
+			node_free(ps, n);
+			return NULL;
+		}
+		memcpy(n->big, ev->pdu, ev->pdu_len);
+		n->ev.pdu = n->big;
+	} else {
+		memcpy(n->inl, ev->pdu, ev->pdu_len);
+		n->ev.pdu = n->inl;
+	}
+	return n;
+}
+
+/* Read one batch. Return records added, 0 at end of input, or -errno. */
+static int read_batch(struct blk_pipesort *ps)
+{
+	unsigned int n = 0;
+	struct blk_event ev;
+	uint64_t youngest = 0;
+	int ret;
+
+	while (n < ps->o.batch) {
+		struct pnode *node;
+
+		/* the first record of a batch may wait; later ones are taken only if ready */
+		if (n && !blk_reader_ready(ps->r))
+			break;
+		ret = blk_reader_next(ps->r, &ev);
+		if (ret <= 0) {
+			if (ret < 0) {
+				ps->failed = 1;
+				ps->err = strdup(blk_reader_error(ps->r));
+			}
+			ps->eof = 1;
+			break;
+		}
+		if (ps->o.fn) {
+			ret = ps->o.fn(ps->o.arg, BLK_NOTE_RECORD, NULL, (int)ev.cpu, &ev);
+			if (ret < 0)
+				return ret;
+			if (ret > 0)
+				continue;
+		}
+		node = node_alloc(ps, &ev);
+		if (!node)
+			return -ENOMEM;
+		node->batch = ps->batchno;
+		node->idx = n;
+		ps->batchv[n++] = node;
+	}
+	if (!n)
+		return 0;
+	ps->batchno++;
+	if (!ps->genesis) {
+		/* as the classic tool: recomputed while the genesis found is 0 */
+		uint64_t g = UINT64_MAX;
+
+		for (unsigned int i = 0; i < n; i++)
+			if (ps->batchv[i]->ev.time < g)
+				g = ps->batchv[i]->ev.time;
+		ps->genesis = g;
+	}
+	for (unsigned int k = n; k-- > 0;) {
+		struct pnode *node = ps->batchv[k];
+		struct pcpu *pc;
+
+		node->ev.time -= ps->genesis;
+		if (node->ev.time < youngest || !youngest)
+			youngest = node->ev.time;
+		pc = get_cpu(ps, node->ev.device, node->ev.cpu);
+		if (!pc) {
+			node_free(ps, node);
+			continue;
+		}
+		pc->seen = 1;
+		if (node->ev.sequence < pc->smallest_seq)
+			pc->smallest_seq = node->ev.sequence;
+		if (node->ev.time >= ps->o.stop_end || node->ev.time < ps->o.stop_start) {
+			node_free(ps, node);
+			continue;
+		}
+		if (heap_push(ps, node))
+			return -ENOMEM;
+		pc->pending++;
+	}
+	if (youngest > ps->o.stop_end)
+		ps->eof = 1;
+	return (int)n;
+}
+
+static void insert_skip(struct pcpu *pc, uint64_t start, uint64_t end)
+{
+	struct pskip *s;
+
+	for (s = pc->tail; s; s = s->prev) {
+		if (end + 1 == s->start) {
+			s->start = start;
+			return;
+		}
+		if (start == s->end + 1) {
+			s->end = end;
+			return;
+		}
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return;
+	s->start = start;
+	s->end = end;
+	s->prev = pc->tail;
+	if (pc->tail)
+		pc->tail->next = s;
+	else
+		pc->head = s;
+	pc->tail = s;
+}
+
+static void remove_skip(struct pcpu *pc, struct pskip *s)
+{
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		pc->head = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	else
+		pc->tail = s->prev;
+	free(s);
+}
+
+/* A late record fills part of a gap: carve it out. Return 1 if @seq was in a gap. */
+static int carve_skip(struct pcpu *pc, uint64_t seq)
+{
+	for (struct pskip *s = pc->tail; s; s = s->prev) {
+		if (seq < s->start || seq > s->end)
+			continue;
+		if (s->start == seq) {
+			if (s->end == seq)
+				remove_skip(pc, s);
+			else
+				s->start++;
+		} else if (s->end == seq) {
+			s->end--;
+		} else {
+			uint64_t end = s->end;
+
+			s->end = seq - 1;
+			insert_skip(pc, seq + 1, end);
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/* Whether every CPU seen on @dev has a record in the window. */
+static int cpus_present(struct blk_pipesort *ps, uint32_t dev)
+{
+	const struct pdev *d = find_dev(ps, dev);
+
+	if (!d)
+		return 1;
+	for (unsigned int i = 0; i < d->ncpus; i++)
+		if (d->cpus[i].seen && !d->cpus[i].pending)
+			return 0;
+	return 1;
+}
+
+/* Return 0 if @n may be emitted now, 1 to wait for more input. */
+static int check_sequence(struct blk_pipesort *ps, struct pnode *n, int force)
+{
+	struct pcpu *pc = get_cpu(ps, n->ev.device, n->ev.cpu);
+	uint64_t expected, seq = n->ev.sequence;
+
+	if (!pc || blk_event_action32(&n->ev) == BLK_TN_ACTION(BLK_TN_MESSAGE))
+		return 0;
+	expected = pc->last_seq + 1;
+	if (!expected) {
+		if (seq == 1 || seq == pc->smallest_seq)
+			return 0;
+		if (force)
+			return 0;
+		return !cpus_present(ps, n->ev.device);
+	}
+	if (seq == expected)
+		return 0;
+	if (expected >= pc->smallest_seq && !force)
+		return 1;
+	if (carve_skip(pc, seq))
+		return 0;
+	if (expected < seq)
+		insert_skip(pc, expected, seq - 1);
+	return 0;
+}
+
+int blk_pipesort_next(struct blk_pipesort *ps, struct blk_event *ev)
+{
+	int ret;
+
+	if (ps->out) {
+		node_free(ps, ps->out);
+		ps->out = NULL;
+	}
+	for (;;) {
+		if (ps->nheap) {
+			struct pnode *n = ps->heap[0];
+			int force = ps->force || ps->nheap > ps->o.max_pending;
+
+			if (!check_sequence(ps, n, force)) {
+				struct pcpu *pc = get_cpu(ps, n->ev.device, n->ev.cpu);
+
+				if (!ps->force && force)
+					ps->forced++;
+				heap_pop(ps);
+				if (pc) {
+					pc->pending--;
+					if (blk_event_action32(&n->ev) != BLK_TN_ACTION(BLK_TN_MESSAGE))
+						pc->last_seq = n->ev.sequence;
+				}
+				ps->out = n;
+				*ev = n->ev;
+				return 1;
+			}
+		}
+		if (ps->eof) {
+			if (ps->nheap && !ps->force) {
+				ps->force = 1;
+				continue;
+			}
+			return 0;
+		}
+		ret = read_batch(ps);
+		if (ret < 0)
+			return ret;
+	}
+}
+
+int blk_pipesort_needs_input(const struct blk_pipesort *ps)
+{
+	return !ps->eof && !ps->force;
+}
+
+const char *blk_pipesort_error(const struct blk_pipesort *ps)
+{
+	return ps->failed ? ps->err : NULL;
+}
+
+void blk_pipesort_skips(const struct blk_pipesort *ps, uint32_t dev, uint64_t *ranges,
+			uint64_t *missing)
+{
+	const struct pdev *d = find_dev(ps, dev);
+
+	*ranges = *missing = 0;
+	if (!d)
+		return;
+	for (unsigned int i = 0; i < d->ncpus; i++) {
+		for (struct pskip *s = d->cpus[i].head; s; s = s->next) {
+			(*ranges)++;
+			*missing += s->end - s->start + 1;
+		}
+	}
+}
+
+void blk_pipesort_each_skip(const struct blk_pipesort *ps, uint32_t dev,
+			    void (*fn)(void *arg, uint32_t dev, int cpu, uint64_t first,
+				       uint64_t last),
+			    void *arg)
+{
+	const struct pdev *d = find_dev(ps, dev);
+
+	if (!d)
+		return;
+	for (unsigned int i = 0; i < d->ncpus; i++)
+		for (struct pskip *s = d->cpus[i].head; s; s = s->next)
+			fn(arg, dev, (int)i, s->start, s->end);
+}
+
+uint64_t blk_pipesort_forced(const struct blk_pipesort *ps)
+{
+	return ps->forced;
+}
+
+void blk_pipesort_free(struct blk_pipesort *ps)
+{
+	struct pnode *n;
+
+	if (!ps)
+		return;
+	if (ps->out)
+		node_free(ps, ps->out);
+	for (size_t i = 0; i < ps->nheap; i++)
+		node_free(ps, ps->heap[i]);
+	while ((n = ps->free_nodes)) {
+		ps->free_nodes = n->next_free;
+		free(n);
+	}
+	for (unsigned int i = 0; i < ps->ndevs; i++) {
+		for (unsigned int c = 0; c < ps->devs[i].ncpus; c++) {
+			struct pskip *s = ps->devs[i].cpus[c].head, *nx;
+
+			for (; s; s = nx) {
+				nx = s->next;
+				free(s);
+			}
+		}
+		free(ps->devs[i].cpus);
+	}
+	free(ps->devs);
+	free(ps->heap);
+	free(ps->batchv);
+	free(ps->err);
+	blk_reader_close(ps->r);
+	free(ps);
+}

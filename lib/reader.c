@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "blk/reader.h"
+
+#define RD_BUF_SIZE (256 * 1024)
+#define RD_ZBUF_SIZE (64 * 1024)
+/* a header plus the largest payload a 16-bit pdu_len can describe */
+#define RD_MAX_RECORD (64 + 65535)
+
+struct blk_reader {
+	int fd;
+	int eof;		/* the descriptor (or gzip stream) has no more bytes */
+	int failed;
+	int regular;		/* regular file: reads never wait */
+	int swapped;		/* -1 unknown */
+	int gz;
+	unsigned char *buf;
+	size_t cap, pos, end;	/* unread bytes are buf[pos, end) */
+	uint64_t base;		/* input offset of buf[0] */
+	uint64_t records;
+	uint64_t last_off;	/* offset and pdu_len of the last good record */
+	unsigned int last_pdu;
+	z_stream zs;
+	unsigned char *zin;
+	int zinit;
+	int zdone;		/* inflate hit the end of a member with no more input */
+	char *name;
+	char err[512];
+};
+
+static int set_error(struct blk_reader *r, int e, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(r->err, sizeof(r->err), "'%s': ", r->name);
+	va_start(ap, fmt);
+	vsnprintf(r->err + n, sizeof(r->err) - n, fmt, ap);
+	va_end(ap);
+	r->failed = e;
+	r->pos = r->end;
+	return -e;
+}
+
+struct blk_reader *blk_reader_fdopen(int fd, const char *name)
+{
+	struct blk_reader *r = calloc(1, sizeof(*r));
+	struct stat st;
+
+	if (!r)
+		return NULL;
+	r->fd = fd;
+	r->swapped = -1;
+	r->cap = RD_BUF_SIZE;
+	r->buf = malloc(r->cap);
+	r->name = strdup(name ? name : "(input)");
+	if (!r->buf || !r->name) {
+		blk_reader_close(r);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		r->regular = 1;
+	return r;
+}
+
+struct blk_reader *blk_reader_open(const char *path)
+{
+	struct blk_reader *r;
+	int fd, e;
+
+	if (!strcmp(path, "-"))
+		fd = dup(STDIN_FILENO);
+	else
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	r = blk_reader_fdopen(fd, path);
+	if (!r) {
+		e = errno;
+		close(fd);
+		errno = e;
+	}
+	return r;
+}
+
+void blk_reader_close(struct blk_reader *r)
+{
+	if (!r)
+		return;
+	if (r->zinit)
+		inflateEnd(&r->zs);
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->zin);
+	free(r->buf);
+	free(r->name);
+	free(r);
+}
+
+const char *blk_reader_name(const struct blk_reader *r)
+{
+	return r->name;
+}
+
+const char *blk_reader_error(const struct blk_reader *r)
+{
+	return r->err;
+}
+
+int blk_reader_swapped(const struct blk_reader *r)
+{
+	return r->swapped == 1;
+}
+
+int blk_reader_compressed(const struct blk_reader *r)
+{
+	return r->gz;
+}
+
+uint64_t blk_reader_offset(const struct blk_reader *r)
+{
+	return r->base + r->pos;
+}
+
+uint64_t blk_reader_records(const struct blk_reader *r)
+{
+	return r->records;
+}
+
+static ssize_t raw_read(struct blk_reader *r, void *dst, size_t len)
+{
+	ssize_t n;
+
+	for (;;) {
+		n = read(r->fd, dst, len);
+		if (n >= 0 || errno != EINTR)
+			return n;
+	}
+}
+
+/* Start gzip decoding: the bytes already in buf[pos,end) are compressed input. */
+static int start_gzip(struct blk_reader *r)
+{
+	size_t have = r->end - r->pos;
+
+	r->zin = malloc(RD_ZBUF_SIZE > have ? RD_ZBUF_SIZE : have);
+	if (!r->zin)
+		return -ENOMEM;
+	memcpy(r->zin, r->buf + r->pos, have);
+	memset(&r->zs, 0, sizeof(r->zs));
+	if (inflateInit2(&r->zs, 15 + 32) != Z_OK)
+		return -ENOMEM;
+	r->zinit = 1;
+	r->zs.next_in = r->zin;
+	r->zs.avail_in = (uInt)have;
+	r->gz = 1;
+	r->end = r->pos;
+	return 0;
+}
+
+/* Decompress into buf[end, cap). Return bytes produced, 0 at end, or -errno. */
+static ssize_t gz_fill(struct blk_reader *r)
+{
+	size_t room = r->cap - r->end;
+	int ret;
+
+	if (r->zdone)
+		return 0;
+	r->zs.next_out = r->buf + r->end;
+	r->zs.avail_out = (uInt)room;
+	while (r->zs.avail_out == room) {
+		if (r->zs.avail_in == 0) {
+			ssize_t n = raw_read(r, r->zin, RD_ZBUF_SIZE);
+
+			if (n < 0)
+				return -errno;
+			if (n == 0) {
+				r->zdone = 1;
+				/* input ended inside a gzip member */
+				if (r->zs.total_in)
+					return -ENODATA;
+				break;
+			}
+			r->zs.next_in = r->zin;
+			r->zs.avail_in = (uInt)n;
+		}
+		ret = inflate(&r->zs, Z_NO_FLUSH);
+		if (ret == Z_STREAM_END) {
+			/* concatenated members are allowed, as gzip allows them */
+			if (inflateReset(&r->zs) != Z_OK)
+				return -EIO;
+			continue;
+		}
+		if (ret != Z_OK && ret != Z_BUF_ERROR)
+			return -EBADMSG;
+		if (ret == Z_BUF_ERROR && r->zs.avail_in)
+			return -EBADMSG;
+	}
+	return (ssize_t)(room - r->zs.avail_out);
+}
+
+/* Make at least @need unread bytes available. Return 1, 0 at EOF (short), or -errno. */
+static int fill(struct blk_reader *r, size_t need)
+{
+	while (r->end - r->pos < need) {
+		ssize_t n;
+
+		if (r->eof)
+			return 0;
+		if (r->pos > 0 && (r->cap - r->end < 4096 || r->cap - r->pos < need)) {
+			memmove(r->buf, r->buf + r->pos, r->end - r->pos);
+			r->base += r->pos;
+			r->end -= r->pos;
+			r->pos = 0;
+		}
+		while (r->cap - r->pos < need + 4096) {
+			size_t ncap = r->cap * 2;
+			unsigned char *nb = realloc(r->buf, ncap);
+
+			if (!nb)
+				return -ENOMEM;
+			r->buf = nb;
+			r->cap = ncap;
+		}
+		if (r->gz) {
+			n = gz_fill(r);
+			if (n < 0)
+				return (int)n;
+		} else {
+			n = raw_read(r, r->buf + r->end, r->cap - r->end);
+			if (n < 0)
+				return -errno;
+		}
+		if (n == 0) {
+			r->eof = 1;
+			return 0;
+		}
+		r->end += (size_t)n;
+		if (!r->gz && r->base == 0 && r->records == 0 && r->end >= 2 && r->pos == 0 &&
+		    r->buf[0] == 0x1f && r->buf[1] == 0x8b) {
+			int e = start_gzip(r);
+
+			if (e)
+				return e;
+		}
+	}
+	return 1;
+}
+
+int blk_reader_ready(struct blk_reader *r)
+{
+	struct pollfd p;
+
+	if (r->eof || r->failed || r->regular)
+		return 1;
+	if (r->end - r->pos >= 64)
+		return 1;
+	if (r->gz && r->zs.avail_in)
+		return 1;
+	p.fd = r->fd;
+	p.events = POLLIN;
+	p.revents = 0;
+	return poll(&p, 1, 0) > 0;
+}
+
+static uint32_t bswap32(uint32_t v)
+{
+	return __builtin_bswap32(v);
+}
+
+static void decode_v1(const unsigned char *p, int swap, struct blk_event *ev)
+{
+	struct blk_io_trace t;
+
+	memcpy(&t, p, sizeof(t));
+	if (swap) {
+		t.sequence = bswap32(t.sequence);
+		t.time = __builtin_bswap64(t.time);
+		t.sector = __builtin_bswap64(t.sector);
+		t.bytes = bswap32(t.bytes);
+		t.action = bswap32(t.action);
+		t.pid = bswap32(t.pid);
+		t.device = bswap32(t.device);
+		t.cpu = bswap32(t.cpu);
+		t.error = __builtin_bswap16(t.error);
+		t.pdu_len = __builtin_bswap16(t.pdu_len);
+	}
+	ev->sequence = t.sequence;
+	ev->time = t.time;
+	ev->sector = t.sector;
+	ev->bytes = t.bytes;
+	ev->action = t.action;
+	ev->pid = t.pid;
+	ev->device = t.device;
+	ev->cpu = t.cpu;
+	ev->error = t.error;
+	ev->pdu_len = t.pdu_len;
+	ev->version = BLK_IO_TRACE_VERSION;
+}
+
+static void decode_v2(const unsigned char *p, int swap, struct blk_event *ev)
+{
+	struct blk_io_trace2 t;
+
+	memcpy(&t, p, sizeof(t));
+	if (swap) {
+		t.sequence = bswap32(t.sequence);
+		t.time = __builtin_bswap64(t.time);
+		t.sector = __builtin_bswap64(t.sector);
+		t.bytes = bswap32(t.bytes);
+		t.pid = bswap32(t.pid);
+		t.action = __builtin_bswap64(t.action);
+		t.device = bswap32(t.device);
+		t.cpu = bswap32(t.cpu);
+		t.error = __builtin_bswap16(t.error);
+		t.pdu_len = __builtin_bswap16(t.pdu_len);
+	}
+	ev->sequence = t.sequence;
+	ev->time = t.time;
+	ev->sector = t.sector;
+	ev->bytes = t.bytes;
+	ev->action = t.action;
+	ev->pid = t.pid;
+	ev->device = t.device;
+	ev->cpu = t.cpu;
+	ev->error = t.error;
+	ev->pdu_len = t.pdu_len;
+	ev->version = BLK_IO_TRACE2_VERSION;
+}
+
+static int io_error(struct blk_reader *r, int ret, uint64_t off)
+{
+	if (ret == -ENODATA || ret == -EBADMSG)
+		return set_error(r, -ret,
+				 "compressed data %s in the record at offset %llu (truncated or damaged .gz file)",
+				 ret == -ENODATA ? "ends early" : "is corrupt", (unsigned long long)off);
+	return set_error(r, -ret, "read error at offset %llu: %s", (unsigned long long)off,
+			 strerror(-ret));
+}
+
+int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
+{
+	unsigned char *p;
+	uint32_t magic, m;
+	uint64_t off;
+	size_t hdr;
+	int ret, version;
+
+	if (r->failed)
+		return 0;
+	ret = fill(r, 4);
+	if (ret < 0)
+		return io_error(r, ret, blk_reader_offset(r));
+	off = blk_reader_offset(r);
+	if (ret == 0) {
+		if (r->end == r->pos)
+			return 0;
+		return set_error(r, EPIPE,
+				 "truncated record at offset %llu: input ends after %zu bytes of a record header (trace cut short; every complete record before it was used)",
+				 (unsigned long long)off, r->end - r->pos);
+	}
+	p = r->buf + r->pos;
+	memcpy(&magic, p, 4);
+	if (r->swapped < 0) {
+		if ((magic & BLK_IO_TRACE_MAGIC_MASK) == BLK_IO_TRACE_MAGIC)
+			r->swapped = 0;
+		else if ((bswap32(magic) & BLK_IO_TRACE_MAGIC_MASK) == BLK_IO_TRACE_MAGIC)
+			r->swapped = 1;
+		else
+			return set_error(r, EINVAL,
+					 "not a block trace: bad magic 0x%08x at offset %llu (expected 0x%08x-0x%08x%s)",
+					 magic, (unsigned long long)off,
+					 BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION,
+					 BLK_IO_TRACE_MAGIC | BLK_IO_TRACE2_VERSION,
+					 r->gz ? ", after gzip decompression" : "");
+	}
+	m = r->swapped ? bswap32(magic) : magic;
+	if ((m & BLK_IO_TRACE_MAGIC_MASK) != BLK_IO_TRACE_MAGIC) {
+		if (r->records && r->last_pdu)
+			return set_error(r, EINVAL,
+					 "bad magic 0x%08x at offset %llu (the record at offset %llu claims a %u-byte payload: corrupt pdu_len or damaged data)",
+					 m, (unsigned long long)off, (unsigned long long)r->last_off,
+					 r->last_pdu);
+		return set_error(r, EINVAL, "bad magic 0x%08x at offset %llu (damaged or not a trace file)",
+				 m, (unsigned long long)off);
+	}
+	version = m & 0xff;
+	if (version == BLK_IO_TRACE_VERSION)
+		hdr = sizeof(struct blk_io_trace);
+	else if (version == BLK_IO_TRACE2_VERSION)
+		hdr = sizeof(struct blk_io_trace2);
+	else
+		return set_error(r, EINVAL,
+				 "unsupported trace version %d at offset %llu (versions 7 and 8 are known)",
+				 version, (unsigned long long)off);
+	ret = fill(r, hdr);
+	if (ret < 0)
+		return io_error(r, ret, off);
+	if (ret == 0)
+		return set_error(r, EPIPE,
+				 "truncated record at offset %llu: input ends after %zu of %zu header bytes (trace cut short; every complete record before it was used)",
+				 (unsigned long long)off, r->end - r->pos, hdr);
+	p = r->buf + r->pos;
+	if (version == BLK_IO_TRACE_VERSION)
+		decode_v1(p, r->swapped, ev);
+	else
+		decode_v2(p, r->swapped, ev);
+	if (ev->pdu_len) {
+		ret = fill(r, hdr + ev->pdu_len);
+		if (ret < 0)
+			return io_error(r, ret, off);
+		if (ret == 0)
+			return set_error(r, EPIPE,
+					 "truncated record at offset %llu: pdu_len %u but only %zu payload bytes follow (trace cut short or corrupt pdu_len)",
+					 (unsigned long long)off, ev->pdu_len, r->end - r->pos - hdr);
+		p = r->buf + r->pos;
+	}
+	ev->pdu = p + hdr;
+	ev->offset = off;
+	if (r->swapped && ev->pdu_len >= 8 &&
+	    blk_event_action32(ev) == BLK_TN_ACTION(BLK_TN_TIMESTAMP)) {
+		uint32_t w[2];
+
+		/* the two words of a timestamp note are in the tracing host's order */
+		memcpy(w, p + hdr, 8);
+		w[0] = bswap32(w[0]);
+		w[1] = bswap32(w[1]);
+		memcpy(p + hdr, w, 8);
+	}
+	r->pos += hdr + ev->pdu_len;
+	r->records++;
+	r->last_off = off;
+	r->last_pdu = ev->pdu_len;
+	return 1;
+}
