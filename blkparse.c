@@ -367,6 +367,8 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 			r->hidden_cgroup++;
 		break;
 	}
+	if (r->file_mode)
+		blk_acct_record_freed(r->acct, ev);
 	return write_dump(r, ev) ? -EIO : 1;
 }
 

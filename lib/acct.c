@@ -63,8 +63,20 @@ struct proc {
 	uint64_t longest_completion_wait[2];
 };
 
+/*
+ * Stale request times. The classic tool allocates its -t tracking entries with malloc()
+ * and never initialises the queue/dispatch times, so an entry inherits the words left in
+ * the chunk it reuses: a freed tracking entry, or a freed 64-byte notify record. Those
+ * values show in its elapsed times; this LIFO of freed 80-byte chunks reproduces them.
+ */
+struct stale {
+	uint64_t alloc, queue, dispatch;
+};
+
 struct blk_acct {
 	struct blk_acct_opts o;
+	struct stale *stale;
+	size_t nstale, stale_cap;
 	struct blk_acct_dev **devs;
 	unsigned int ndevs;
 	struct comm_ent *comms;
@@ -116,6 +128,7 @@ void blk_acct_free(struct blk_acct *a)
 	free(a->proc_idx);
 	free(a->devs);
 	free(a->comms);
+	free(a->stale);
 	free(a);
 }
 
@@ -454,6 +467,44 @@ static int track_insert(struct blk_acct_dev *d, struct track *t)
 	return 0;
 }
 
+static void stale_push(struct blk_acct *a, uint64_t alloc, uint64_t queue, uint64_t dispatch)
+{
+	if (a->nstale == a->stale_cap) {
+		size_t nc = a->stale_cap ? a->stale_cap * 2 : 64;
+		struct stale *n;
+
+		/* bounded: the oldest entries are never reached again in practice */
+		if (nc > 65536) {
+			memmove(a->stale, a->stale + 32768, (a->nstale - 32768) * sizeof(*n));
+			a->nstale -= 32768;
+		} else {
+			n = realloc(a->stale, nc * sizeof(*n));
+			if (!n)
+				return;
+			a->stale = n;
+			a->stale_cap = nc;
+		}
+	}
+	a->stale[a->nstale].alloc = alloc;
+	a->stale[a->nstale].queue = queue;
+	a->stale[a->nstale].dispatch = dispatch;
+	a->nstale++;
+}
+
+void blk_acct_record_freed(struct blk_acct *a, const struct blk_event *ev)
+{
+	unsigned char img[64 + 65536];
+	uint64_t w[3];
+
+	if (!a->o.track_ios || ev->version != BLK_IO_TRACE_VERSION || ev->pdu_len < 9 ||
+	    ev->pdu_len > 24)
+		return;
+	memset(img, 0, 72);
+	blk_event_encode(ev, img);
+	memcpy(w, img + 40, sizeof(w));
+	stale_push(a, w[0], w[1], w[2]);
+}
+
 static struct track *track_get(struct blk_acct *a, struct blk_acct_dev *d, uint32_t pid,
 			       uint64_t sector)
 {
@@ -464,6 +515,13 @@ static struct track *track_get(struct blk_acct *a, struct blk_acct_dev *d, uint3
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
+	if (a->nstale) {
+		struct stale *st = &a->stale[--a->nstale];
+
+		t->allocation_time = st->alloc;
+		t->queue_time = st->queue;
+		t->dispatch_time = st->dispatch;
+	}
 	comm_or_unknown(a, pid);
 	t->pid = pid;
 	t->sector = sector;
@@ -544,6 +602,7 @@ static uint64_t track_complete_time(struct blk_acct *a, struct blk_acct_dev *d,
 	if (p && e > p->longest_completion_wait[blk_event_is_write(ev)])
 		p->longest_completion_wait[blk_event_is_write(ev)] = e;
 	track_unlink(d, t);
+	stale_push(a, t->allocation_time, t->queue_time, t->dispatch_time);
 	free(t);
 	return e;
 }

@@ -42,6 +42,12 @@ void blk_acct_set_comm(struct blk_acct *a, uint32_t pid, const char *comm, size_
 /* @pid's name, or NULL when unknown; valid while @a lives. */
 const char *blk_acct_comm(struct blk_acct *a, uint32_t pid);
 
+/*
+ * A record the classic tool reads and frees at once (a notify record in file mode): with
+ * -t its memory is what a later tracking entry inherits (see acct.c).
+ */
+void blk_acct_record_freed(struct blk_acct *a, const struct blk_event *ev);
+
 /* Count a record of @dev on @cpu (any record read, shown or not). */
 void blk_acct_seen(struct blk_acct_dev *d, int cpu);
 
