@@ -20,7 +20,7 @@ LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB := lib/libblk.a
 
 TOOLS := blkparse
-GEN := tests/gen/gentrace tests/gen/corrupt
+GEN := $(patsubst %.c,%,$(wildcard tests/gen/*.c))
 UNIT_SRC := $(wildcard tests/unit/test-*.c)
 UNIT := $(UNIT_SRC:.c=)
 
