@@ -302,36 +302,50 @@ int blk_format_render(const struct blk_format *f, const struct blk_event *ev,
 void blk_format_header(const struct blk_event *ev, const struct blk_fmt_ctx *c,
 		       const char *rwbs, struct blk_strbuf *sb)
 {
-	put_devno(sb, ev->device);
-	blk_strbuf_addch(sb, ' ');
-	blk_strbuf_add_s64(sb, c->cpu, 2, 0);
-	blk_strbuf_addch(sb, ' ');
-	blk_strbuf_add_s64(sb, (int)ev->sequence, 8, 0);
-	blk_strbuf_addch(sb, ' ');
-	blk_strbuf_add_s64(sb, (int)(uint32_t)(ev->time / NS_PER_SEC), 5, 0);
-	blk_strbuf_addch(sb, '.');
-	blk_strbuf_add_u64(sb, ev->time % NS_PER_SEC, 9, BLK_PAD_ZERO);
-	blk_strbuf_addch(sb, ' ');
-	blk_strbuf_add_u64(sb, ev->pid, 5, 0);
-	blk_strbuf_addch(sb, ' ');
-	blk_strbuf_add_padded(sb, c->act, strlen(c->act), 2, 0);
-	blk_strbuf_addch(sb, ' ');
-	blk_strbuf_add_padded(sb, rwbs, strlen(rwbs), 3, 0);
-	blk_strbuf_addch(sb, ' ');
+	char *p = blk_strbuf_reserve(sb, 160), *start = p;
+
+	/* "%3d,%-3d %2d %8d %5d.%09lu %5u %2s %3s " */
+	p = blk_put_u64(p, BLK_MAJOR(ev->device), 3, ' ');
+	*p++ = ',';
+	p = blk_put_u64_left(p, BLK_MINOR(ev->device), 3);
+	*p++ = ' ';
+	p = blk_put_s64(p, c->cpu, 2);
+	*p++ = ' ';
+	p = blk_put_s64(p, (int)ev->sequence, 8);
+	*p++ = ' ';
+	p = blk_put_s64(p, (int)(uint32_t)(ev->time / NS_PER_SEC), 5);
+	*p++ = '.';
+	p = blk_put_u64(p, ev->time % NS_PER_SEC, 9, '0');
+	*p++ = ' ';
+	p = blk_put_u64(p, ev->pid, 5, ' ');
+	*p++ = ' ';
+	p = blk_put_str(p, c->act, 2);
+	*p++ = ' ';
+	p = blk_put_str(p, rwbs, 3);
+	*p++ = ' ';
+	sb->len += (size_t)(p - start);
 }
 
 static void put_comm(struct blk_strbuf *sb, const char *comm)
 {
-	blk_strbuf_addch(sb, '[');
-	blk_strbuf_addstr(sb, comm ? comm : "(null)");
-	blk_strbuf_addch(sb, ']');
+	char *p = blk_strbuf_reserve(sb, 24), *start = p;
+
+	*p++ = '[';
+	p = blk_put_str(p, comm ? comm : "(null)", 0);
+	*p++ = ']';
+	sb->len += (size_t)(p - start);
 }
 
 static void put_sector_n(struct blk_strbuf *sb, const struct blk_event *ev)
 {
-	blk_strbuf_add_u64(sb, ev->sector, 0, 0);
-	blk_strbuf_add(sb, " + ", 3);
-	blk_strbuf_add_u64(sb, blk_event_sectors(ev), 0, 0);
+	char *p = blk_strbuf_reserve(sb, 48), *start = p;
+
+	p = blk_put_u64(p, ev->sector, 0, ' ');
+	*p++ = ' ';
+	*p++ = '+';
+	*p++ = ' ';
+	p = blk_put_u64(p, blk_event_sectors(ev), 0, ' ');
+	sb->len += (size_t)(p - start);
 }
 
 static void put_elapsed(struct blk_strbuf *sb, uint64_t e)

@@ -45,6 +45,81 @@ static inline void blk_strbuf_addstr(struct blk_strbuf *sb, const char *s)
 	blk_strbuf_add(sb, s, strlen(s));
 }
 
+/* Make sure @n more bytes fit without further checks (for the raw writers below). */
+static inline char *blk_strbuf_reserve(struct blk_strbuf *sb, size_t n)
+{
+	if (sb->alloc - sb->len < n + 1)
+		blk_strbuf_grow(sb, n);
+	return sb->buf + sb->len;
+}
+
+/* Write @v in decimal at @p, right-aligned in @width (space or zero padded). Return end. */
+static inline char *blk_put_u64(char *p, uint64_t v, int width, char pad)
+{
+	char tmp[24], *t = tmp + sizeof(tmp);
+	int n;
+
+	do {
+		*--t = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	n = (int)(tmp + sizeof(tmp) - t);
+	for (; width > n; width--)
+		*p++ = pad;
+	while (t < tmp + sizeof(tmp))
+		*p++ = *t++;
+	return p;
+}
+
+/* Write @v left-aligned in @width. Return end. */
+static inline char *blk_put_u64_left(char *p, uint64_t v, int width)
+{
+	char *start = p;
+
+	p = blk_put_u64(p, v, 0, ' ');
+	while (p - start < width)
+		*p++ = ' ';
+	return p;
+}
+
+/* Write signed @v right-aligned in @width. Return end. */
+static inline char *blk_put_s64(char *p, int64_t v, int width)
+{
+	if (v >= 0)
+		return blk_put_u64(p, (uint64_t)v, width, ' ');
+	{
+		char tmp[24], *t = tmp + sizeof(tmp);
+		uint64_t u = (uint64_t)0 - (uint64_t)v;
+		int n;
+
+		do {
+			*--t = (char)('0' + u % 10);
+			u /= 10;
+		} while (u);
+		*--t = '-';
+		n = (int)(tmp + sizeof(tmp) - t);
+		for (; width > n; width--)
+			*p++ = ' ';
+		while (t < tmp + sizeof(tmp))
+			*p++ = *t++;
+		return p;
+	}
+}
+
+/* Write string @s right-aligned in @width. Return end. */
+static inline char *blk_put_str(char *p, const char *s, int width)
+{
+	int n = 0;
+
+	while (s[n])
+		n++;
+	for (; width > n; width--)
+		*p++ = ' ';
+	while (*s)
+		*p++ = *s++;
+	return p;
+}
+
 /* Append @s padded to @width as printf's %s / %-s would. */
 void blk_strbuf_add_padded(struct blk_strbuf *sb, const char *s, size_t n, int width, int flags);
 
