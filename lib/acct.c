@@ -75,7 +75,9 @@ struct stale {
 
 struct blk_acct {
 	struct blk_acct_opts o;
-	struct stale *stale;
+	struct stale tcache[7];
+	unsigned int ntcache;
+	struct stale *stale;	/* the bin behind the cache */
 	size_t nstale, stale_cap;
 	struct blk_acct_dev **devs;
 	unsigned int ndevs;
@@ -467,13 +469,24 @@ static int track_insert(struct blk_acct_dev *d, struct track *t)
 	return 0;
 }
 
-static void stale_push(struct blk_acct *a, uint64_t alloc, uint64_t queue, uint64_t dispatch)
+/*
+ * The reuse order of glibc's allocator for one chunk size: a per-thread cache of up to 7
+ * chunks (last freed, first reused), then a LIFO bin; when the cache is empty, the bin's
+ * first chunk is used and the cache is refilled from the bin.
+ */
+#define TCACHE_MAX 7
+
+static void stale_free(struct blk_acct *a, const struct stale *c)
 {
+	if (a->ntcache < TCACHE_MAX) {
+		a->tcache[a->ntcache++] = *c;
+		return;
+	}
 	if (a->nstale == a->stale_cap) {
 		size_t nc = a->stale_cap ? a->stale_cap * 2 : 64;
 		struct stale *n;
 
-		/* bounded: the oldest entries are never reached again in practice */
+		/* bounded: entries this deep are not reached again in practice */
 		if (nc > 65536) {
 			memmove(a->stale, a->stale + 32768, (a->nstale - 32768) * sizeof(*n));
 			a->nstale -= 32768;
@@ -485,15 +498,28 @@ static void stale_push(struct blk_acct *a, uint64_t alloc, uint64_t queue, uint6
 			a->stale_cap = nc;
 		}
 	}
-	a->stale[a->nstale].alloc = alloc;
-	a->stale[a->nstale].queue = queue;
-	a->stale[a->nstale].dispatch = dispatch;
-	a->nstale++;
+	a->stale[a->nstale++] = *c;
+}
+
+/* Return 1 and the reused chunk's words, or 0 for fresh (zeroed) memory. */
+static int stale_malloc(struct blk_acct *a, struct stale *c)
+{
+	if (a->ntcache) {
+		*c = a->tcache[--a->ntcache];
+		return 1;
+	}
+	if (!a->nstale)
+		return 0;
+	*c = a->stale[--a->nstale];
+	while (a->ntcache < TCACHE_MAX && a->nstale)
+		a->tcache[a->ntcache++] = a->stale[--a->nstale];
+	return 1;
 }
 
 void blk_acct_record_freed(struct blk_acct *a, const struct blk_event *ev)
 {
 	unsigned char img[64 + 65536];
+	struct stale c;
 	uint64_t w[3];
 
 	if (!a->o.track_ios || ev->version != BLK_IO_TRACE_VERSION || ev->pdu_len < 9 ||
@@ -502,7 +528,11 @@ void blk_acct_record_freed(struct blk_acct *a, const struct blk_event *ev)
 	memset(img, 0, 72);
 	blk_event_encode(ev, img);
 	memcpy(w, img + 40, sizeof(w));
-	stale_push(a, w[0], w[1], w[2]);
+	/* the record grew into such a chunk in place when read, then was freed */
+	c.alloc = w[0];
+	c.queue = w[1];
+	c.dispatch = w[2];
+	stale_free(a, &c);
 }
 
 static struct track *track_get(struct blk_acct *a, struct blk_acct_dev *d, uint32_t pid,
@@ -515,12 +545,14 @@ static struct track *track_get(struct blk_acct *a, struct blk_acct_dev *d, uint3
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
-	if (a->nstale) {
-		struct stale *st = &a->stale[--a->nstale];
+	{
+		struct stale st;
 
-		t->allocation_time = st->alloc;
-		t->queue_time = st->queue;
-		t->dispatch_time = st->dispatch;
+		if (stale_malloc(a, &st)) {
+			t->allocation_time = st.alloc;
+			t->queue_time = st.queue;
+			t->dispatch_time = st.dispatch;
+		}
 	}
 	comm_or_unknown(a, pid);
 	t->pid = pid;
@@ -602,7 +634,11 @@ static uint64_t track_complete_time(struct blk_acct *a, struct blk_acct_dev *d,
 	if (p && e > p->longest_completion_wait[blk_event_is_write(ev)])
 		p->longest_completion_wait[blk_event_is_write(ev)] = e;
 	track_unlink(d, t);
-	stale_push(a, t->allocation_time, t->queue_time, t->dispatch_time);
+	{
+		struct stale st = { t->allocation_time, t->queue_time, t->dispatch_time };
+
+		stale_free(a, &st);
+	}
 	free(t);
 	return e;
 }
