@@ -81,7 +81,7 @@ failed=0
 # Reproducers of earlier crashes are regression tests: each must run cleanly now.
 for c in tests/fuzz/crashes/*; do
 	[ -f "$c" ] || continue
-	case $c in *.txt | *.md) continue ;; esac
+	case $c in *.txt | *.md | *.supp) continue ;; esac
 	if "./$bin" "$c" >"$out/fuzz-replay.log" 2>&1; then
 		echo "PASS: reproducer $c"
 		passed=$((passed + 1))
@@ -103,7 +103,10 @@ else
 fi
 touch "$out/.fuzz-start"
 before=$(crashes | wc -l)
-"./$bin" "$limit" -timeout=25 -print_final_stats=1 -artifact_prefix="$artifacts/" "$corpus" \
+fuzz_ubsan=$UBSAN_OPTIONS
+# known, already saved UBSan reports are suppressed while fuzzing (see the file)
+[ -f tests/fuzz/known-ubsan.supp ] && fuzz_ubsan="$fuzz_ubsan:suppressions=$top/tests/fuzz/known-ubsan.supp"
+UBSAN_OPTIONS=$fuzz_ubsan "./$bin" "$limit" -timeout=25 -print_final_stats=1 -artifact_prefix="$artifacts/" "$corpus" \
 	>"$log" 2>&1
 rc=$?
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)

@@ -1,0 +1,645 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests of lib/reader.c: record validation, byte order, versions, gzip, errors. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+
+#include "blk/reader.h"
+#include "helpers.h"
+
+#define CAT(c) ((uint64_t)BLK_TC_ACT(c))
+
+static const unsigned char pdu8[8] = { 0, 0, 0, 0, 0, 0, 0, 3 };
+static const unsigned char pdu16[16] = { 0, 0x80, 0, 1, 0, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0 };
+
+/* A small, varied set of records (payloads of 0, 8 and 16 bytes). */
+static size_t sample_events(struct blk_event *ev, uint8_t version)
+{
+	ev[0] = test_event(1, 1000, 2, CAT(BLK_TC_WRITE | BLK_TC_QUEUE) | BLK_TA_QUEUE, 2048, 4096);
+	ev[1] = test_event(2, 2500, 2, CAT(BLK_TC_QUEUE) | BLK_TA_UNPLUG_IO, 0, 0);
+	ev[1].pdu = pdu8;
+	ev[1].pdu_len = sizeof(pdu8);
+	ev[2] = test_event(3, 0x100000000ull, 2, CAT(BLK_TC_QUEUE) | BLK_TA_REMAP, 4096, 65536);
+	ev[2].pdu = pdu16;
+	ev[2].pdu_len = sizeof(pdu16);
+	ev[2].pid = 0x01020304;
+	ev[2].error = 0x0a0b;
+	ev[2].device = BLK_MKDEV(253, 0x12345);
+	ev[3] = test_event(0xfffffffe, 0xfedcba9876543210ull, 2,
+			   CAT(BLK_TC_READ | BLK_TC_COMPLETE) | BLK_TA_COMPLETE, 1ull << 40, 512);
+	for (int i = 0; i < 4; i++)
+		ev[i].version = version;
+	if (version == BLK_IO_TRACE2_VERSION)
+		ev[3].action |= BLK_TC2_ZONE_RESET;
+	return 4;
+}
+
+/* Read every record of @path and compare with @want; return the reader for more checks. */
+static struct blk_reader *expect_events(const char *path, const struct blk_event *want,
+					size_t n, size_t hdr)
+{
+	struct blk_reader *r = blk_reader_open(path);
+	struct blk_event ev;
+	uint64_t off = 0;
+
+	assert_non_null(r);
+	assert_string_equal(blk_reader_name(r), path);
+	for (size_t i = 0; i < n; i++) {
+		memset(&ev, 0, sizeof(ev));
+		assert_int_equal(blk_reader_next(r, &ev), 1);
+		test_assert_event_eq(&ev, &want[i]);
+		assert_int_equal(ev.version, want[i].version);
+		assert_int_equal(ev.offset, off);
+		off += hdr + want[i].pdu_len;
+		assert_int_equal(blk_reader_offset(r), off);
+		assert_int_equal(blk_reader_records(r), i + 1);
+	}
+	assert_int_equal(blk_reader_next(r, &ev), 0);
+	assert_int_equal(blk_reader_next(r, &ev), 0);
+	assert_string_equal(blk_reader_error(r), "");
+	return r;
+}
+
+static void check_file(uint8_t version, int be, int gz)
+{
+	struct blk_event ev[4];
+	struct tbuf b = TBUF_INIT;
+	struct blk_reader *r;
+	size_t n = sample_events(ev, version);
+	size_t hdr = version == BLK_IO_TRACE2_VERSION ? 64 : 48;
+	char path[64];
+
+	for (size_t i = 0; i < n; i++)
+		tbuf_add_event(&b, &ev[i], be);
+	if (gz)
+		test_write_temp_gz(path, b.p, b.len);
+	else
+		test_write_temp(path, b.p, b.len);
+	r = expect_events(path, ev, n, hdr);
+	assert_int_equal(blk_reader_swapped(r), be != test_host_be());
+	assert_int_equal(blk_reader_compressed(r), gz);
+	blk_reader_close(r);
+	unlink(path);
+	tbuf_free(&b);
+}
+
+static void test_native_v1(void **state)
+{
+	(void)state;
+	check_file(BLK_IO_TRACE_VERSION, test_host_be(), 0);
+}
+
+static void test_swapped_v1(void **state)
+{
+	(void)state;
+	check_file(BLK_IO_TRACE_VERSION, test_foreign_order(), 0);
+}
+
+static void test_native_v2(void **state)
+{
+	(void)state;
+	check_file(BLK_IO_TRACE2_VERSION, test_host_be(), 0);
+}
+
+static void test_swapped_v2(void **state)
+{
+	(void)state;
+	check_file(BLK_IO_TRACE2_VERSION, test_foreign_order(), 0);
+}
+
+static void test_gzip_v1(void **state)
+{
+	(void)state;
+	check_file(BLK_IO_TRACE_VERSION, test_host_be(), 1);
+	check_file(BLK_IO_TRACE_VERSION, test_foreign_order(), 1);
+}
+
+static void test_gzip_v2(void **state)
+{
+	(void)state;
+	check_file(BLK_IO_TRACE2_VERSION, test_host_be(), 1);
+}
+
+/* v1 and v2 records may follow each other in one input. */
+static void test_mixed_versions(void **state)
+{
+	struct blk_event v1[4], v2[4], want[4];
+	struct tbuf b = TBUF_INIT;
+	struct blk_reader *r;
+	struct blk_event ev;
+	char path[64];
+
+	(void)state;
+	sample_events(v1, BLK_IO_TRACE_VERSION);
+	sample_events(v2, BLK_IO_TRACE2_VERSION);
+	want[0] = v1[0];
+	want[1] = v2[1];
+	want[2] = v1[2];
+	want[3] = v2[3];
+	for (int i = 0; i < 4; i++)
+		tbuf_add_event(&b, &want[i], test_host_be());
+	test_write_temp(path, b.p, b.len);
+	r = blk_reader_open(path);
+	assert_non_null(r);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(blk_reader_next(r, &ev), 1);
+		test_assert_event_eq(&ev, &want[i]);
+		assert_int_equal(ev.version, want[i].version);
+	}
+	assert_int_equal(blk_reader_next(r, &ev), 0);
+	blk_reader_close(r);
+	unlink(path);
+	tbuf_free(&b);
+}
+
+/* Many records: the reader's buffer is refilled and shifted many times (plain and gzip). */
+static void check_many(int gz, int be)
+{
+	enum { N = 20000 };
+	struct tbuf b = TBUF_INIT;
+	struct blk_reader *r;
+	struct blk_event ev;
+	unsigned char pdu[40];
+	char path[64];
+	uint64_t off = 0;
+
+	for (unsigned int i = 0; i < N; i++) {
+		struct blk_event e = test_event(i, 1000ull * i, 0, CAT(BLK_TC_WRITE) | BLK_TA_QUEUE,
+						i * 8ull, 4096);
+
+		e.version = (i % 3 == 0) ? BLK_IO_TRACE2_VERSION : BLK_IO_TRACE_VERSION;
+		memset(pdu, (int)(i & 0xff), sizeof(pdu));
+		e.pdu = pdu;
+		e.pdu_len = (uint16_t)(i % 41);
+		tbuf_add_event(&b, &e, be);
+	}
+	if (gz)
+		test_write_temp_gz(path, b.p, b.len);
+	else
+		test_write_temp(path, b.p, b.len);
+	r = blk_reader_open(path);
+	assert_non_null(r);
+	for (unsigned int i = 0; i < N; i++) {
+		assert_int_equal(blk_reader_next(r, &ev), 1);
+		assert_int_equal(ev.sequence, i);
+		assert_int_equal(ev.time, 1000ull * i);
+		assert_int_equal(ev.sector, i * 8ull);
+		assert_int_equal(ev.pdu_len, i % 41);
+		assert_int_equal(ev.offset, off);
+		for (unsigned int k = 0; k < ev.pdu_len; k++)
+			assert_int_equal(ev.pdu[k], i & 0xff);
+		off += (i % 3 == 0 ? 64 : 48) + i % 41;
+	}
+	assert_int_equal(blk_reader_next(r, &ev), 0);
+	assert_string_equal(blk_reader_error(r), "");
+	assert_int_equal(blk_reader_offset(r), b.len);
+	blk_reader_close(r);
+	unlink(path);
+	tbuf_free(&b);
+}
+
+static void test_many_records(void **state)
+{
+	(void)state;
+	check_many(0, test_host_be());
+	check_many(0, test_foreign_order());
+	check_many(1, test_host_be());
+}
+
+/* A large payload (beyond the initial buffer growth step) is returned whole. */
+static void test_large_pdu(void **state)
+{
+	struct tbuf b = TBUF_INIT;
+	struct blk_event e = test_event(1, 5, 0, CAT(BLK_TC_PC) | BLK_TA_ISSUE, 0, 0), ev;
+	unsigned char *pdu = malloc(65535);
+	struct blk_reader *r;
+	char path[64];
+
+	(void)state;
+	assert_non_null(pdu);
+	for (int i = 0; i < 65535; i++)
+		pdu[i] = (unsigned char)(i * 7);
+	e.pdu = pdu;
+	e.pdu_len = 65535;
+	tbuf_add_event(&b, &e, test_host_be());
+	e.pdu_len = 1;
+	e.sequence = 2;
+	tbuf_add_event(&b, &e, test_host_be());
+	test_write_temp(path, b.p, b.len);
+	r = blk_reader_open(path);
+	assert_non_null(r);
+	assert_int_equal(blk_reader_next(r, &ev), 1);
+	assert_int_equal(ev.pdu_len, 65535);
+	assert_memory_equal(ev.pdu, pdu, 65535);
+	assert_int_equal(blk_reader_next(r, &ev), 1);
+	assert_int_equal(ev.sequence, 2);
+	assert_int_equal(ev.offset, 48 + 65535);
+	assert_int_equal(blk_reader_next(r, &ev), 0);
+	blk_reader_close(r);
+	unlink(path);
+	tbuf_free(&b);
+	free(pdu);
+}
+
+/* A timestamp note's two 32-bit words are in the tracing host's order: swapped input fixes them. */
+static void test_swapped_timestamp_note(void **state)
+{
+	struct tbuf b = TBUF_INIT, pdu = TBUF_INIT;
+	struct blk_event e = test_event(0, 0, 0, BLK_TN_ACTION(BLK_TN_TIMESTAMP), 0, 0), ev;
+	struct blk_reader *r;
+	uint32_t w[2];
+	char path[64];
+	int be = test_foreign_order();
+
+	(void)state;
+	tbuf_put(&pdu, 1700000000u, 4, be);
+	tbuf_put(&pdu, 123456789u, 4, be);
+	e.pdu = pdu.p;
+	e.pdu_len = 8;
+	tbuf_add_event(&b, &e, be);
+	test_write_temp(path, b.p, b.len);
+	r = blk_reader_open(path);
+	assert_non_null(r);
+	assert_int_equal(blk_reader_next(r, &ev), 1);
+	assert_int_equal(blk_reader_swapped(r), 1);
+	memcpy(w, ev.pdu, 8);
+	assert_int_equal(w[0], 1700000000u);
+	assert_int_equal(w[1], 123456789u);
+	blk_reader_close(r);
+	unlink(path);
+	tbuf_free(&b);
+	tbuf_free(&pdu);
+}
+
+static void test_empty(void **state)
+{
+	struct blk_reader *r;
+	struct blk_event ev;
+	char path[64];
+
+	(void)state;
+	test_write_temp(path, "", 0);
+	r = blk_reader_open(path);
+	assert_non_null(r);
+	assert_int_equal(blk_reader_next(r, &ev), 0);
+	assert_int_equal(blk_reader_next(r, &ev), 0);
+	assert_string_equal(blk_reader_error(r), "");
+	assert_int_equal(blk_reader_records(r), 0);
+	blk_reader_close(r);
+	unlink(path);
+
+	/* an empty gzip stream is an empty trace too */
+	test_write_temp_gz(path, "", 0);
+	r = blk_reader_open(path);
+	assert_non_null(r);
+	assert_int_equal(blk_reader_next(r, &ev), 0);
+	assert_string_equal(blk_reader_error(r), "");
+	blk_reader_close(r);
+	unlink(path);
+}
+
+static void test_open_missing(void **state)
+{
+	(void)state;
+	errno = 0;
+	assert_null(blk_reader_open("/tmp/blk-unit-does-not-exist/x"));
+	assert_int_equal(errno, ENOENT);
+	blk_reader_close(NULL);
+}
+
+static void test_fdopen(void **state)
+{
+	struct blk_event e = test_event(9, 10, 0, CAT(BLK_TC_WRITE) | BLK_TA_QUEUE, 8, 512), ev;
+	struct tbuf b = TBUF_INIT;
+	struct blk_reader *r;
+	char path[64];
+	int fd;
+
+	(void)state;
+	tbuf_add_event(&b, &e, test_host_be());
+	test_write_temp(path, b.p, b.len);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	r = blk_reader_fdopen(fd, "my-input");
+	assert_non_null(r);
+	assert_string_equal(blk_reader_name(r), "my-input");
+	assert_int_equal(blk_reader_ready(r), 1);
+	assert_int_equal(blk_reader_next(r, &ev), 1);
+	test_assert_event_eq(&ev, &e);
+	assert_int_equal(blk_reader_next(r, &ev), 0);
+	blk_reader_close(r);
+	unlink(path);
+	tbuf_free(&b);
+}
+
+/* Feed @p to a pipe one byte per write from a child process; return the read end. */
+static int pipe_feed(const unsigned char *p, size_t n, pid_t *child)
+{
+	int fds[2];
+
+	assert_int_equal(pipe(fds), 0);
+	*child = fork();
+	assert_true(*child >= 0);
+	if (*child == 0) {
+		close(fds[0]);
+		for (size_t i = 0; i < n; i++)
+			if (write(fds[1], p + i, 1) != 1)
+				_exit(1);
+		_exit(0);
+	}
+	close(fds[1]);
+	return fds[0];
+}
+
+static void check_pipe(int gz)
+{
+	struct blk_event want[4], ev;
+	struct tbuf b = TBUF_INIT;
+	struct blk_reader *r;
+	unsigned char *data;
+	size_t n;
+	pid_t child;
+	int status, fd;
+	char path[64];
+
+	sample_events(want, BLK_IO_TRACE_VERSION);
+	for (int i = 0; i < 4; i++)
+		tbuf_add_event(&b, &want[i], test_host_be());
+	if (gz) {
+		test_write_temp_gz(path, b.p, b.len);
+		data = test_read_file(path, &n);
+		unlink(path);
+	} else {
+		data = b.p;
+		n = b.len;
+	}
+	fd = pipe_feed(data, n, &child);
+	r = blk_reader_fdopen(fd, "(pipe)");
+	assert_non_null(r);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(blk_reader_next(r, &ev), 1);
+		test_assert_event_eq(&ev, &want[i]);
+	}
+	assert_int_equal(blk_reader_next(r, &ev), 0);
+	assert_int_equal(blk_reader_ready(r), 1);
+	assert_string_equal(blk_reader_error(r), "");
+	assert_int_equal(blk_reader_compressed(r), gz);
+	blk_reader_close(r);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	if (gz)
+		free(data);
+	tbuf_free(&b);
+}
+
+/* A pipe delivers the input in arbitrary pieces (here: single bytes), plain or gzip. */
+static void test_pipe(void **state)
+{
+	(void)state;
+	check_pipe(0);
+	check_pipe(1);
+}
+
+/*
+ * Damaged inputs. Each case is a function that builds the file contents; the reader must
+ * return @good records, then a negative errno with a message containing every string in
+ * @want (and the file name), then 0 for ever.
+ */
+struct bad_case {
+	const char *name;
+	void (*build)(struct tbuf *b);
+	int gz;
+	int good;
+	int err;		/* expected -errno, or 0 for "any negative" */
+	const char *want[3];
+};
+
+static void add_good(struct tbuf *b, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct blk_event e = test_event((uint32_t)i + 1, 100ull * i, 0,
+						CAT(BLK_TC_WRITE) | BLK_TA_QUEUE, 8, 4096);
+
+		tbuf_add_event(b, &e, test_host_be());
+	}
+}
+
+static void build_bad_magic(struct tbuf *b)
+{
+	static const unsigned char zero[48];
+
+	tbuf_add(b, zero, sizeof(zero));
+}
+
+static void build_text(struct tbuf *b)
+{
+	static const char text[] = "this is not a block trace, just some text\n";
+
+	tbuf_add(b, text, sizeof(text) - 1);
+}
+
+static void build_bad_magic_later(struct tbuf *b)
+{
+	static const unsigned char zero[44];
+
+	add_good(b, 2);
+	tbuf_put(b, 0x12345678, 4, test_host_be());
+	tbuf_add(b, zero, sizeof(zero));
+}
+
+static void build_trunc_header(struct tbuf *b)
+{
+	struct tbuf one = TBUF_INIT;
+
+	add_good(b, 1);
+	add_good(&one, 1);
+	tbuf_add(b, one.p, 20); /* 20 of 48 header bytes of the record at offset 48 */
+	tbuf_free(&one);
+}
+
+static void build_trunc_magic(struct tbuf *b)
+{
+	add_good(b, 1);
+	tbuf_put(b, BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION, 2, test_host_be());
+}
+
+static void build_trunc_header_v2(struct tbuf *b)
+{
+	struct blk_event e = test_event(1, 0, 0, CAT(BLK_TC_WRITE) | BLK_TA_QUEUE, 8, 4096);
+	struct tbuf one = TBUF_INIT;
+
+	e.version = BLK_IO_TRACE2_VERSION;
+	tbuf_add_event(&one, &e, test_host_be());
+	tbuf_add(b, one.p, 50); /* 50 of 64 bytes */
+	tbuf_free(&one);
+}
+
+static void build_trunc_pdu(struct tbuf *b)
+{
+	static const unsigned char pdu[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+	struct blk_event e = test_event(3, 300, 0, CAT(BLK_TC_QUEUE) | BLK_TA_REMAP, 8, 4096);
+
+	add_good(b, 2);
+	e.pdu = pdu;
+	e.pdu_len = sizeof(pdu);
+	tbuf_add_event(b, &e, test_host_be());
+	b->len -= 11; /* 5 of 16 payload bytes remain; the record is at offset 96 */
+}
+
+static void build_bad_version(struct tbuf *b)
+{
+	struct blk_event e = test_event(1, 0, 0, CAT(BLK_TC_WRITE) | BLK_TA_QUEUE, 8, 4096);
+	size_t at;
+
+	add_good(b, 1);
+	at = b->len;
+	tbuf_add_event(b, &e, test_host_be());
+	/* rewrite the magic's version byte to 6 */
+	b->len = at;
+	tbuf_put(b, BLK_IO_TRACE_MAGIC | 6, 4, test_host_be());
+	b->len = at + 48;
+}
+
+static void build_bad_version_first(struct tbuf *b)
+{
+	struct blk_event e = test_event(1, 0, 0, CAT(BLK_TC_WRITE) | BLK_TA_QUEUE, 8, 4096);
+
+	tbuf_add_event(b, &e, test_host_be());
+	b->len = 0;
+	tbuf_put(b, BLK_IO_TRACE_MAGIC | 9, 4, test_host_be());
+	b->len = 48;
+}
+
+static const struct bad_case bad_cases[] = {
+	{ "bad magic", build_bad_magic, 0, 0, -EINVAL, { "bad magic", "offset 0", NULL } },
+	{ "text file", build_text, 0, 0, -EINVAL, { "bad magic", "offset 0", NULL } },
+	{ "bad magic gz", build_bad_magic, 1, 0, -EINVAL, { "bad magic", "offset 0", "gzip" } },
+	{ "bad magic later", build_bad_magic_later, 0, 2, -EINVAL,
+	  { "bad magic", "offset 96", NULL } },
+	{ "truncated header", build_trunc_header, 0, 1, 0, { "truncated", "offset 48", NULL } },
+	{ "truncated header gz", build_trunc_header, 1, 1, 0, { "truncated", "offset 48", NULL } },
+	{ "truncated magic", build_trunc_magic, 0, 1, 0, { "truncated", "offset 48", NULL } },
+	{ "truncated v2 header", build_trunc_header_v2, 0, 0, 0, { "truncated", "offset 0", NULL } },
+	{ "truncated pdu", build_trunc_pdu, 0, 2, 0, { "truncated", "offset 96", "pdu_len 16" } },
+	{ "truncated pdu gz", build_trunc_pdu, 1, 2, 0, { "truncated", "offset 96", NULL } },
+	{ "bad version", build_bad_version, 0, 1, -EINVAL, { "version 6", "offset 48", NULL } },
+	{ "bad version first", build_bad_version_first, 0, 0, -EINVAL,
+	  { "version 9", "offset 0", NULL } },
+};
+
+static void check_bad(const struct bad_case *c)
+{
+	struct tbuf b = TBUF_INIT;
+	struct blk_reader *r;
+	struct blk_event ev;
+	char path[64];
+	const char *msg;
+	int ret;
+
+	c->build(&b);
+	if (c->gz)
+		test_write_temp_gz(path, b.p, b.len);
+	else
+		test_write_temp(path, b.p, b.len);
+	r = blk_reader_open(path);
+	assert_non_null(r);
+	for (int i = 0; i < c->good; i++) {
+		ret = blk_reader_next(r, &ev);
+		if (ret != 1)
+			print_error("%s: record %d: %d %s\n", c->name, i, ret, blk_reader_error(r));
+		assert_int_equal(ret, 1);
+	}
+	ret = blk_reader_next(r, &ev);
+	msg = blk_reader_error(r);
+	if (getenv("TEST_VERBOSE"))
+		fprintf(stderr, "%s: %d %s\n", c->name, ret, msg);
+	if (ret >= 0 || (c->err && ret != c->err))
+		print_error("%s: returned %d (%s)\n", c->name, ret, msg);
+	assert_true(ret < 0);
+	if (c->err)
+		assert_int_equal(ret, c->err);
+	if (!strstr(msg, path))
+		print_error("%s: message lacks the file name: %s\n", c->name, msg);
+	assert_non_null(strstr(msg, path));
+	assert_non_null(strstr(msg, "offset"));
+	for (int i = 0; i < 3 && c->want[i]; i++) {
+		if (!strstr(msg, c->want[i]))
+			print_error("%s: message lacks '%s': %s\n", c->name, c->want[i], msg);
+		assert_non_null(strstr(msg, c->want[i]));
+	}
+	/* after an error the reader stays at end of input */
+	assert_int_equal(blk_reader_next(r, &ev), 0);
+	assert_int_equal(blk_reader_next(r, &ev), 0);
+	assert_int_equal(blk_reader_records(r), c->good);
+	blk_reader_close(r);
+	unlink(path);
+	tbuf_free(&b);
+}
+
+static void test_bad_inputs(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++)
+		check_bad(&bad_cases[i]);
+}
+
+/* A .gz file cut short is reported as such, after the records that were complete. */
+static void test_gzip_truncated(void **state)
+{
+	struct tbuf b = TBUF_INIT;
+	struct blk_reader *r;
+	struct blk_event ev;
+	unsigned char *gz;
+	size_t n;
+	char path[64];
+	int ret, got = 0;
+
+	(void)state;
+	add_good(&b, 2000);
+	test_write_temp_gz(path, b.p, b.len);
+	gz = test_read_file(path, &n);
+	unlink(path);
+	test_write_temp(path, gz, n - 20); /* cut inside the deflate stream / trailer */
+	r = blk_reader_open(path);
+	assert_non_null(r);
+	while ((ret = blk_reader_next(r, &ev)) == 1)
+		got++;
+	assert_true(ret < 0);
+	assert_true(got < 2000);
+	assert_non_null(strstr(blk_reader_error(r), path));
+	assert_non_null(strstr(blk_reader_error(r), "offset"));
+	assert_int_equal(blk_reader_next(r, &ev), 0);
+	blk_reader_close(r);
+	unlink(path);
+	free(gz);
+	tbuf_free(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_native_v1),
+		cmocka_unit_test(test_swapped_v1),
+		cmocka_unit_test(test_native_v2),
+		cmocka_unit_test(test_swapped_v2),
+		cmocka_unit_test(test_gzip_v1),
+		cmocka_unit_test(test_gzip_v2),
+		cmocka_unit_test(test_mixed_versions),
+		cmocka_unit_test(test_many_records),
+		cmocka_unit_test(test_large_pdu),
+		cmocka_unit_test(test_swapped_timestamp_note),
+		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_open_missing),
+		cmocka_unit_test(test_fdopen),
+		cmocka_unit_test(test_pipe),
+		cmocka_unit_test(test_bad_inputs),
+		cmocka_unit_test(test_gzip_truncated),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
