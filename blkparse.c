@@ -437,8 +437,14 @@ static void print_event(struct parse_run *r, struct blk_acct_dev *d, int cpu, st
 	}
 	f = r->o->fmt[(unsigned char)c.act[0]];
 	if (f) {
-		if (blk_format_render(f, ev, &c, blk_output_sb(r->text)))
-			die("Expecting elapsed value: the format uses %%u, which needs -t (--track-ios)");
+		if (blk_format_render(f, ev, &c, blk_output_sb(r->text))) {
+			/* as the classic tool: what was printed so far stays, then stop */
+			blk_output_finish(r->text);
+			die("Expecting elapsed value: the format uses %%u, but the '%s' record of sector %llu at %llu.%09llu has none (%%u needs -t and a matched request)",
+			    c.act, (unsigned long long)ev->sector,
+			    (unsigned long long)(ev->time / NS_PER_SEC),
+			    (unsigned long long)(ev->time % NS_PER_SEC));
+		}
 	} else {
 		blk_format_default(ev, &c, blk_output_sb(r->text));
 	}
