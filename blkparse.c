@@ -440,6 +440,8 @@ static void print_event(struct parse_run *r, struct blk_acct_dev *d, int cpu, st
 		if (blk_format_render(f, ev, &c, blk_output_sb(r->text))) {
 			/* as the classic tool: what was printed so far stays, then stop */
 			blk_output_finish(r->text);
+			if (r->stdout_later.len)
+				fwrite(r->stdout_later.buf, 1, r->stdout_later.len, stdout);
 			die("Expecting elapsed value: the format uses %%u, but the '%s' record of sector %llu at %llu.%09llu has none (%%u needs -t and a matched request)",
 			    c.act, (unsigned long long)ev->sector,
 			    (unsigned long long)(ev->time / NS_PER_SEC),
@@ -629,6 +631,12 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 	if (!rd)
 		die("cannot open '%s': %s", in, strerror(errno));
 	po.batch = o->batch;
+	/*
+	 * A batch ends when the pipe stays empty for 20 ms (the classic tool ends it as soon
+	 * as a read would block, which makes its order depend on scheduling); events are
+	 * still printed within that time of arriving.
+	 */
+	po.wait_ms = 20;
 	po.stop_start = o->stop_start;
 	po.stop_end = o->stop_end;
 	po.fn = on_record;

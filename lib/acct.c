@@ -1212,7 +1212,8 @@ void blk_acct_print_procs(struct blk_acct *a, struct blk_strbuf *sb)
 
 	if (!v)
 		return;
-	memcpy(v, a->procs, a->nprocs * sizeof(*v));
+	if (a->nprocs)
+		memcpy(v, a->procs, a->nprocs * sizeof(*v));
 	qsort_r(v, a->nprocs, sizeof(*v), proc_cmp, &a->o.sort_key);
 	for (size_t i = 0; i < a->nprocs; i++) {
 		struct proc *p = v[i];

@@ -70,6 +70,7 @@ struct blk_pipesort *blk_pipesort_new(struct blk_reader *r, const struct blk_pip
 
 		ps->o.max_pending = (unsigned int)(w < 65536 ? 65536 : (w > 1u << 24 ? 1u << 24 : w));
 	}
+	blk_reader_set_wait(r, ps->o.wait_ms);
 	ps->batchv = calloc(ps->o.batch, sizeof(*ps->batchv));
 	if (!ps->batchv) {
 		free(ps);

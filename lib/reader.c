@@ -24,6 +24,7 @@ struct blk_reader {
 	int regular;		/* regular file: reads never wait */
 	int swapped;		/* -1 unknown */
 	int gz;
+	int wait_ms;		/* how long blk_reader_ready() waits for a pipe */
 	unsigned char *buf;
 	size_t cap, pos, end;	/* unread bytes are buf[pos, end) */
 	uint64_t base;		/* input offset of buf[0] */
@@ -44,8 +45,13 @@ static int set_error(struct blk_reader *r, int e, const char *fmt, ...)
 	int n;
 
 	n = snprintf(r->err, sizeof(r->err), "'%s': ", r->name);
+	if (n < 0 || (size_t)n >= sizeof(r->err) / 2) {
+		/* keep room for the message: cut a very long name short */
+		n = (int)(sizeof(r->err) / 2);
+		memcpy(r->err + n - 6, "...': ", 7);
+	}
 	va_start(ap, fmt);
-	vsnprintf(r->err + n, sizeof(r->err) - n, fmt, ap);
+	vsnprintf(r->err + n, sizeof(r->err) - (size_t)n, fmt, ap);
 	va_end(ap);
 	r->failed = e;
 	r->pos = r->end;
@@ -271,7 +277,12 @@ int blk_reader_ready(struct blk_reader *r)
 	p.fd = r->fd;
 	p.events = POLLIN;
 	p.revents = 0;
-	return poll(&p, 1, 0) > 0;
+	return poll(&p, 1, r->wait_ms) > 0;
+}
+
+void blk_reader_set_wait(struct blk_reader *r, int ms)
+{
+	r->wait_ms = ms;
 }
 
 static uint32_t bswap32(uint32_t v)

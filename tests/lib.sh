@@ -6,7 +6,8 @@ OUT=${TEST_OUT:-$TOP/tests/out}
 mkdir -p "$OUT"
 BLKPARSE="$TOP/blkparse"
 if [ -n "${VALGRIND:-}" ]; then
-	BLKPARSE="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite $BLKPARSE"
+	mkdir -p "$OUT/memcheck"
+	BLKPARSE="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --log-file=$OUT/memcheck/vg.%p.log $BLKPARSE"
 fi
 
 pass() { echo "PASS: $*"; }

@@ -39,6 +39,12 @@ int blk_reader_next(struct blk_reader *r, struct blk_event *ev);
  */
 int blk_reader_ready(struct blk_reader *r);
 
+/*
+ * blk_reader_set_wait() - let blk_reader_ready() wait up to @ms milliseconds for a pipe
+ * to have data, so that a fast writer's stream is cut into the same batches every run.
+ */
+void blk_reader_set_wait(struct blk_reader *r, int ms);
+
 /* Name given at open time; valid while @r lives. */
 const char *blk_reader_name(const struct blk_reader *r);
 

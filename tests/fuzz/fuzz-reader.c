@@ -9,7 +9,11 @@
  *   bits 1-2  batch size: 512 (the default), 1, 4, 32
  *   bit 3     pipe mode: small reorder window (max_pending 8) to force stalled releases
  *   bit 4     acct hash_by_name (-h)
- *   bits 5-7  acct sort key (-S): none N Q q R r W C
+ *   bits 5-6  acct sort key (-S): none, Q, w, c
+ *   bit 7     repeat the data (each half in file mode) to at least 320 KiB, so the reader
+ *             refills and compacts its 256 KiB buffer with records straddling the refill
+ * The pipe-mode sorter reads from a pipe (as blkparse reading standard input), the other
+ * passes from a memfd (a regular file).
  * Accounting always has track_ios (-t), per_process (-s) and verbose (-v) on. Every emitted
  * record is accounted, rendered with blk_format_default() and with a compiled format using
  * every field, into a blk_strbuf; the end-of-run summaries are printed into a strbuf too.
@@ -19,6 +23,7 @@
  * source and -fsanitize=fuzzer,address,undefined.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -71,29 +76,72 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* A descriptor positioned at 0 over a private copy of @data (a memfd). */
-static int data_fd(const uint8_t *data, size_t len)
-{
-	int fd = memfd_create("fuzz-trace", MFD_CLOEXEC);
-	size_t done = 0;
+#define REPEAT_MIN (320 * 1024)
+#define PIPE_MAX (1024 * 1024)
 
-	if (fd < 0)
-		abort();
-	while (done < len) {
-		ssize_t n = write(fd, data + done, len - done);
+static void write_all(int fd, const uint8_t *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
 
 		if (n <= 0)
 			abort();
-		done += (size_t)n;
+		p += n;
+		len -= (size_t)n;
 	}
+}
+
+/*
+ * A descriptor at offset 0 over a private copy of @data, repeated to REPEAT_MIN bytes if
+ * @repeat: the read end of a pipe holding all of it (write end closed) if @want_pipe and it
+ * fits, else a memfd.
+ */
+static int data_fd(const uint8_t *data, size_t len, int repeat, int want_pipe)
+{
+	size_t reps = 1, total;
+	uint8_t *buf = NULL;
+	const uint8_t *src = data;
+	int fd;
+
+	if (repeat && len && len < REPEAT_MIN)
+		reps = (REPEAT_MIN + len - 1) / len;
+	total = len * reps;
+	if (reps > 1) {
+		buf = malloc(total);
+		if (!buf)
+			abort();
+		for (size_t i = 0; i < reps; i++)
+			memcpy(buf + i * len, data, len);
+		src = buf;
+	}
+	if (want_pipe && total <= PIPE_MAX) {
+		int p[2];
+
+		if (pipe2(p, O_CLOEXEC))
+			abort();
+		if (total <= 65536 || fcntl(p[1], F_SETPIPE_SZ, (int)total) >= (int)total) {
+			write_all(p[1], src, total);
+			close(p[1]);
+			free(buf);
+			return p[0];
+		}
+		close(p[0]);
+		close(p[1]);
+	}
+	fd = memfd_create("fuzz-trace", MFD_CLOEXEC);
+	if (fd < 0)
+		abort();
+	write_all(fd, src, total);
 	if (lseek(fd, 0, SEEK_SET) != 0)
 		abort();
+	free(buf);
 	return fd;
 }
 
-static struct blk_reader *data_reader(const uint8_t *data, size_t len, const char *name)
+static struct blk_reader *data_reader(const uint8_t *data, size_t len, const char *name,
+				      int repeat, int want_pipe)
 {
-	int fd = data_fd(data, len);
+	int fd = data_fd(data, len, repeat, want_pipe);
 	struct blk_reader *r = blk_reader_fdopen(fd, name);
 
 	if (!r)
@@ -233,9 +281,9 @@ static void finish(struct run *r)
 }
 
 /* Pass 1: every record with a bare reader, until end of input or damage. */
-static void reader_pass(const uint8_t *data, size_t len, struct run *r)
+static void reader_pass(const uint8_t *data, size_t len, struct run *r, int repeat)
 {
-	struct blk_reader *rd = data_reader(data, len, "fuzz");
+	struct blk_reader *rd = data_reader(data, len, "fuzz", repeat, 0);
 	struct blk_event ev;
 	char rwbs[BLK_RWBS_LEN];
 	int ret;
@@ -268,7 +316,7 @@ static void count_skip(void *arg, uint32_t dev, int cpu, uint64_t first, uint64_
 
 /* Pass 2: the pipe-mode sorter (blkparse's run_pipe_mode()). */
 static void pipe_mode(const uint8_t *data, size_t len, struct run *r, unsigned int batch,
-		      unsigned int max_pending)
+		      unsigned int max_pending, int repeat)
 {
 	struct blk_pipesort_opts po = { 0 };
 	struct blk_pipesort *ps;
@@ -280,7 +328,7 @@ static void pipe_mode(const uint8_t *data, size_t len, struct run *r, unsigned i
 	po.stop_end = UINT64_MAX;
 	po.fn = on_record;
 	po.arg = r;
-	ps = blk_pipesort_new(data_reader(data, len, "fuzz-pipe"), &po);
+	ps = blk_pipesort_new(data_reader(data, len, "fuzz-pipe", repeat, 1), &po);
 	if (!ps)
 		abort();
 	for (;;) {
@@ -315,7 +363,8 @@ static void pipe_mode(const uint8_t *data, size_t len, struct run *r, unsigned i
 }
 
 /* File mode: two halves as the per-CPU files of one device (blkparse's run_file_mode()). */
-static void file_mode(const uint8_t *data, size_t len, struct run *r, unsigned int batch)
+static void file_mode(const uint8_t *data, size_t len, struct run *r, unsigned int batch,
+		      int repeat)
 {
 	struct blk_merge *m = blk_merge_new(batch, on_record, r);
 	struct blk_acct_dev *d;
@@ -330,10 +379,10 @@ static void file_mode(const uint8_t *data, size_t len, struct run *r, unsigned i
 	d = blk_acct_dev(r->acct, 0, "fuzz");
 	if (!d)
 		abort();
-	if (half && blk_merge_add(m, data_reader(data, half, "fuzz.blktrace.0"), d, 0))
+	if (half && blk_merge_add(m, data_reader(data, half, "fuzz.blktrace.0", repeat, 0), d, 0))
 		abort();
-	if (len - half && blk_merge_add(m, data_reader(data + half, len - half,
-						      "fuzz.blktrace.1"), d, 1))
+	if (len - half && blk_merge_add(m, data_reader(data + half, len - half, "fuzz.blktrace.1",
+						      repeat, 0), d, 1))
 		abort();
 	if (!blk_merge_peek_time(m, &r->genesis))
 		r->genesis = 0;
@@ -356,7 +405,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const unsigned int batches[4] = { 512, 1, 4, 32 };
-	static const char sort_keys[8] = { 0, 'N', 'Q', 'q', 'R', 'r', 'W', 'C' };
+	static const char sort_keys[4] = { 0, 'Q', 'w', 'c' };
 	struct blk_acct_opts ao = { 0 };
 	struct run r = { 0 };
 	uint8_t ctl;
@@ -373,16 +422,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ao.track_ios = 1;
 	ao.verbose = 1;
 	ao.hash_by_name = (ctl >> 4) & 1;
-	ao.sort_key = sort_keys[ctl >> 5];
+	ao.sort_key = sort_keys[(ctl >> 5) & 3];
 	r.acct = blk_acct_new(&ao);
 	if (!r.acct)
 		abort();
 
 	if (ctl & 1) {
-		file_mode(data, size, &r, batches[(ctl >> 1) & 3]);
+		file_mode(data, size, &r, batches[(ctl >> 1) & 3], ctl >> 7);
 	} else {
-		reader_pass(data, size, &r);
-		pipe_mode(data, size, &r, batches[(ctl >> 1) & 3], (ctl & 8) ? 8 : 0);
+		reader_pass(data, size, &r, ctl >> 7);
+		pipe_mode(data, size, &r, batches[(ctl >> 1) & 3], (ctl & 8) ? 8 : 0, ctl >> 7);
 	}
 	finish(&r);
 

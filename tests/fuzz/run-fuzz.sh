@@ -1,8 +1,9 @@
 #!/bin/bash
 # make fuzz: build the libFuzzer target tests/fuzz/fuzz-reader, seed a corpus from the
-# traces in tests/data, fuzz for FUZZ_SECONDS (default 60) and replay the saved
-# reproducers in tests/fuzz/crashes/. The last line is "fuzz: N passed, N failed";
-# the exit status is non-zero if anything crashed.
+# traces in tests/data (and tests/fuzz/gen-seeds.py), replay the saved reproducers in
+# tests/fuzz/crashes/, then fuzz for FUZZ_SECONDS (default 60; 0 = run the corpus once).
+# The last line is "fuzz: N passed, N failed"; the exit status is non-zero if anything
+# crashed. Crash inputs go to tests/out/fuzz-artifacts/, the log to tests/out/fuzz.log.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
@@ -70,6 +71,16 @@ for f in tests/data/*/*.blktrace.0.xz tests/data/*/*.bin.xz; do
 		;;
 	esac
 done
+# synthetic seeds: record kinds, versions and byte orders the captured traces lack
+if command -v python3 >/dev/null 2>&1; then
+	if n=$(python3 tests/fuzz/gen-seeds.py "$corpus"); then
+		nseeds=$((nseeds + n))
+	else
+		echo "run-fuzz: warning: tests/fuzz/gen-seeds.py failed; fuzzing without its seeds" >&2
+	fi
+else
+	echo "run-fuzz: note: python3 not found; fuzzing without the synthetic seeds" >&2
+fi
 echo "corpus $corpus: $nseeds seeds, $(find "$corpus" -type f | wc -l) files"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}

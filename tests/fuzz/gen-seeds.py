@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Write synthetic seed inputs for tests/fuzz/fuzz-reader into the directory given.
+
+The captured traces in tests/data have no message, cgroup, PC, requeue, sleep, zone or
+byte-swapped records; these seeds have all of them, in versions 7 and 8, little- and
+big-endian, plain and gzip, with sequence gaps, in pipe mode and two-CPU merge mode, and
+with the control-byte options (see fuzz-reader.c) varied. Byte 0 of each file is the
+target's control byte.
+"""
+import gzip
+import os
+import struct
+import sys
+
+MAGIC = 0x65617400
+
+TC = {n: 1 << i for i, n in enumerate(
+    "read write flush sync queue requeue issue complete fs pc notify ahead meta discard "
+    "drv_data fua".split())}
+TA = {n: i + 1 for i, n in enumerate(
+    "queue backmerge frontmerge getrq sleeprq requeue issue complete plug unplug_io "
+    "unplug_timer insert split bounce remap abort drv_data zone_plug zone_unplug".split())}
+TA_CGROUP = 1 << 8
+TN_PROCESS, TN_TIMESTAMP, TN_MESSAGE = 0, 1, 2
+# the category each action carries in the kernel
+TA_CAT = {"queue": "queue", "backmerge": "queue", "frontmerge": "queue", "getrq": "queue",
+          "sleeprq": "queue", "requeue": "requeue", "issue": "issue", "complete": "complete",
+          "plug": "queue", "unplug_io": "queue", "unplug_timer": "queue", "insert": "queue",
+          "split": None, "bounce": None, "remap": "queue", "abort": "queue",
+          "drv_data": "drv_data", "zone_plug": "queue", "zone_unplug": "queue"}
+TC2_ZONE_APPEND = 1 << 32
+TC2_WRITE_ZEROES = 1 << 38
+
+
+def mkdev(ma, mi):
+    return (ma << 20) | mi
+
+
+def action(name, cats=(), extra=0):
+    a = TA[name]
+    c = TA_CAT[name]
+    bits = TC[c] if c else 0
+    for x in cats:
+        bits |= TC[x]
+    return a | (bits << 16) | extra
+
+
+def notify(code, cgroup=False):
+    return (TC["notify"] << 16) | code | (TA_CGROUP if cgroup else 0)
+
+
+class Trace:
+    def __init__(self, version=7, endian="<"):
+        self.version = version
+        self.e = endian
+        self.recs = []  # (time, bytes) pairs, kept in creation order
+
+    def rec(self, seq, time, sector, nbytes, act, pid, dev, cpu, pdu=b"", error=0):
+        e = self.e
+        if self.version == 7:
+            hdr = struct.pack(e + "IIQQIIIIIHH", MAGIC | 7, seq, time, sector, nbytes,
+                              act & 0xffffffff, pid, dev, cpu, error, len(pdu))
+        else:
+            hdr = struct.pack(e + "IIQQIIQIIHH12x", MAGIC | 8, seq, time, sector, nbytes, pid,
+                              act, dev, cpu, error, len(pdu))
+        self.recs.append(hdr + pdu)
+
+    def data(self):
+        return b"".join(self.recs)
+
+
+def scenario(t, cpus=(0, 1), gap=False, skew=0):
+    """Records of a small workload on three devices (one is dm, for the -t Q..C path)."""
+    e = t.e
+    devs = [mkdev(8, 0), mkdev(8, 16), mkdev(253, 0)]
+    seq = {}
+    clock = [1000000 + skew]
+
+    def put(cpu, dev, *a, **k):
+        s = seq.get((dev, cpu), 1)
+        seq[(dev, cpu)] = s + (2 if gap and s % 7 == 3 else 1)
+        clock[0] += 1700 + 13 * s
+        t.rec(s, clock[0], *a, dev=dev, cpu=cpu, **k)
+
+    for cpu in cpus:
+        for dev in devs:
+            put(cpu, dev, 0, 0, notify(TN_PROCESS), 100, pdu=b"fio\0")
+            put(cpu, dev, 0, 0, notify(TN_PROCESS), 200,
+                pdu=b"kworker/u8:2-events_unbound\0")
+            put(cpu, dev, 0, 0, notify(TN_TIMESTAMP), 0, pdu=struct.pack(e + "II", 1700000000,
+                                                                          123456789))
+    for i in range(4):
+        for cpu in cpus:
+            for dev in devs:
+                w = i % 2
+                rw = ("write",) if w else ("read",)
+                sec = 2048 * (i + 1) + 8 * cpu
+                pid = 100 if i % 3 else 200
+                put(cpu, dev, 0, 0, notify(TN_MESSAGE), pid, pdu=b"fio: step %d\0" % i)
+                put(cpu, dev, 0, 0, notify(TN_MESSAGE, cgroup=True), pid,
+                    pdu=struct.pack(e + "II", 7, 42) + b"cg msg\0")
+                put(cpu, dev, sec, 4096, action("queue", rw + ("fs", "sync")), pid)
+                put(cpu, dev, sec + 8, 4096, action("queue", rw + ("fs",)), pid)
+                put(cpu, dev, sec + 8, 4096, action("backmerge", rw + ("fs",)), pid)
+                put(cpu, dev, sec - 8, 4096, action("frontmerge", rw + ("fs",)), pid)
+                put(cpu, dev, sec, 8192, action("getrq", rw + ("fs",)), pid)
+                put(cpu, dev, 0, 0, action("plug"), pid)
+                put(cpu, dev, sec, 8192, action("sleeprq", rw + ("fs",)), pid)
+                put(cpu, dev, sec, 8192, action("insert", rw + ("fs", "meta")), pid)
+                put(cpu, dev, 0, 0, action("unplug_io"), pid, pdu=struct.pack(">Q", 1))
+                put(cpu, dev, 0, 0, action("unplug_timer"), pid, pdu=struct.pack(">Q", 2))
+                put(cpu, dev, sec, 8192, action("issue", rw + ("fs", "fua")), pid)
+                if i == 2:
+                    put(cpu, dev, sec, 8192, action("requeue", rw + ("fs",)), pid)
+                    put(cpu, dev, sec, 8192, action("issue", rw + ("fs",)), pid)
+                put(cpu, dev, sec, 8192, action("split", rw), pid,
+                    pdu=struct.pack(">Q", sec + 8))
+                put(cpu, dev, sec, 8192, action("bounce", rw), pid)
+                put(cpu, dev, sec, 8192, action("remap", rw + ("fs",)), pid,
+                    pdu=struct.pack(">IIQ", mkdev(8, 0), mkdev(8, 1), sec - 2048))
+                put(cpu, dev, sec, 8192, action("drv_data", rw), pid, pdu=b"\x01\x02\x03\x04")
+                put(cpu, dev, sec, 8192, action("complete", rw + ("fs",)), pid,
+                    error=5 if i == 3 else 0)
+                # passthrough (PC) requests carry the command in the payload
+                cdb = bytes([0x28, 0, 0, 0, 0x10, 0, 0, 0, 8, 0] + [0] * 6)
+                for a in ("queue", "getrq", "insert", "issue", "requeue", "issue", "complete"):
+                    put(cpu, dev, 0, 0, action(a, rw + ("pc",)), pid, pdu=cdb)
+                put(cpu, dev, sec, 4096, action("abort", rw), pid)
+                put(cpu, dev, sec, 4096, action("queue", rw + ("fs",), extra=TA_CGROUP), pid,
+                    pdu=struct.pack(e + "II", 7, 42))
+                put(cpu, dev, sec, 4096, 0x63 | (TC["queue"] << 16), pid)  # unknown action
+                if t.version == 8:
+                    put(cpu, dev, sec, 4096, action("zone_plug", rw), pid)
+                    put(cpu, dev, sec, 4096, action("zone_unplug", rw), pid,
+                        pdu=struct.pack(">Q", 3))
+                    put(cpu, dev, sec, 4096, action("queue", ("write", "fs"),
+                                                    extra=TC2_ZONE_APPEND), pid)
+                    put(cpu, dev, sec, 4096, action("complete", ("write", "fs"),
+                                                    extra=TC2_WRITE_ZEROES), pid)
+
+
+def pipe_stream(version, endian, gap=False):
+    t = Trace(version, endian)
+    scenario(t, gap=gap)
+    recs = t.recs
+    # a live trace interleaves CPUs out of time order: swap some neighbours
+    for i in range(5, len(recs) - 1, 9):
+        recs[i], recs[i + 1] = recs[i + 1], recs[i]
+    return t.data()
+
+
+def cpu_stream(version, endian, cpu):
+    t = Trace(version, endian)
+    scenario(t, cpus=(cpu,), skew=cpu * 900)
+    return t.data()
+
+
+def equalise(a, b, version, endian):
+    """Pad the two per-CPU streams with message records to the same length."""
+    hdr = 48 if version == 7 else 64
+
+    def msg(cpu, n):
+        t = Trace(version, endian)
+        t.rec(0, 10 ** 12, 0, 0, notify(TN_MESSAGE), 1, mkdev(8, 0), cpu, pdu=b"p" * n)
+        return t.data()
+
+    if 0 < abs(len(a) - len(b)) < hdr:
+        if len(a) > len(b):
+            a += msg(0, 100)
+        else:
+            b += msg(1, 100)
+    if len(a) < len(b):
+        a += msg(0, len(b) - len(a) - hdr)
+    elif len(b) < len(a):
+        b += msg(1, len(a) - len(b) - hdr)
+    assert len(a) == len(b)
+    return a + b
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    seeds = {}
+    for v in (7, 8):
+        for name, e in (("le", "<"), ("be", ">")):
+            s = pipe_stream(v, e)
+            seeds["synth-v%d-%s" % (v, name)] = b"\x00" + s
+            seeds["synth-v%d-%s-gaps" % (v, name)] = b"\x0a" + pipe_stream(v, e, gap=True)
+            seeds["synth-v%d-%s-merge" % (v, name)] = b"\x01" + equalise(
+                cpu_stream(v, e, 0), cpu_stream(v, e, 1), v, e)
+        seeds["synth-v%d-gz" % v] = b"\x04" + gzip.compress(pipe_stream(v, "<"))
+    base = pipe_stream(7, "<")
+    # two gzip members back to back
+    seeds["synth-v7-gz2"] = b"\x00" + gzip.compress(base[:4800]) + gzip.compress(base[4800:])
+    # control-byte options: batch sizes, hash by name, sort keys, repeat to 320 KiB
+    for ctl in (0x02, 0x06, 0x10, 0x30, 0x50, 0x70, 0x80, 0x81, 0x8b):
+        seeds["synth-v7-le-ctl%02x" % ctl] = bytes([ctl]) + base
+    for name, data in seeds.items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+    print(len(seeds))
+
+
+if __name__ == "__main__":
+    main()

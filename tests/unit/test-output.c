@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests of lib/output.c: buffered writes, sticky errors, gzip, binary records. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+
+#include "blk/output.h"
+#include "blk/reader.h"
+#include "helpers.h"
+
+#define CAT(c) ((uint64_t)BLK_TC_ACT(c))
+
+static char *temp_name(char *path)
+{
+	int fd;
+
+	strcpy(path, "/tmp/blk-unit-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	return path;
+}
+
+/* Deterministic text of @n bytes. */
+static char *make_text(size_t n)
+{
+	char *p = malloc(n);
+
+	assert_non_null(p);
+	for (size_t i = 0; i < n; i++)
+		p[i] = (i % 61 == 60) ? '\n' : (char)('a' + (i * 7 + i / 61) % 26);
+	return p;
+}
+
+static unsigned char *gunzip_file(const char *path, size_t *n)
+{
+	gzFile gz = gzopen(path, "rb");
+	unsigned char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int got;
+
+	assert_non_null(gz);
+	do {
+		if (cap - len < 65536) {
+			cap = cap ? cap * 2 : 1 << 17;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+		got = gzread(gz, buf + len, (unsigned int)(cap - len));
+		assert_true(got >= 0);
+		len += (size_t)got;
+	} while (got > 0);
+	gzclose(gz);
+	*n = len;
+	return buf;
+}
+
+static void test_roundtrip(void **state)
+{
+	static const unsigned char pdu[3] = { 'd', 'd', 0 };
+	struct blk_event ev = test_event(5, 123, 1, CAT(BLK_TC_WRITE) | BLK_TA_QUEUE, 8, 4096);
+	struct tbuf want = TBUF_INIT;
+	struct blk_output *o;
+	struct blk_strbuf *sb;
+	unsigned char *got;
+	size_t n;
+	char path[64];
+
+	(void)state;
+	ev.pdu = pdu;
+	ev.pdu_len = sizeof(pdu);
+	o = blk_output_open(temp_name(path), 0);
+	assert_non_null(o);
+	assert_int_equal(blk_output_write(o, "hello ", 6), 0);
+	sb = blk_output_sb(o);
+	assert_non_null(sb);
+	blk_strbuf_addstr(sb, "world ");
+	blk_strbuf_add_u64(sb, 42, 4, 0);
+	blk_strbuf_addch(sb, '\n');
+	assert_int_equal(blk_output_check(o), 0);
+	assert_int_equal(blk_output_event(o, &ev), 0);
+	ev.version = BLK_IO_TRACE2_VERSION;
+	assert_int_equal(blk_output_event(o, &ev), 0);
+	assert_int_equal(blk_output_write(o, "", 0), 0);
+	assert_int_equal(blk_output_flush(o), 0);
+	assert_int_equal(blk_output_write(o, "tail", 4), 0);
+	assert_int_equal(blk_output_finish(o), 0);
+	assert_string_equal(blk_output_error(o), "");
+	/* finishing twice is harmless */
+	assert_int_equal(blk_output_finish(o), 0);
+	blk_output_free(o);
+
+	tbuf_add(&want, "hello world   42\n", 17);
+	ev.version = BLK_IO_TRACE_VERSION;
+	tbuf_add_event(&want, &ev, test_host_be());
+	ev.version = BLK_IO_TRACE2_VERSION;
+	tbuf_add_event(&want, &ev, test_host_be());
+	tbuf_add(&want, "tail", 4);
+	got = test_read_file(path, &n);
+	assert_int_equal(n, want.len);
+	assert_memory_equal(got, want.p, n);
+	free(got);
+	tbuf_free(&want);
+	unlink(path);
+}
+
+/* Much more than the flush threshold, in odd-sized pieces, through both entry points. */
+static void test_large(void **state)
+{
+	enum { SIZE = 1000003 };
+	char *text = make_text(SIZE);
+	struct blk_output *o;
+	unsigned char *got;
+	size_t n, off = 0, step = 1;
+	char path[64];
+
+	(void)state;
+	o = blk_output_open(temp_name(path), 0);
+	assert_non_null(o);
+	while (off < SIZE) {
+		size_t k = step < SIZE - off ? step : SIZE - off;
+
+		if (step % 2) {
+			assert_int_equal(blk_output_write(o, text + off, k), 0);
+		} else {
+			blk_strbuf_add(blk_output_sb(o), text + off, k);
+			assert_int_equal(blk_output_check(o), 0);
+		}
+		off += k;
+		step = step * 3 + 1;
+		if (step > 300000)
+			step = 7;
+	}
+	assert_int_equal(blk_output_close(o), 0);
+	got = test_read_file(path, &n);
+	assert_int_equal(n, SIZE);
+	assert_memory_equal(got, text, SIZE);
+	free(got);
+	free(text);
+	unlink(path);
+}
+
+static void test_dev_full(void **state)
+{
+	struct blk_output *o;
+	char *text = make_text(300000);
+	const char *msg;
+
+	(void)state;
+	/* a small write is buffered: the error shows at finish */
+	o = blk_output_open("/dev/full", 0);
+	assert_non_null(o);
+	assert_int_equal(blk_output_write(o, "x\n", 2), 0);
+	assert_true(blk_output_finish(o) < 0);
+	msg = blk_output_error(o);
+	assert_non_null(strstr(msg, "/dev/full"));
+	assert_non_null(strstr(msg, strerror(ENOSPC)));
+	blk_output_free(o);
+
+	/* a large write fails at once, and the error is sticky */
+	o = blk_output_open("/dev/full", 0);
+	assert_non_null(o);
+	assert_int_equal(blk_output_write(o, text, 300000), -ENOSPC);
+	assert_int_equal(blk_output_write(o, "y", 1), -ENOSPC);
+	assert_int_equal(blk_output_check(o), -ENOSPC);
+	assert_int_equal(blk_output_flush(o), -ENOSPC);
+	assert_int_equal(blk_output_finish(o), -ENOSPC);
+	assert_non_null(strstr(blk_output_error(o), "'/dev/full'"));
+	blk_output_free(o);
+
+	/* blk_output_close() reports it too */
+	o = blk_output_open("/dev/full", 0);
+	assert_non_null(o);
+	assert_int_equal(blk_output_write(o, "z", 1), 0);
+	assert_int_equal(blk_output_close(o), -ENOSPC);
+
+	/* and so does a gzip stream */
+	o = blk_output_open("/dev/full", BLK_OUTPUT_GZIP);
+	assert_non_null(o);
+	assert_int_equal(blk_output_write(o, "z", 1), 0);
+	assert_true(blk_output_finish(o) < 0);
+	assert_non_null(strstr(blk_output_error(o), "/dev/full"));
+	blk_output_free(o);
+	free(text);
+}
+
+static void check_gzip(size_t size)
+{
+	char *text = make_text(size ? size : 1);
+	struct blk_output *o;
+	unsigned char *raw, *got;
+	size_t n, rn;
+	char path[64];
+
+	o = blk_output_open(temp_name(path), BLK_OUTPUT_GZIP);
+	assert_non_null(o);
+	for (size_t off = 0; off < size; off += 10007) {
+		size_t k = size - off < 10007 ? size - off : 10007;
+
+		assert_int_equal(blk_output_write(o, text + off, k), 0);
+	}
+	assert_int_equal(blk_output_close(o), 0);
+	raw = test_read_file(path, &rn);
+	assert_true(rn >= 18);
+	assert_int_equal(raw[0], 0x1f);
+	assert_int_equal(raw[1], 0x8b);
+	if (size > 100000)
+		assert_true(rn < size);
+	got = gunzip_file(path, &n);
+	assert_int_equal(n, size);
+	if (size)
+		assert_memory_equal(got, text, size);
+	free(got);
+	free(raw);
+	free(text);
+	unlink(path);
+}
+
+static void test_gzip(void **state)
+{
+	(void)state;
+	check_gzip(0);
+	check_gzip(100);
+	check_gzip(128 * 1024);
+	check_gzip(700001);
+}
+
+/* Binary records written gzip-compressed read back through the reader. */
+static void test_gzip_events_read_back(void **state)
+{
+	enum { N = 5000 };
+	struct blk_output *o;
+	struct blk_reader *r;
+	struct blk_event ev, got;
+	unsigned char pdu[24];
+	char path[64];
+
+	(void)state;
+	o = blk_output_open(temp_name(path), BLK_OUTPUT_GZIP);
+	assert_non_null(o);
+	for (uint32_t i = 0; i < N; i++) {
+		ev = test_event(i, 1000ull * i, i % 4, CAT(BLK_TC_READ) | BLK_TA_COMPLETE, i, 512);
+		ev.version = (i % 2) ? BLK_IO_TRACE2_VERSION : BLK_IO_TRACE_VERSION;
+		memset(pdu, (int)i, sizeof(pdu));
+		ev.pdu = pdu;
+		ev.pdu_len = (uint16_t)(i % 25);
+		assert_int_equal(blk_output_event(o, &ev), 0);
+	}
+	assert_int_equal(blk_output_close(o), 0);
+	r = blk_reader_open(path);
+	assert_non_null(r);
+	for (uint32_t i = 0; i < N; i++) {
+		assert_int_equal(blk_reader_next(r, &got), 1);
+		assert_int_equal(got.sequence, i);
+		assert_int_equal(got.time, 1000ull * i);
+		assert_int_equal(got.cpu, i % 4);
+		assert_int_equal(got.version,
+				 (i % 2) ? BLK_IO_TRACE2_VERSION : BLK_IO_TRACE_VERSION);
+		assert_int_equal(got.pdu_len, i % 25);
+		for (unsigned int k = 0; k < got.pdu_len; k++)
+			assert_int_equal(got.pdu[k], i & 0xff);
+	}
+	assert_int_equal(blk_reader_next(r, &got), 0);
+	assert_int_equal(blk_reader_compressed(r), 1);
+	blk_reader_close(r);
+	unlink(path);
+}
+
+/* BLK_OUTPUT_NOCLOSE leaves the descriptor open; without it the output closes it. */
+static void test_fdopen_noclose(void **state)
+{
+	struct blk_output *o;
+	unsigned char *got;
+	size_t n;
+	char path[64];
+	int fd;
+
+	(void)state;
+	fd = open(temp_name(path), O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	o = blk_output_fdopen(fd, "my-out", BLK_OUTPUT_NOCLOSE);
+	assert_non_null(o);
+	assert_int_equal(blk_output_write(o, "abc", 3), 0);
+	assert_int_equal(blk_output_close(o), 0);
+	assert_true(fcntl(fd, F_GETFD) >= 0);
+	assert_int_equal(write(fd, "def", 3), 3);
+	assert_int_equal(close(fd), 0);
+	got = test_read_file(path, &n);
+	assert_int_equal(n, 6);
+	assert_memory_equal(got, "abcdef", 6);
+	free(got);
+
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	o = blk_output_fdopen(fd, "my-out", 0);
+	assert_non_null(o);
+	assert_int_equal(blk_output_close(o), 0);
+	assert_true(fcntl(fd, F_GETFD) < 0);
+	unlink(path);
+
+	/* a write error names the name given to fdopen */
+	fd = open("/dev/full", O_WRONLY);
+	assert_true(fd >= 0);
+	o = blk_output_fdopen(fd, "my-full", 0);
+	assert_non_null(o);
+	assert_int_equal(blk_output_write(o, "x", 1), 0);
+	assert_true(blk_output_finish(o) < 0);
+	assert_non_null(strstr(blk_output_error(o), "'my-full'"));
+	blk_output_free(o);
+}
+
+static void test_open_errors(void **state)
+{
+	(void)state;
+	errno = 0;
+	assert_null(blk_output_open("/tmp/blk-unit-no-such-dir/out", 0));
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(blk_output_close(NULL), 0);
+	blk_output_free(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_large),
+		cmocka_unit_test(test_dev_full),
+		cmocka_unit_test(test_gzip),
+		cmocka_unit_test(test_gzip_events_read_back),
+		cmocka_unit_test(test_fdopen_noclose),
+		cmocka_unit_test(test_open_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

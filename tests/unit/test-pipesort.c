@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests of lib/pipesort.c: pipe-mode batch ordering, rebasing, sequence checks. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "blk/pipesort.h"
+#include "blk/reader.h"
+#include "helpers.h"
+
+#define CAT(c) ((uint64_t)BLK_TC_ACT(c))
+#define DEV0 BLK_MKDEV(8, 0)
+#define DEV1 BLK_MKDEV(8, 16)
+#define END { 0, 0, 0, 0, 0 }
+
+/* One record of the input stream, in stream order; a record with seq 0 ends the list. */
+struct prec {
+	uint32_t dev;
+	uint32_t cpu;
+	uint32_t seq;
+	uint64_t time;
+	uint16_t pdu_len;	/* payload bytes, filled with the sequence number */
+};
+
+struct got {
+	uint32_t dev, cpu, seq;
+	uint64_t time;
+};
+
+struct note_count {
+	int records, notify, consume, fail_at;
+};
+
+static int note_fn(void *arg, enum blk_merge_note what, void *owner, int cpu,
+		   const struct blk_event *ev)
+{
+	struct note_count *n = arg;
+
+	assert_int_equal(what, BLK_NOTE_RECORD);
+	assert_null(owner);
+	assert_int_equal(cpu, (int)ev->cpu);
+	n->records++;
+	if (n->fail_at && n->records == n->fail_at)
+		return -ECANCELED;
+	if (blk_event_is_notify(ev)) {
+		n->notify++;
+		return n->consume;
+	}
+	return 0;
+}
+
+static void write_stream(char *path, const struct prec *in, int garbage_at)
+{
+	struct tbuf b = TBUF_INIT;
+	unsigned char pdu[200];
+
+	for (int i = 0; in[i].seq || in[i].time; i++) {
+		struct blk_event e = test_event(in[i].seq, in[i].time, in[i].cpu,
+						CAT(BLK_TC_WRITE | BLK_TC_QUEUE) | BLK_TA_QUEUE,
+						in[i].seq * 8ull, 4096);
+
+		if (i == garbage_at)
+			tbuf_add(&b, "junk junk junk junk junk junk junk junk junk junk", 48);
+		e.device = in[i].dev;
+		memset(pdu, (int)in[i].seq, sizeof(pdu));
+		e.pdu = pdu;
+		e.pdu_len = in[i].pdu_len;
+		tbuf_add_event(&b, &e, test_host_be());
+	}
+	test_write_temp(path, b.p, b.len);
+	tbuf_free(&b);
+}
+
+/* Sort @in with @o; collect up to @max records into @out. Return the sorter (to inspect). */
+static struct blk_pipesort *run_sort(const struct prec *in, struct blk_pipesort_opts *o,
+				     struct got *out, int max, int *nout, int garbage_at)
+{
+	struct blk_pipesort *ps;
+	struct blk_reader *r;
+	struct blk_event ev;
+	char path[64];
+	int n = 0, ret;
+
+	write_stream(path, in, garbage_at);
+	r = blk_reader_open(path);
+	assert_non_null(r);
+	unlink(path);
+	ps = blk_pipesort_new(r, o);
+	assert_non_null(ps);
+	assert_int_equal(blk_pipesort_needs_input(ps), 1);
+	while ((ret = blk_pipesort_next(ps, &ev)) == 1) {
+		assert_true(n < max);
+		/* the payload is a copy that stays valid until the next call */
+		for (unsigned int k = 0; k < ev.pdu_len; k++)
+			assert_int_equal(ev.pdu[k], ev.sequence & 0xff);
+		out[n].dev = ev.device;
+		out[n].cpu = ev.cpu;
+		out[n].seq = ev.sequence;
+		out[n].time = ev.time;
+		n++;
+	}
+	assert_int_equal(ret, 0);
+	assert_int_equal(blk_pipesort_next(ps, &ev), 0);
+	assert_int_equal(blk_pipesort_needs_input(ps), 0);
+	*nout = n;
+	return ps;
+}
+
+static void expect(const struct got *out, int n, const struct got *want, int nwant)
+{
+	if (n != nwant)
+		print_error("got %d records, want %d\n", n, nwant);
+	for (int i = 0; i < n && i < nwant; i++) {
+		if (out[i].dev != want[i].dev || out[i].cpu != want[i].cpu ||
+		    out[i].seq != want[i].seq || out[i].time != want[i].time)
+			print_error("#%d: got dev %x cpu %u seq %u time %llu, want dev %x cpu %u seq %u time %llu\n",
+				    i, out[i].dev, out[i].cpu, out[i].seq,
+				    (unsigned long long)out[i].time, want[i].dev, want[i].cpu,
+				    want[i].seq, (unsigned long long)want[i].time);
+		assert_int_equal(out[i].dev, want[i].dev);
+		assert_int_equal(out[i].cpu, want[i].cpu);
+		assert_int_equal(out[i].seq, want[i].seq);
+		assert_int_equal(out[i].time, want[i].time);
+	}
+	assert_int_equal(n, nwant);
+}
+
+static void expect_no_skips(const struct blk_pipesort *ps, uint32_t dev)
+{
+	uint64_t ranges = 99, missing = 99;
+
+	blk_pipesort_skips(ps, dev, &ranges, &missing);
+	assert_int_equal(ranges, 0);
+	assert_int_equal(missing, 0);
+}
+
+/* Two CPUs' records, one CPU after the other in the stream, come out in time order. */
+static void test_two_cpus_one_batch(void **state)
+{
+	static const struct prec in[] = {
+		{ DEV0, 0, 1, 1000, 0 }, { DEV0, 0, 2, 3000, 8 },  { DEV0, 0, 3, 5000, 0 },
+		{ DEV0, 1, 1, 2000, 0 }, { DEV0, 1, 2, 4000, 100 }, { DEV0, 1, 3, 6000, 0 },
+		END,
+	};
+	static const struct got want[] = {
+		{ DEV0, 0, 1, 0 },    { DEV0, 1, 1, 1000 }, { DEV0, 0, 2, 2000 },
+		{ DEV0, 1, 2, 3000 }, { DEV0, 0, 3, 4000 }, { DEV0, 1, 3, 5000 },
+	};
+	struct blk_pipesort_opts o = { 0 };
+	struct note_count nc = { 0 };
+	struct blk_pipesort *ps;
+	struct got out[16];
+	int n;
+
+	(void)state;
+	o.fn = note_fn;
+	o.arg = &nc;
+	ps = run_sort(in, &o, out, 16, &n, -1);
+	expect(out, n, want, 6);
+	assert_int_equal(nc.records, 6);
+	expect_no_skips(ps, DEV0);
+	assert_null(blk_pipesort_error(ps));
+	assert_int_equal(blk_pipesort_forced(ps), 0);
+	blk_pipesort_free(ps);
+}
+
+/* Small batches: each batch is sorted; times are rebased to the first batch's minimum. */
+static void test_batches_rebased(void **state)
+{
+	static const struct prec in[] = {
+		{ DEV0, 0, 1, 5000, 0 }, { DEV0, 1, 1, 5100, 0 },
+		{ DEV0, 0, 2, 6000, 0 }, { DEV0, 1, 2, 5900, 0 },
+		{ DEV0, 1, 3, 7000, 0 }, { DEV0, 0, 3, 6500, 0 },
+		END,
+	};
+	static const struct got want[] = {
+		{ DEV0, 0, 1, 0 },    { DEV0, 1, 1, 100 },  { DEV0, 1, 2, 900 },
+		{ DEV0, 0, 2, 1000 }, { DEV0, 0, 3, 1500 }, { DEV0, 1, 3, 2000 },
+	};
+	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort *ps;
+	struct got out[16];
+	int n;
+
+	(void)state;
+	o.batch = 2;
+	ps = run_sort(in, &o, out, 16, &n, -1);
+	expect(out, n, want, 6);
+	expect_no_skips(ps, DEV0);
+	blk_pipesort_free(ps);
+}
+
+/* Equal times are ordered by device, then sequence. */
+static void test_tie_order(void **state)
+{
+	static const struct prec in[] = {
+		{ DEV1, 0, 1, 100, 0 }, { DEV0, 1, 1, 100, 0 }, { DEV0, 0, 2, 200, 0 },
+		{ DEV0, 0, 1, 100, 0 }, { DEV1, 0, 2, 200, 0 }, END,
+	};
+	static const struct got want[] = {
+		{ DEV0, 1, 1, 0 },   { DEV0, 0, 1, 0 },   { DEV1, 0, 1, 0 },
+		{ DEV0, 0, 2, 100 }, { DEV1, 0, 2, 100 },
+	};
+	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort *ps;
+	struct got out[16];
+	int n;
+
+	(void)state;
+	ps = run_sort(in, &o, out, 16, &n, -1);
+	/* the two seq-1 records of DEV0 (cpus 0 and 1) tie on (time, dev, seq) */
+	assert_int_equal(n, 5);
+	assert_int_equal(out[0].dev, DEV0);
+	assert_int_equal(out[1].dev, DEV0);
+	assert_int_equal(out[0].seq, 1);
+	assert_int_equal(out[1].seq, 1);
+	for (int i = 2; i < 5; i++) {
+		assert_int_equal(out[i].dev, want[i].dev);
+		assert_int_equal(out[i].seq, want[i].seq);
+		assert_int_equal(out[i].time, want[i].time);
+	}
+	expect_no_skips(ps, DEV0);
+	expect_no_skips(ps, DEV1);
+	blk_pipesort_free(ps);
+}
+
+struct skip_log {
+	int n;
+	int cpu[4];
+	uint64_t first[4], last[4];
+};
+
+static void skip_fn(void *arg, uint32_t dev, int cpu, uint64_t first, uint64_t last)
+{
+	struct skip_log *l = arg;
+
+	assert_int_equal(dev, DEV0);
+	assert_true(l->n < 4);
+	l->cpu[l->n] = cpu;
+	l->first[l->n] = first;
+	l->last[l->n] = last;
+	l->n++;
+}
+
+/* A sequence gap is counted as a skip once the input ends; the records after it still come. */
+static void test_sequence_gap(void **state)
+{
+	static const struct prec in[] = {
+		{ DEV0, 0, 1, 1000, 0 }, { DEV0, 0, 2, 2000, 0 }, { DEV0, 0, 4, 4000, 0 },
+		{ DEV0, 0, 5, 5000, 0 }, { DEV0, 1, 1, 1500, 0 }, { DEV0, 1, 2, 3000, 0 },
+		{ DEV0, 1, 3, 6000, 0 }, END,
+	};
+	static const struct got want[] = {
+		{ DEV0, 0, 1, 0 },    { DEV0, 1, 1, 500 },  { DEV0, 0, 2, 1000 },
+		{ DEV0, 1, 2, 2000 }, { DEV0, 0, 4, 3000 }, { DEV0, 0, 5, 4000 },
+		{ DEV0, 1, 3, 5000 },
+	};
+	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort *ps;
+	struct skip_log sl = { 0 };
+	struct got out[16];
+	uint64_t ranges, missing;
+	int n;
+
+	(void)state;
+	ps = run_sort(in, &o, out, 16, &n, -1);
+	expect(out, n, want, 7);
+	blk_pipesort_skips(ps, DEV0, &ranges, &missing);
+	assert_int_equal(ranges, 1);
+	assert_int_equal(missing, 1);
+	blk_pipesort_each_skip(ps, DEV0, skip_fn, &sl);
+	assert_int_equal(sl.n, 1);
+	assert_int_equal(sl.cpu[0], 0);
+	assert_int_equal(sl.first[0], 3);
+	assert_int_equal(sl.last[0], 3);
+	/* another device has none */
+	expect_no_skips(ps, DEV1);
+	blk_pipesort_free(ps);
+}
+
+/* Gaps on two CPUs are summed per device. */
+static void test_gaps_two_cpus(void **state)
+{
+	static const struct prec in[] = {
+		{ DEV0, 0, 1, 100, 0 }, { DEV0, 0, 2, 200, 0 }, { DEV0, 0, 5, 500, 0 },
+		{ DEV0, 1, 1, 150, 0 }, { DEV0, 1, 3, 350, 0 }, END,
+	};
+	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort *ps;
+	struct skip_log sl = { 0 };
+	struct got out[16];
+	uint64_t ranges, missing;
+	int n;
+
+	(void)state;
+	ps = run_sort(in, &o, out, 16, &n, -1);
+	assert_int_equal(n, 5);
+	for (int i = 1; i < n; i++)
+		assert_true(out[i].time >= out[i - 1].time);
+	blk_pipesort_skips(ps, DEV0, &ranges, &missing);
+	assert_int_equal(ranges, 2);
+	assert_int_equal(missing, 3);
+	blk_pipesort_each_skip(ps, DEV0, skip_fn, &sl);
+	assert_int_equal(sl.n, 2);
+	assert_int_equal(sl.cpu[0], 0);
+	assert_int_equal(sl.first[0], 3);
+	assert_int_equal(sl.last[0], 4);
+	assert_int_equal(sl.cpu[1], 1);
+	assert_int_equal(sl.first[1], 2);
+	assert_int_equal(sl.last[1], 2);
+	blk_pipesort_free(ps);
+}
+
+/* A record that arrives in a later batch fills the hole: no skip is counted. */
+static void test_late_record_fills_gap(void **state)
+{
+	static const struct prec in[] = {
+		{ DEV0, 0, 1, 100, 0 }, { DEV0, 0, 3, 300, 0 },
+		{ DEV0, 0, 2, 200, 0 }, { DEV0, 0, 4, 400, 0 },
+		END,
+	};
+	static const struct got want[] = {
+		{ DEV0, 0, 1, 0 },
+		{ DEV0, 0, 2, 100 },
+		{ DEV0, 0, 3, 200 },
+		{ DEV0, 0, 4, 300 },
+	};
+	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort *ps;
+	struct got out[16];
+	int n;
+
+	(void)state;
+	o.batch = 2;
+	ps = run_sort(in, &o, out, 16, &n, -1);
+	expect(out, n, want, 4);
+	expect_no_skips(ps, DEV0);
+	blk_pipesort_free(ps);
+}
+
+/* A gap that never fills is released once the window exceeds max_pending. */
+static void test_stalled_window(void **state)
+{
+	static const struct prec in[] = {
+		{ DEV0, 0, 1, 100, 0 }, { DEV0, 0, 3, 300, 0 }, { DEV0, 0, 4, 400, 0 },
+		{ DEV0, 0, 5, 500, 0 }, { DEV0, 0, 6, 600, 0 }, { DEV0, 0, 7, 700, 0 },
+		{ DEV0, 0, 8, 800, 0 }, { DEV0, 0, 9, 900, 0 }, END,
+	};
+	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort *ps;
+	struct got out[16];
+	uint64_t ranges, missing;
+	int n;
+
+	(void)state;
+	o.batch = 2;
+	o.max_pending = 4;
+	ps = run_sort(in, &o, out, 16, &n, -1);
+	assert_int_equal(n, 8);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(out[i].time, (uint64_t)(i == 0 ? 0 : (i + 1) * 100));
+	assert_true(blk_pipesort_forced(ps) >= 1);
+	blk_pipesort_skips(ps, DEV0, &ranges, &missing);
+	assert_int_equal(ranges, 1);
+	assert_int_equal(missing, 1);
+	blk_pipesort_free(ps);
+}
+
+/* Records the callback consumes (notify records here) are not sorted or returned. */
+static void test_callback_consumes(void **state)
+{
+	struct tbuf b = TBUF_INIT;
+	struct blk_pipesort_opts o = { 0 };
+	struct note_count nc = { 0 };
+	struct blk_pipesort *ps;
+	struct blk_reader *r;
+	struct blk_event ev;
+	char path[64];
+	int n = 0;
+
+	(void)state;
+	for (uint32_t i = 1; i <= 6; i++) {
+		struct blk_event e = test_event(i, 1000ull * i, 0,
+						CAT(BLK_TC_WRITE) | BLK_TA_QUEUE, 8, 4096);
+
+		if (i % 2 == 0) {
+			e.action = BLK_TN_ACTION(BLK_TN_PROCESS);
+			e.pdu = (const unsigned char *)"dd";
+			e.pdu_len = 3;
+		}
+		tbuf_add_event(&b, &e, test_host_be());
+	}
+	test_write_temp(path, b.p, b.len);
+	r = blk_reader_open(path);
+	assert_non_null(r);
+	nc.consume = 1;
+	o.fn = note_fn;
+	o.arg = &nc;
+	ps = blk_pipesort_new(r, &o);
+	assert_non_null(ps);
+	while (blk_pipesort_next(ps, &ev) == 1) {
+		assert_false(blk_event_is_notify(&ev));
+		n++;
+	}
+	assert_int_equal(n, 3);
+	assert_int_equal(nc.notify, 3);
+	assert_int_equal(nc.records, 6);
+	blk_pipesort_free(ps);
+	unlink(path);
+	tbuf_free(&b);
+}
+
+/*
+ * A negative callback return stops the sort with that errno, and blk_pipesort_free() then
+ * releases everything.
+ *
+ * LIBRARY BUG (lib/pipesort.c, read_batch()): when the callback returns a negative errno
+ * (or node_alloc() fails) part-way through a batch, read_batch() returns at once and the
+ * nodes already allocated for that batch (ps->batchv[0..n-1]) are neither pushed into the
+ * heap nor freed, so they leak: under valgrind this test reports "168 bytes in 1 blocks
+ * are definitely lost" (node_alloc). The assertions here pass; the leak check is what fails.
+ */
+static void test_callback_error(void **state)
+{
+	struct tbuf b = TBUF_INIT;
+	struct blk_pipesort_opts o = { 0 };
+	struct note_count nc = { 0 };
+	struct blk_pipesort *ps;
+	struct blk_reader *r;
+	struct blk_event ev;
+	char path[64];
+
+	(void)state;
+	for (uint32_t i = 1; i <= 3; i++) {
+		struct blk_event e = test_event(i, 1000ull * i, 0,
+						CAT(BLK_TC_WRITE) | BLK_TA_QUEUE, 8, 4096);
+
+		tbuf_add_event(&b, &e, test_host_be());
+	}
+	test_write_temp(path, b.p, b.len);
+	r = blk_reader_open(path);
+	assert_non_null(r);
+	nc.fail_at = 2;
+	o.fn = note_fn;
+	o.arg = &nc;
+	ps = blk_pipesort_new(r, &o);
+	assert_non_null(ps);
+	assert_int_equal(blk_pipesort_next(ps, &ev), -ECANCELED);
+	blk_pipesort_free(ps);
+	unlink(path);
+	tbuf_free(&b);
+}
+
+/* Records outside [stop_start, stop_end) (after rebasing) are dropped. */
+static void test_stop_window(void **state)
+{
+	static const struct prec in[] = {
+		{ DEV0, 0, 1, 10000, 0 }, { DEV0, 0, 2, 11000, 0 }, { DEV0, 0, 3, 12000, 0 },
+		{ DEV0, 0, 4, 13000, 0 }, { DEV0, 0, 5, 14000, 0 }, END,
+	};
+	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort *ps;
+	struct got out[16];
+	int n;
+
+	(void)state;
+	o.stop_start = 1000;
+	o.stop_end = 3000;
+	ps = run_sort(in, &o, out, 16, &n, -1);
+	assert_int_equal(n, 2);
+	assert_int_equal(out[0].seq, 2);
+	assert_int_equal(out[0].time, 1000);
+	assert_int_equal(out[1].seq, 3);
+	assert_int_equal(out[1].time, 2000);
+	blk_pipesort_free(ps);
+}
+
+/* Damaged input: the records before the damage come out, then the error is described. */
+static void test_damaged(void **state)
+{
+	static const struct prec in[] = {
+		{ DEV0, 0, 1, 100, 0 }, { DEV0, 0, 2, 200, 0 }, { DEV0, 0, 3, 300, 0 },
+		{ DEV0, 0, 4, 400, 0 }, END,
+	};
+	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort *ps;
+	struct got out[16];
+	int n;
+
+	(void)state;
+	ps = run_sort(in, &o, out, 16, &n, 3);
+	assert_int_equal(n, 3);
+	assert_non_null(blk_pipesort_error(ps));
+	assert_non_null(strstr(blk_pipesort_error(ps), "bad magic"));
+	assert_non_null(strstr(blk_pipesort_error(ps), "offset 144"));
+	blk_pipesort_free(ps);
+	blk_pipesort_free(NULL);
+}
+
+/* Many records from 4 CPUs in small batches: time order holds, nothing is lost or skipped. */
+static void test_many_cpus(void **state)
+{
+	enum { NCPU = 4, PER = 500 };
+	struct prec *in = calloc(NCPU * PER + 1, sizeof(*in));
+	struct got *out = calloc(NCPU * PER, sizeof(*out));
+	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort *ps;
+	uint32_t next[NCPU] = { 0 };
+	int n, k = 0;
+
+	(void)state;
+	assert_non_null(in);
+	assert_non_null(out);
+	/* round-robin over CPUs in the stream; per-CPU times increase, cross-CPU times mix */
+	for (int i = 0; i < PER; i++)
+		for (int c = 0; c < NCPU; c++) {
+			in[k].dev = DEV0;
+			in[k].cpu = (uint32_t)c;
+			in[k].seq = (uint32_t)i + 1;
+			in[k].time = 1000 + 10ull * i + (uint64_t)((c * 7) % 10);
+			in[k].pdu_len = (uint16_t)(i % 3 == 0 ? 80 : i % 3);
+			k++;
+		}
+	o.batch = 16;
+	ps = run_sort(in, &o, out, NCPU * PER, &n, -1);
+	assert_int_equal(n, NCPU * PER);
+	for (int i = 0; i < n; i++) {
+		if (i)
+			assert_true(out[i].time >= out[i - 1].time);
+		assert_int_equal(out[i].seq, ++next[out[i].cpu]);
+	}
+	expect_no_skips(ps, DEV0);
+	blk_pipesort_free(ps);
+	free(in);
+	free(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_two_cpus_one_batch),
+		cmocka_unit_test(test_batches_rebased),
+		cmocka_unit_test(test_tie_order),
+		cmocka_unit_test(test_sequence_gap),
+		cmocka_unit_test(test_gaps_two_cpus),
+		cmocka_unit_test(test_late_record_fills_gap),
+		cmocka_unit_test(test_stalled_window),
+		cmocka_unit_test(test_callback_consumes),
+		cmocka_unit_test(test_callback_error),
+		cmocka_unit_test(test_stop_window),
+		cmocka_unit_test(test_damaged),
+		cmocka_unit_test(test_many_cpus),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
