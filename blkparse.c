@@ -336,17 +336,16 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 			      cpu, ev->cpu, (unsigned long long)ev->offset);
 		return 0;
 	}
-	if (!r->file_mode)
-		d = blk_acct_dev(r->acct, ev->device, NULL);
-	else if (d && !blk_acct_dev_devno(d) && !blk_event_is_notify(ev))
-		/* file mode: the device number is learned from its first record */
-		blk_acct_dev_set_devno(d, ev->device);
-	if (!d)
-		return -ENOMEM;
-	if (!blk_event_is_notify(ev) || a == BLK_TN_ACTION(BLK_TN_MESSAGE))
-		return 0;
-	if (r->o->show_cgroup && (a & ~BLK_TA_CGROUP) == BLK_TN_ACTION(BLK_TN_MESSAGE))
-		return 0;
+	if (!blk_event_is_notify(ev) || a == BLK_TN_ACTION(BLK_TN_MESSAGE) ||
+	    (r->o->show_cgroup && (a & ~BLK_TA_CGROUP) == BLK_TN_ACTION(BLK_TN_MESSAGE))) {
+		/* a record to merge; pipe mode lists devices in order of their first one */
+		if (!r->file_mode)
+			d = blk_acct_dev(r->acct, ev->device, NULL);
+		else if (d && !blk_acct_dev_devno(d))
+			/* file mode: the device number is learned from its first record */
+			blk_acct_dev_set_devno(d, ev->device);
+		return d ? 0 : -ENOMEM;
+	}
 	switch (a) {
 	case BLK_TN_ACTION(BLK_TN_PROCESS):
 		blk_acct_set_comm(r->acct, ev->pid, (const char *)ev->pdu, ev->pdu_len);
