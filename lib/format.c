@@ -302,7 +302,7 @@ int blk_format_render(const struct blk_format *f, const struct blk_event *ev,
 void blk_format_header(const struct blk_event *ev, const struct blk_fmt_ctx *c,
 		       const char *rwbs, struct blk_strbuf *sb)
 {
-	char *p = blk_strbuf_reserve(sb, 160), *start = p;
+	char *p = blk_strbuf_reserve(sb, 128 + strlen(c->act) + strlen(rwbs)), *start = p;
 
 	/* "%3d,%-3d %2d %8d %5d.%09lu %5u %2s %3s " */
 	p = blk_put_u64(p, BLK_MAJOR(ev->device), 3, ' ');
@@ -328,10 +328,11 @@ void blk_format_header(const struct blk_event *ev, const struct blk_fmt_ctx *c,
 
 static void put_comm(struct blk_strbuf *sb, const char *comm)
 {
-	char *p = blk_strbuf_reserve(sb, 24), *start = p;
+	const char *name = comm ? comm : "(null)";
+	char *p = blk_strbuf_reserve(sb, strlen(name) + 2), *start = p;
 
 	*p++ = '[';
-	p = blk_put_str(p, comm ? comm : "(null)", 0);
+	p = blk_put_str(p, name, 0);
 	*p++ = ']';
 	sb->len += (size_t)(p - start);
 }

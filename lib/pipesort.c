@@ -248,13 +248,15 @@ static int read_batch(struct blk_pipesort *ps)
 		if (ps->o.fn) {
 			ret = ps->o.fn(ps->o.arg, BLK_NOTE_RECORD, NULL, (int)ev.cpu, &ev);
 			if (ret < 0)
-				return ret;
+				goto fail;
 			if (ret > 0)
 				continue;
 		}
 		node = node_alloc(ps, &ev);
-		if (!node)
-			return -ENOMEM;
+		if (!node) {
+			ret = -ENOMEM;
+			goto fail;
+		}
 		node->batch = ps->batchno;
 		node->idx = n;
 		ps->batchv[n++] = node;
@@ -290,13 +292,21 @@ static int read_batch(struct blk_pipesort *ps)
 			node_free(ps, node);
 			continue;
 		}
-		if (heap_push(ps, node))
+		if (heap_push(ps, node)) {
+			node_free(ps, node);
+			while (k-- > 0)
+				node_free(ps, ps->batchv[k]);
 			return -ENOMEM;
+		}
 		pc->pending++;
 	}
 	if (youngest > ps->o.stop_end)
 		ps->eof = 1;
 	return (int)n;
+fail:
+	while (n-- > 0)
+		node_free(ps, ps->batchv[n]);
+	return ret;
 }
 
 static void insert_skip(struct pcpu *pc, uint64_t start, uint64_t end)

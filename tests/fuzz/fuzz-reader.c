@@ -115,11 +115,15 @@ static int data_fd(const uint8_t *data, size_t len, int repeat, int want_pipe)
 		src = buf;
 	}
 	if (want_pipe && total <= PIPE_MAX) {
-		int p[2];
+		int p[2], sz;
 
 		if (pipe2(p, O_CLOEXEC))
 			abort();
-		if (total <= 65536 || fcntl(p[1], F_SETPIPE_SZ, (int)total) >= (int)total) {
+		sz = fcntl(p[1], F_GETPIPE_SZ);
+		if (sz >= 0 && (size_t)sz < total)
+			sz = fcntl(p[1], F_SETPIPE_SZ, (int)total);
+		/* all of it must fit, or the write would wait for a reader that never comes */
+		if (sz >= 0 && (size_t)sz >= total) {
 			write_all(p[1], src, total);
 			close(p[1]);
 			free(buf);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <zlib.h>
 
 #include "blk/event.h"
@@ -204,6 +205,44 @@ static inline void test_assert_event_eq(const struct blk_event *a, const struct 
 	assert_int_equal(a->pdu_len, b->pdu_len);
 	if (a->pdu_len)
 		assert_memory_equal(a->pdu, b->pdu, a->pdu_len);
+}
+
+/*
+ * Checks for code run in a child process (test_in_child()), where cmocka's assertions
+ * must not be used: they would jump back into the parent's copy of the test runner.
+ */
+#define CHILD_CHECK(cond)                                                                  \
+	do {                                                                               \
+		if (!(cond)) {                                                             \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+			return 1;                                                          \
+		}                                                                          \
+	} while (0)
+
+/*
+ * Run @fn(@arg) in a child process, so that memory corruption it causes (a library bug)
+ * fails this test instead of killing the whole group. Return 0 if @fn returned 0.
+ */
+static inline int test_in_child(int (*fn)(void *), void *arg)
+{
+	pid_t pid;
+	int status;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(fn(arg) ? 1 : 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status)) {
+		print_error("child died of signal %d\n", WTERMSIG(status));
+		return -1;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		print_error("child exited with %d\n", WEXITSTATUS(status));
+		return -1;
+	}
+	return 0;
 }
 
 #endif /* BLK_TEST_HELPERS_H */

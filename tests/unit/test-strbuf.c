@@ -296,6 +296,111 @@ static void test_addf(void **state)
 	blk_strbuf_release(&sb);
 }
 
+/* ---- the raw pointer writers (blk_strbuf_reserve() + blk_put_*()) ---- */
+
+static const struct put_case {
+	char kind;		/* 'u' put_u64, 'l' put_u64_left, 's' put_s64, 'S' put_str */
+	int64_t v;
+	const char *str;
+	int width;
+	char pad;
+	const char *want;
+} put_cases[] = {
+	{ 'u', 0, NULL, 0, ' ', "0" },
+	{ 'u', 42, NULL, 5, ' ', "   42" },
+	{ 'u', 42, NULL, 5, '0', "00042" },
+	{ 'u', 42, NULL, 1, ' ', "42" },
+	{ 'u', 3456789, NULL, 9, '0', "003456789" },
+	{ 'u', 123456, NULL, 5, ' ', "123456" },
+	{ 'l', 0, NULL, 3, 0, "0  " },
+	{ 'l', 16, NULL, 3, 0, "16 " },
+	{ 'l', 65536, NULL, 3, 0, "65536" },
+	{ 'l', 7, NULL, 0, 0, "7" },
+	{ 's', 0, NULL, 2, 0, " 0" },
+	{ 's', 12, NULL, 2, 0, "12" },
+	{ 's', -1, NULL, 8, 0, "      -1" },
+	{ 's', -12345678, NULL, 8, 0, "-12345678" },
+	{ 's', -2147483647 - 1, NULL, 8, 0, "-2147483648" },
+	{ 's', INT64_MIN, NULL, 0, 0, "-9223372036854775808" },
+	{ 's', INT64_MAX, NULL, 0, 0, "9223372036854775807" },
+	{ 'S', 0, "Q", 2, 0, " Q" },
+	{ 'S', 0, "UT", 2, 0, "UT" },
+	{ 'S', 0, "WS", 3, 0, " WS" },
+	{ 'S', 0, "FRFASM", 3, 0, "FRFASM" },
+	{ 'S', 0, "", 2, 0, "  " },
+	{ 'S', 0, "dd", 0, 0, "dd" },
+};
+
+static void test_put_writers(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < N(put_cases); i++) {
+		const struct put_case *c = &put_cases[i];
+		struct blk_strbuf sb = BLK_STRBUF_INIT;
+		char *p, *start;
+
+		blk_strbuf_addstr(&sb, "<");
+		start = p = blk_strbuf_reserve(&sb, 64);
+		assert_ptr_equal(p, sb.buf + sb.len);
+		assert_true(sb.alloc - sb.len >= 64 + 1);
+		switch (c->kind) {
+		case 'u':
+			p = blk_put_u64(p, (uint64_t)c->v, c->width, c->pad);
+			break;
+		case 'l':
+			p = blk_put_u64_left(p, (uint64_t)c->v, c->width);
+			break;
+		case 's':
+			p = blk_put_s64(p, c->v, c->width);
+			break;
+		default:
+			p = blk_put_str(p, c->str, c->width);
+			break;
+		}
+		sb.len += (size_t)(p - start);
+		blk_strbuf_addch(&sb, '>');
+		if (sb.len != strlen(c->want) + 2 || memcmp(sb.buf + 1, c->want, strlen(c->want)))
+			print_error("case %zu: got '%.*s', want '<%s>'\n", i, (int)sb.len, sb.buf,
+				    c->want);
+		assert_int_equal(sb.len, strlen(c->want) + 2);
+		assert_memory_equal(sb.buf + 1, c->want, strlen(c->want));
+		assert_int_equal(sb.buf[sb.len - 1], '>');
+		blk_strbuf_release(&sb);
+	}
+}
+
+/* The raw writers agree with the checked ones over a spread of values and widths. */
+static void test_put_matches_add(void **state)
+{
+	static const int64_t vals[] = { 0, 5, -5, 99, -100, 65535, 1234567, -7654321,
+					INT32_MAX, INT32_MIN };
+
+	(void)state;
+	for (size_t i = 0; i < N(vals); i++) {
+		for (int width = 0; width < 13; width++) {
+			struct blk_strbuf a = BLK_STRBUF_INIT, b = BLK_STRBUF_INIT;
+			char *p;
+
+			blk_strbuf_add_s64(&a, vals[i], width, 0);
+			p = blk_strbuf_reserve(&b, 32);
+			b.len += (size_t)(blk_put_s64(p, vals[i], width) - p);
+			assert_int_equal(a.len, b.len);
+			assert_memory_equal(a.buf, b.buf, a.len);
+			if (vals[i] >= 0) {
+				blk_strbuf_reset(&a);
+				blk_strbuf_reset(&b);
+				blk_strbuf_add_u64(&a, (uint64_t)vals[i], width, BLK_PAD_LEFT);
+				p = blk_strbuf_reserve(&b, 32);
+				b.len += (size_t)(blk_put_u64_left(p, (uint64_t)vals[i], width) - p);
+				assert_int_equal(a.len, b.len);
+				assert_memory_equal(a.buf, b.buf, a.len);
+			}
+			blk_strbuf_release(&a);
+			blk_strbuf_release(&b);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -306,6 +411,8 @@ int main(void)
 		cmocka_unit_test(test_add_and_reset),
 		cmocka_unit_test(test_growth),
 		cmocka_unit_test(test_addf),
+		cmocka_unit_test(test_put_writers),
+		cmocka_unit_test(test_put_matches_add),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
