@@ -41,7 +41,7 @@ tests/unit/test-%: tests/unit/test-%.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
 # ---- tests ----
-.PHONY: all check unit e2e asan valgrind fuzz bench demo deps clean hdr-check format format-check
+.PHONY: all check check-plain unit e2e asan valgrind fuzz bench demo deps clean hdr-check format format-check
 deps:
 	@./tests/deps.sh
 
@@ -51,8 +51,13 @@ unit: $(UNIT)
 e2e: all
 	@./tests/run-e2e.sh
 
+# make check: the suite as built, then under ASan+UBSan, then under valgrind (set
+# CHECK_QUICK=1 to run only the first). The last line sums all runs.
 check: deps
 	@$(MAKE) --no-print-directory all $(UNIT)
+	@./tests/check.sh $(UNIT)
+
+check-plain: all $(UNIT)
 	@./tests/run-all.sh $(UNIT)
 
 # Sanitizer and valgrind runs of the whole suite. asan builds a copy of the tree under

@@ -440,23 +440,45 @@ static int long_comm_checks(void *arg)
 		CHILD_CHECK(!memcmp(sb.buf, want, sb.len));
 		blk_strbuf_release(&sb);
 	}
+
+	/* a long action string in the header */
+	{
+		struct blk_strbuf sb = BLK_STRBUF_INIT;
+		char act[201];
+
+		memset(act, 'x', 200);
+		act[0] = 'Q';
+		act[200] = '\0';
+		memset(&c, 0, sizeof(c));
+		c.act = act;
+		c.comm = "dd";
+		c.elapsed = BLK_NO_ELAPSED;
+		snprintf(want, sizeof(want), "  8,0    0        1     0.000000000   100 %s   N [dd]\n",
+			 act);
+		blk_format_default(&ev, &c, &sb);
+		CHILD_CHECK(sb.alloc > sb.len);
+		CHILD_CHECK(sb.len == strlen(want));
+		CHILD_CHECK(!memcmp(sb.buf, want, sb.len));
+		blk_strbuf_release(&sb);
+	}
 	return 0;
 }
 
 /*
  * A process name longer than the kernel's 16 bytes (blk_fmt_ctx.comm has no documented
- * limit: another front-end, or a trace's TN_PROCESS payload, may give one) is printed whole
- * and stays inside the buffer. Run in a child: a heap overflow must not take the group down.
+ * limit: another front-end, or a trace's TN_PROCESS payload, may give one) and a long
+ * action string are printed whole and stay inside the buffer. Run in a child, so that a
+ * heap overflow fails this test instead of taking the whole group down.
  *
- * LIBRARY BUG (lib/format.c, put_comm(), used by blk_format_default()): it reserves a fixed
- * 24 bytes with blk_strbuf_reserve() and then copies the whole name with blk_put_str(), so a
- * name longer than the space left in the buffer is written past the end of the heap block
- * and sb->len ends up beyond sb->alloc (AddressSanitizer: heap-buffer-overflow in
- * blk_put_str via put_comm). Minimal repro: blk_format_default() of any "P" event with
- * c->comm = a 300-character string into a fresh BLK_STRBUF_INIT buffer. (blkparse itself
- * caps names at 15 bytes in lib/acct.c, so it is not reachable from blkparse today.) The
- * header has the same pattern: blk_format_header() reserves 160 bytes and copies c->act
- * whole.
+ * Regression test for a heap overflow found by this test (lib/format.c): put_comm(), used
+ * by blk_format_default(), reserved a fixed 24 bytes with blk_strbuf_reserve() and then
+ * copied the whole name with blk_put_str(), so a name longer than the space left in the
+ * buffer was written past the end of the heap block and sb->len ended up beyond sb->alloc
+ * (AddressSanitizer: heap-buffer-overflow in blk_put_str via put_comm). Repro:
+ * blk_format_default() of a "P" event with c->comm = a 300-character string into a fresh
+ * BLK_STRBUF_INIT buffer. blk_format_header() had the same pattern for c->act (a fixed
+ * 160-byte reservation). blkparse caps names at 15 bytes (lib/acct.c), so it was not
+ * reachable from blkparse.
  */
 static void test_default_long_comm(void **state)
 {

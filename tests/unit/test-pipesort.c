@@ -416,10 +416,10 @@ static void test_callback_consumes(void **state)
  * A negative callback return stops the sort with that errno, and blk_pipesort_free() then
  * releases everything (checked by the valgrind run).
  *
- * LIBRARY BUG found by this test (lib/pipesort.c, read_batch()): when the callback returned
- * a negative errno (or node_alloc() or heap_push() failed) part-way through a batch,
- * read_batch() returned at once and the nodes already allocated for that batch
- * (ps->batchv[0..n-1]) were neither pushed into the heap nor freed: valgrind reported
+ * Regression test for a leak found by this test (lib/pipesort.c, read_batch()): when the
+ * callback returned a negative errno (or node_alloc() or heap_push() failed) part-way
+ * through a batch, read_batch() returned at once and the nodes already allocated for that
+ * batch (ps->batchv[0..n-1]) were neither pushed into the heap nor freed: valgrind reported
  * "168 bytes in 1 blocks are definitely lost" (node_alloc). The assertions pass either way;
  * the leak check is what fails.
  */

@@ -1,0 +1,39 @@
+#!/bin/bash
+# The whole test run of `make check`: plain, ASan+UBSan, valgrind. Prints each run's lines
+# and ends with the total "N passed, N failed, N skipped".
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+tp=0 tf=0 ts=0
+run() { # label command...
+	local label=$1 line p f s
+	shift
+	echo "######## $label"
+	"$@" 2>&1 | tee "$top/tests/out/.run.log"
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$top/tests/out/.run.log" | tail -n1)
+	if [ -z "$line" ]; then
+		echo "$label: no result line (the run broke)"
+		tf=$((tf + 1))
+		return
+	fi
+	p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
+	f=$(echo "$line" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')
+	s=$(echo "$line" | sed -nE 's/.* ([0-9]+) skipped.*/\1/p')
+	tp=$((tp + p)); tf=$((tf + f)); ts=$((ts + ${s:-0}))
+	echo "######## $label: $line"
+}
+mkdir -p "$top/tests/out"
+run "plain build" ./tests/run-all.sh "$@"
+if [ -z "${CHECK_QUICK:-}" ]; then
+	if command -v clang >/dev/null || gcc -fsanitize=address -x c -o /dev/null - <<<'int main(void){return 0;}' 2>/dev/null; then
+		run "ASan+UBSan build" make --no-print-directory asan
+	else
+		echo "SKIP: ASan run (no sanitizer runtime)"; ts=$((ts + 1))
+	fi
+	if command -v valgrind >/dev/null; then
+		run "valgrind" env VALGRIND=1 ./tests/run-all.sh "$@"
+	else
+		echo "SKIP: valgrind run (valgrind not installed)"; ts=$((ts + 1))
+	fi
+fi
+echo "$tp passed, $tf failed, $ts skipped"
+[ "$tf" = 0 ]
