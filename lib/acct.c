@@ -37,8 +37,8 @@ struct track {
 struct blk_acct_dev {
 	uint32_t devno;
 	char *name;		/* -i name, or NULL in pipe mode */
-	struct acct_cpu *cpus;
-	unsigned int ncpus;
+	struct acct_cpu **cpus;	/* sparse: chunks of CPU_CHUNK CPUs */
+	unsigned int nchunks;
 	uint64_t events;
 	uint64_t first_time, last_time;
 	uint64_t cur_depth[2], max_depth[2];
@@ -120,6 +120,8 @@ void blk_acct_free(struct blk_acct *a)
 		return;
 	for (unsigned int i = 0; i < a->ndevs; i++) {
 		free_tracks(a->devs[i]);
+		for (unsigned int c = 0; c < a->devs[i]->nchunks; c++)
+			free(a->devs[i]->cpus[c]);
 		free(a->devs[i]->cpus);
 		free(a->devs[i]->name);
 		free(a->devs[i]);
@@ -660,21 +662,41 @@ static void track_frontmerge(struct blk_acct *a, struct blk_acct_dev *d, const s
 
 /* ---- counting ---- */
 
+#define CPU_CHUNK 64
+
+/* The counters of @cpu (< BLK_MAX_CPUS, checked by the reader), created on first use. */
 static struct acct_cpu *get_cpu(struct blk_acct_dev *d, int cpu)
 {
-	if (cpu < 0)
-		cpu = 0;
-	if ((unsigned int)cpu >= d->ncpus) {
-		unsigned int n = (unsigned int)cpu + 1;
-		struct acct_cpu *nc = realloc(d->cpus, n * sizeof(*nc));
+	unsigned int c, k;
 
-		if (!nc)
+	if (cpu < 0 || cpu >= BLK_MAX_CPUS)
+		cpu = 0;
+	c = (unsigned int)cpu / CPU_CHUNK;
+	if (c >= d->nchunks) {
+		struct acct_cpu **n = realloc(d->cpus, (c + 1) * sizeof(*n));
+
+		if (!n)
 			abort();
-		memset(nc + d->ncpus, 0, (n - d->ncpus) * sizeof(*nc));
-		d->cpus = nc;
-		d->ncpus = n;
+		for (k = d->nchunks; k <= c; k++)
+			n[k] = NULL;
+		d->cpus = n;
+		d->nchunks = c + 1;
 	}
-	return &d->cpus[cpu];
+	if (!d->cpus[c]) {
+		d->cpus[c] = calloc(CPU_CHUNK, sizeof(**d->cpus));
+		if (!d->cpus[c])
+			abort();
+	}
+	return &d->cpus[c][(unsigned int)cpu % CPU_CHUNK];
+}
+
+static struct acct_cpu *cpu_at(const struct blk_acct_dev *d, unsigned int cpu)
+{
+	unsigned int c = cpu / CPU_CHUNK;
+
+	if (c >= d->nchunks || !d->cpus[c])
+		return NULL;
+	return &d->cpus[c][cpu % CPU_CHUNK];
 }
 
 void blk_acct_seen(struct blk_acct_dev *d, int cpu)
@@ -1130,12 +1152,14 @@ void blk_acct_print_devs(struct blk_acct *a, struct blk_strbuf *sb)
 		dev_name(d, name, sizeof(name));
 		if (i > 0)
 			blk_strbuf_addch(sb, '\n');
-		for (unsigned int c = 0; c < d->ncpus; c++) {
-			if (!d->cpus[c].nelems)
+		for (unsigned int c = 0; c < d->nchunks * CPU_CHUNK; c++) {
+			struct acct_cpu *pc = cpu_at(d, c);
+
+			if (!pc || !pc->nelems)
 				continue;
-			sum_stats(&total, &d->cpus[c].ios);
+			sum_stats(&total, &pc->ios);
 			snprintf(title, sizeof(title), "CPU%u (%s):", c, name);
-			dump_io_stats(sb, d, &d->cpus[c].ios, title);
+			dump_io_stats(sb, d, &pc->ios, title);
 			blocks++;
 		}
 		if (blocks > 1) {

@@ -29,10 +29,12 @@ struct pcpu {
 	struct pskip *head, *tail;
 };
 
+#define PS_CPU_CHUNK 64
+
 struct pdev {
 	uint32_t dev;
-	struct pcpu *cpus;
-	unsigned int ncpus;
+	struct pcpu **cpus;	/* sparse: chunks of PS_CPU_CHUNK CPUs */
+	unsigned int nchunks;
 };
 
 struct blk_pipesort {
@@ -99,25 +101,37 @@ static struct pcpu *get_cpu(struct blk_pipesort *ps, uint32_t dev, uint32_t cpu)
 		memset(d, 0, sizeof(*d));
 		d->dev = dev;
 	}
-	if (cpu >= d->ncpus) {
-		unsigned int n = cpu + 1;
-		struct pcpu *nc;
+	if (cpu >= BLK_MAX_CPUS)
+		return NULL;
+	if (cpu / PS_CPU_CHUNK >= d->nchunks) {
+		unsigned int n = cpu / PS_CPU_CHUNK + 1;
+		struct pcpu **nc = realloc(d->cpus, n * sizeof(*nc));
 
-		if (cpu > 65535)
-			return NULL;
-		nc = realloc(d->cpus, n * sizeof(*nc));
 		if (!nc)
 			return NULL;
-		for (unsigned int i = d->ncpus; i < n; i++) {
-			memset(&nc[i], 0, sizeof(nc[i]));
-			nc[i].last_seq = (uint64_t)-1;
-			nc[i].smallest_seq = UINT32_MAX;
-		}
+		for (unsigned int i = d->nchunks; i < n; i++)
+			nc[i] = NULL;
 		d->cpus = nc;
-		d->ncpus = n;
+		d->nchunks = n;
 	}
-	return &d->cpus[cpu];
+	if (!d->cpus[cpu / PS_CPU_CHUNK]) {
+		struct pcpu *c = calloc(PS_CPU_CHUNK, sizeof(*c));
+
+		if (!c)
+			return NULL;
+		for (unsigned int i = 0; i < PS_CPU_CHUNK; i++) {
+			c[i].last_seq = (uint64_t)-1;
+			c[i].smallest_seq = UINT32_MAX;
+		}
+		d->cpus[cpu / PS_CPU_CHUNK] = c;
+	}
+	return &d->cpus[cpu / PS_CPU_CHUNK][cpu % PS_CPU_CHUNK];
 }
+
+/* Call @fn for every CPU slot of @d that exists. */
+#define for_each_pcpu(d, i, pc)                                                        \
+	for (unsigned int i = 0; i < (d)->nchunks * PS_CPU_CHUNK; i++)                 \
+		if (((pc) = (d)->cpus[i / PS_CPU_CHUNK] ? &(d)->cpus[i / PS_CPU_CHUNK][i % PS_CPU_CHUNK] : NULL))
 
 static const struct pdev *find_dev(const struct blk_pipesort *ps, uint32_t dev)
 {
@@ -380,8 +394,10 @@ static int cpus_present(struct blk_pipesort *ps, uint32_t dev)
 
 	if (!d)
 		return 1;
-	for (unsigned int i = 0; i < d->ncpus; i++)
-		if (d->cpus[i].seen && !d->cpus[i].pending)
+	const struct pcpu *pc;
+
+	for_each_pcpu(d, i, pc)
+		if (pc->seen && !pc->pending)
 			return 0;
 	return 1;
 }
@@ -473,8 +489,10 @@ void blk_pipesort_skips(const struct blk_pipesort *ps, uint32_t dev, uint64_t *r
 	*ranges = *missing = 0;
 	if (!d)
 		return;
-	for (unsigned int i = 0; i < d->ncpus; i++) {
-		for (struct pskip *s = d->cpus[i].head; s; s = s->next) {
+	const struct pcpu *pc;
+
+	for_each_pcpu(d, i, pc) {
+		for (struct pskip *s = pc->head; s; s = s->next) {
 			(*ranges)++;
 			*missing += s->end - s->start + 1;
 		}
@@ -490,8 +508,10 @@ void blk_pipesort_each_skip(const struct blk_pipesort *ps, uint32_t dev,
 
 	if (!d)
 		return;
-	for (unsigned int i = 0; i < d->ncpus; i++)
-		for (struct pskip *s = d->cpus[i].head; s; s = s->next)
+	const struct pcpu *pc;
+
+	for_each_pcpu(d, i, pc)
+		for (struct pskip *s = pc->head; s; s = s->next)
 			fn(arg, dev, (int)i, s->start, s->end);
 }
 
@@ -515,15 +535,20 @@ void blk_pipesort_free(struct blk_pipesort *ps)
 		free(n);
 	}
 	for (unsigned int i = 0; i < ps->ndevs; i++) {
-		for (unsigned int c = 0; c < ps->devs[i].ncpus; c++) {
-			struct pskip *s = ps->devs[i].cpus[c].head, *nx;
+		struct pdev *d = &ps->devs[i];
+		struct pcpu *pc;
+
+		for_each_pcpu(d, c, pc) {
+			struct pskip *s = pc->head, *nx;
 
 			for (; s; s = nx) {
 				nx = s->next;
 				free(s);
 			}
 		}
-		free(ps->devs[i].cpus);
+		for (unsigned int c = 0; c < d->nchunks; c++)
+			free(d->cpus[c]);
+		free(d->cpus);
 	}
 	free(ps->devs);
 	free(ps->heap);

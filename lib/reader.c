@@ -437,6 +437,10 @@ int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
 					 (unsigned long long)off, ev->pdu_len, r->end - r->pos - hdr);
 		p = r->buf + r->pos;
 	}
+	if (ev->cpu >= BLK_MAX_CPUS)
+		return set_error(r, EINVAL,
+				 "impossible cpu %u in the record at offset %llu (damaged data or wrong byte order)",
+				 ev->cpu, (unsigned long long)off);
 	ev->pdu = p + hdr;
 	ev->offset = off;
 	if (r->swapped && ev->pdu_len >= 8 &&

@@ -29,6 +29,11 @@ if [ -z "${CHECK_QUICK:-}" ]; then
 	else
 		echo "SKIP: ASan run (no sanitizer runtime)"; ts=$((ts + 1))
 	fi
+	if command -v clang >/dev/null; then
+		run "fuzzing (${FUZZ_SECONDS:-30} s)" env FUZZ_SECONDS="${FUZZ_SECONDS:-30}" ./tests/fuzz/run-fuzz.sh
+	else
+		echo "SKIP: fuzzing (clang not installed)"; ts=$((ts + 1))
+	fi
 	if command -v valgrind >/dev/null; then
 		run "valgrind" env VALGRIND=1 ./tests/run-all.sh "$@"
 	else

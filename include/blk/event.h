@@ -57,6 +57,9 @@ static inline unsigned int blk_event_sectors(const struct blk_event *ev)
 	return ev->bytes >> 9;
 }
 
+/* CPU numbers at or above this are treated as damage (the kernel allows at most 8192). */
+#define BLK_MAX_CPUS 65536
+
 #define BLK_RWBS_LEN 16
 
 /**
