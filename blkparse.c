@@ -339,6 +339,8 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 	if (!blk_event_is_notify(ev) || a == BLK_TN_ACTION(BLK_TN_MESSAGE) ||
 	    (r->o->show_cgroup && (a & ~BLK_TA_CGROUP) == BLK_TN_ACTION(BLK_TN_MESSAGE))) {
 		/* a record to merge; pipe mode lists devices in order of their first one */
+		if (r->file_mode)
+			blk_acct_record_read(r->acct, ev);
 		if (!r->file_mode)
 			d = blk_acct_dev(r->acct, ev->device, NULL);
 		else if (d && !blk_acct_dev_devno(d))
@@ -366,8 +368,10 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 			r->hidden_cgroup++;
 		break;
 	}
-	if (r->file_mode)
+	if (r->file_mode) {
+		blk_acct_record_read(r->acct, ev);
 		blk_acct_record_freed(r->acct, ev);
+	}
 	return write_dump(r, ev) ? -EIO : 1;
 }
 
@@ -533,6 +537,7 @@ static int add_file_inputs(struct parse_run *r, struct blk_merge *m, const char 
 		if (!rd)
 			die("cannot open '%s': %s", path, strerror(errno));
 		nonempty++;
+		blk_acct_dev_set_window(d, (uint64_t)r->o->batch * (uint64_t)nonempty);
 		say(r, "Input file %s added\n", path);
 		if (blk_merge_add(m, rd, d, cpu))
 			die("out of memory");
@@ -597,6 +602,8 @@ static void run_file_mode(struct parse_run *r)
 		blk_acct_last_time(d, ev.time);
 		if (shown(o, &ev) && ev.time >= o->stop_start)
 			dump_trace(r, d, cpu, &ev);
+		if (r->text)
+			blk_acct_retire(r->acct, d, &ev);
 		if (r->failed)
 			break;
 	}

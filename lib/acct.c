@@ -26,6 +26,16 @@ struct acct_cpu {
 	uint64_t nelems;
 };
 
+/*
+ * Stale request times. The classic tool allocates its -t tracking entries with malloc()
+ * and never initialises the queue/dispatch times, so an entry inherits the words left in
+ * the chunk it reuses: a freed tracking entry, or a freed 64-byte notify record. Those
+ * values show in its elapsed times; this LIFO of freed 80-byte chunks reproduces them.
+ */
+struct stale {
+	uint64_t alloc, queue, dispatch;
+};
+
 /* A request followed for -t, keyed by its current start sector. */
 struct track {
 	uint64_t sector;
@@ -45,6 +55,9 @@ struct blk_acct_dev {
 	uint64_t skips, seq_skips;
 	struct track **tracks;	/* hash by sector */
 	size_t ntrack_buckets, ntracks;
+	struct kept *kept;	/* ring of held 80-byte records (see blk_acct_retire) */
+	size_t nkept, kept_cap, kept_head;
+	uint64_t retired, keep_window;
 };
 
 struct comm_ent {
@@ -63,18 +76,14 @@ struct proc {
 	uint64_t longest_completion_wait[2];
 };
 
-/*
- * Stale request times. The classic tool allocates its -t tracking entries with malloc()
- * and never initialises the queue/dispatch times, so an entry inherits the words left in
- * the chunk it reuses: a freed tracking entry, or a freed 64-byte notify record. Those
- * values show in its elapsed times; this LIFO of freed 80-byte chunks reproduces them.
- */
-struct stale {
-	uint64_t alloc, queue, dispatch;
+struct kept {
+	struct stale words;
+	uint64_t at;
 };
 
 struct blk_acct {
 	struct blk_acct_opts o;
+	int warm;
 	struct stale tcache[7];
 	unsigned int ntcache;
 	struct stale *stale;	/* the bin behind the cache */
@@ -120,6 +129,7 @@ void blk_acct_free(struct blk_acct *a)
 		return;
 	for (unsigned int i = 0; i < a->ndevs; i++) {
 		free_tracks(a->devs[i]);
+		free(a->devs[i]->kept);
 		for (unsigned int c = 0; c < a->devs[i]->nchunks; c++)
 			free(a->devs[i]->cpus[c]);
 		free(a->devs[i]->cpus);
@@ -518,23 +528,93 @@ static int stale_malloc(struct blk_acct *a, struct stale *c)
 	return 1;
 }
 
-void blk_acct_record_freed(struct blk_acct *a, const struct blk_event *ev)
+/* Whether the classic tool holds @ev in an 80-byte chunk (header plus a 9..24-byte payload). */
+static int in_chunk80(const struct blk_event *ev)
 {
-	unsigned char img[64 + 65536];
-	struct stale c;
+	return ev->version == BLK_IO_TRACE_VERSION && ev->pdu_len >= 9 && ev->pdu_len <= 24;
+}
+
+static void chunk_words(const struct blk_event *ev, struct stale *c)
+{
+	unsigned char img[64 + 24 + 8];
 	uint64_t w[3];
 
-	if (!a->o.track_ios || ev->version != BLK_IO_TRACE_VERSION || ev->pdu_len < 9 ||
-	    ev->pdu_len > 24)
-		return;
-	memset(img, 0, 72);
+	memset(img, 0, sizeof(img));
 	blk_event_encode(ev, img);
 	memcpy(w, img + 40, sizeof(w));
-	/* the record grew into such a chunk in place when read, then was freed */
-	c.alloc = w[0];
-	c.queue = w[1];
-	c.dispatch = w[2];
+	c->alloc = w[0];
+	c->queue = w[1];
+	c->dispatch = w[2];
+}
+
+void blk_acct_record_read(struct blk_acct *a, const struct blk_event *ev)
+{
+	struct stale c;
+
+	/*
+	 * Once records are being freed and reused, a record with such a payload no longer
+	 * grows in place: its realloc() takes a chunk from the allocator.
+	 */
+	if (a->o.track_ios && a->warm && in_chunk80(ev))
+		stale_malloc(a, &c);
+}
+
+void blk_acct_record_freed(struct blk_acct *a, const struct blk_event *ev)
+{
+	struct stale c;
+
+	if (!a->o.track_ios || !in_chunk80(ev))
+		return;
+	chunk_words(ev, &c);
 	stale_free(a, &c);
+}
+
+void blk_acct_warm(struct blk_acct *a)
+{
+	a->warm = 1;
+}
+
+void blk_acct_retire(struct blk_acct *a, struct blk_acct_dev *d, const struct blk_event *ev)
+{
+	struct stale c;
+
+	if (!a->o.track_ios)
+		return;
+	/* the classic tool keeps the last batch x files records of a device, then frees them */
+	d->retired++;
+	if (in_chunk80(ev)) {
+		if (d->nkept == d->kept_cap) {
+			size_t nc = d->kept_cap ? d->kept_cap * 2 : 64;
+			struct kept *n = realloc(d->kept, nc * sizeof(*n));
+
+			if (!n)
+				return;
+			/* unwrap the ring into the larger array */
+			for (size_t i = 0; i < d->nkept; i++)
+				n[d->kept_cap + i] = n[(d->kept_head + i) % d->kept_cap];
+			memmove(n, n + d->kept_cap, d->nkept * sizeof(*n));
+			d->kept = n;
+			d->kept_cap = nc;
+			d->kept_head = 0;
+		}
+		chunk_words(ev, &c);
+		d->kept[(d->kept_head + d->nkept) % d->kept_cap].words = c;
+		d->kept[(d->kept_head + d->nkept) % d->kept_cap].at = d->retired;
+		d->nkept++;
+	}
+	if (d->retired > d->keep_window)
+		/* records are being freed now: later reads reuse their memory, not fresh heap */
+		a->warm = 1;
+	while (d->nkept && d->retired - d->kept[d->kept_head].at >= d->keep_window) {
+		stale_free(a, &d->kept[d->kept_head].words);
+		d->kept_head = (d->kept_head + 1) % d->kept_cap;
+		d->nkept--;
+	}
+}
+
+void blk_acct_dev_set_window(struct blk_acct_dev *d, uint64_t n)
+{
+	d->keep_window = n;
 }
 
 static struct track *track_get(struct blk_acct *a, struct blk_acct_dev *d, uint32_t pid,

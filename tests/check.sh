@@ -9,7 +9,7 @@ run() { # label command...
 	shift
 	echo "######## $label"
 	"$@" 2>&1 | tee "$top/tests/out/.run.log"
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$top/tests/out/.run.log" | tail -n1)
+	line=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed' "$top/tests/out/.run.log" | tail -n1 | sed -E 's/^[A-Za-z]+: //')
 	if [ -z "$line" ]; then
 		echo "$label: no result line (the run broke)"
 		tf=$((tf + 1))
