@@ -84,6 +84,7 @@ static const struct option long_opts[] = {
 	{ "stopwatch", required_argument, NULL, 'w' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, 'V' },
+	{ "cgroup", no_argument, NULL, 1000 },
 	{ "cgroup-msgs", no_argument, NULL, 1000 },
 	{ "help", no_argument, NULL, 1001 },
 	{ NULL, 0, NULL, 0 },
@@ -114,7 +115,8 @@ static void usage(FILE *f)
 		"  -w, --stopwatch=[START:]END only records between START and END seconds\n"
 		"  -v, --verbose               more diagnostics\n"
 		"  -V, --version               print the version\n"
-		"      --cgroup-msgs           show cgroup-tagged message records (hidden by blkparse 1.2.0)\n"
+		"      --cgroup                decode cgroup-tagged records as blkparse 1.3.0 does (1.2.0\n"
+		"                              hides cgroup-tagged messages and rejects tagged events)\n"
 		"      --help                  this text\n");
 }
 
@@ -425,6 +427,16 @@ static void print_event(struct parse_run *r, struct blk_acct_dev *d, int cpu, st
 	int ret;
 
 	fill_wall(r, &c);
+	if (r->o->show_cgroup && (blk_event_action32(ev) & BLK_TA_CGROUP)) {
+		/* as blkparse 1.3.0: the cgroup id comes first in the payload */
+		ev->action &= ~(uint64_t)BLK_TA_CGROUP;
+		if (ev->pdu_len >= 8) {
+			memcpy(&c.cg_ino, ev->pdu, 4);
+			memcpy(&c.cg_gen, ev->pdu + 4, 4);
+			ev->pdu += 8;
+			ev->pdu_len -= 8;
+		}
+	}
 	ret = blk_acct_event(r->acct, d, cpu, ev, &c);
 	if (ret <= 0) {
 		if (ret == 0)
@@ -462,14 +474,18 @@ static void dump_trace(struct parse_run *r, struct blk_acct_dev *d, int cpu, str
 	uint32_t a = blk_event_action32(ev);
 	int is_msg = a == BLK_TN_ACTION(BLK_TN_MESSAGE);
 
+	struct blk_event shown_ev = *ev;
+
 	if (r->text) {
 		if (is_msg)
 			print_message(r, ev, 0);
 		else if (is_cgroup_note(ev))
 			print_message(r, ev, 1);
 		else
-			print_event(r, d, cpu, ev);
+			print_event(r, d, cpu, &shown_ev);
 	}
+	/* the dump keeps the record as read, but with a remap's target device, as 1.2.0 */
+	ev->device = shown_ev.device;
 	blk_acct_count(d, ev->time);
 	if (r->o->dump_msgs || !is_msg)
 		write_dump(r, ev);
@@ -780,15 +796,19 @@ int main(int argc, char **argv)
 	}
 	bad = blk_acct_bad_actions(r.acct, &bad_first);
 	if (bad)
+	{
 		warning("%llu records with an action blkparse does not know (first: 0x%x) were counted but not printed",
 			(unsigned long long)bad, bad_first);
+		if ((bad_first & BLK_TA_CGROUP) && !o.show_cgroup)
+			hint("the action carries the cgroup flag: --cgroup decodes such records");
+	}
 	if (r.bad_cpu)
 		warning("%llu records were dropped because their cpu field did not match their file",
 			(unsigned long long)r.bad_cpu);
 	if (r.hidden_cgroup && !o.show_cgroup) {
 		warning("%llu cgroup-tagged message records were not shown (blkparse 1.2.0 hides them)",
 			(unsigned long long)r.hidden_cgroup);
-		hint("--cgroup-msgs prints them");
+		hint("--cgroup prints them");
 	}
 	blk_output_free(r.text);
 	blk_output_free(r.dump);

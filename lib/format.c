@@ -239,6 +239,13 @@ int blk_format_render(const struct blk_format *f, const struct blk_event *ev,
 		case 'e':
 			blk_strbuf_add_s64(sb, ev->error, op->width, fl);
 			break;
+		case 'g': {
+			char tmp[24];
+			int n = snprintf(tmp, sizeof(tmp), "%x,%x", c->cg_ino, c->cg_gen);
+
+			blk_strbuf_add_padded(sb, tmp, (size_t)n, op->width, fl);
+			break;
+		}
 		case 'M':
 			blk_strbuf_add_s64(sb, (int)BLK_MAJOR(ev->device), op->width, fl);
 			break;
