@@ -2,7 +2,7 @@
 CC ?= cc
 CFLAGS ?= -O2 -g
 WARN := -std=gnu11 -Wall -Wextra -Wformat-security -Wstrict-prototypes -Wold-style-definition \
-	-Wpointer-arith -Wvla -Wwrite-strings
+	-Wpointer-arith -Wvla -Wwrite-strings -Wno-format-truncation
 ifeq ($(CI),true)
 WARN += -Werror
 endif
@@ -19,7 +19,9 @@ LIB_SRC := lib/event.c lib/reader.c lib/merge.c lib/pipesort.c lib/strbuf.c lib/
 LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB := lib/libblk.a
 
-TOOLS := blkparse
+KERNEL_SRC := kernel/fs.c kernel/relay.c kernel/tracefs.c
+KERNEL_OBJ := $(KERNEL_SRC:.c=.o)
+TOOLS := blkparse blktrace
 GEN := $(patsubst %.c,%,$(wildcard tests/gen/*.c))
 UNIT_SRC := $(wildcard tests/unit/test-*.c)
 UNIT := $(UNIT_SRC:.c=)
@@ -33,6 +35,13 @@ common.o: common.c
 
 blkparse: blkparse.o common.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
+
+blktrace: blktrace.o common.o $(KERNEL_OBJ) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z) -lpthread
+
+# a static tracer for the test VM's initramfs
+blktrace.static: blktrace.o common.o $(KERNEL_OBJ) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -static -o $@ $^ $(LDLIBS_Z) -lpthread
 
 tests/gen/%: tests/gen/%.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
@@ -91,13 +100,13 @@ hdr-check:
 	done; echo "headers compile on their own"
 
 format:
-	clang-format -i $(LIB_SRC) include/blk/*.h blkparse.c common.c
+	clang-format -i $(LIB_SRC) $(KERNEL_SRC) include/blk/*.h blkparse.c blktrace.c common.c
 
 format-check:
-	clang-format --dry-run --Werror $(LIB_SRC) include/blk/*.h blkparse.c common.c
+	clang-format --dry-run --Werror $(LIB_SRC) $(KERNEL_SRC) include/blk/*.h blkparse.c blktrace.c common.c
 
 clean:
-	rm -f $(LIB) lib/*.o lib/*.d *.o *.d $(TOOLS) $(GEN) tests/gen/*.o tests/gen/*.d \
+	rm -f $(LIB) lib/*.o lib/*.d kernel/*.o kernel/*.d *.o *.d $(TOOLS) blktrace.static $(GEN) tests/gen/*.o tests/gen/*.d \
 		tests/unit/*.o tests/unit/*.d $(UNIT)
 
--include $(wildcard lib/*.d *.d tests/gen/*.d tests/unit/*.d)
+-include $(wildcard lib/*.d kernel/*.d *.d tests/gen/*.d tests/unit/*.d)

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Everything that talks to a kernel (kernel/): the BLKTRACE* ioctls and relay files in
+ * debugfs, the ftrace "blk" tracer in tracefs, and the discovery and save/restore of
+ * both. The tracer front-end (blktrace.c) chooses a backend and runs the threads.
+ */
+#ifndef BLK_KERNEL_H
+#define BLK_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BLKTRACESETUP_NR 115
+#define BLKTRACESTART_NR 116
+#define BLKTRACESTOP_NR 117
+#define BLKTRACETEARDOWN_NR 118
+#define BLKTRACESETUP2_NR 142
+
+/* ---- filesystems ---- */
+
+/**
+ * blk_find_debugfs() - the debugfs mount point (mounting it at /sys/kernel/debug if
+ * @mount_it and nothing is mounted)
+ * Return: 0 and @buf filled, or -errno (-ENOENT: not mounted).
+ */
+int blk_find_debugfs(const char *hint, int mount_it, char *buf, size_t len);
+
+/* The same for tracefs (/sys/kernel/tracing, or debugfs/tracing). */
+int blk_find_tracefs(int mount_it, char *buf, size_t len);
+
+/* Online CPUs (from /sys/devices/system/cpu/online): fills @cpus, returns the count or -errno. */
+int blk_online_cpus(int *cpus, int max);
+
+/* ---- relay (BLKTRACESETUP) ---- */
+
+struct blk_relay_setup {
+	uint64_t act_mask;	/* categories (16 bits with the v1 ioctl) */
+	uint32_t buf_size, buf_nr;
+	char name[64];		/* out: the kernel's name for the device */
+	int version;		/* out: 2 if BLKTRACESETUP2 was used, else 1 */
+};
+
+/* BLKTRACESETUP2, falling back to BLKTRACESETUP. Return 0 or -errno. */
+int blk_relay_setup(int fd, struct blk_relay_setup *s);
+int blk_relay_start(int fd);
+int blk_relay_stop(int fd);
+int blk_relay_teardown(int fd);
+
+/* Read debugfs/block/NAME/dropped. Return the count, or -errno. */
+long long blk_relay_dropped(const char *debugfs, const char *name);
+
+/* ---- tracefs blk tracer ---- */
+
+struct blk_tfs;
+
+/**
+ * blk_tfs_open() - save the state of tracefs at @dir and of @ndevs devices' trace
+ * attributes (@sysnames: block names such as "loop0"), then set up the blk tracer for them
+ * with @act_mask (categories, 0 = all) and @buf_kb per-CPU buffer (0 = keep)
+ * Return: a session (restore with blk_tfs_close()), or NULL with errno set and @err filled.
+ */
+struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int ndevs,
+			     uint32_t act_mask, unsigned int buf_kb, char *err, size_t errlen);
+
+/* Start (tracing_on=1) / stop (tracing_on=0) recording. Return 0 or -errno. */
+int blk_tfs_start(struct blk_tfs *t);
+int blk_tfs_stop(struct blk_tfs *t);
+
+/* Open per_cpu/cpuN/trace_pipe (non-blocking). Return an fd or -errno. */
+int blk_tfs_open_cpu(struct blk_tfs *t, int cpu);
+
+/* Events lost on @cpu since blk_tfs_open() (overrun + dropped). */
+unsigned long long blk_tfs_lost(struct blk_tfs *t, int cpu);
+
+/* The kernel's saved name of @pid (saved_cmdlines), or NULL; @buf holds it. */
+const char *blk_tfs_comm(struct blk_tfs *t, uint32_t pid, char *buf, size_t len);
+
+/* Put everything back as found and free @t (NULL allowed). Return 0 or the first -errno. */
+int blk_tfs_close(struct blk_tfs *t);
+
+/* What blk_tfs_close() restores, for messages: "current_tracer=nop, ...". */
+const char *blk_tfs_saved(const struct blk_tfs *t);
+
+/* Header of each record read from trace_pipe in the "bin" format. */
+struct blk_tfs_ent {
+	uint32_t pid;
+	uint32_t cpu;
+	uint64_t ts;
+};
+_Static_assert(sizeof(struct blk_tfs_ent) == 16, "tracefs bin header is 16 bytes");
+
+#endif /* BLK_KERNEL_H */

@@ -1,0 +1,230 @@
+#!/bin/busybox sh
+# /init of the initramfs built by tests/vm/run-trace.sh (runs inside the qemu VM, busybox ash).
+# Configuration comes from /etc/run.conf (written by run-trace.sh); the tracer's extra
+# arguments from /etc/tracer-args (one per line). Results go to /out, which is tarred onto the
+# raw virtio disk with serial BTNGOUT; /out/DONE is written last, as the "ran to the end" marker.
+/bin/busybox mkdir -p /proc /sys /dev /tmp /out /bin /sbin /usr/bin /usr/sbin /mnt
+/bin/busybox --install -s 2>/dev/null
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+# the kernel may have found no /dev/console in the initramfs: take it from devtmpfs
+exec </dev/console >/dev/console 2>&1
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
+mount -t tmpfs tmpfs /tmp
+
+. /etc/run.conf
+[ -n "${LIBPATH:-}" ] && export LD_LIBRARY_PATH=$LIBPATH
+T0=$(cut -d. -f1 /proc/uptime)
+
+log() { echo "VM: $*"; echo "$*" >>/out/vm.log; }
+run() { log "+ $*"; "$@"; }
+status() { echo "$1=$2" >>/out/status; }
+finish() {
+	status vm_seconds $(($(cut -d. -f1 /proc/uptime) - T0))
+	echo ok >/out/DONE
+	if [ -n "${OUTDEV:-}" ]; then
+		tar -cf "$OUTDEV" -C /out . && log "results written to $OUTDEV" ||
+			echo "VM: ERROR: tar onto $OUTDEV failed"
+		sync
+		echo "VM: DONE"
+	else
+		echo "VM: ERROR: no output disk (virtio serial BTNGOUT) found; nothing can be brought back"
+	fi
+	poweroff -f
+	sleep 5
+}
+# usec sleep without relying on a fractional "sleep"
+nap() { usleep "$1" 2>/dev/null || sleep 1; }
+# is process $1 running (not gone, not a zombie)?
+alive() {
+	local st
+	st=$(sed -n 's/^[^)]*) \(.\).*/\1/p' "/proc/$1/stat" 2>/dev/null)
+	[ -n "$st" ] && [ "$st" != Z ]
+}
+
+: >/out/status
+log "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) cpus, lockdown: $(cat /sys/kernel/security/lockdown 2>/dev/null || echo n/a)"
+status kernel "$(uname -r)"
+status cpus "$(grep -c ^processor /proc/cpuinfo)"
+status device_kind "$DEVICE_KIND"
+status workload "$WORKLOAD"
+
+# ---- modules (host resolved dependencies and the order) -------------------------------------
+while read -r mod params; do
+	[ -z "$mod" ] && continue
+	case $mod in \#*) continue ;; esac
+	# shellcheck disable=SC2086
+	insmod "/lib/modules/$mod.ko" $params || log "insmod $mod $params failed"
+done </etc/modules.load
+
+# ---- disks ------------------------------------------------------------------------------------
+OUTDEV= DATADEV=
+n=0
+while [ $n -lt 100 ]; do
+	for d in /sys/block/vd*; do
+		[ -e "$d/serial" ] || continue
+		case $(cat "$d/serial") in
+		BTNGOUT) OUTDEV=/dev/${d##*/} ;;
+		BTNGDATA) DATADEV=/dev/${d##*/} ;;
+		esac
+	done
+	if [ -n "$OUTDEV" ] && { [ "$DEVICE_KIND" != virtio ] || [ -n "$DATADEV" ]; }; then break; fi
+	nap 100000
+	n=$((n + 1))
+done
+[ -n "$OUTDEV" ] || { echo "VM: ERROR: output disk not found"; ls /sys/block; poweroff -f; }
+
+case $DEVICE_KIND in
+nullb) DEV=/dev/nullb0 ;;
+virtio) DEV=$DATADEV ;;
+esac
+n=0
+while [ -n "$DEV" ] && [ ! -b "$DEV" ] && [ $n -lt 100 ]; do nap 100000; n=$((n + 1)); done
+if [ -z "$DEV" ] || [ ! -b "$DEV" ]; then
+	log "ERROR: traced device ($DEVICE_KIND) not found"
+	status error "no traced device"
+	ls /sys/block >>/out/vm.log
+	finish
+fi
+DEVNAME=${DEV##*/}
+status device "$DEV"
+status device_majmin "$(cat /sys/block/$DEVNAME/dev)"
+log "traced device $DEV ($(cat /sys/block/$DEVNAME/dev)), scheduler: $(cat /sys/block/$DEVNAME/queue/scheduler 2>/dev/null), out disk $OUTDEV"
+
+# ---- workloads: each appends "DIR SECTOR BYTES" lines to /out/expected.txt ---------------------
+IOS=0 IOFAIL=0
+# io_write BYTE_OFFSET BYTES / io_read BYTE_OFFSET BYTES: one O_DIRECT I/O with busybox dd
+io_write() {
+	if dd if=/dev/zero of="$DEV" bs="$2" count=1 seek="$1" oflag=direct,seek_bytes conv=notrunc 2>>/out/workload.log; then
+		echo "W $(($1 / 512)) $2" >>/out/expected.txt
+		IOS=$((IOS + 1))
+	else
+		log "write of $2 bytes at $1 failed"
+		IOFAIL=$((IOFAIL + 1))
+	fi
+}
+io_read() {
+	if dd if="$DEV" of=/dev/null bs="$2" count=1 skip="$1" iflag=direct,skip_bytes 2>>/out/workload.log; then
+		echo "R $(($1 / 512)) $2" >>/out/expected.txt
+		IOS=$((IOS + 1))
+	else
+		log "read of $2 bytes at $1 failed"
+		IOFAIL=$((IOFAIL + 1))
+	fi
+}
+workload_dio() {
+	# 16 x (4 KiB direct write at block i*37, 4 KiB direct read at block i*53)
+	local i=0 s
+	while [ $i -lt 16 ]; do
+		s=$((i * 37))
+		if dd if=/dev/zero of="$DEV" bs=4096 count=1 seek=$s oflag=direct conv=notrunc 2>>/out/workload.log; then
+			echo "W $((s * 8)) 4096" >>/out/expected.txt
+			IOS=$((IOS + 1))
+		else
+			log "dd write seek=$s failed"
+			IOFAIL=$((IOFAIL + 1))
+		fi
+		s=$((i * 53))
+		if dd if="$DEV" of=/dev/null bs=4096 count=1 skip=$s iflag=direct 2>>/out/workload.log; then
+			echo "R $((s * 8)) 4096" >>/out/expected.txt
+			IOS=$((IOS + 1))
+		else
+			log "dd read skip=$s failed"
+			IOFAIL=$((IOFAIL + 1))
+		fi
+		i=$((i + 1))
+	done
+}
+workload_dio_sizes() {
+	# several sizes (512 B .. 64 KiB), writes then reads of the same places
+	local off=1048576 sz
+	for sz in 512 1024 4096 8192 16384 32768 65536; do
+		io_write $off $sz
+		off=$((off + 2 * sz + 4096))
+	done
+	off=1048576
+	for sz in 512 1024 4096 8192 16384 32768 65536; do
+		io_read $off $sz
+		off=$((off + 2 * sz + 4096))
+	done
+}
+workload_idle() { sleep 1; }
+
+: >/out/expected.txt
+
+# ---- tracer -----------------------------------------------------------------------------------
+set --
+while IFS= read -r a; do set -- "$@" "$a"; done </etc/tracer-args
+mkdir -p /out/trace
+cd /out || finish
+blktrace -V >/out/blktrace-version.txt 2>&1
+log "+ blktrace -d $DEV -o trace -D /out/trace $* &"
+blktrace -d "$DEV" -o trace -D /out/trace "$@" >/out/blktrace.stdout 2>/out/blktrace.stderr &
+BTPID=$!
+# wait until the trace is set up (debugfs block/DEV appears at BLKTRACESETUP), then settle
+n=0 seen=0
+while [ $n -lt 150 ] && alive $BTPID; do
+	if [ -d "/sys/kernel/debug/block/$DEVNAME" ]; then seen=1; break; fi
+	nap 100000
+	n=$((n + 1))
+done
+status setup_seen $seen
+[ $seen = 1 ] || log "warning: /sys/kernel/debug/block/$DEVNAME did not appear within $((n / 10)) s"
+sleep "$SETTLE"
+if alive $BTPID; then status alive_before_workload 1; else
+	status alive_before_workload 0
+	log "warning: the tracer exited before the workload"
+fi
+
+log "workload $WORKLOAD on $DEV"
+case $WORKLOAD in
+dio) workload_dio ;;
+dio-sizes) workload_dio_sizes ;;
+idle) workload_idle ;;
+custom) . /etc/workload.sh ;;
+*) log "unknown workload $WORKLOAD" ;;
+esac
+status workload_ios $IOS
+status workload_failures $IOFAIL
+log "workload done: $IOS I/Os, $IOFAIL failed"
+sleep 1
+
+# ---- stop the tracer with SIGINT ----------------------------------------------------------------
+stop=exited-early
+if alive $BTPID; then
+	run kill -INT $BTPID
+	stop=sigint
+	n=0
+	while alive $BTPID && [ $n -lt $((STOP_TIMEOUT * 10)) ]; do nap 100000; n=$((n + 1)); done
+	if alive $BTPID; then
+		log "tracer still running ${STOP_TIMEOUT}s after SIGINT: SIGKILL"
+		kill -KILL $BTPID
+		stop=killed
+	fi
+fi
+wait $BTPID
+rc=$?
+echo $rc >/out/blktrace.rc
+status tracer_stop $stop
+status tracer_rc $rc
+log "blktrace exit status $rc ($stop)"
+cat /out/blktrace.stdout /out/blktrace.stderr
+
+# the tracer must have torn its trace down; if not, blktrace -k does it
+if [ -d "/sys/kernel/debug/block/$DEVNAME" ]; then
+	status teardown_ok 0
+	log "warning: /sys/kernel/debug/block/$DEVNAME still exists after the tracer exited: blktrace -k"
+	blktrace -k -d "$DEV" >/out/blktrace-k.out 2>&1
+	echo $? >>/out/blktrace-k.out
+	[ -d "/sys/kernel/debug/block/$DEVNAME" ] && status teardown_after_k 0 || status teardown_after_k 1
+else
+	status teardown_ok 1
+fi
+ls -ln /out/trace >/out/trace-files.txt
+cd /
+finish

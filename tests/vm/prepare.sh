@@ -1,0 +1,150 @@
+#!/bin/bash
+# tests/vm/prepare.sh — get everything needed to boot Debian's stock kernel under qemu (TCG)
+# for the relay-path blktrace tests. Idempotent; caches under ${VM_CACHE:-/var/cache/blktrace-ng-vm}.
+#
+#   tests/vm/prepare.sh [-q]
+#
+# Installs (apt-get, only when root and only what is missing): qemu-system-x86, busybox-static,
+# cpio, xz-utils, kmod. Finds the kernel package that linux-image-amd64 depends on, downloads
+# exactly that package, extracts it into $VM_CACHE/kernel/PKG/ and runs depmod there.
+# Writes $VM_CACHE/env.sh (sourced by run-trace.sh) and prints the paths.
+#
+# Exit 0: ready. Exit 77: cannot be made ready here (not root with things missing, package not
+# available, no network to the archive...) — the reason is printed; callers report SKIP.
+# Other non-zero: an unexpected failure.
+set -u
+quiet=0
+[ "${1:-}" = "-q" ] && quiet=1
+
+VM_CACHE=${VM_CACHE:-/var/cache/blktrace-ng-vm}
+log() { [ $quiet = 1 ] || echo "prepare: $*"; }
+skip() { echo "prepare: SKIP: $*" >&2; exit 77; }
+die() { echo "prepare: ERROR: $*" >&2; exit 1; }
+
+is_root=0
+[ "$(id -u)" = 0 ] && is_root=1
+export DEBIAN_FRONTEND=noninteractive
+
+# ---- host tools -------------------------------------------------------------------------
+# tool -> package
+need_pkgs=()
+have_static_busybox() {
+	[ -x /bin/busybox ] || return 1
+	# busybox-static's binary is static; the dynamic "busybox" package's is not
+	! ldd /bin/busybox >/dev/null 2>&1
+}
+command -v qemu-system-x86_64 >/dev/null 2>&1 || need_pkgs+=(qemu-system-x86)
+have_static_busybox || need_pkgs+=(busybox-static)
+command -v cpio >/dev/null 2>&1 || need_pkgs+=(cpio)
+command -v xz >/dev/null 2>&1 || need_pkgs+=(xz-utils)
+{ command -v depmod >/dev/null 2>&1 || [ -x /sbin/depmod ] || [ -x /usr/sbin/depmod ]; } || need_pkgs+=(kmod)
+
+apt_updated=0
+apt_update() {
+	[ $apt_updated = 1 ] && return 0
+	apt_updated=1
+	log "apt-get update"
+	apt-get update -qq >/dev/null 2>&1
+}
+
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+	[ $is_root = 1 ] || skip "missing host packages (${need_pkgs[*]}) and not root: run as root or 'apt-get install ${need_pkgs[*]}'"
+	command -v apt-get >/dev/null 2>&1 || skip "missing host packages (${need_pkgs[*]}) and no apt-get"
+	log "installing ${need_pkgs[*]}"
+	if ! apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/tmp/prepare-apt.$$.log 2>&1; then
+		apt_update
+		if ! apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/tmp/prepare-apt.$$.log 2>&1; then
+			tail -n 5 /tmp/prepare-apt.$$.log >&2
+			rm -f /tmp/prepare-apt.$$.log
+			skip "apt-get install ${need_pkgs[*]} failed"
+		fi
+	fi
+	rm -f /tmp/prepare-apt.$$.log
+fi
+DEPMOD=$(command -v depmod || echo /sbin/depmod)
+QEMU=$(command -v qemu-system-x86_64) || skip "qemu-system-x86_64 not found after install"
+have_static_busybox || skip "/bin/busybox is missing or not static (install busybox-static)"
+
+# ---- cache directory ----------------------------------------------------------------------
+mkdir -p "$VM_CACHE" 2>/dev/null && [ -w "$VM_CACHE" ] ||
+	skip "cache directory $VM_CACHE is not writable (set VM_CACHE or run as root)"
+
+# ---- the kernel ---------------------------------------------------------------------------
+kernel_pkg() {
+	apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: *\(linux-image-[0-9][^ ]*-amd64\) *$/\1/p' | head -n 1
+}
+pkg=$(kernel_pkg)
+if [ -z "$pkg" ] && [ $is_root = 1 ]; then
+	apt_update
+	pkg=$(kernel_pkg)
+fi
+if [ -z "$pkg" ]; then
+	# apt knows nothing (no lists, offline): fall back to the newest kernel already cached
+	pkg=$(ls -d "$VM_CACHE"/kernel/linux-image-*-amd64 2>/dev/null | sort -V | tail -n 1)
+	pkg=${pkg##*/}
+	[ -n "$pkg" ] && [ -f "$VM_CACHE/kernel/$pkg/.ready" ] ||
+		skip "apt-cache depends linux-image-amd64 names no kernel package and none is cached"
+	log "apt does not name a kernel; using cached $pkg"
+fi
+case $pkg in
+linux-image-6.1.0-*-amd64) ;;
+*) log "note: kernel package is $pkg (expected linux-image-6.1.0-*-amd64)" ;;
+esac
+kver=${pkg#linux-image-}
+kdir=$VM_CACHE/kernel/$pkg
+
+if [ ! -f "$kdir/.ready" ]; then
+	tmp=$VM_CACHE/tmp.$$
+	rm -rf "$tmp" "$kdir"
+	mkdir -p "$tmp" "$VM_CACHE/kernel"
+	log "downloading $pkg"
+	if ! (cd "$tmp" && apt-get download -qq "$pkg" >dl.log 2>&1); then
+		if [ $is_root = 1 ] && [ $apt_updated = 0 ]; then
+			apt_update
+			(cd "$tmp" && apt-get download -qq "$pkg" >dl.log 2>&1)
+		fi
+	fi
+	deb=$(ls "$tmp"/"$pkg"_*.deb 2>/dev/null | head -n 1)
+	if [ -z "$deb" ]; then
+		tail -n 5 "$tmp/dl.log" >&2 2>/dev/null
+		rm -rf "$tmp"
+		skip "apt-get download $pkg failed"
+	fi
+	log "extracting $(basename "$deb")"
+	dpkg-deb -x "$deb" "$tmp/root" || { rm -rf "$tmp"; die "dpkg-deb -x $deb failed"; }
+	[ -f "$tmp/root/boot/vmlinuz-$kver" ] || { rm -rf "$tmp"; die "$deb has no boot/vmlinuz-$kver"; }
+	# the .deb ships no modules.dep
+	"$DEPMOD" -b "$tmp/root" "$kver" || { rm -rf "$tmp"; die "depmod -b $tmp/root $kver failed"; }
+	dpkg-deb -f "$deb" Version >"$tmp/root/.pkg-version"
+	mv "$tmp/root" "$kdir"
+	rm -rf "$tmp" # the .deb is not kept
+	touch "$kdir/.ready"
+fi
+
+VMLINUZ=$kdir/boot/vmlinuz-$kver
+MODDIR=$kdir/lib/modules/$kver
+[ -f "$VMLINUZ" ] && [ -f "$MODDIR/modules.dep" ] || die "cached kernel in $kdir is incomplete (remove it and re-run)"
+
+cat >"$VM_CACHE/env.sh.$$" <<EOF
+# written by tests/vm/prepare.sh
+VM_KERNEL_PKG='$pkg'
+VM_KERNEL_PKG_VERSION='$(cat "$kdir/.pkg-version" 2>/dev/null)'
+VM_KVER='$kver'
+VM_VMLINUZ='$VMLINUZ'
+VM_MODDIR='$MODDIR'
+VM_BUSYBOX='/bin/busybox'
+VM_QEMU='$QEMU'
+EOF
+mv "$VM_CACHE/env.sh.$$" "$VM_CACHE/env.sh"
+
+if [ $quiet = 0 ]; then
+	echo "VM_CACHE=$VM_CACHE"
+	echo "kernel package: $pkg $(cat "$kdir/.pkg-version" 2>/dev/null)"
+	echo "vmlinuz: $VMLINUZ"
+	echo "modules: $MODDIR"
+	echo "busybox: /bin/busybox"
+	echo "qemu: $QEMU ($("$QEMU" --version | head -n 1))"
+	echo "env: $VM_CACHE/env.sh"
+fi
+exit 0
