@@ -246,7 +246,7 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 		}
 		if (act_mask) {
 			snprintf(p, sizeof(p), "%s/act_mask", d->dir);
-			snprintf(buf, sizeof(buf), "%x", act_mask);
+			snprintf(buf, sizeof(buf), "0x%x", act_mask);
 			if ((ret = write_str(p, buf))) {
 				errf(err, errlen, "cannot set '%s': %s", p, strerror(-ret));
 				goto fail;

@@ -166,15 +166,20 @@ blktrace -V >/out/blktrace-version.txt 2>&1
 log "+ blktrace -d $DEV -o trace -D /out/trace $* &"
 blktrace -d "$DEV" -o trace -D /out/trace "$@" >/out/blktrace.stdout 2>/out/blktrace.stderr &
 BTPID=$!
-# wait until the trace is set up (debugfs block/DEV appears at BLKTRACESETUP), then settle
+# wait until the trace is set up (BLKTRACESETUP: /sys/block/DEV/trace/enable reads 1, relay
+# files appear in debugfs block/DEV; block/DEV itself always exists with blk-mq debugfs), then settle
+traced() {
+	[ "$(cat /sys/block/$DEVNAME/trace/enable 2>/dev/null)" = 1 ] || [ -e "/sys/kernel/debug/block/$DEVNAME/dropped" ]
+}
 n=0 seen=0
 while [ $n -lt 150 ] && alive $BTPID; do
-	if [ -d "/sys/kernel/debug/block/$DEVNAME" ]; then seen=1; break; fi
+	if traced; then seen=1; break; fi
 	nap 100000
 	n=$((n + 1))
 done
 status setup_seen $seen
-[ $seen = 1 ] || log "warning: /sys/kernel/debug/block/$DEVNAME did not appear within $((n / 10)) s"
+status setup_wait_tenths $n
+[ $seen = 1 ] || log "warning: no trace set up on $DEVNAME after $((n / 10)) s"
 sleep "$SETTLE"
 if alive $BTPID; then status alive_before_workload 1; else
 	status alive_before_workload 0
@@ -216,12 +221,12 @@ log "blktrace exit status $rc ($stop)"
 cat /out/blktrace.stdout /out/blktrace.stderr
 
 # the tracer must have torn its trace down; if not, blktrace -k does it
-if [ -d "/sys/kernel/debug/block/$DEVNAME" ]; then
+if traced; then
 	status teardown_ok 0
-	log "warning: /sys/kernel/debug/block/$DEVNAME still exists after the tracer exited: blktrace -k"
+	log "warning: a trace is still set up on $DEVNAME after the tracer exited: blktrace -k"
 	blktrace -k -d "$DEV" >/out/blktrace-k.out 2>&1
-	echo $? >>/out/blktrace-k.out
-	[ -d "/sys/kernel/debug/block/$DEVNAME" ] && status teardown_after_k 0 || status teardown_after_k 1
+	echo "exit $?" >>/out/blktrace-k.out
+	traced && status teardown_after_k 0 || status teardown_after_k 1
 else
 	status teardown_ok 1
 fi

@@ -1,0 +1,183 @@
+#!/bin/bash
+# The tracer on this kernel (lockdown: relay files refused, so the tracefs backend): trace a
+# scratch loop device during a known workload and check that every I/O is seen with the
+# right sector, size and direction, that both blkparse versions print the same for our
+# files, that tracefs and the device are left as found, and the stop paths.
+. "$(dirname "$0")/../lib.sh"
+
+BT="$TOP/blktrace"
+if ! is_root; then
+	skip "blktrace tests (need root for loop devices and tracefs)"
+	exit 0
+fi
+w="$OUT/bt"
+rm -rf "$w"; mkdir -p "$w"
+truncate -s 64M "$w/disk.img"
+loop=$(losetup -f --show "$w/disk.img" 2>/dev/null)
+if [ -z "$loop" ]; then
+	skip "blktrace tests (losetup failed: no loop device support)"
+	exit 0
+fi
+trap 'losetup -d "$loop" 2>/dev/null' EXIT
+name=$(basename "$loop")
+T=$(awk '$3 == "tracefs" {print $2; exit}' /proc/mounts)
+if [ -z "$T" ]; then
+	mount -t tracefs none /sys/kernel/tracing 2>/dev/null && T=/sys/kernel/tracing
+fi
+if [ -z "$T" ] || ! grep -qw blk "$T/available_tracers" 2>/dev/null; then
+	skip "blktrace tests (no tracefs with the blk tracer)"
+	exit 0
+fi
+
+state() {
+	for f in tracing_on current_tracer trace_clock options/bin buffer_size_kb; do
+		echo "$f=$(cat "$T/$f")"
+	done
+	echo "enable=$(cat /sys/block/$name/trace/enable)"
+}
+
+# workload: direct 4 KiB writes and reads at known offsets, a buffered write + fsync
+workload() { # expected-file
+	: >"$1"
+	for i in $(seq 0 11); do
+		s=$((i * 37 + 3))
+		dd if=/dev/zero of="$loop" bs=4096 count=1 seek=$s oflag=direct status=none
+		echo "W $((s * 8)) 8" >>"$1"
+		s=$((i * 53 + 1))
+		dd if="$loop" of=/dev/null bs=4096 count=1 skip=$s iflag=direct status=none
+		echo "R $((s * 8)) 8" >>"$1"
+	done
+	dd if=/dev/urandom of="$loop" bs=4096 count=2 seek=5000 conv=fsync status=none
+	echo "W 40000 16" >>"$1"
+}
+
+# every expected I/O must show as Q, D and C with its sector, size and direction
+check_ios() { # what expected blkparse-output
+	local missing
+	missing=$(awk 'NR == FNR { want[$1 " " $2 " " $3] = 1; next }
+		$6 ~ /^[QDC]$/ && $9 == "+" {
+			d = ($7 ~ /W/) ? "W" : ($7 ~ /R/) ? "R" : "?"
+			seen[d " " $8 " " $10 " " $6] = 1
+		}
+		END {
+			for (k in want) {
+				split(k, f, " ")
+				for (a = 1; a <= 3; a++) {
+					act = substr("QDC", a, 1)
+					if (act == "Q" && f[1] == "W" && f[3] == 16) {
+						# buffered: queued as two 4 KiB pages or one 8 KiB bio
+						if (!seen["W 40000 8 Q"] && !seen["W 40000 16 Q"]) print k " " act
+						continue
+					}
+					if (!((f[1] " " f[2] " " f[3] " " act) in seen)) print k " " act
+				}
+			}
+		}' "$2" "$3")
+	if [ -z "$missing" ]; then
+		pass "$1: all $(wc -l <"$2") I/Os seen as Q, D and C with the right sector, size and direction"
+	else
+		fail "$1: missing: $(echo "$missing" | head -n 5 | tr '\n' ';')"
+	fi
+}
+
+before=$(state)
+
+# 1. -w: stop after a few seconds
+mkdir -p "$w/run1"
+(cd "$w/run1" && "$BT" -d "$loop" -w 4 >summary.txt 2>err.txt; echo $? >rc) &
+bt=$!
+sleep 1
+workload "$w/run1/expected.txt"
+wait $bt
+if [ "$(cat "$w/run1/rc")" = 0 ] && grep -q "using the tracefs blk tracer" "$w/run1/err.txt"; then
+	pass "blktrace -w 4: exit 0, says it uses tracefs and why: $(head -c 160 "$w/run1/err.txt")"
+else
+	fail "blktrace -w 4: rc=$(cat "$w/run1/rc") $(cat "$w/run1/err.txt")"
+fi
+if grep -qE "^  Total: +[0-9]+ events \(dropped 0\)" "$w/run1/summary.txt"; then
+	pass "summary printed with events and dropped count: $(grep Total "$w/run1/summary.txt")"
+else
+	fail "summary: $(cat "$w/run1/summary.txt")"
+fi
+(cd "$w/run1" && $BLKPARSE -i "$name" >ours.txt 2>/dev/null)
+check_ios "tracefs run (-w)" "$w/run1/expected.txt" "$w/run1/ours.txt"
+if [ -x /usr/bin/blkparse ]; then
+	(cd "$w/run1" && /usr/bin/blkparse -i "$name" >ref.txt 2>/dev/null)
+	check_same "reference blkparse prints the same for our files" "$w/run1/ref.txt" "$w/run1/ours.txt"
+fi
+after=$(state)
+if [ "$before" = "$after" ]; then
+	pass "tracefs and device trace settings restored after -w"
+else
+	fail "state changed: $(diff <(echo "$before") <(echo "$after") | tr '\n' ' ')"
+fi
+
+# 2. SIGINT mid-trace, then trace again right away without -k
+for sig in INT TERM; do
+	mkdir -p "$w/run-$sig"
+	(cd "$w/run-$sig" && exec "$BT" -d "$loop" >summary.txt 2>err.txt) &
+	bt=$!
+	sleep 1
+	workload "$w/run-$sig/expected.txt"
+	kill -$sig $bt
+	wait $bt
+	rc=$?
+	(cd "$w/run-$sig" && $BLKPARSE -i "$name" >ours.txt 2>err-parse.txt)
+	prc=$?
+	if [ $rc = 0 ] && [ $prc = 0 ] && [ "$before" = "$(state)" ]; then
+		pass "SIG$sig mid-trace: exit 0, files parse cleanly, settings restored"
+	else
+		fail "SIG$sig: blktrace rc=$rc, blkparse rc=$prc $(head -c 200 "$w/run-$sig/err-parse.txt")"
+	fi
+	check_ios "run stopped by SIG$sig" "$w/run-$sig/expected.txt" "$w/run-$sig/ours.txt"
+done
+
+# 3. -o - into blkparse -i -, checked against the same stream parsed afterwards
+mkdir -p "$w/pipe"
+(cd "$w/pipe" && "$BT" -d "$loop" -w 4 -o - 2>err.txt | tee stream.bin | $BLKPARSE -i - >live.txt 2>/dev/null) &
+bt=$!
+sleep 1
+workload "$w/pipe/expected.txt"
+wait $bt
+(cd "$w/pipe" && $BLKPARSE -i - <stream.bin >after.txt 2>/dev/null)
+check_same "blktrace -o - | blkparse -i -: same text as parsing the stream afterwards" "$w/pipe/after.txt" "$w/pipe/live.txt"
+check_ios "blktrace -o - | blkparse -i -" "$w/pipe/expected.txt" "$w/pipe/live.txt"
+if grep -q "Total:" "$w/pipe/err.txt" && ! grep -q "Total:" "$w/pipe/live.txt"; then
+	pass "-o -: the summary goes to stderr, not into the stream"
+else
+	fail "-o -: summary placement"
+fi
+
+# 4. -D, -o NAME, -a/-A filtering and the v1 file layout
+mkdir -p "$w/mask"
+(cd "$w/mask" && "$BT" -d "$loop" -w 3 -a complete -D out -o mytrace >summary.txt 2>err.txt) &
+bt=$!
+sleep 1
+workload "$w/mask/expected.txt"
+wait $bt
+(cd "$w/mask" && $BLKPARSE -i mytrace -D out >ours.txt 2>/dev/null)
+acts=$(awk '$6 ~ /^[A-Z]+$/ {print $6}' "$w/mask/ours.txt" | sort -u | tr '\n' ' ')
+if [ "$acts" = "C " ]; then
+	pass "-a complete -D out -o mytrace: out/mytrace.blktrace.N hold only completions"
+else
+	fail "-a complete: actions seen: '$acts'"
+fi
+
+# 5. errors: a missing device, an option error
+"$BT" -d /dev/does-not-exist -w 1 >/dev/null 2>"$w/err1.txt"; rc=$?
+if [ $rc = 1 ] && grep -q "/dev/does-not-exist" "$w/err1.txt"; then
+	pass "missing device: exit 1 naming it"
+else
+	fail "missing device: rc=$rc $(cat "$w/err1.txt")"
+fi
+"$BT" -d "$loop" -b 0 >/dev/null 2>"$w/err2.txt"; rc=$?
+if [ $rc = 1 ] && grep -q "'-b'" "$w/err2.txt"; then
+	pass "bad -b value: exit 1 naming the option"
+else
+	fail "bad -b value: rc=$rc $(cat "$w/err2.txt")"
+fi
+if [ "$before" = "$(state)" ]; then
+	pass "tracefs and device settings as found at the end"
+else
+	fail "final state differs: $(diff <(echo "$before") <(state) | tr '\n' ' ')"
+fi
