@@ -148,6 +148,17 @@ else
 	fail "-o -: summary placement"
 fi
 
+# 3b. btrace: the wrapper prints events live
+mkdir -p "$w/btrace"
+(cd "$w/btrace" && "$TOP/btrace" -w 4 "$loop" >out.txt 2>err.txt) &
+bt=$!
+sleep 1
+workload "$w/btrace/expected.txt"
+wait $bt
+check_ios "btrace -w 4 DEV" "$w/btrace/expected.txt" "$w/btrace/out.txt"
+"$TOP/btrace" >/dev/null 2>&1; rc=$?
+if [ $rc = 2 ]; then pass "btrace without a device: usage, exit 2"; else fail "btrace usage: rc=$rc"; fi
+
 # 4. -D, -o NAME, -a/-A filtering and the v1 file layout
 mkdir -p "$w/mask"
 (cd "$w/mask" && "$BT" -d "$loop" -w 3 -a complete -D out -o mytrace >summary.txt 2>err.txt) &
