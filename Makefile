@@ -36,11 +36,11 @@ common.o: common.c
 blkparse: blkparse.o common.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
-blktrace: blktrace.o common.o $(KERNEL_OBJ) $(LIB)
+blktrace: blktrace.o net.o common.o $(KERNEL_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z) -lpthread
 
 # a static tracer for the test VM's initramfs
-blktrace.static: blktrace.o common.o $(KERNEL_OBJ) $(LIB)
+blktrace.static: blktrace.o net.o common.o $(KERNEL_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -static -o $@ $^ $(LDLIBS_Z) -lpthread
 
 tests/gen/%: tests/gen/%.o $(LIB)
@@ -100,10 +100,10 @@ hdr-check:
 	done; echo "headers compile on their own"
 
 format:
-	clang-format -i $(LIB_SRC) $(KERNEL_SRC) include/blk/*.h blkparse.c blktrace.c common.c
+	clang-format -i $(LIB_SRC) $(KERNEL_SRC) include/blk/*.h blkparse.c blktrace.c net.c common.c
 
 format-check:
-	clang-format --dry-run --Werror $(LIB_SRC) $(KERNEL_SRC) include/blk/*.h blkparse.c blktrace.c common.c
+	clang-format --dry-run --Werror $(LIB_SRC) $(KERNEL_SRC) include/blk/*.h blkparse.c blktrace.c net.c common.c
 
 clean:
 	rm -f $(LIB) lib/*.o lib/*.d kernel/*.o kernel/*.d *.o *.d $(TOOLS) blktrace.static $(GEN) tests/gen/*.o tests/gen/*.d \

@@ -21,6 +21,7 @@
 
 #include "common.h"
 #include "blk/kernel.h"
+#include "blk/net.h"
 #include "blk/output.h"
 #include "blk/trace.h"
 
@@ -77,6 +78,7 @@ struct bt_cpu {
 	struct blk_output *out[MAX_DEVS];	/* this CPU's file of each device */
 	int rfd[MAX_DEVS];			/* relay: traceN of each device */
 	int tfd;				/* tracefs: trace_pipe */
+	int nfd[MAX_DEVS];			/* network client: connection of each device */
 	unsigned char *buf;
 	size_t buflen, bufcap;
 	uint32_t seq[MAX_DEVS];
@@ -100,6 +102,7 @@ struct bt_run {
 	int ncpus;
 	struct bt_cpu *cpu;
 	struct blk_output *stdout_out;	/* -o - */
+	int net;			/* network client (-h) */
 	pthread_mutex_t stdout_mu;
 	volatile int draining;		/* stop requested: read what is left, then end */
 };
@@ -380,6 +383,16 @@ static int emit(struct bt_cpu *c, int dev, const void *p, size_t n)
 	struct bt_run *r = c->run;
 	int ret;
 
+	if (r->net) {
+		ret = blk_net_send_data(c->nfd[dev], r->devs[dev].name, (uint32_t)c->cpu,
+					(uint32_t)r->ncpus, p, n, r->o->buf_kb * 1024, r->o->nbuf);
+		if (ret && !c->err) {
+			c->err = ret;
+			snprintf(c->errmsg, sizeof(c->errmsg), "sending to %s: %s", r->o->host,
+				 strerror(-ret));
+		}
+		return ret;
+	}
 	if (r->stdout_out) {
 		pthread_mutex_lock(&r->stdout_mu);
 		ret = blk_output_write(r->stdout_out, p, n);
@@ -860,8 +873,85 @@ static int kill_traces(struct bt_opts *o)
 	return failed;
 }
 
-int net_server(struct bt_opts *o);
-int net_client(struct bt_opts *o);
+/* -h: a connection per device per CPU (-s: one per CPU), each stream opened. */
+static void net_open(struct bt_run *r)
+{
+	char err[512];
+
+	fprintf(stderr, "%s: connecting to %s\n", progname(), r->o->host);
+	for (int k = 0; k < r->ncpus; k++) {
+		struct bt_cpu *c = &r->cpu[k];
+		int shared = -1;
+
+		for (int i = 0; i < r->ndevs; i++) {
+			int fd = shared;
+
+			if (fd < 0) {
+				fd = blk_net_connect(r->o->host, r->o->port, err, sizeof(err));
+				if (fd < 0)
+					die("%s", err);
+			}
+			if (r->o->no_sendfile)
+				shared = fd;
+			c->nfd[i] = fd;
+			if (blk_net_send_hdr(fd, r->devs[i].name, (uint32_t)c->cpu, (uint32_t)r->ncpus,
+					     BLK_NET_OPEN, r->o->buf_kb * 1024, r->o->nbuf))
+				die("the server at %s did not accept the stream of %s, CPU %d",
+				    r->o->host, r->devs[i].name, c->cpu);
+		}
+	}
+	fprintf(stderr, "%s: connected!\n", progname());
+}
+
+static int net_close(struct bt_run *r)
+{
+	int failed = 0;
+
+	for (int k = 0; k < r->ncpus; k++) {
+		struct bt_cpu *c = &r->cpu[k];
+
+		for (int i = 0; i < r->ndevs; i++) {
+			uint64_t drops = r->devs[i].dropped > 0 ? (uint64_t)r->devs[i].dropped : 0;
+
+			for (int q = 0; q < r->ncpus; q++)
+				drops += r->devs[i].cnt[r->cpus[q]].lost;
+			if (c->nfd[i] < 0)
+				continue;
+			if (blk_net_send_hdr(c->nfd[i], r->devs[i].name, (uint32_t)drops,
+					     (uint32_t)r->ncpus, BLK_NET_CLOSE, r->o->buf_kb * 1024,
+					     r->o->nbuf)) {
+				error("closing the stream of %s, CPU %d with %s failed", r->devs[i].name,
+				      c->cpu, r->o->host);
+				failed = 1;
+			}
+			if (!r->o->no_sendfile || i == r->ndevs - 1)
+				close(c->nfd[i]);
+		}
+	}
+	return failed;
+}
+
+static int run_server(struct bt_opts *o)
+{
+	struct blk_net_server_opts so = { .port = o->port, .dir = o->outdir };
+	struct sigaction sa;
+	char err[512];
+	int ret;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (o->outdir && mkdir(o->outdir, 0755) && errno != EEXIST)
+		die("cannot create '%s': %s", o->outdir, strerror(errno));
+	so.stop = (volatile int *)&stop_requested;
+	ret = blk_net_server(&so, err, sizeof(err));
+	if (ret)
+		die("%s", err);
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -877,8 +967,8 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &o);
 	if (o.kill)
 		return kill_traces(&o);
-	if (o.listen || o.host)
-		die("network mode (-l/-h) is not implemented yet in this version");
+	if (o.listen)
+		return run_server(&o);
 
 	r = calloc(1, sizeof(*r));
 	if (!r)
@@ -895,7 +985,7 @@ int main(int argc, char **argv)
 		r->cpu[k].cpu = r->cpus[k];
 		r->cpu[k].tfd = -1;
 		for (int i = 0; i < MAX_DEVS; i++)
-			r->cpu[k].rfd[i] = -1;
+			r->cpu[k].rfd[i] = r->cpu[k].nfd[i] = -1;
 	}
 	open_devs(r);
 
@@ -942,8 +1032,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: using the tracefs blk tracer (%s)\n", progname(),
 			why[0] ? why : "--backend=tracefs");
 	}
-	open_outputs(r);
+	if (o.host) {
+		r->net = 1;
+		net_open(r);
+	} else {
+		open_outputs(r);
+	}
 
+	if (r->backend == BACKEND_TRACEFS)
+		/* before the threads start: they own the outputs afterwards */
+		tfs_timestamp(r);
 	for (int k = 0; k < r->ncpus; k++) {
 		struct bt_cpu *c = &r->cpu[k];
 
@@ -983,7 +1081,6 @@ int main(int argc, char **argv)
 				r->devs[i].started = 1;
 			}
 		} else {
-			tfs_timestamp(r);
 			ret = blk_tfs_start(r->tfs);
 			if (ret) {
 				error("cannot start tracing: %s", strerror(-ret));
@@ -1035,6 +1132,8 @@ int main(int argc, char **argv)
 			failed = 1;
 		}
 	}
+	if (r->net && net_close(r))
+		failed = 1;
 	for (int k = 0; k < r->ncpus; k++) {
 		struct bt_cpu *c = &r->cpu[k];
 

@@ -39,3 +39,49 @@ unpack() {
 }
 
 is_root() { [ "$(id -u)" = 0 ]; }
+
+# ---- tracer tests: a known workload on $loop and the check that every I/O was seen ----
+# workload: direct 4 KiB writes and reads at known offsets, a buffered write + fsync
+workload() { # expected-file
+	: >"$1"
+	for i in $(seq 0 11); do
+		s=$((i * 37 + 3))
+		dd if=/dev/zero of="$loop" bs=4096 count=1 seek=$s oflag=direct status=none
+		echo "W $((s * 8)) 8" >>"$1"
+		s=$((i * 53 + 1))
+		dd if="$loop" of=/dev/null bs=4096 count=1 skip=$s iflag=direct status=none
+		echo "R $((s * 8)) 8" >>"$1"
+	done
+	dd if=/dev/urandom of="$loop" bs=4096 count=2 seek=5000 conv=fsync status=none
+	echo "W 40000 16" >>"$1"
+}
+
+# every expected I/O must show as Q, D and C with its sector, size and direction
+check_ios() { # what expected blkparse-output
+	local missing
+	missing=$(awk 'NR == FNR { want[$1 " " $2 " " $3] = 1; next }
+		$6 ~ /^[QDC]$/ && $9 == "+" {
+			d = ($7 ~ /W/) ? "W" : ($7 ~ /R/) ? "R" : "?"
+			seen[d " " $8 " " $10 " " $6] = 1
+		}
+		END {
+			for (k in want) {
+				split(k, f, " ")
+				for (a = 1; a <= 3; a++) {
+					act = substr("QDC", a, 1)
+					if (act == "Q" && f[1] == "W" && f[3] == 16) {
+						# buffered: queued as two 4 KiB pages or one 8 KiB bio
+						if (!seen["W 40000 8 Q"] && !seen["W 40000 16 Q"]) print k " " act
+						continue
+					}
+					if (!((f[1] " " f[2] " " f[3] " " act) in seen)) print k " " act
+				}
+			}
+		}' "$2" "$3")
+	if [ -z "$missing" ]; then
+		pass "$1: all $(wc -l <"$2") I/Os seen as Q, D and C with the right sector, size and direction"
+	else
+		fail "$1: missing: $(echo "$missing" | head -n 5 | tr '\n' ';')"
+	fi
+}
+

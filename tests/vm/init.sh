@@ -162,7 +162,7 @@ set --
 while IFS= read -r a; do set -- "$@" "$a"; done </etc/tracer-args
 mkdir -p /out/trace
 cd /out || finish
-blktrace -V >/out/blktrace-version.txt 2>&1
+timeout 5 blktrace -V >/out/blktrace-version.txt 2>&1
 log "+ blktrace -d $DEV -o trace -D /out/trace $* &"
 blktrace -d "$DEV" -o trace -D /out/trace "$@" >/out/blktrace.stdout 2>/out/blktrace.stderr &
 BTPID=$!
@@ -224,7 +224,7 @@ cat /out/blktrace.stdout /out/blktrace.stderr
 if traced; then
 	status teardown_ok 0
 	log "warning: a trace is still set up on $DEVNAME after the tracer exited: blktrace -k"
-	blktrace -k -d "$DEV" >/out/blktrace-k.out 2>&1
+	timeout 10 blktrace -k -d "$DEV" >/out/blktrace-k.out 2>&1
 	echo "exit $?" >>/out/blktrace-k.out
 	traced && status teardown_after_k 0 || status teardown_after_k 1
 else
