@@ -390,6 +390,7 @@ static int emit(struct bt_cpu *c, int dev, const void *p, size_t n)
 			c->err = ret;
 			snprintf(c->errmsg, sizeof(c->errmsg), "sending to %s: %s", r->o->host,
 				 strerror(-ret));
+			kill(getpid(), SIGTERM);
 		}
 		return ret;
 	}
@@ -404,6 +405,8 @@ static int emit(struct bt_cpu *c, int dev, const void *p, size_t n)
 		c->err = ret;
 		snprintf(c->errmsg, sizeof(c->errmsg), "%s",
 			 blk_output_error(r->stdout_out ? r->stdout_out : c->out[dev]));
+		/* a lost output ends the run (the threads block signals: main gets it) */
+		kill(getpid(), SIGTERM);
 	}
 	return ret;
 }

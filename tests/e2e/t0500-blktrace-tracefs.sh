@@ -130,6 +130,32 @@ else
 	fail "-a complete: actions seen: '$acts'"
 fi
 
+# 4b. the output disk fills up: the run stops, says so, exits 1, settings restored
+mkdir -p "$w/full"
+if mount -t tmpfs -o size=12k none "$w/full" 2>/dev/null; then
+	("$BT" -d "$loop" -w 20 -D "$w/full" >"$w/full.out" 2>"$w/full.err"; echo $? >"$w/full.rc") &
+	bt=$!
+	sleep 1
+	# about 12000 events: several times the output buffer, so writes fail mid-run
+	dd if=/dev/zero of="$loop" bs=4096 count=2000 oflag=direct status=none
+	for k in $(seq 1 50); do kill -0 $bt 2>/dev/null || break; sleep 0.2; done
+	if kill -0 $bt 2>/dev/null; then
+		kill -INT $bt
+		wait $bt
+		fail "output disk full: blktrace did not stop by itself"
+	else
+		wait $bt
+		if [ "$(cat "$w/full.rc")" = 1 ] && grep -q "No space left on device" "$w/full.err" && [ "$before" = "$(state)" ]; then
+			pass "output disk full: run stopped early, error reported, exit 1, settings restored"
+		else
+			fail "output disk full: rc=$(cat "$w/full.rc") $(head -c 300 "$w/full.err")"
+		fi
+	fi
+	umount "$w/full"
+else
+	skip "output disk full (cannot mount a small tmpfs)"
+fi
+
 # 5. errors: a missing device, an option error
 "$BT" -d /dev/does-not-exist -w 1 >/dev/null 2>"$w/err1.txt"; rc=$?
 if [ $rc = 1 ] && grep -q "/dev/does-not-exist" "$w/err1.txt"; then

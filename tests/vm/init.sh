@@ -163,61 +163,75 @@ while IFS= read -r a; do set -- "$@" "$a"; done </etc/tracer-args
 mkdir -p /out/trace
 cd /out || finish
 timeout 5 blktrace -V >/out/blktrace-version.txt 2>&1
-log "+ blktrace -d $DEV -o trace -D /out/trace $* &"
-blktrace -d "$DEV" -o trace -D /out/trace "$@" >/out/blktrace.stdout 2>/out/blktrace.stderr &
-BTPID=$!
-# wait until the trace is set up (BLKTRACESETUP: /sys/block/DEV/trace/enable reads 1, relay
-# files appear in debugfs block/DEV; block/DEV itself always exists with blk-mq debugfs), then settle
+
+# trace set up? (BLKTRACESETUP: /sys/block/DEV/trace/enable reads 1 and the relay files appear in
+# debugfs block/DEV; block/DEV itself always exists with blk-mq debugfs)
 traced() {
 	[ "$(cat /sys/block/$DEVNAME/trace/enable 2>/dev/null)" = 1 ] || [ -e "/sys/kernel/debug/block/$DEVNAME/dropped" ]
 }
-n=0 seen=0
-while [ $n -lt 150 ] && alive $BTPID; do
-	if traced; then seen=1; break; fi
-	nap 100000
-	n=$((n + 1))
-done
-status setup_seen $seen
-status setup_wait_tenths $n
-[ $seen = 1 ] || log "warning: no trace set up on $DEVNAME after $((n / 10)) s"
-sleep "$SETTLE"
-if alive $BTPID; then status alive_before_workload 1; else
-	status alive_before_workload 0
-	log "warning: the tracer exited before the workload"
-fi
 
-log "workload $WORKLOAD on $DEV"
-case $WORKLOAD in
-dio) workload_dio ;;
-dio-sizes) workload_dio_sizes ;;
-idle) workload_idle ;;
-custom) . /etc/workload.sh ;;
-*) log "unknown workload $WORKLOAD" ;;
-esac
-status workload_ios $IOS
-status workload_failures $IOFAIL
-log "workload done: $IOS I/Os, $IOFAIL failed"
-sleep 1
-
-# ---- stop the tracer with SIGINT ----------------------------------------------------------------
-stop=exited-early
-if alive $BTPID; then
-	run kill -INT $BTPID
-	stop=sigint
+# The controller runs in the background: waits for the trace to be set up, runs the workload,
+# stops the tracer with SIGINT. The tracer itself runs in the foreground, because a command
+# started with '&' by a non-interactive shell has SIGINT ignored (a tracer relying on the
+# default action would never stop).
+controller() {
+	local n=0 seen=0 stop BTPID=
+	while [ $n -lt 50 ] && [ ! -s /tmp/bt.pid ]; do nap 100000; n=$((n + 1)); done
+	read -r BTPID </tmp/bt.pid
+	[ -n "$BTPID" ] || { log "ERROR: the tracer did not start"; return; }
 	n=0
-	while alive $BTPID && [ $n -lt $((STOP_TIMEOUT * 10)) ]; do nap 100000; n=$((n + 1)); done
-	if alive $BTPID; then
-		log "tracer still running ${STOP_TIMEOUT}s after SIGINT: SIGKILL"
-		kill -KILL $BTPID
-		stop=killed
+	while [ $n -lt 150 ] && alive $BTPID; do
+		if traced; then seen=1; break; fi
+		nap 100000
+		n=$((n + 1))
+	done
+	status setup_seen $seen
+	status setup_wait_tenths $n
+	[ $seen = 1 ] || log "warning: no trace set up on $DEVNAME after $((n / 10)) s"
+	sleep "$SETTLE"
+	if alive $BTPID; then status alive_before_workload 1; else
+		status alive_before_workload 0
+		log "warning: the tracer exited before the workload"
 	fi
-fi
-wait $BTPID
+
+	log "workload $WORKLOAD on $DEV"
+	case $WORKLOAD in
+	dio) workload_dio ;;
+	dio-sizes) workload_dio_sizes ;;
+	idle) workload_idle ;;
+	custom) . /etc/workload.sh ;;
+	*) log "unknown workload $WORKLOAD" ;;
+	esac
+	status workload_ios $IOS
+	status workload_failures $IOFAIL
+	log "workload done: $IOS I/Os, $IOFAIL failed"
+	sleep 1
+
+	stop=exited-early
+	if alive $BTPID; then
+		run kill -INT $BTPID
+		stop=sigint
+		n=0
+		while alive $BTPID && [ $n -lt $((STOP_TIMEOUT * 10)) ]; do nap 100000; n=$((n + 1)); done
+		if alive $BTPID; then
+			log "tracer still running ${STOP_TIMEOUT}s after SIGINT: SIGKILL"
+			kill -KILL $BTPID
+			stop=killed
+		fi
+	fi
+	status tracer_stop $stop
+}
+rm -f /tmp/bt.pid
+controller &
+CTLPID=$!
+log "+ blktrace -d $DEV -o trace -D /out/trace $*"
+sh -c 'echo $$ >/tmp/bt.pid; exec blktrace "$@"' blktrace -d "$DEV" -o trace -D /out/trace "$@" \
+	</dev/null >/out/blktrace.stdout 2>/out/blktrace.stderr
 rc=$?
+wait $CTLPID
 echo $rc >/out/blktrace.rc
-status tracer_stop $stop
 status tracer_rc $rc
-log "blktrace exit status $rc ($stop)"
+log "blktrace exit status $rc ($(sed -n 's/^tracer_stop=//p' /out/status))"
 cat /out/blktrace.stdout /out/blktrace.stderr
 
 # the tracer must have torn its trace down; if not, blktrace -k does it
