@@ -165,21 +165,6 @@ static void usage(FILE *f)
 		"      --help                 this text\n");
 }
 
-static const char *const mask_names[] = {
-	"read", "write", "flush", "sync", "queue", "requeue", "issue", "complete",
-	"fs", "pc", "notify", "ahead", "meta", "discard", "drv_data", "fua",
-};
-
-static int find_mask(const char *s)
-{
-	if (!strncasecmp(s, "BLK_TC_", 7))
-		s += 7;
-	for (unsigned int i = 0; i < sizeof(mask_names) / sizeof(mask_names[0]); i++)
-		if (!strcasecmp(s, mask_names[i]))
-			return 1 << i;
-	return -1;
-}
-
 static void add_dev(struct bt_opts *o, const char *d)
 {
 	for (int i = 0; i < o->ndevs; i++)
@@ -231,11 +216,11 @@ static void parse_args(int argc, char **argv, struct bt_opts *o)
 			read_devs_file(o, optarg);
 			break;
 		case 'a': {
-			int m = find_mask(optarg);
+			int m = blk_category_from_name(optarg);
 
 			if (m < 0) {
 				error("Invalid action mask %s", optarg);
-				hint("known: read write flush sync queue requeue issue complete fs pc notify ahead meta discard drv_data fua");
+				hint("known: %s", blk_category_names);
 				exit(1);
 			}
 			o->act_mask |= (uint64_t)m;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <string.h>
+#include <strings.h>
 
 #include "blk/event.h"
 
@@ -125,4 +126,22 @@ size_t blk_event_encode(const struct blk_event *ev, unsigned char *buf)
 	if (ev->pdu_len)
 		memcpy(buf + hdr, ev->pdu, ev->pdu_len);
 	return hdr + ev->pdu_len;
+}
+
+static const char *const category_names[] = {
+	"read", "write", "flush", "sync", "queue", "requeue", "issue", "complete",
+	"fs", "pc", "notify", "ahead", "meta", "discard", "drv_data", "fua",
+};
+
+const char blk_category_names[] = "read write flush sync queue requeue issue complete fs pc "
+				  "notify ahead meta discard drv_data fua";
+
+int blk_category_from_name(const char *name)
+{
+	if (!strncasecmp(name, "BLK_TC_", 7))
+		name += 7;
+	for (unsigned int i = 0; i < sizeof(category_names) / sizeof(category_names[0]); i++)
+		if (!strcasecmp(name, category_names[i]))
+			return 1 << i;
+	return -1;
 }

@@ -63,6 +63,16 @@ static inline unsigned int blk_event_sectors(const struct blk_event *ev)
 #define BLK_RWBS_LEN 16
 
 /**
+ * blk_category_from_name() - the category bit named @name ("read", "WRITE",
+ * "BLK_TC_QUEUE", ...), as blktrace -a and blkparse -a take it
+ * Return: the bit (1 << n, for the upper half of the action), or -1 if unknown.
+ */
+int blk_category_from_name(const char *name);
+
+/* The category names, for messages: "read write flush ... fua". */
+extern const char blk_category_names[];
+
+/**
  * blk_event_rwbs() - fill @buf (BLK_RWBS_LEN bytes) with the RWBS string of @ev
  * Return: length of the string.
  */

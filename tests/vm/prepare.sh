@@ -2,19 +2,27 @@
 # tests/vm/prepare.sh — get everything needed to boot Debian's stock kernel under qemu (TCG)
 # for the relay-path blktrace tests. Idempotent; caches under ${VM_CACHE:-/var/cache/blktrace-ng-vm}.
 #
-#   tests/vm/prepare.sh [-q]
+#   tests/vm/prepare.sh [-q | --env]
+#
+#   -q     print nothing but errors and skip reasons
+#   --env  print only the shell assignments (VM_KVER, VM_VMLINUZ, VM_MODDIR, VM_BUSYBOX, VM_QEMU...)
 #
 # Installs (apt-get, only when root and only what is missing): qemu-system-x86, busybox-static,
 # cpio, xz-utils, kmod. Finds the kernel package that linux-image-amd64 depends on, downloads
 # exactly that package, extracts it into $VM_CACHE/kernel/PKG/ and runs depmod there.
-# Writes $VM_CACHE/env.sh (sourced by run-trace.sh) and prints the paths.
+# Writes $VM_CACHE/env.sh (the same assignments as --env) and prints the paths.
 #
 # Exit 0: ready. Exit 77: cannot be made ready here (not root with things missing, package not
 # available, no network to the archive...) — the reason is printed; callers report SKIP.
 # Other non-zero: an unexpected failure.
 set -u
-quiet=0
-[ "${1:-}" = "-q" ] && quiet=1
+quiet=0 mode=print
+case ${1:-} in
+-q) quiet=1 ;;
+--env) quiet=1 mode=env ;;
+"") ;;
+*) echo "usage: $0 [-q|--env]" >&2; exit 2 ;;
+esac
 
 VM_CACHE=${VM_CACHE:-/var/cache/blktrace-ng-vm}
 log() { [ $quiet = 1 ] || echo "prepare: $*"; }
@@ -66,8 +74,11 @@ QEMU=$(command -v qemu-system-x86_64) || skip "qemu-system-x86_64 not found afte
 have_static_busybox || skip "/bin/busybox is missing or not static (install busybox-static)"
 
 # ---- cache directory ----------------------------------------------------------------------
-mkdir -p "$VM_CACHE" 2>/dev/null && [ -w "$VM_CACHE" ] ||
-	skip "cache directory $VM_CACHE is not writable (set VM_CACHE or run as root)"
+# (a cache that is ready may be read-only, e.g. prepared by root and used by another user)
+cache_writable() {
+	mkdir -p "$VM_CACHE" 2>/dev/null && [ -w "$VM_CACHE" ] ||
+		skip "cache directory $VM_CACHE is not writable (set VM_CACHE or run as root)"
+}
 
 # ---- the kernel ---------------------------------------------------------------------------
 kernel_pkg() {
@@ -95,6 +106,7 @@ kver=${pkg#linux-image-}
 kdir=$VM_CACHE/kernel/$pkg
 
 if [ ! -f "$kdir/.ready" ]; then
+	cache_writable
 	tmp=$VM_CACHE/tmp.$$
 	rm -rf "$tmp" "$kdir"
 	mkdir -p "$tmp" "$VM_CACHE/kernel"
@@ -126,7 +138,7 @@ VMLINUZ=$kdir/boot/vmlinuz-$kver
 MODDIR=$kdir/lib/modules/$kver
 [ -f "$VMLINUZ" ] && [ -f "$MODDIR/modules.dep" ] || die "cached kernel in $kdir is incomplete (remove it and re-run)"
 
-cat >"$VM_CACHE/env.sh.$$" <<EOF
+envtext=$(cat <<EOF
 # written by tests/vm/prepare.sh
 VM_KERNEL_PKG='$pkg'
 VM_KERNEL_PKG_VERSION='$(cat "$kdir/.pkg-version" 2>/dev/null)'
@@ -136,7 +148,15 @@ VM_MODDIR='$MODDIR'
 VM_BUSYBOX='/bin/busybox'
 VM_QEMU='$QEMU'
 EOF
-mv "$VM_CACHE/env.sh.$$" "$VM_CACHE/env.sh"
+)
+# env.sh for other callers: best effort (a read-only ready cache is fine, see --env)
+if [ "$(cat "$VM_CACHE/env.sh" 2>/dev/null)" != "$envtext" ] && [ -w "$VM_CACHE" ]; then
+	printf '%s\n' "$envtext" >"$VM_CACHE/env.sh.$$" && mv "$VM_CACHE/env.sh.$$" "$VM_CACHE/env.sh"
+fi
+if [ $mode = env ]; then
+	printf '%s\n' "$envtext"
+	exit 0
+fi
 
 if [ $quiet = 0 ]; then
 	echo "VM_CACHE=$VM_CACHE"

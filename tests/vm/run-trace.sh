@@ -78,12 +78,10 @@ tracer_path=$(readlink -f "$tracer_path")
 	die "tracer $tracer_path is not an ELF binary (a script or libtool wrapper cannot run in the VM)"
 
 # ---- prepared kernel, qemu, busybox -----------------------------------------------------------
-"$here/prepare.sh" -q
+vmenv=$("$here/prepare.sh" --env)
 rc=$?
 [ $rc = 0 ] || { [ $rc = 77 ] && echo "$prog: SKIP: VM not available (see above)" >&2; exit $rc; }
-VM_CACHE=${VM_CACHE:-/var/cache/blktrace-ng-vm}
-# shellcheck source=/dev/null
-. "$VM_CACHE/env.sh"
+eval "$vmenv"
 
 mkdir -p "$outdir" || die "cannot create $outdir"
 outdir=$(cd "$outdir" && pwd)
