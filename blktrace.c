@@ -448,7 +448,9 @@ static void relay_data(struct bt_cpu *c, int dev, const unsigned char *p, size_t
 		if (off + len > n)
 			break;
 		off += len;
-		cnt->events++;
+		/* notes (process names, timestamps, messages) are not I/O events */
+		if (!(t.action & BLK_TC_ACT(BLK_TC_NOTIFY)))
+			cnt->events++;
 	}
 	if (off > start) {
 		emit(c, dev, all + start, off - start);

@@ -51,6 +51,8 @@ alive() {
 log "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) cpus, lockdown: $(cat /sys/kernel/security/lockdown 2>/dev/null || echo n/a)"
 status kernel "$(uname -r)"
 status cpus "$(grep -c ^processor /proc/cpuinfo)"
+# qemu runs with -nic none: only "lo" may be here
+status net_ifaces "$(ls /sys/class/net 2>/dev/null | tr '\n' ' ')"
 status device_kind "$DEVICE_KIND"
 status workload "$WORKLOAD"
 
@@ -63,7 +65,7 @@ while read -r mod params; do
 done </etc/modules.load
 
 # ---- disks ------------------------------------------------------------------------------------
-OUTDEV= DATADEV=
+OUTDEV='' DATADEV=''
 n=0
 while [ $n -lt 100 ]; do
 	for d in /sys/block/vd*; do

@@ -86,7 +86,7 @@ eval "$vmenv"
 mkdir -p "$outdir" || die "cannot create $outdir"
 outdir=$(cd "$outdir" && pwd)
 # remove what an earlier run left (only the names this script produces)
-rm -rf "$outdir/trace" "$outdir"/{DONE,console.log,expected.txt,blktrace.stdout,blktrace.stderr,blktrace.rc,blktrace-k.out,status,vm.log,workload.log,trace-files.txt,blktrace-version.txt,vm-wall-seconds}
+rm -rf "$outdir/trace" "$outdir"/{DONE,console.log,expected.txt,blkparse.txt,blkparse.err,check-ios.txt,blktrace.stdout,blktrace.stderr,blktrace.rc,blktrace-k.out,status,vm.log,workload.log,trace-files.txt,blktrace-version.txt,vm-wall-seconds}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/blktrace-vm.XXXXXX") || die "mktemp failed"
 cleanup() {
