@@ -159,6 +159,29 @@ else
 	skip "output disk full (cannot mount a small tmpfs)"
 fi
 
+# 4c. the device goes away mid-trace (loop device detached): clean end, settings restored
+truncate -s 16M "$w/gone.img"
+gone=$(losetup -f --show "$w/gone.img" 2>/dev/null)
+if [ -n "$gone" ]; then
+	mkdir -p "$w/gone"
+	(cd "$w/gone" && "$BT" -d "$gone" -w 3 >out.txt 2>err.txt; echo $? >rc) &
+	bt=$!
+	sleep 1
+	dd if=/dev/zero of="$gone" bs=4096 count=3 oflag=direct status=none
+	losetup -d "$gone"
+	wait $bt
+	(cd "$w/gone" && $BLKPARSE -i "$(basename "$gone")" >parsed.txt 2>/dev/null)
+	nc=$(grep -c ' C ' "$w/gone/parsed.txt")
+	if [ "$(cat "$w/gone/rc")" = 0 ] && [ "$nc" -ge 3 ] && [ "$before" = "$(state)" ] &&
+		! losetup -a | grep -q "$w/gone.img"; then
+		pass "device detached mid-trace: exit 0, its $nc completions kept, settings restored, device released"
+	else
+		fail "device detached mid-trace: rc=$(cat "$w/gone/rc") completions=$nc $(head -c 200 "$w/gone/err.txt")"
+	fi
+else
+	skip "device detached mid-trace (no second loop device)"
+fi
+
 # 5. errors: a missing device, an option error
 "$BT" -d /dev/does-not-exist -w 1 >/dev/null 2>"$w/err1.txt"; rc=$?
 if [ $rc = 1 ] && grep -q "/dev/does-not-exist" "$w/err1.txt"; then
