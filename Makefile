@@ -26,6 +26,9 @@ GEN := $(patsubst %.c,%,$(wildcard tests/gen/*.c))
 UNIT_SRC := $(wildcard tests/unit/test-*.c)
 UNIT := $(UNIT_SRC:.c=)
 
+# Each tool directory may add its own rules and targets in a NAME.mk (appending to TOOLS).
+-include $(wildcard */*.mk)
+
 all: $(TOOLS) $(GEN)
 
 $(LIB): $(LIB_OBJ)
