@@ -15,13 +15,13 @@ LDLIBS_Z := -lz
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 LIB_SRC := lib/event.c lib/reader.c lib/merge.c lib/pipesort.c lib/strbuf.c lib/output.c \
-	lib/format.c lib/acct.c lib/log.c
+	lib/format.c lib/acct.c lib/log.c lib/hist.c
 LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB := lib/libblk.a
 
 KERNEL_SRC := kernel/fs.c kernel/relay.c kernel/tracefs.c
 KERNEL_OBJ := $(KERNEL_SRC:.c=.o)
-TOOLS := blkparse blktrace
+TOOLS := blkparse blktrace blkiomon
 GEN := $(patsubst %.c,%,$(wildcard tests/gen/*.c))
 UNIT_SRC := $(wildcard tests/unit/test-*.c)
 UNIT := $(UNIT_SRC:.c=)
@@ -37,6 +37,9 @@ $(LIB): $(LIB_OBJ)
 common.o: common.c
 
 blkparse: blkparse.o common.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
+
+blkiomon: blkiomon.o common.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
 blktrace: blktrace.o net.o common.o $(KERNEL_OBJ) $(LIB)
@@ -103,10 +106,10 @@ hdr-check:
 	done; echo "headers compile on their own"
 
 format:
-	clang-format -i $(LIB_SRC) $(KERNEL_SRC) include/blk/*.h blkparse.c blktrace.c net.c common.c
+	clang-format -i $(LIB_SRC) $(KERNEL_SRC) include/blk/*.h blkparse.c blktrace.c blkiomon.c net.c common.c
 
 format-check:
-	clang-format --dry-run --Werror $(LIB_SRC) $(KERNEL_SRC) include/blk/*.h blkparse.c blktrace.c net.c common.c
+	clang-format --dry-run --Werror $(LIB_SRC) $(KERNEL_SRC) include/blk/*.h blkparse.c blktrace.c blkiomon.c net.c common.c
 
 clean:
 	rm -f $(LIB) lib/*.o lib/*.d kernel/*.o kernel/*.d *.o *.d $(TOOLS) blktrace.static $(GEN) tests/gen/*.o tests/gen/*.d \

@@ -270,8 +270,30 @@ int blk_reader_ready(struct blk_reader *r)
 
 	if (r->eof || r->failed || r->regular)
 		return 1;
-	if (r->end - r->pos >= 64)
-		return 1;
+	if (r->end - r->pos >= sizeof(struct blk_io_trace)) {
+		/* a whole record buffered (or damage to report) counts as ready */
+		const unsigned char *p = r->buf + r->pos;
+		uint32_t magic;
+		uint16_t pdu;
+		size_t hdr = sizeof(struct blk_io_trace), off = 46;
+
+		memcpy(&magic, p, 4);
+		if (r->swapped == 1)
+			magic = __builtin_bswap32(magic);
+		if ((magic & 0xff) == BLK_IO_TRACE2_VERSION) {
+			hdr = sizeof(struct blk_io_trace2);
+			off = 50;
+		}
+		if ((magic & BLK_IO_TRACE_MAGIC_MASK) != BLK_IO_TRACE_MAGIC)
+			return 1;
+		if (r->end - r->pos >= hdr) {
+			memcpy(&pdu, p + off, 2);
+			if (r->swapped == 1)
+				pdu = __builtin_bswap16(pdu);
+			if (r->end - r->pos >= hdr + pdu)
+				return 1;
+		}
+	}
 	if (r->gz && r->zs.avail_in)
 		return 1;
 	p.fd = r->fd;

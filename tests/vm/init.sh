@@ -40,6 +40,18 @@ finish() {
 }
 # usec sleep without relying on a fractional "sleep"
 nap() { usleep "$1" 2>/dev/null || sleep 1; }
+# CPU_U CPU_S CPU_CU CPU_CS := utime stime cutime cstime (clock ticks) of process $1, read with
+# builtins only: a forked $(...) makes the shell wait, and that wait could reap another child
+# (the controller) whose CPU time would then be added to this shell's cutime
+read_cpu() {
+	local line
+	CPU_U='' CPU_S='' CPU_CU='' CPU_CS=''
+	read -r line <"/proc/$1/stat" 2>/dev/null || return 1
+	line=${line##*) }
+	# shellcheck disable=SC2086
+	set -- $line
+	CPU_U=${12} CPU_S=${13} CPU_CU=${14} CPU_CS=${15}
+}
 # is process $1 running (not gone, not a zombie)?
 alive() {
 	local st
@@ -223,6 +235,10 @@ controller() {
 
 	stop=exited-early
 	if alive $BTPID; then
+		# TRACER_CPU=1 (run-trace --tracer-cpu): the tracer's own CPU time so far (all threads)
+		if [ "${TRACER_CPU:-0}" = 1 ] && read_cpu $BTPID; then
+			status tracer_cpu_sigint "$CPU_U $CPU_S"
+		fi
 		run kill -INT $BTPID
 		stop=sigint
 		n=0
@@ -238,10 +254,17 @@ controller() {
 rm -f /tmp/bt.pid
 controller &
 CTLPID=$!
+# TRACER_CPU=1: the tracer's whole CPU time (all threads, up to its exit) is the growth of this
+# shell's cutime/cstime across the foreground run (the only child reaped in between)
+[ "${TRACER_CPU:-0}" = 1 ] && read_cpu $$ && CPU0_CU=$CPU_CU CPU0_CS=$CPU_CS
 log "+ blktrace -d $DEV -o trace -D /out/trace $*"
 sh -c 'echo $$ >/tmp/bt.pid; exec blktrace "$@"' blktrace -d "$DEV" -o trace -D /out/trace "$@" \
 	</dev/null >/out/blktrace.stdout 2>/out/blktrace.stderr
 rc=$?
+if [ "${TRACER_CPU:-0}" = 1 ] && [ -n "${CPU0_CU:-}" ] && read_cpu $$; then
+	status tracer_cpu_total "$((CPU_CU - CPU0_CU)) $((CPU_CS - CPU0_CS))"
+	status clk_tck 100
+fi
 wait $CTLPID
 echo $rc >/out/blktrace.rc
 status tracer_rc $rc

@@ -18,6 +18,10 @@
 #   --nullb-params "..."    null_blk module parameters (default "nr_devices=1 irqmode=1")
 #   --mem MB / --smp N      VM size (default 1024 / 2)
 #   --keep                  keep the temporary work directory (initramfs, disk images)
+#   --tracer-cpu            record the tracer's CPU time in status: tracer_cpu_sigint (just before
+#                           SIGINT) and tracer_cpu_total (up to its exit), "UTIME STIME" in clock
+#                           ticks of clk_tck (100) per second, all threads
+#   --out-mb MB             size of the raw output disk the results are tarred onto (default 256)
 #
 # In the VM: blktrace -d DEV -o trace -D /out/trace [extra args] &, workload, kill -INT, wait.
 # OUTDIR receives: console.log (serial console), trace/ (trace.blktrace.N), expected.txt
@@ -37,6 +41,7 @@ usage() { sed -n '2,/^set -u/{/^set -u/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2; }
 tracer=$1 outdir=$2
 shift 2
 device=nullb workload=dio timeout=120 settle=1 stop_timeout=20 mem=1024 smp=2 keep=0
+tracer_cpu=0 out_mb=256
 nullb_params="nr_devices=1 irqmode=1"
 extra=()
 while [ $# -gt 0 ]; do
@@ -50,13 +55,15 @@ while [ $# -gt 0 ]; do
 	--mem) mem=${2:?}; shift 2 ;;
 	--smp) smp=${2:?}; shift 2 ;;
 	--keep) keep=1; shift ;;
+	--tracer-cpu) tracer_cpu=1; shift ;;
+	--out-mb) out_mb=${2:?}; shift 2 ;;
 	--) shift; extra=("$@"); break ;;
 	-h | --help) usage ;;
 	*) echo "$prog: unknown option $1" >&2; usage ;;
 	esac
 done
 case $device in nullb | virtio) ;; *) echo "$prog: --device must be nullb or virtio" >&2; exit 2 ;; esac
-for v in "$timeout" "$stop_timeout" "$mem" "$smp"; do
+for v in "$timeout" "$stop_timeout" "$mem" "$smp" "$out_mb"; do
 	[[ $v =~ ^[0-9]+$ ]] || { echo "$prog: not a number: $v" >&2; exit 2; }
 done
 [[ $settle =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "$prog: --settle: not a number: $settle" >&2; exit 2; }
@@ -161,6 +168,7 @@ fi
 	echo "SETTLE=$settle"
 	echo "STOP_TIMEOUT=$stop_timeout"
 	echo "LIBPATH=$libdirs"
+	echo "TRACER_CPU=$tracer_cpu"
 } >"$root/etc/run.conf"
 : >"$root/etc/tracer-args"
 for a in "${extra[@]}"; do
@@ -172,7 +180,7 @@ done
 (cd "$root" && find . | cpio -o -H newc -R 0:0 --quiet) >"$work/initrd.cpio" || die "cpio failed"
 
 # ---- disks -----------------------------------------------------------------------------------------
-truncate -s 256M "$work/out.img"
+truncate -s "${out_mb}M" "$work/out.img"
 drives=(-drive "file=$work/out.img,format=raw,if=none,id=btout"
 	-device "virtio-blk-pci,drive=btout,serial=BTNGOUT")
 if [ $device = virtio ]; then

@@ -1,0 +1,596 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * blkiomon: periodic statistics of request sizes and D2C latencies from a binary trace
+ * stream on standard input, as the classic tool prints them.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "blk/hist.h"
+#include "blk/output.h"
+#include "blk/reader.h"
+
+#define BLKIOMON_VERSION "0.3"
+#define SIZE_BUCKETS 16
+#define D2C_BUCKETS 25
+#define PARK_BUCKETS 128
+
+struct minmax {
+	uint64_t min, max, sum, sos, num;
+};
+
+/* The classic statistics record (written big-endian with -b, 424 bytes). */
+struct mon_stat {
+	uint64_t time;
+	uint32_t size_hist[SIZE_BUCKETS];
+	uint32_t d2c_hist[D2C_BUCKETS];
+	uint32_t device;
+	struct minmax size_r, size_w, d2c_r, d2c_w, thrput_r, thrput_w;
+	uint64_t bidir;
+};
+
+struct dstat {
+	struct dstat *next;
+	struct mon_stat s;
+	struct blk_hist d2c;	/* percentiles (--percentiles, --csv) */
+	int used;
+};
+
+struct parked {
+	struct parked *next;
+	struct blk_event ev;	/* no payload kept */
+};
+
+struct mon_opts {
+	unsigned int interval;
+	const char *human, *binary, *lldd, *debug, *csv;
+	const char *msg_path;
+	int msg_proj;
+	long msg_id;
+	int trace_time;
+	int percentiles;
+};
+
+struct mon {
+	struct mon_opts *o;
+	FILE *human, *debug, *csv;
+	struct blk_output *binary, *lldd;
+	int msq;
+	struct dstat *devs;	/* newest first, as the classic tool lists them */
+	struct parked *park[PARK_BUCKETS];
+	struct parked *free_parked;
+	uint64_t matched, dropped, leftover, zero_d2c;
+	int have_ts;
+	int64_t ts_sec;
+	uint64_t ts_time;
+};
+
+static void minmax_reset(struct minmax *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->min = UINT64_MAX;
+}
+
+static void stat_reset(struct mon_stat *s, uint32_t dev)
+{
+	memset(s, 0, sizeof(*s));
+	s->device = dev;
+	minmax_reset(&s->size_r);
+	minmax_reset(&s->size_w);
+	minmax_reset(&s->d2c_r);
+	minmax_reset(&s->d2c_w);
+	minmax_reset(&s->thrput_r);
+	minmax_reset(&s->thrput_w);
+}
+
+static void minmax_add(struct minmax *m, uint64_t v)
+{
+	m->sum += v;
+	m->sos += v * v;
+	if (v < m->min)
+		m->min = v;
+	if (v > m->max)
+		m->max = v;
+	m->num++;
+}
+
+/* Bucket i holds values up to first + (delta << (i - 1)); the last one takes the rest. */
+static uint64_t bucket_limit(unsigned int i, uint64_t first, uint64_t delta)
+{
+	return first + (i ? delta << (i - 1) : 0);
+}
+
+static void hist_add(uint32_t *h, unsigned int n, uint64_t first, uint64_t delta, uint64_t v)
+{
+	unsigned int i;
+
+	for (i = 0; i < n - 1 && v > bucket_limit(i, first, delta); i++)
+		;
+	h[i]++;
+}
+
+static struct dstat *get_dstat(struct mon *m, uint32_t dev)
+{
+	struct dstat *d;
+
+	for (d = m->devs; d; d = d->next)
+		if (d->s.device == dev)
+			return d;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		die("out of memory");
+	stat_reset(&d->s, dev);
+	blk_hist_clear(&d->d2c);
+	d->next = m->devs;
+	m->devs = d;
+	return d;
+}
+
+static void account(struct mon *m, const struct blk_event *d, const struct blk_event *c)
+{
+	uint64_t d2c = (c->time - d->time) / 1000, size = d->bytes, thrput;
+	struct dstat *ds = get_dstat(m, d->device);
+	uint32_t dir = (uint32_t)(c->action >> BLK_TC_SHIFT) & (BLK_TC_READ | BLK_TC_WRITE);
+
+	/* the classic tool divides by zero here when D->C is under 1 us: count it as 1 us */
+	if (!d2c)
+		m->zero_d2c++;
+	thrput = size * 1000 / (d2c ? d2c : 1);
+	if (dir & BLK_TC_READ) {
+		minmax_add(&ds->s.thrput_r, thrput);
+		minmax_add(&ds->s.size_r, size);
+		minmax_add(&ds->s.d2c_r, d2c);
+	} else if (dir & BLK_TC_WRITE) {
+		minmax_add(&ds->s.thrput_w, thrput);
+		minmax_add(&ds->s.size_w, size);
+		minmax_add(&ds->s.d2c_w, d2c);
+	} else {
+		ds->s.bidir++;
+	}
+	hist_add(ds->s.size_hist, SIZE_BUCKETS, 0, 1024, size);
+	hist_add(ds->s.d2c_hist, D2C_BUCKETS, 0, 8, d2c);
+	blk_hist_add(&ds->d2c, d2c);
+	ds->used = 1;
+	m->matched++;
+}
+
+#define MATCH_BITS BLK_TC_ACT(BLK_TC_READ | BLK_TC_WRITE | BLK_TC_FS | BLK_TC_PC)
+
+static void debug_event(struct mon *m, const char *what, const struct blk_event *ev)
+{
+	if (!m->debug)
+		return;
+	fprintf(m->debug, "%s: %u,%u sector %llu bytes %u action 0x%x time %llu\n", what,
+		BLK_MAJOR(ev->device), BLK_MINOR(ev->device), (unsigned long long)ev->sector,
+		ev->bytes, (uint32_t)ev->action, (unsigned long long)ev->time);
+}
+
+/* Pair each issue with its completion (same device, sector and direction bits). */
+static void pair(struct mon *m, const struct blk_event *ev)
+{
+	struct parked **pp = &m->park[ev->sector % PARK_BUCKETS], *p;
+
+	for (; (p = *pp); pp = &p->next) {
+		if (p->ev.device == ev->device && p->ev.sector == ev->sector &&
+		    ((uint32_t)p->ev.action & MATCH_BITS) == ((uint32_t)ev->action & MATCH_BITS))
+			break;
+	}
+	if (p) {
+		*pp = p->next;
+		if (blk_event_has_cat(&p->ev, BLK_TC_ISSUE) && blk_event_has_cat(ev, BLK_TC_COMPLETE)) {
+			account(m, &p->ev, ev);
+			p->next = m->free_parked;
+			m->free_parked = p;
+			return;
+		}
+		/* not an issue followed by its completion: the older one is dropped */
+		debug_event(m, "mismatch", &p->ev);
+		m->dropped++;
+		p->next = m->free_parked;
+		m->free_parked = p;
+	}
+	p = m->free_parked;
+	if (p)
+		m->free_parked = p->next;
+	else if (!(p = malloc(sizeof(*p))))
+		die("out of memory");
+	p->ev = *ev;
+	p->ev.pdu = NULL;
+	p->ev.pdu_len = 0;
+	p->next = m->park[ev->sector % PARK_BUCKETS];
+	m->park[ev->sector % PARK_BUCKETS] = p;
+}
+
+static void print_minmax(FILE *f, const char *name, const struct minmax *mm)
+{
+	double avg = mm->num ? (double)mm->sum / (double)mm->num : 0.0;
+	/*
+	 * As the classic tool computes it: in 64-bit integers, so sum^2 wraps for large
+	 * values (the text stays identical; --csv has no variance).
+	 */
+	double var = mm->num ? (double)(mm->sos - mm->sum * mm->sum / mm->num) / (double)mm->num
+			     : 0.0;
+
+	fprintf(f, "%s: num %llu, min %lld, max %llu, sum %llu, squ %llu, avg %.1f, var %.1f\n",
+		name, (unsigned long long)mm->num, (long long)mm->min, (unsigned long long)mm->max,
+		(unsigned long long)mm->sum, (unsigned long long)mm->sos, avg, var);
+}
+
+static void print_hist(FILE *f, const char *name, const uint32_t *h, unsigned int n,
+		       uint64_t first, uint64_t delta)
+{
+	unsigned int i;
+
+	fprintf(f, "%s:\n", name);
+	for (i = 0; i < n - 1; i++) {
+		fprintf(f, "   %10llu:%6u", (unsigned long long)bucket_limit(i, first, delta), h[i]);
+		if (!((i + 1) % 4))
+			fprintf(f, "\n");
+	}
+	fprintf(f, "    >%8llu:%6u\n", (unsigned long long)bucket_limit(i - 1, first, delta), h[i]);
+}
+
+static void put_be(unsigned char **p, uint64_t v, int bytes)
+{
+	for (int i = bytes - 1; i >= 0; i--)
+		*(*p)++ = (unsigned char)(v >> (8 * i));
+}
+
+static size_t encode_stat(const struct mon_stat *s, unsigned char *buf)
+{
+	unsigned char *p = buf;
+	const struct minmax *mm[6] = { &s->size_r, &s->size_w, &s->d2c_r,
+				       &s->d2c_w, &s->thrput_r, &s->thrput_w };
+
+	put_be(&p, s->time, 8);
+	for (int i = 0; i < SIZE_BUCKETS; i++)
+		put_be(&p, s->size_hist[i], 4);
+	for (int i = 0; i < D2C_BUCKETS; i++)
+		put_be(&p, s->d2c_hist[i], 4);
+	put_be(&p, s->device, 4);
+	for (int i = 0; i < 6; i++) {
+		put_be(&p, mm[i]->min, 8);
+		put_be(&p, mm[i]->max, 8);
+		put_be(&p, mm[i]->sum, 8);
+		put_be(&p, mm[i]->sos, 8);
+		put_be(&p, mm[i]->num, 8);
+	}
+	put_be(&p, s->bidir, 8);
+	return (size_t)(p - buf);
+}
+
+/* End an interval at wall-clock second @when: print and reset every device with data. */
+static void report(struct mon *m, time_t when, const char *label)
+{
+	for (struct dstat *d = m->devs; d; d = d->next) {
+		struct mon_stat *s = &d->s;
+		char tbuf[64];
+
+		if (!d->used)
+			continue;
+		s->time = (uint64_t)when;
+		if (m->human) {
+			FILE *f = m->human;
+
+			if (label)
+				fprintf(f, "\ntime: %s\n", label);
+			else
+				fprintf(f, "\ntime: %s", ctime_r(&when, tbuf));
+			fprintf(f, "device: %u,%u\n", BLK_MAJOR(s->device), BLK_MINOR(s->device));
+			print_minmax(f, "sizes read (bytes)", &s->size_r);
+			print_minmax(f, "sizes write (bytes)", &s->size_w);
+			print_minmax(f, "d2c read (usec)", &s->d2c_r);
+			print_minmax(f, "d2c write (usec)", &s->d2c_w);
+			print_minmax(f, "throughput read (bytes/msec)", &s->thrput_r);
+			print_minmax(f, "throughput write (bytes/msec)", &s->thrput_w);
+			print_hist(f, "sizes histogram (bytes)", s->size_hist, SIZE_BUCKETS, 0, 1024);
+			print_hist(f, "d2c histogram (usec)", s->d2c_hist, D2C_BUCKETS, 0, 8);
+			fprintf(f, "bidirectional requests: %llu\n", (unsigned long long)s->bidir);
+			if (m->o->percentiles)
+				fprintf(f, "d2c percentiles (usec): p50 %llu, p99 %llu, p99.9 %llu, max %llu\n",
+					(unsigned long long)blk_hist_percentile(&d->d2c, 50),
+					(unsigned long long)blk_hist_percentile(&d->d2c, 99),
+					(unsigned long long)blk_hist_percentile(&d->d2c, 99.9),
+					(unsigned long long)d->d2c.max);
+			fflush(f);
+		}
+		if (m->csv) {
+			const struct minmax *r = &s->size_r, *w = &s->size_w;
+
+			fprintf(m->csv, "%lld,%u,%u,%llu,%llu,%llu,%llu,%.1f,%.1f,%llu,%llu,%llu,%llu\n",
+				(long long)when, BLK_MAJOR(s->device), BLK_MINOR(s->device),
+				(unsigned long long)r->num, (unsigned long long)w->num,
+				(unsigned long long)r->sum, (unsigned long long)w->sum,
+				s->d2c_r.num ? (double)s->d2c_r.sum / (double)s->d2c_r.num : 0.0,
+				s->d2c_w.num ? (double)s->d2c_w.sum / (double)s->d2c_w.num : 0.0,
+				(unsigned long long)blk_hist_percentile(&d->d2c, 50),
+				(unsigned long long)blk_hist_percentile(&d->d2c, 99),
+				(unsigned long long)blk_hist_percentile(&d->d2c, 99.9),
+				(unsigned long long)s->bidir);
+			fflush(m->csv);
+		}
+		if (m->binary || m->msq >= 0) {
+			unsigned char buf[sizeof(long) + 512];
+			size_t n = encode_stat(s, buf + sizeof(long));
+
+			if (m->binary && (blk_output_write(m->binary, buf + sizeof(long), n) ||
+					  blk_output_flush(m->binary)))
+				die("%s", blk_output_error(m->binary));
+			if (m->msq >= 0) {
+				long mtype = m->o->msg_id;
+
+				memcpy(buf, &mtype, sizeof(mtype));
+				if (msgsnd(m->msq, buf, n, 0))
+					error("msgsnd: %s", strerror(errno));
+			}
+		}
+		stat_reset(s, s->device);
+		blk_hist_clear(&d->d2c);
+		d->used = 0;
+	}
+}
+
+static FILE *open_text(const char *name)
+{
+	FILE *f;
+
+	if (!strcmp(name, "-"))
+		return stdout;
+	f = fopen(name, "w");
+	if (!f)
+		die("cannot create '%s': %s", name, strerror(errno));
+	return f;
+}
+
+static const struct option long_opts[] = {
+	{ "interval", required_argument, NULL, 'I' },
+	{ "human-readable", required_argument, NULL, 'h' },
+	{ "binary", required_argument, NULL, 'b' },
+	{ "dump-lldd", required_argument, NULL, 'd' },
+	{ "debug", required_argument, NULL, 'D' },
+	{ "msg-queue", required_argument, NULL, 'Q' },
+	{ "msg-queue-id", required_argument, NULL, 'q' },
+	{ "msg-id", required_argument, NULL, 'm' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "trace-time", no_argument, NULL, 1000 },
+	{ "csv", required_argument, NULL, 1001 },
+	{ "percentiles", no_argument, NULL, 1002 },
+	{ "help", no_argument, NULL, 1003 },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: blkiomon -I SECS [options] < binary-trace-stream\n"
+		"  e.g. blktrace -d DEV -a issue -a complete -o - | blkiomon -I 10 -h -\n\n"
+		"  -I, --interval=SECS        report every SECS seconds (required)\n"
+		"  -h, --human-readable=FILE  text report ('-' = stdout)\n"
+		"  -b, --binary=FILE          binary records (big-endian, 424 bytes each)\n"
+		"  -d, --dump-lldd=FILE       copy of every driver-data record\n"
+		"  -D, --debug=FILE           unmatched records and final counts\n"
+		"  -Q, --msg-queue=PATH       System V message queue key path\n"
+		"  -q, --msg-queue-id=N       its project id\n"
+		"  -m, --msg-id=N             message type\n"
+		"      --trace-time           cut intervals by trace time, not wall clock: a recorded\n"
+		"                             file gives the same report every run (last interval too)\n"
+		"      --csv=FILE             one CSV line per device and interval\n"
+		"      --percentiles          add p50/p99/p99.9 of D2C to the text report\n"
+		"  -V, --version              print the version\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct mon_opts o = { .msg_id = 1 };
+	struct mon m = { .o = &o, .msq = -1 };
+	struct blk_reader *r;
+	struct blk_event ev;
+	struct timespec start;
+	uint64_t first_time = 0, interval_ns, cur_end = 0;
+	time_t next_wall;
+	int c, ret, have_first = 0;
+
+	set_progname(argv[0]);
+	install_log_hook();
+	while ((c = getopt_long(argc, argv, "I:h:b:d:D:Q:q:m:V", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'I': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (end == optarg || *end || v <= 0)
+				die("option '-I': invalid interval '%s' (whole seconds > 0)", optarg);
+			o.interval = (unsigned int)v;
+			break;
+		}
+		case 'h':
+			o.human = optarg;
+			break;
+		case 'b':
+			o.binary = optarg;
+			break;
+		case 'd':
+			o.lldd = optarg;
+			break;
+		case 'D':
+			o.debug = optarg;
+			break;
+		case 'Q':
+			o.msg_path = optarg;
+			break;
+		case 'q':
+			o.msg_proj = atoi(optarg);
+			if (!o.msg_proj)
+				die("option '-q': the project id must not be 0");
+			break;
+		case 'm':
+			o.msg_id = atol(optarg);
+			if (o.msg_id <= 0)
+				die("option '-m': the message type must be > 0");
+			break;
+		case 'V':
+			printf("%s version %s\n", progname(), BLKIOMON_VERSION);
+			return 0;
+		case 1000:
+			o.trace_time = 1;
+			break;
+		case 1001:
+			o.csv = optarg;
+			break;
+		case 1002:
+			o.percentiles = 1;
+			break;
+		case 1003:
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (!o.interval) {
+		error("no interval given");
+		usage(stderr);
+		return 1;
+	}
+	if (o.human)
+		m.human = open_text(o.human);
+	if (o.debug)
+		m.debug = open_text(o.debug);
+	if (o.csv) {
+		m.csv = open_text(o.csv);
+		fprintf(m.csv, "time,major,minor,reads,writes,read_bytes,write_bytes,d2c_read_avg_us,d2c_write_avg_us,d2c_p50_us,d2c_p99_us,d2c_p999_us,bidir\n");
+	}
+	if (o.binary && !(m.binary = blk_output_open(o.binary, 0)))
+		die("cannot create '%s': %s", o.binary, strerror(errno));
+	if (o.lldd && !(m.lldd = blk_output_open(o.lldd, 0)))
+		die("cannot create '%s': %s", o.lldd, strerror(errno));
+	if (o.msg_path) {
+		key_t key = ftok(o.msg_path, o.msg_proj);
+
+		if (key == -1)
+			die("option '-Q': ftok('%s', %d): %s", o.msg_path, o.msg_proj, strerror(errno));
+		/* the classic tool waits until the consumer has created the queue */
+		while ((m.msq = msgget(key, 0)) < 0)
+			sleep(1);
+	}
+	r = blk_reader_open("-");
+	if (!r)
+		die("cannot read standard input: %s", strerror(errno));
+	interval_ns = (uint64_t)o.interval * 1000000000ull;
+	clock_gettime(CLOCK_REALTIME, &start);
+	next_wall = start.tv_sec + (time_t)o.interval;
+	for (;;) {
+		if (!o.trace_time) {
+			struct timespec now;
+			long long ms;
+
+			clock_gettime(CLOCK_REALTIME, &now);
+			ms = ((long long)next_wall - now.tv_sec) * 1000 - now.tv_nsec / 1000000;
+			blk_reader_set_wait(r, ms > 0 ? (int)ms : 0);
+			if (ms <= 0 || !blk_reader_ready(r)) {
+				clock_gettime(CLOCK_REALTIME, &now);
+				if (now.tv_sec >= next_wall) {
+					report(&m, next_wall, NULL);
+					next_wall += (time_t)o.interval;
+				}
+				continue;
+			}
+		}
+		ret = blk_reader_next(r, &ev);
+		if (ret <= 0)
+			break;
+		if (blk_event_action32(&ev) == BLK_TN_ACTION(BLK_TN_TIMESTAMP) && ev.pdu_len >= 8) {
+			uint32_t w[2];
+
+			memcpy(w, ev.pdu, 8);
+			m.have_ts = 1;
+			m.ts_sec = w[0];
+			m.ts_time = ev.time;
+		}
+		if (blk_event_code(&ev) == BLK_TA_DRV_DATA && m.lldd) {
+			if (blk_output_event(m.lldd, &ev))
+				die("%s", blk_output_error(m.lldd));
+			continue;
+		}
+		if (blk_event_is_notify(&ev) ||
+		    !blk_event_has_cat(&ev, BLK_TC_ISSUE | BLK_TC_COMPLETE))
+			continue;
+		if (o.trace_time) {
+			if (!have_first) {
+				have_first = 1;
+				first_time = ev.time;
+				cur_end = first_time + interval_ns;
+			}
+			while (ev.time >= cur_end) {
+				char label[64];
+
+				snprintf(label, sizeof(label), "%llu s",
+					 (unsigned long long)((cur_end - first_time) / 1000000000ull));
+				report(&m, (time_t)(m.have_ts ? m.ts_sec : 0) +
+						   (time_t)((cur_end - (m.have_ts ? m.ts_time : first_time)) /
+							    1000000000ull),
+				       m.have_ts ? NULL : label);
+				cur_end += interval_ns;
+			}
+		}
+		pair(&m, &ev);
+	}
+	if (ret < 0)
+		error("%s", blk_reader_error(r));
+	/* unlike the classic tool, the last (partial) interval is reported too */
+	if (o.trace_time && have_first) {
+		char label[64];
+
+		snprintf(label, sizeof(label), "%llu s (end of trace)",
+			 (unsigned long long)((cur_end - first_time) / 1000000000ull));
+		report(&m, (time_t)(m.have_ts ? m.ts_sec : 0) +
+				   (time_t)((cur_end - (m.have_ts ? m.ts_time : first_time)) / 1000000000ull),
+		       m.have_ts ? NULL : label);
+	} else if (!o.trace_time) {
+		report(&m, time(NULL), NULL);
+	}
+	for (int i = 0; i < PARK_BUCKETS; i++) {
+		for (struct parked *p = m.park[i], *n; p; p = n) {
+			n = p->next;
+			debug_event(&m, "leftover", &p->ev);
+			m.leftover++;
+			free(p);
+		}
+	}
+	for (struct parked *p = m.free_parked, *n; p; p = n) {
+		n = p->next;
+		free(p);
+	}
+	if (m.debug)
+		fprintf(m.debug, "matched %llu, dropped %llu, leftover %llu, D2C under 1 us %llu\n",
+			(unsigned long long)m.matched, (unsigned long long)m.dropped,
+			(unsigned long long)m.leftover, (unsigned long long)m.zero_d2c);
+	if (m.zero_d2c)
+		warning("%llu requests completed less than 1 us after issue (the classic blkiomon dies on them); their throughput was computed with 1 us",
+			(unsigned long long)m.zero_d2c);
+	for (struct dstat *d = m.devs, *n; d; d = n) {
+		n = d->next;
+		free(d);
+	}
+	if (m.human && m.human != stdout)
+		fclose(m.human);
+	if (m.debug && m.debug != stdout)
+		fclose(m.debug);
+	if (m.csv && m.csv != stdout)
+		fclose(m.csv);
+	if (m.binary && blk_output_close(m.binary))
+		ret = -1;
+	if (m.lldd && blk_output_close(m.lldd))
+		ret = -1;
+	blk_reader_close(r);
+	return ret < 0 ? 1 : 0;
+}

@@ -1,0 +1,102 @@
+#!/bin/bash
+# blkiomon against the reference outputs (commands as in MANIFEST.md: the merged trace fed
+# through a pipe held open 2.5 s, -I 1), with the wall-clock "time:" lines and the time
+# field of the binary records masked; then the additions: trace-time intervals, CSV,
+# percentiles, and no crash where the reference dies (D2C under 1 us).
+. "$(dirname "$0")/../lib.sh"
+
+MON="$TOP/blkiomon"
+[ -n "${VALGRIND:-}" ] && MON="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --log-file=$OUT/memcheck/vg.%p.log $MON"
+w="$OUT/mon"
+rm -rf "$w"; mkdir -p "$w"
+
+# the binary records without their 8-byte time field
+strip_time() {
+	python3 - "$1" <<'PY'
+import sys
+d = open(sys.argv[1], 'rb').read()
+sys.stdout.buffer.write(b''.join(d[i + 8:i + 424] for i in range(0, len(d), 424)))
+PY
+}
+
+for t in "$TOP"/tests/data/*/; do
+	t=$(basename "$t")
+	d=$(unpack "$t")
+	[ -f "$d/$t.blkiomon.txt" ] || continue
+	(cat "$d/$t.bin"; sleep 2.5) | $MON -I 1 -h "$w/$t.txt" -b "$w/$t.bin" 2>"$w/$t.err"
+	rc=$?
+	grep -v '^time: ' "$d/$t.blkiomon.txt" >"$w/$t.exp"
+	grep -v '^time: ' "$w/$t.txt" >"$w/$t.got"
+	check_same "blkiomon $t: -h report (time lines masked)" "$w/$t.exp" "$w/$t.got"
+	strip_time "$d/$t.blkiomon.bin" >"$w/$t.expbin"
+	strip_time "$w/$t.bin" >"$w/$t.gotbin"
+	check_same "blkiomon $t: -b records (time field masked)" "$w/$t.expbin" "$w/$t.gotbin"
+done
+
+# a request that completes less than 1 us after issue: the reference dies of SIGFPE
+python3 - "$w/fast.bin" <<'PY'
+import struct, sys
+def rec(seq, t, act, sector=8):
+    return struct.pack('<IIQQIIIIIHH', 0x65617407, seq, t, sector, 4096, act, 1, 8 << 20, 0, 0, 0)
+D = 7 | (1 << 0 | 1 << 6 | 1 << 8) << 16   # read, issue, fs
+C = 8 | (1 << 0 | 1 << 7 | 1 << 8) << 16   # read, complete, fs
+open(sys.argv[1], 'wb').write(rec(1, 1000, D) + rec(2, 1500, C) + rec(3, 5000, D, 16) + rec(4, 90000, C, 16))
+PY
+$MON -I 1 --trace-time -h "$w/fast.txt" <"$w/fast.bin" 2>"$w/fast.err"
+rc=$?
+if [ $rc = 0 ] && grep -q "d2c read (usec): num 2, min 0, max 85" "$w/fast.txt" && grep -q "less than 1 us" "$w/fast.err"; then
+	pass "D2C under 1 us: reported (min 0) with a warning, no crash"
+else
+	fail "D2C under 1 us: rc=$rc $(head -c 200 "$w/fast.err")"
+fi
+if [ -x /usr/bin/blkiomon ]; then
+	( (cat "$w/fast.bin"; sleep 1.5) | /usr/bin/blkiomon -I 1 -h /dev/null >/dev/null 2>&1 ) 2>/dev/null
+	rrc=$?
+	[ $rrc -ge 128 ] && pass "the reference blkiomon dies on the same input (status $rrc)" ||
+		skip "the reference blkiomon did not crash on it (status $rrc)"
+fi
+
+# trace time: the same report every run, last interval included
+d=$(unpack nullb-randrw)
+$MON -I 1 --trace-time -h "$w/tt1.txt" <"$d/nullb-randrw.bin" 2>/dev/null
+$MON -I 1 --trace-time -h "$w/tt2.txt" <"$d/nullb-randrw.bin" 2>/dev/null
+n=$(grep -c '^device:' "$w/tt1.txt")
+if [ "$n" -ge 2 ] && cmp -s "$w/tt1.txt" "$w/tt2.txt"; then
+	pass "--trace-time: $n interval reports from a file, identical on two runs"
+else
+	fail "--trace-time: $n reports, runs identical: $(cmp -s "$w/tt1.txt" "$w/tt2.txt" && echo yes || echo no)"
+fi
+total=$(sed -n 's/^sizes read (bytes): num \([0-9]*\),.*/\1/p' "$w/tt1.txt" | paste -sd+ | bc)
+ref=$(sed -n 's/^sizes read (bytes): num \([0-9]*\),.*/\1/p' "$d/nullb-randrw.blkiomon.txt")
+if [ "$total" = "$ref" ]; then
+	pass "--trace-time: the intervals add up to the whole trace ($total reads)"
+else
+	fail "--trace-time: intervals sum to $total reads, the whole trace has $ref"
+fi
+
+# CSV and percentiles
+$MON -I 1 --trace-time --csv "$w/mon.csv" --percentiles -h "$w/pct.txt" <"$d/nullb-randrw.bin" 2>/dev/null
+if python3 - "$w/mon.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows, "no rows"
+for r in rows:
+    assert int(r["d2c_p50_us"]) <= int(r["d2c_p99_us"]) <= int(r["d2c_p999_us"]), r
+print(len(rows))
+PY
+then
+	pass "--csv: a header and one row per device and interval, readable by Python's csv"
+else
+	fail "--csv output not readable"
+fi
+if grep -q "^d2c percentiles (usec): p50 [0-9]*, p99 [0-9]*, p99.9 [0-9]*, max [0-9]*$" "$w/pct.txt"; then
+	pass "--percentiles: p50/p99/p99.9 line per device and interval"
+else
+	fail "--percentiles: no percentile line"
+fi
+$MON >/dev/null 2>"$w/noint.err"; rc=$?
+if [ $rc = 1 ] && grep -q "interval" "$w/noint.err"; then
+	pass "no -I: usage and exit 1"
+else
+	fail "no -I: rc=$rc"
+fi
