@@ -77,7 +77,7 @@ if [ -n "$keep" ]; then
 fi
 
 # frozen copies: a rebuild of ./blktrace during the runs must not mix two binaries
-cp "$OURS" "$TMP/ours" && cp "$REF" "$TMP/ref" || die "cannot copy the tracers"
+{ cp "$OURS" "$TMP/ours" && cp "$REF" "$TMP/ref"; } || die "cannot copy the tracers"
 
 # ---- the load (sourced by the VM's controller: busybox ash, $DEV, log, status, IOS, IOFAIL) ----
 cat >"$TMP/workload.sh" <<'EOF'
@@ -147,13 +147,13 @@ run_one() {
 get() { sed -n "s/^$2=//p" "$1/status" 2>/dev/null | tail -n 1; }
 
 # ---- irqmode: the one with more IOPS --------------------------------------------------------------
-if [ $irqmode = auto ]; then
+if [ "$irqmode" = auto ]; then
 	best=0 best_iops=-1
 	for m in 0 1; do
 		run_one cal-irq$m "$TMP/ref" $m $((per_job / 2)) 512 4 ||
 			die "calibration run irqmode=$m failed: $(tail -n 3 "$TMP/runs/cal-irq$m/run-trace.log")"
 		iops=$(awk -v i="$(get "$TMP/runs/cal-irq$m" bench_ios)" -v s="$(get "$TMP/runs/cal-irq$m" bench_io_seconds)" \
-			'BEGIN { printf "%.0f", s > 0 ? i / s : 0 }')
+			'BEGIN { printf "%.0f", (s > 0 ? i / s : 0) }')
 		echo "$prog: calibration: null_blk irqmode=$m: $iops IOPS (reference tracer, -b 512 -n 4)" >&2
 		[ "$iops" -gt "$best_iops" ] && best=$m best_iops=$iops
 		rm -rf "$TMP/runs/cal-irq$m/trace"
@@ -208,7 +208,7 @@ echo "cpu_s: tracer user+sys, start to exit (incl. drain after SIGINT); cpu@int:
 awk -F'\t' '
 function row(t, bf, ios, ev, sec, dr, ticks, iticks, note) {
 	printf "%-6s %-12s %8s %9s %9.0f %8s %7.2f %7.2f %16.2f  %s\n", t, bf, ios, ev,
-		sec > 0 ? ev / sec : 0, dr, ticks / 100, iticks / 100, ev > 0 ? ticks * 1e4 / ev : 0, note
+		(sec > 0 ? ev / sec : 0), dr, ticks / 100, iticks / 100, (ev > 0 ? ticks * 1e4 / ev : 0), note
 }
 BEGIN {
 	printf "%-6s %-12s %8s %9s %9s %8s %7s %7s %16s\n", "tracer", "buffers", "ios", "events",
