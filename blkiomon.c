@@ -529,6 +529,14 @@ int main(int argc, char **argv)
 				have_first = 1;
 				first_time = ev.time;
 				cur_end = first_time + interval_ns;
+				/*
+				 * The timestamp note pairs wall and trace time only when both are
+				 * on the same clock: in a blkparse -d dump the events are rebased
+				 * and the note is not, so it cannot be used there.
+				 */
+				if (m.have_ts && (ev.time < m.ts_time ||
+						  ev.time - m.ts_time > 86400ull * 1000000000ull))
+					m.have_ts = 0;
 			}
 			while (ev.time >= cur_end) {
 				char label[64];
