@@ -420,7 +420,8 @@ static void relay_data(struct bt_cpu *c, int dev, const unsigned char *p, size_t
 	all = malloc(have + n);
 	if (!all)
 		return;
-	memcpy(all, cb, have);
+	if (have)
+		memcpy(all, cb, have);
 	memcpy(all + have, p, n);
 	n += have;
 	while (off + sizeof(struct blk_io_trace) <= n) {
