@@ -416,10 +416,16 @@ static void relay_data(struct bt_cpu *c, int dev, const unsigned char *p, size_t
 	size_t have = c->ncarry[dev], off = 0, start = 0;
 	unsigned char *all;
 
-	/* join the carried partial record with the new bytes */
-	all = malloc(have + n);
-	if (!all)
-		return;
+	/* join the carried partial record with the new bytes (a buffer kept per thread) */
+	if (c->bufcap < have + n) {
+		unsigned char *nb = realloc(c->buf, have + n);
+
+		if (!nb)
+			return;
+		c->buf = nb;
+		c->bufcap = have + n;
+	}
+	all = c->buf;
 	if (have)
 		memcpy(all, cb, have);
 	memcpy(all + have, p, n);
@@ -468,7 +474,6 @@ static void relay_data(struct bt_cpu *c, int dev, const unsigned char *p, size_t
 		else
 			c->ncarry[dev] = 0;
 	}
-	free(all);
 }
 
 static void *relay_thread(void *arg)
