@@ -1,4 +1,5 @@
 # blktrace-ng: one non-recursive Makefile.
+.DEFAULT_GOAL := all
 CC ?= cc
 CFLAGS ?= -O2 -g
 WARN := -std=gnu11 -Wall -Wextra -Wformat-security -Wstrict-prototypes -Wold-style-definition \
