@@ -40,13 +40,13 @@ struct mon_stat {
 struct dstat {
 	struct dstat *next;
 	struct mon_stat s;
-	struct blk_hist d2c;	/* percentiles (--percentiles, --csv) */
+	struct blk_hist d2c; /* percentiles (--percentiles, --csv) */
 	int used;
 };
 
 struct parked {
 	struct parked *next;
-	struct blk_event ev;	/* no payload kept */
+	struct blk_event ev; /* no payload kept */
 };
 
 struct mon_opts {
@@ -64,7 +64,7 @@ struct mon {
 	FILE *human, *debug, *csv;
 	struct blk_output *binary, *lldd;
 	int msq;
-	struct dstat *devs;	/* newest first, as the classic tool lists them */
+	struct dstat *devs; /* newest first, as the classic tool lists them */
 	struct parked *park[PARK_BUCKETS];
 	struct parked *free_parked;
 	uint64_t matched, dropped, leftover, zero_d2c;
@@ -185,7 +185,8 @@ static void pair(struct mon *m, const struct blk_event *ev)
 	}
 	if (p) {
 		*pp = p->next;
-		if (blk_event_has_cat(&p->ev, BLK_TC_ISSUE) && blk_event_has_cat(ev, BLK_TC_COMPLETE)) {
+		if (blk_event_has_cat(&p->ev, BLK_TC_ISSUE) &&
+		    blk_event_has_cat(ev, BLK_TC_COMPLETE)) {
 			account(m, &p->ev, ev);
 			p->next = m->free_parked;
 			m->free_parked = p;
@@ -224,14 +225,15 @@ static void print_minmax(FILE *f, const char *name, const struct minmax *mm)
 		(unsigned long long)mm->sum, (unsigned long long)mm->sos, avg, var);
 }
 
-static void print_hist(FILE *f, const char *name, const uint32_t *h, unsigned int n,
-		       uint64_t first, uint64_t delta)
+static void print_hist(FILE *f, const char *name, const uint32_t *h, unsigned int n, uint64_t first,
+		       uint64_t delta)
 {
 	unsigned int i;
 
 	fprintf(f, "%s:\n", name);
 	for (i = 0; i < n - 1; i++) {
-		fprintf(f, "   %10llu:%6u", (unsigned long long)bucket_limit(i, first, delta), h[i]);
+		fprintf(f, "   %10llu:%6u", (unsigned long long)bucket_limit(i, first, delta),
+			h[i]);
 		if (!((i + 1) % 4))
 			fprintf(f, "\n");
 	}
@@ -247,8 +249,8 @@ static void put_be(unsigned char **p, uint64_t v, int bytes)
 static size_t encode_stat(const struct mon_stat *s, unsigned char *buf)
 {
 	unsigned char *p = buf;
-	const struct minmax *mm[6] = { &s->size_r, &s->size_w, &s->d2c_r,
-				       &s->d2c_w, &s->thrput_r, &s->thrput_w };
+	const struct minmax *mm[6] = {&s->size_r, &s->size_w,	&s->d2c_r,
+				      &s->d2c_w,  &s->thrput_r, &s->thrput_w};
 
 	put_be(&p, s->time, 8);
 	for (int i = 0; i < SIZE_BUCKETS; i++)
@@ -291,11 +293,13 @@ static void report(struct mon *m, time_t when, const char *label)
 			print_minmax(f, "d2c write (usec)", &s->d2c_w);
 			print_minmax(f, "throughput read (bytes/msec)", &s->thrput_r);
 			print_minmax(f, "throughput write (bytes/msec)", &s->thrput_w);
-			print_hist(f, "sizes histogram (bytes)", s->size_hist, SIZE_BUCKETS, 0, 1024);
+			print_hist(f, "sizes histogram (bytes)", s->size_hist, SIZE_BUCKETS, 0,
+				   1024);
 			print_hist(f, "d2c histogram (usec)", s->d2c_hist, D2C_BUCKETS, 0, 8);
 			fprintf(f, "bidirectional requests: %llu\n", (unsigned long long)s->bidir);
 			if (m->o->percentiles)
-				fprintf(f, "d2c percentiles (usec): p50 %llu, p99 %llu, p99.9 %llu, max %llu\n",
+				fprintf(f,
+					"d2c percentiles (usec): p50 %llu, p99 %llu, p99.9 %llu, max %llu\n",
 					(unsigned long long)blk_hist_percentile(&d->d2c, 50),
 					(unsigned long long)blk_hist_percentile(&d->d2c, 99),
 					(unsigned long long)blk_hist_percentile(&d->d2c, 99.9),
@@ -305,7 +309,8 @@ static void report(struct mon *m, time_t when, const char *label)
 		if (m->csv) {
 			const struct minmax *r = &s->size_r, *w = &s->size_w;
 
-			fprintf(m->csv, "%lld,%u,%u,%llu,%llu,%llu,%llu,%.1f,%.1f,%llu,%llu,%llu,%llu\n",
+			fprintf(m->csv,
+				"%lld,%u,%u,%llu,%llu,%llu,%llu,%.1f,%.1f,%llu,%llu,%llu,%llu\n",
 				(long long)when, BLK_MAJOR(s->device), BLK_MINOR(s->device),
 				(unsigned long long)r->num, (unsigned long long)w->num,
 				(unsigned long long)r->sum, (unsigned long long)w->sum,
@@ -351,20 +356,20 @@ static FILE *open_text(const char *name)
 }
 
 static const struct option long_opts[] = {
-	{ "interval", required_argument, NULL, 'I' },
-	{ "human-readable", required_argument, NULL, 'h' },
-	{ "binary", required_argument, NULL, 'b' },
-	{ "dump-lldd", required_argument, NULL, 'd' },
-	{ "debug", required_argument, NULL, 'D' },
-	{ "msg-queue", required_argument, NULL, 'Q' },
-	{ "msg-queue-id", required_argument, NULL, 'q' },
-	{ "msg-id", required_argument, NULL, 'm' },
-	{ "version", no_argument, NULL, 'V' },
-	{ "trace-time", no_argument, NULL, 1000 },
-	{ "csv", required_argument, NULL, 1001 },
-	{ "percentiles", no_argument, NULL, 1002 },
-	{ "help", no_argument, NULL, 1003 },
-	{ NULL, 0, NULL, 0 },
+	{"interval", required_argument, NULL, 'I'},
+	{"human-readable", required_argument, NULL, 'h'},
+	{"binary", required_argument, NULL, 'b'},
+	{"dump-lldd", required_argument, NULL, 'd'},
+	{"debug", required_argument, NULL, 'D'},
+	{"msg-queue", required_argument, NULL, 'Q'},
+	{"msg-queue-id", required_argument, NULL, 'q'},
+	{"msg-id", required_argument, NULL, 'm'},
+	{"version", no_argument, NULL, 'V'},
+	{"trace-time", no_argument, NULL, 1000},
+	{"csv", required_argument, NULL, 1001},
+	{"percentiles", no_argument, NULL, 1002},
+	{"help", no_argument, NULL, 1003},
+	{NULL, 0, NULL, 0},
 };
 
 static void usage(FILE *f)
@@ -389,8 +394,8 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	struct mon_opts o = { .msg_id = 1 };
-	struct mon m = { .o = &o, .msq = -1 };
+	struct mon_opts o = {.msg_id = 1};
+	struct mon m = {.o = &o, .msq = -1};
 	struct blk_reader *r;
 	struct blk_event ev;
 	struct timespec start;
@@ -407,7 +412,8 @@ int main(int argc, char **argv)
 			long v = strtol(optarg, &end, 10);
 
 			if (end == optarg || *end || v <= 0)
-				die("option '-I': invalid interval '%s' (whole seconds > 0)", optarg);
+				die("option '-I': invalid interval '%s' (whole seconds > 0)",
+				    optarg);
 			o.interval = (unsigned int)v;
 			break;
 		}
@@ -467,7 +473,8 @@ int main(int argc, char **argv)
 		m.debug = open_text(o.debug);
 	if (o.csv) {
 		m.csv = open_text(o.csv);
-		fprintf(m.csv, "time,major,minor,reads,writes,read_bytes,write_bytes,d2c_read_avg_us,d2c_write_avg_us,d2c_p50_us,d2c_p99_us,d2c_p999_us,bidir\n");
+		fprintf(m.csv,
+			"time,major,minor,reads,writes,read_bytes,write_bytes,d2c_read_avg_us,d2c_write_avg_us,d2c_p50_us,d2c_p99_us,d2c_p999_us,bidir\n");
 	}
 	if (o.binary && !(m.binary = blk_output_open(o.binary, 0)))
 		die("cannot create '%s': %s", o.binary, strerror(errno));
@@ -477,7 +484,8 @@ int main(int argc, char **argv)
 		key_t key = ftok(o.msg_path, o.msg_proj);
 
 		if (key == -1)
-			die("option '-Q': ftok('%s', %d): %s", o.msg_path, o.msg_proj, strerror(errno));
+			die("option '-Q': ftok('%s', %d): %s", o.msg_path, o.msg_proj,
+			    strerror(errno));
 		/* the classic tool waits until the consumer has created the queue */
 		while ((m.msq = msgget(key, 0)) < 0)
 			sleep(1);
@@ -542,10 +550,13 @@ int main(int argc, char **argv)
 				char label[64];
 
 				snprintf(label, sizeof(label), "%llu s",
-					 (unsigned long long)((cur_end - first_time) / 1000000000ull));
-				report(&m, (time_t)(m.have_ts ? m.ts_sec : 0) +
-						   (time_t)((cur_end - (m.have_ts ? m.ts_time : first_time)) /
-							    1000000000ull),
+					 (unsigned long long)((cur_end - first_time) /
+							      1000000000ull));
+				report(&m,
+				       (time_t)(m.have_ts ? m.ts_sec : 0) +
+					       (time_t)((cur_end -
+							 (m.have_ts ? m.ts_time : first_time)) /
+							1000000000ull),
 				       m.have_ts ? NULL : label);
 				cur_end += interval_ns;
 			}
@@ -560,8 +571,10 @@ int main(int argc, char **argv)
 
 		snprintf(label, sizeof(label), "%llu s (end of trace)",
 			 (unsigned long long)((cur_end - first_time) / 1000000000ull));
-		report(&m, (time_t)(m.have_ts ? m.ts_sec : 0) +
-				   (time_t)((cur_end - (m.have_ts ? m.ts_time : first_time)) / 1000000000ull),
+		report(&m,
+		       (time_t)(m.have_ts ? m.ts_sec : 0) +
+			       (time_t)((cur_end - (m.have_ts ? m.ts_time : first_time)) /
+					1000000000ull),
 		       m.have_ts ? NULL : label);
 	} else if (!o.trace_time) {
 		report(&m, time(NULL), NULL);

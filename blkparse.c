@@ -27,12 +27,12 @@ struct parse_opts {
 	const char **inputs;
 	int ninputs;
 	const char *input_dir;
-	uint32_t act_mask;	/* categories shown */
+	uint32_t act_mask; /* categories shown */
 	unsigned int batch;
-	const char *dump;	/* -d */
-	int dump_msgs;		/* !-M */
-	const char *output;	/* -o */
-	int text;		/* !-O */
+	const char *dump; /* -d */
+	int dump_msgs; /* !-M */
+	const char *output; /* -o */
+	int text; /* !-O */
 	int quiet;
 	int per_process;
 	char sort_key;
@@ -40,7 +40,7 @@ struct parse_opts {
 	int track;
 	uint64_t stop_start, stop_end;
 	int verbose;
-	int show_cgroup;	/* --cgroup-msgs */
+	int show_cgroup; /* --cgroup-msgs */
 	struct blk_format *fmt[256];
 };
 
@@ -48,46 +48,46 @@ struct parse_opts {
 struct parse_run {
 	struct parse_opts *o;
 	struct blk_acct *acct;
-	struct blk_output *text;	/* NULL when no text is produced */
+	struct blk_output *text; /* NULL when no text is produced */
 	struct blk_output *dump;
-	struct blk_strbuf stdout_later;	/* what the classic tool prints through stdio's stdout */
-	int stdout_now;			/* stdout is a terminal: print it at once */
+	struct blk_strbuf stdout_later; /* what the classic tool prints through stdio's stdout */
+	int stdout_now; /* stdout is a terminal: print it at once */
 	int file_mode;
 	uint64_t genesis;
 	int have_ts;
-	uint64_t ts_time;		/* trace time of the timestamp note */
+	uint64_t ts_time; /* trace time of the timestamp note */
 	int64_t ts_sec;
 	long ts_nsec;
-	uint64_t hidden_cgroup;		/* cgroup-tagged notes the classic tool hides */
+	uint64_t hidden_cgroup; /* cgroup-tagged notes the classic tool hides */
 	uint64_t bad_cpu;
 	int have_drv_data;
 	int failed;
 };
 
 static const struct option long_opts[] = {
-	{ "act-mask", required_argument, NULL, 'a' },
-	{ "set-mask", required_argument, NULL, 'A' },
-	{ "batch", required_argument, NULL, 'b' },
-	{ "input-directory", required_argument, NULL, 'D' },
-	{ "dump-binary", required_argument, NULL, 'd' },
-	{ "format", required_argument, NULL, 'f' },
-	{ "format-spec", required_argument, NULL, 'F' },
-	{ "hash-by-name", no_argument, NULL, 'h' },
-	{ "input", required_argument, NULL, 'i' },
-	{ "no-msgs", no_argument, NULL, 'M' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "no-text-output", no_argument, NULL, 'O' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "per-program-stats", no_argument, NULL, 's' },
-	{ "sort-program-stats", required_argument, NULL, 'S' },
-	{ "track-ios", no_argument, NULL, 't' },
-	{ "stopwatch", required_argument, NULL, 'w' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "version", no_argument, NULL, 'V' },
-	{ "cgroup", no_argument, NULL, 1000 },
-	{ "cgroup-msgs", no_argument, NULL, 1000 },
-	{ "help", no_argument, NULL, 1001 },
-	{ NULL, 0, NULL, 0 },
+	{"act-mask", required_argument, NULL, 'a'},
+	{"set-mask", required_argument, NULL, 'A'},
+	{"batch", required_argument, NULL, 'b'},
+	{"input-directory", required_argument, NULL, 'D'},
+	{"dump-binary", required_argument, NULL, 'd'},
+	{"format", required_argument, NULL, 'f'},
+	{"format-spec", required_argument, NULL, 'F'},
+	{"hash-by-name", no_argument, NULL, 'h'},
+	{"input", required_argument, NULL, 'i'},
+	{"no-msgs", no_argument, NULL, 'M'},
+	{"output", required_argument, NULL, 'o'},
+	{"no-text-output", no_argument, NULL, 'O'},
+	{"quiet", no_argument, NULL, 'q'},
+	{"per-program-stats", no_argument, NULL, 's'},
+	{"sort-program-stats", required_argument, NULL, 'S'},
+	{"track-ios", no_argument, NULL, 't'},
+	{"stopwatch", required_argument, NULL, 'w'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"version", no_argument, NULL, 'V'},
+	{"cgroup", no_argument, NULL, 1000},
+	{"cgroup-msgs", no_argument, NULL, 1000},
+	{"help", no_argument, NULL, 1001},
+	{NULL, 0, NULL, 0},
 };
 
 static void usage(FILE *f)
@@ -157,7 +157,8 @@ static void parse_args(int argc, char **argv, struct parse_opts *o)
 			unsigned long v = strtoul(optarg, &end, 16);
 
 			if (end == optarg || *end || v < 1 || v > 0xffff)
-				die("Invalid set action mask %s/0x%lx (a hex mask 1..FFFF)", optarg, v);
+				die("Invalid set action mask %s/0x%lx (a hex mask 1..FFFF)", optarg,
+				    v);
 			o->act_mask = (uint32_t)v;
 			mask_set = 1;
 			break;
@@ -226,7 +227,8 @@ static void parse_args(int argc, char **argv, struct parse_opts *o)
 			break;
 		case 'S':
 			if (!optarg[0] || optarg[1] || !strchr("NQqRrWwCc", optarg[0]))
-				die("option '-S': unknown sort key '%s' (one of N Q q R r W w C c)", optarg);
+				die("option '-S': unknown sort key '%s' (one of N Q q R r W w C c)",
+				    optarg);
 			o->sort_key = optarg[0];
 			o->per_process = 1;
 			break;
@@ -390,8 +392,8 @@ static void print_message(struct parse_run *r, const struct blk_event *ev, int c
 
 	blk_strbuf_addf(sb, "%3d,%-3d %2d %8s %5d.%09lu %5u ", BLK_MAJOR(ev->device),
 			BLK_MINOR(ev->device), (int)ev->cpu, "0",
-			(int)(uint32_t)(ev->time / NS_PER_SEC), (unsigned long)(ev->time % NS_PER_SEC),
-			cgroup ? ev->pid : 0);
+			(int)(uint32_t)(ev->time / NS_PER_SEC),
+			(unsigned long)(ev->time % NS_PER_SEC), cgroup ? ev->pid : 0);
 	if (cgroup && len >= 8) {
 		uint32_t id[2];
 
@@ -407,7 +409,7 @@ static void print_message(struct parse_run *r, const struct blk_event *ev, int c
 
 static void print_event(struct parse_run *r, struct blk_acct_dev *d, int cpu, struct blk_event *ev)
 {
-	struct blk_fmt_ctx c = { 0 };
+	struct blk_fmt_ctx c = {0};
 	struct blk_format *f;
 	int ret;
 
@@ -628,7 +630,7 @@ static void print_skip(void *arg, uint32_t dev, int cpu, uint64_t first, uint64_
 static void run_pipe_mode(struct parse_run *r, const char *in)
 {
 	struct parse_opts *o = r->o;
-	struct blk_pipesort_opts po = { 0 };
+	struct blk_pipesort_opts po = {0};
 	struct blk_pipesort *ps;
 	struct blk_reader *rd;
 	struct blk_event ev;
@@ -699,8 +701,8 @@ static int ends_with(const char *s, const char *suffix)
 
 int main(int argc, char **argv)
 {
-	struct parse_opts o = { 0 };
-	struct parse_run r = { 0 };
+	struct parse_opts o = {0};
+	struct parse_run r = {0};
 	uint32_t bad_first;
 	uint64_t bad;
 	int dump_stdout, pipe_in = 0;
@@ -722,8 +724,8 @@ int main(int argc, char **argv)
 	dump_stdout = o.dump && !strcmp(o.dump, "-");
 	r.stdout_now = isatty(STDOUT_FILENO) && !dump_stdout;
 	{
-		struct blk_acct_opts ao = { o.per_process, o.hash_by_name, o.track, o.verbose,
-					    o.sort_key };
+		struct blk_acct_opts ao = {o.per_process, o.hash_by_name, o.track, o.verbose,
+					   o.sort_key};
 
 		r.acct = blk_acct_new(&ao);
 		if (!r.acct)
@@ -736,8 +738,8 @@ int main(int argc, char **argv)
 	}
 	if (o.text) {
 		if (o.output)
-			r.text = blk_output_open(o.output, ends_with(o.output, ".gz") ?
-								   BLK_OUTPUT_GZIP : 0);
+			r.text = blk_output_open(o.output,
+						 ends_with(o.output, ".gz") ? BLK_OUTPUT_GZIP : 0);
 		else if (!dump_stdout)
 			r.text = blk_output_fdopen(STDOUT_FILENO, "(stdout)", BLK_OUTPUT_NOCLOSE);
 		if (o.output && !r.text)
@@ -771,7 +773,8 @@ int main(int argc, char **argv)
 		r.failed = 1;
 	}
 	if (r.have_drv_data && !o.dump)
-		say(&r, "\ndiscarded traces containing low-level device driver specific data (only available in binary output)\n");
+		say(&r,
+		    "\ndiscarded traces containing low-level device driver specific data (only available in binary output)\n");
 	if (r.stdout_later.len) {
 		FILE *f = dump_stdout ? stderr : stdout;
 
@@ -780,8 +783,7 @@ int main(int argc, char **argv)
 			r.failed = 1;
 	}
 	bad = blk_acct_bad_actions(r.acct, &bad_first);
-	if (bad)
-	{
+	if (bad) {
 		warning("%llu records with an action blkparse does not know (first: 0x%x) were counted but not printed",
 			(unsigned long long)bad, bad_first);
 		if ((bad_first & BLK_TA_CGROUP) && !o.show_cgroup)

@@ -34,12 +34,12 @@ enum backend { BACKEND_AUTO, BACKEND_RELAY, BACKEND_TRACEFS };
 struct bt_opts {
 	const char *devs[MAX_DEVS];
 	int ndevs;
-	uint64_t act_mask;	/* 0 = all */
+	uint64_t act_mask; /* 0 = all */
 	unsigned int buf_kb;
 	unsigned int nbuf;
-	const char *output;	/* -o */
-	const char *outdir;	/* -D */
-	const char *debugfs;	/* -r */
+	const char *output; /* -o */
+	const char *outdir; /* -D */
+	const char *debugfs; /* -r */
 	unsigned int stopwatch;
 	int kill;
 	int listen;
@@ -58,11 +58,11 @@ struct bt_count {
 struct bt_dev {
 	const char *path;
 	int fd;
-	uint32_t devno;		/* kernel encoding, as in records */
-	char sysname[64];	/* block name in sysfs (loop0, sda1) */
-	char name[64];		/* kernel trace name (relay) */
-	char outbase[4096];	/* output file base (dir/name) */
-	int set_up;		/* relay set up (needs teardown) */
+	uint32_t devno; /* kernel encoding, as in records */
+	char sysname[64]; /* block name in sysfs (loop0, sda1) */
+	char name[64]; /* kernel trace name (relay) */
+	char outbase[4096]; /* output file base (dir/name) */
+	int set_up; /* relay set up (needs teardown) */
 	int started;
 	long long dropped;
 	struct bt_count cnt[MAX_CPUS];
@@ -75,16 +75,16 @@ struct bt_cpu {
 	int cpu;
 	pthread_t th;
 	int started;
-	struct blk_output *out[MAX_DEVS];	/* this CPU's file of each device */
-	int rfd[MAX_DEVS];			/* relay: traceN of each device */
-	int tfd;				/* tracefs: trace_pipe */
-	int nfd[MAX_DEVS];			/* network client: connection of each device */
+	struct blk_output *out[MAX_DEVS]; /* this CPU's file of each device */
+	int rfd[MAX_DEVS]; /* relay: traceN of each device */
+	int tfd; /* tracefs: trace_pipe */
+	int nfd[MAX_DEVS]; /* network client: connection of each device */
 	unsigned char *buf;
 	size_t buflen, bufcap;
 	uint32_t seq[MAX_DEVS];
-	uint32_t *pids[MAX_DEVS];		/* pids announced (tracefs) */
+	uint32_t *pids[MAX_DEVS]; /* pids announced (tracefs) */
 	size_t npids[MAX_DEVS], pidcap[MAX_DEVS];
-	unsigned char *carry[MAX_DEVS];		/* relay: partial record between reads */
+	unsigned char *carry[MAX_DEVS]; /* relay: partial record between reads */
 	size_t ncarry[MAX_DEVS];
 	int err;
 	char errmsg[512];
@@ -101,10 +101,10 @@ struct bt_run {
 	int cpus[MAX_CPUS];
 	int ncpus;
 	struct bt_cpu *cpu;
-	struct blk_output *stdout_out;	/* -o - */
-	int net;			/* network client (-h) */
+	struct blk_output *stdout_out; /* -o - */
+	int net; /* network client (-h) */
 	pthread_mutex_t stdout_mu;
-	volatile int draining;		/* stop requested: read what is left, then end */
+	volatile int draining; /* stop requested: read what is left, then end */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -116,25 +116,25 @@ static void on_signal(int sig)
 }
 
 static const struct option long_opts[] = {
-	{ "dev", required_argument, NULL, 'd' },
-	{ "input-devs", required_argument, NULL, 'I' },
-	{ "act-mask", required_argument, NULL, 'a' },
-	{ "set-mask", required_argument, NULL, 'A' },
-	{ "relay", required_argument, NULL, 'r' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "kill", no_argument, NULL, 'k' },
-	{ "stopwatch", required_argument, NULL, 'w' },
-	{ "version", no_argument, NULL, 'V' },
-	{ "buffer-size", required_argument, NULL, 'b' },
-	{ "num-sub-buffers", required_argument, NULL, 'n' },
-	{ "output-dir", required_argument, NULL, 'D' },
-	{ "listen", no_argument, NULL, 'l' },
-	{ "host", required_argument, NULL, 'h' },
-	{ "port", required_argument, NULL, 'p' },
-	{ "no-sendfile", no_argument, NULL, 's' },
-	{ "backend", required_argument, NULL, 1000 },
-	{ "help", no_argument, NULL, 1001 },
-	{ NULL, 0, NULL, 0 },
+	{"dev", required_argument, NULL, 'd'},
+	{"input-devs", required_argument, NULL, 'I'},
+	{"act-mask", required_argument, NULL, 'a'},
+	{"set-mask", required_argument, NULL, 'A'},
+	{"relay", required_argument, NULL, 'r'},
+	{"output", required_argument, NULL, 'o'},
+	{"kill", no_argument, NULL, 'k'},
+	{"stopwatch", required_argument, NULL, 'w'},
+	{"version", no_argument, NULL, 'V'},
+	{"buffer-size", required_argument, NULL, 'b'},
+	{"num-sub-buffers", required_argument, NULL, 'n'},
+	{"output-dir", required_argument, NULL, 'D'},
+	{"listen", no_argument, NULL, 'l'},
+	{"host", required_argument, NULL, 'h'},
+	{"port", required_argument, NULL, 'p'},
+	{"no-sendfile", no_argument, NULL, 's'},
+	{"backend", required_argument, NULL, 1000},
+	{"help", no_argument, NULL, 1001},
+	{NULL, 0, NULL, 0},
 };
 
 static void usage(FILE *f)
@@ -231,7 +231,8 @@ static void parse_args(int argc, char **argv, struct bt_opts *o)
 			unsigned long v = strtoul(optarg, &end, 16);
 
 			if (end == optarg || *end || v < 1 || v > 0xffff)
-				die("Invalid set action mask %s/0x%lx (a hex mask 1..FFFF)", optarg, v);
+				die("Invalid set action mask %s/0x%lx (a hex mask 1..FFFF)", optarg,
+				    v);
 			o->act_mask = v;
 			break;
 		}
@@ -441,7 +442,7 @@ static void relay_data(struct bt_cpu *c, int dev, const unsigned char *p, size_t
 			break;
 		}
 		len = ((t.magic & 0xff) == BLK_IO_TRACE2_VERSION ? sizeof(struct blk_io_trace2)
-								  : sizeof(t));
+								 : sizeof(t));
 		if (len == sizeof(struct blk_io_trace2)) {
 			struct blk_io_trace2 t2;
 
@@ -540,9 +541,10 @@ static int relay_setup_all(struct bt_run *r, char *why, size_t whylen)
 		ret = blk_relay_setup(d->fd, &s);
 		if (ret) {
 			if (ret == -EBUSY)
-				snprintf(why, whylen,
-					 "'%s' is already being traced (BLKTRACESETUP: %s); 'blktrace -k -d %s' stops a left-over trace",
-					 d->path, strerror(-ret), d->path);
+				snprintf(
+					why, whylen,
+					"'%s' is already being traced (BLKTRACESETUP: %s); 'blktrace -k -d %s' stops a left-over trace",
+					d->path, strerror(-ret), d->path);
 			else
 				snprintf(why, whylen, "BLKTRACESETUP on '%s' failed: %s", d->path,
 					 strerror(-ret));
@@ -728,8 +730,9 @@ static void *tfs_thread(void *arg)
 			if (draining && (n == 0 || errno == EAGAIN))
 				break;
 			if (n < 0 && errno != EAGAIN && errno != EINTR) {
-				snprintf(c->errmsg, sizeof(c->errmsg), "reading trace_pipe of CPU %d: %s",
-					 c->cpu, strerror(errno));
+				snprintf(c->errmsg, sizeof(c->errmsg),
+					 "reading trace_pipe of CPU %d: %s", c->cpu,
+					 strerror(errno));
 				c->err = -errno;
 				break;
 			}
@@ -840,13 +843,16 @@ static void print_summary(struct bt_run *r, FILE *f)
 		fprintf(stderr, "You have %llu (%5.1f%%) dropped events\n",
 			(unsigned long long)all_lost,
 			100.0 * (double)all_lost / (double)(all_events + all_lost));
-		fprintf(stderr, "Consider using a larger buffer size (-b) and/or more buffers (-n)\n");
+		fprintf(stderr,
+			"Consider using a larger buffer size (-b) and/or more buffers (-n)\n");
 	}
 }
 
 static int kill_traces(struct bt_opts *o)
 {
-	int failed = 0;
+	const char *names[MAX_DEVS];
+	char tdir[4096];
+	int failed = 0, ndevs = 0;
 
 	for (int i = 0; i < o->ndevs; i++) {
 		int fd = open(o->devs[i], O_RDONLY | O_NONBLOCK | O_CLOEXEC), r1, r2;
@@ -862,10 +868,36 @@ static int kill_traces(struct bt_opts *o)
 			error("BLKTRACETEARDOWN on '%s' failed: %s", o->devs[i], strerror(-r2));
 			failed = 1;
 		} else if (r1 == -EINVAL && r2) {
-			fprintf(stderr, "%s: no trace was running on '%s'\n", progname(), o->devs[i]);
+			fprintf(stderr, "%s: no trace was running on '%s'\n", progname(),
+				o->devs[i]);
+		}
+		{
+			struct bt_dev d = {.path = o->devs[i]};
+			struct stat st;
+
+			if (!fstat(fd, &st) && S_ISBLK(st.st_mode)) {
+				dev_sysname(&d, &st);
+				names[ndevs] = strdup(d.sysname);
+				if (names[ndevs])
+					ndevs++;
+			}
 		}
 		close(fd);
 	}
+	/* a tracer killed while using tracefs leaves the blk tracer set up */
+	if (ndevs && !blk_find_tracefs(0, tdir, sizeof(tdir))) {
+		int r = blk_tfs_reset(tdir, names, ndevs);
+
+		if (r < 0) {
+			error("could not reset the blk tracer in '%s': %s", tdir, strerror(-r));
+			failed = 1;
+		} else if (r > 0) {
+			fprintf(stderr, "%s: reset the tracefs blk tracer left set up in '%s'\n",
+				progname(), tdir);
+		}
+	}
+	for (int i = 0; i < ndevs; i++)
+		free((char *)names[i]);
 	return failed;
 }
 
@@ -890,8 +922,9 @@ static void net_open(struct bt_run *r)
 			if (r->o->no_sendfile)
 				shared = fd;
 			c->nfd[i] = fd;
-			if (blk_net_send_hdr(fd, r->devs[i].name, (uint32_t)c->cpu, (uint32_t)r->ncpus,
-					     BLK_NET_OPEN, r->o->buf_kb * 1024, r->o->nbuf))
+			if (blk_net_send_hdr(fd, r->devs[i].name, (uint32_t)c->cpu,
+					     (uint32_t)r->ncpus, BLK_NET_OPEN, r->o->buf_kb * 1024,
+					     r->o->nbuf))
 				die("the server at %s did not accept the stream of %s, CPU %d",
 				    r->o->host, r->devs[i].name, c->cpu);
 		}
@@ -916,8 +949,8 @@ static int net_close(struct bt_run *r)
 			if (blk_net_send_hdr(c->nfd[i], r->devs[i].name, (uint32_t)drops,
 					     (uint32_t)r->ncpus, BLK_NET_CLOSE, r->o->buf_kb * 1024,
 					     r->o->nbuf)) {
-				error("closing the stream of %s, CPU %d with %s failed", r->devs[i].name,
-				      c->cpu, r->o->host);
+				error("closing the stream of %s, CPU %d with %s failed",
+				      r->devs[i].name, c->cpu, r->o->host);
 				failed = 1;
 			}
 			if (!r->o->no_sendfile || i == r->ndevs - 1)
@@ -929,7 +962,7 @@ static int net_close(struct bt_run *r)
 
 static int run_server(struct bt_opts *o)
 {
-	struct blk_net_server_opts so = { .port = o->port, .dir = o->outdir };
+	struct blk_net_server_opts so = {.port = o->port, .dir = o->outdir};
 	struct sigaction sa;
 	char err[512];
 	int ret;
@@ -951,7 +984,7 @@ static int run_server(struct bt_opts *o)
 
 int main(int argc, char **argv)
 {
-	struct bt_opts o = { .buf_kb = 512, .nbuf = 4, .port = 8462 };
+	struct bt_opts o = {.buf_kb = 512, .nbuf = 4, .port = 8462};
 	struct bt_run *r;
 	char why[1024] = "", err[1024] = "";
 	struct sigaction sa;
@@ -1020,7 +1053,11 @@ int main(int argc, char **argv)
 		r->tfs = blk_tfs_open(r->tracefs, names, r->ndevs, (uint32_t)o.act_mask,
 				      o.buf_kb * o.nbuf, err, sizeof(err));
 		if (!r->tfs) {
+			int e = errno;
+
 			error("cannot trace through tracefs: %s", err);
+			if (e == EBUSY && strstr(err, "blk tracer"))
+				hint("'blktrace -k -d DEV' resets a blk tracer left set up by a killed blktrace");
 			if (why[0])
 				hint("the relay path failed too: %s", why);
 			exit(1);
@@ -1050,7 +1087,8 @@ int main(int argc, char **argv)
 		} else {
 			c->tfd = blk_tfs_open_cpu(r->tfs, c->cpu);
 			if (c->tfd < 0) {
-				error("cannot open trace_pipe of CPU %d: %s", c->cpu, strerror(-c->tfd));
+				error("cannot open trace_pipe of CPU %d: %s", c->cpu,
+				      strerror(-c->tfd));
 				failed = 1;
 				break;
 			}

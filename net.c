@@ -87,7 +87,8 @@ int blk_net_connect(const char *host, int port, char *err, size_t errlen)
 	}
 	freeaddrinfo(res);
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot connect to %s port %d: %s", host, port, strerror(-ret));
+		snprintf(err, errlen, "cannot connect to %s port %d: %s", host, port,
+			 strerror(-ret));
 		return ret;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -123,8 +124,8 @@ int blk_net_send_hdr(int fd, const char *name, uint32_t cpu, uint32_t max_cpus, 
 	return recv_all(fd, &h, sizeof(h));
 }
 
-int blk_net_send_data(int fd, const char *name, uint32_t cpu, uint32_t max_cpus,
-		      const void *p, size_t n, uint32_t buf_size, uint32_t buf_nr)
+int blk_net_send_data(int fd, const char *name, uint32_t cpu, uint32_t max_cpus, const void *p,
+		      size_t n, uint32_t buf_size, uint32_t buf_nr)
 {
 	struct blk_net_hdr h;
 	int ret;
@@ -158,10 +159,10 @@ struct stream {
 	uint32_t cpu;
 	struct blk_output *out;
 	uint64_t bytes, events;
-	unsigned char carry[64];	/* partial record header between messages */
+	unsigned char carry[64]; /* partial record header between messages */
 	size_t ncarry;
-	uint64_t skip;			/* payload bytes of the current record left to pass */
-	uint64_t drops;			/* reported by the client's close */
+	uint64_t skip; /* payload bytes of the current record left to pass */
+	uint64_t drops; /* reported by the client's close */
 };
 
 struct host {
@@ -173,7 +174,7 @@ struct host {
 struct conn {
 	int fd;
 	int host;
-	int swap;		/* -1 unknown */
+	int swap; /* -1 unknown */
 };
 
 struct server {
@@ -234,7 +235,8 @@ static struct stream *find_stream(struct server *sv, int host, const char *name,
 	snprintf(path, sizeof(path), "%s/%s.blktrace.%u", sv->h[host]->dir, s->name, cpu);
 	s->out = blk_output_open(path, 0);
 	if (!s->out) {
-		fprintf(stderr, "blktrace: server: cannot create '%s': %s\n", path, strerror(errno));
+		fprintf(stderr, "blktrace: server: cannot create '%s': %s\n", path,
+			strerror(errno));
 		return NULL;
 	}
 	sv->ns++;
@@ -294,7 +296,8 @@ static void print_host_stats(struct server *sv, int host)
 			if (t->host != host || strcmp(t->name, s->name))
 				continue;
 			printf("  CPU%3u: %20llu events, %8llu KiB data\n", t->cpu,
-			       (unsigned long long)t->events, (unsigned long long)((t->bytes + 1023) / 1024));
+			       (unsigned long long)t->events,
+			       (unsigned long long)((t->bytes + 1023) / 1024));
 			ev += t->events;
 			bytes += t->bytes;
 			if (t->drops > drops)
@@ -323,10 +326,12 @@ static int handle(struct server *sv, struct conn *c)
 	if (c->swap < 0) {
 		if ((h.magic & BLK_IO_TRACE_MAGIC_MASK) == BLK_IO_TRACE_MAGIC)
 			c->swap = 0;
-		else if ((__builtin_bswap32(h.magic) & BLK_IO_TRACE_MAGIC_MASK) == BLK_IO_TRACE_MAGIC)
+		else if ((__builtin_bswap32(h.magic) & BLK_IO_TRACE_MAGIC_MASK) ==
+			 BLK_IO_TRACE_MAGIC)
 			c->swap = 1;
 		else {
-			fprintf(stderr, "blktrace: server: bad magic 0x%08x from %s: not a blktrace client\n",
+			fprintf(stderr,
+				"blktrace: server: bad magic 0x%08x from %s: not a blktrace client\n",
 				h.magic, sv->h[c->host]->addr);
 			return -1;
 		}
@@ -337,7 +342,8 @@ static int handle(struct server *sv, struct conn *c)
 	if (len == BLK_NET_CLOSE) {
 		/* a close carries the dropped count in place of a CPU */
 		for (int i = 0; i < sv->ns && !s; i++)
-			if (sv->s[i].host == c->host && !strncmp(sv->s[i].name, h.name, sizeof(h.name)))
+			if (sv->s[i].host == c->host &&
+			    !strncmp(sv->s[i].name, h.name, sizeof(h.name)))
 				s = &sv->s[i];
 	} else {
 		s = find_stream(sv, c->host, h.name, sw32(h.cpu, c->swap));
@@ -351,7 +357,8 @@ static int handle(struct server *sv, struct conn *c)
 			ho->opens++;
 		} else {
 			if (s)
-				s->drops = sw32(h.cpu, c->swap); /* the device's total, on every close */
+				s->drops = sw32(h.cpu,
+						c->swap); /* the device's total, on every close */
 			ho->opens--;
 		}
 		ack = h;
@@ -456,10 +463,11 @@ int blk_net_server(const struct blk_net_server_opts *o, char *err, size_t errlen
 						inet_ntop(AF_INET, &s6->sin6_addr.s6_addr[12], addr,
 							  sizeof(addr));
 					else
-						inet_ntop(AF_INET6, &s6->sin6_addr, addr, sizeof(addr));
+						inet_ntop(AF_INET6, &s6->sin6_addr, addr,
+							  sizeof(addr));
 				} else if (ss.ss_family == AF_INET) {
-					inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, addr,
-						  sizeof(addr));
+					inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr,
+						  addr, sizeof(addr));
 				}
 				h = find_host(sv, addr);
 				if (h < 0) {

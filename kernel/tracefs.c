@@ -17,7 +17,7 @@
 
 struct tfs_dev {
 	char name[64];
-	char dir[4200];		/* /sys/class/block/NAME/trace */
+	char dir[4200]; /* /sys/class/block/NAME/trace */
 	int was_enabled;
 	int enabled;
 };
@@ -31,7 +31,7 @@ struct blk_tfs {
 	char buf_kb[32];
 	int buf_changed;
 	int tracer_set, clock_set, bin_set;
-	int touched;		/* something was changed: restore on close */
+	int touched; /* something was changed: restore on close */
 	struct tfs_dev *devs;
 	int ndevs;
 	unsigned long long base_lost[MAX_CPUS_TRACKED];
@@ -176,7 +176,14 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 		errf(err, errlen, "the kernel has no 'blk' tracer (CONFIG_BLK_DEV_IO_TRACE)");
 		goto fail;
 	}
-	if (strcmp(t->tracer, "nop") && strcmp(t->tracer, "blk")) {
+	if (!strcmp(t->tracer, "blk")) {
+		ret = -EBUSY;
+		errf(err, errlen,
+		     "the blk tracer is already in use in '%s' (another blktrace, or one that was killed)",
+		     dir);
+		goto fail;
+	}
+	if (strcmp(t->tracer, "nop")) {
 		ret = -EBUSY;
 		errf(err, errlen, "tracefs is in use by the '%s' tracer", t->tracer);
 		goto fail;
@@ -195,8 +202,7 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 		char *e = strstr(buf, "expanded: ");
 
 		/* an unexpanded buffer cannot be put back: keep the size it expands to */
-		snprintf(t->buf_kb, sizeof(t->buf_kb), "%lu",
-			 strtoul(e ? e + 10 : buf, NULL, 10));
+		snprintf(t->buf_kb, sizeof(t->buf_kb), "%lu", strtoul(e ? e + 10 : buf, NULL, 10));
 	}
 	for (int i = 0; i < ndevs; i++) {
 		struct tfs_dev *d = &t->devs[i];
@@ -211,7 +217,8 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 		d->was_enabled = atoi(buf);
 		if (d->was_enabled) {
 			ret = -EBUSY;
-			errf(err, errlen, "'%s' is already being traced through tracefs ('%s' is 1)",
+			errf(err, errlen,
+			     "'%s' is already being traced through tracefs ('%s' is 1)",
 			     sysnames[i], p);
 			goto fail;
 		}
@@ -349,11 +356,11 @@ int blk_tfs_close(struct blk_tfs *t)
 		return 0;
 	if (!t->touched)
 		goto out;
-#define KEEP(x)                         \
-	do {                            \
-		r = (x);                \
-		if (r && !ret)          \
-			ret = r;        \
+#define KEEP(x)                  \
+	do {                     \
+		r = (x);         \
+		if (r && !ret)   \
+			ret = r; \
 	} while (0)
 	KEEP(twrite(t, "tracing_on", "0"));
 	if (t->bin_set) {
@@ -379,4 +386,32 @@ out:
 	free(t->devs);
 	free(t);
 	return ret;
+}
+
+int blk_tfs_reset(const char *dir, const char *const *sysnames, int ndevs)
+{
+	struct blk_tfs t;
+	char buf[256], p[4400];
+	int ret = 0, was_blk;
+
+	memset(&t, 0, sizeof(t));
+	snprintf(t.dir, sizeof(t.dir), "%s", dir);
+	if (tread(&t, "current_tracer", buf, sizeof(buf)))
+		return -ENOENT;
+	was_blk = !strcmp(buf, "blk");
+	for (int i = 0; i < ndevs; i++) {
+		snprintf(p, sizeof(p), "/sys/class/block/%s/trace/enable", sysnames[i]);
+		if (!read_str(p, buf, sizeof(buf)) && atoi(buf)) {
+			if (write_str(p, "0") && !ret)
+				ret = -EIO;
+			was_blk = 1;
+		}
+	}
+	if (!was_blk)
+		return 0;
+	if (twrite(&t, "current_tracer", "nop") && !ret)
+		ret = -EIO;
+	if (twrite(&t, "options/bin", "0") && !ret)
+		ret = -EIO;
+	return ret ? ret : 1;
 }

@@ -39,23 +39,23 @@ struct stale {
 /* A request followed for -t, keyed by its current start sector. */
 struct track {
 	uint64_t sector;
-	uint32_t pid;	/* whose name the request carries */
+	uint32_t pid; /* whose name the request carries */
 	uint64_t allocation_time, queue_time, dispatch_time;
 	struct track *next;
 };
 
 struct blk_acct_dev {
 	uint32_t devno;
-	char *name;		/* -i name, or NULL in pipe mode */
-	struct acct_cpu **cpus;	/* sparse: chunks of CPU_CHUNK CPUs */
+	char *name; /* -i name, or NULL in pipe mode */
+	struct acct_cpu **cpus; /* sparse: chunks of CPU_CHUNK CPUs */
 	unsigned int nchunks;
 	uint64_t events;
 	uint64_t first_time, last_time;
 	uint64_t cur_depth[2], max_depth[2];
 	uint64_t skips, seq_skips;
-	struct track **tracks;	/* hash by sector */
+	struct track **tracks; /* hash by sector */
 	size_t ntrack_buckets, ntracks;
-	struct kept *kept;	/* ring of held 80-byte records (see blk_acct_retire) */
+	struct kept *kept; /* ring of held 80-byte records (see blk_acct_retire) */
 	size_t nkept, kept_cap, kept_head;
 	uint64_t retired, keep_window;
 };
@@ -67,7 +67,7 @@ struct comm_ent {
 };
 
 struct proc {
-	uint32_t pid;		/* the first pid seen */
+	uint32_t pid; /* the first pid seen */
 	char comm[16];
 	int more_than_one;
 	struct io_stats ios;
@@ -86,15 +86,15 @@ struct blk_acct {
 	int warm;
 	struct stale tcache[7];
 	unsigned int ntcache;
-	struct stale *stale;	/* the bin behind the cache */
+	struct stale *stale; /* the bin behind the cache */
 	size_t nstale, stale_cap;
 	struct blk_acct_dev **devs;
 	unsigned int ndevs;
 	struct comm_ent *comms;
-	size_t ncomm, comm_cap;	/* open addressing, power-of-two capacity */
-	struct proc **procs;	/* insertion order */
+	size_t ncomm, comm_cap; /* open addressing, power-of-two capacity */
+	struct proc **procs; /* insertion order */
 	size_t nprocs, procs_cap;
-	size_t *proc_idx;	/* open addressing over procs (by pid or by name) */
+	size_t *proc_idx; /* open addressing over procs (by pid or by name) */
 	size_t proc_idx_cap;
 	uint64_t bad_actions;
 	uint32_t first_bad;
@@ -717,7 +717,7 @@ static uint64_t track_complete_time(struct blk_acct *a, struct blk_acct_dev *d,
 		p->longest_completion_wait[blk_event_is_write(ev)] = e;
 	track_unlink(d, t);
 	{
-		struct stale st = { t->allocation_time, t->queue_time, t->dispatch_time };
+		struct stale st = {t->allocation_time, t->queue_time, t->dispatch_time};
 
 		stale_free(a, &st);
 	}
@@ -888,7 +888,7 @@ static void add_pc_queue(struct io_stats *s, const struct blk_event *ev, int w)
 		s->qwrite_b_pc += BR(ev);
 	} else {
 		s->qreads_pc++;
-		s->qread_kb += KB(ev);	/* sic: the classic tool adds PC reads to the FS KiB */
+		s->qread_kb += KB(ev); /* sic: the classic tool adds PC reads to the FS KiB */
 		s->qread_b_pc += BR(ev);
 	}
 }
@@ -1007,8 +1007,8 @@ static int event_pc(struct blk_acct *a, struct blk_acct_dev *d, struct acct_cpu 
 	return 1;
 }
 
-int blk_acct_event(struct blk_acct *a, struct blk_acct_dev *d, int cpu,
-		   const struct blk_event *ev, struct blk_fmt_ctx *c)
+int blk_acct_event(struct blk_acct *a, struct blk_acct_dev *d, int cpu, const struct blk_event *ev,
+		   struct blk_fmt_ctx *c)
 {
 	struct acct_cpu *pc = get_cpu(d, cpu);
 	int w = blk_event_is_write(ev);
@@ -1130,7 +1130,7 @@ out:
 /* The classic size ladder: values above 1,000,000 are divided by 1000 with a suffix. */
 static void size_cnv(struct blk_strbuf *sb, uint64_t num, int in_kb)
 {
-	static const char suff[] = { '\0', 'K', 'M', 'G', 'P' };
+	static const char suff[] = {'\0', 'K', 'M', 'G', 'P'};
 	unsigned int i = in_kb ? 1 : 0;
 
 	while (num > 1000 * 1000ull && i < sizeof(suff) - 1) {
@@ -1183,21 +1183,25 @@ static void dump_io_stats(struct blk_strbuf *sb, const struct blk_acct_dev *d,
 	pair(sb, " Read Merges:     ", s->mreads, s->mread_kb + (s->mread_b >> 10),
 	     " Write Merges:     ", s->mwrites, s->mwrite_kb + (s->mwrite_b >> 10));
 	if (d) {
-		blk_strbuf_addf(sb, " Read depth:      %'8u%8c\t", (unsigned int)d->max_depth[0], ' ');
+		blk_strbuf_addf(sb, " Read depth:      %'8u%8c\t", (unsigned int)d->max_depth[0],
+				' ');
 		blk_strbuf_addf(sb, " Write depth:      %'8u\n", (unsigned int)d->max_depth[1]);
 	}
 	if (s->qreads_pc || s->qwrites_pc || s->ireads_pc || s->iwrites_pc || s->rrqueue_pc ||
 	    s->wrqueue_pc || s->creads_pc || s->cwrites_pc) {
 		pair(sb, " PC Reads Queued: ", s->qreads_pc, s->qread_kb_pc + (s->qread_b_pc >> 10),
-		     " PC Writes Queued: ", s->qwrites_pc, s->qwrite_kb_pc + (s->qwrite_b_pc >> 10));
+		     " PC Writes Queued: ", s->qwrites_pc,
+		     s->qwrite_kb_pc + (s->qwrite_b_pc >> 10));
 		pair(sb, " PC Read Disp.:   ", s->ireads_pc, s->iread_kb_pc + (s->iread_b_pc >> 10),
-		     " PC Write Disp.:   ", s->iwrites_pc, s->iwrite_kb_pc + (s->iwrite_b_pc >> 10));
-		pair_count(sb, " PC Reads Req.:   ", s->rrqueue_pc, " PC Writes Req.:   ",
-			   s->wrqueue_pc);
-		pair_count(sb, " PC Reads Compl.: ", s->creads_pc, " PC Writes Compl.: ",
-			   s->cwrites_pc);
+		     " PC Write Disp.:   ", s->iwrites_pc,
+		     s->iwrite_kb_pc + (s->iwrite_b_pc >> 10));
+		pair_count(sb, " PC Reads Req.:   ", s->rrqueue_pc,
+			   " PC Writes Req.:   ", s->wrqueue_pc);
+		pair_count(sb, " PC Reads Compl.: ", s->creads_pc,
+			   " PC Writes Compl.: ", s->cwrites_pc);
 	}
-	blk_strbuf_addf(sb, " IO unplugs:      %'8llu%8c\t", (unsigned long long)s->io_unplugs, ' ');
+	blk_strbuf_addf(sb, " IO unplugs:      %'8llu%8c\t", (unsigned long long)s->io_unplugs,
+			' ');
 	blk_strbuf_addf(sb, " Timer unplugs:    %'8llu\n", (unsigned long long)s->timer_unplugs);
 }
 
@@ -1261,7 +1265,8 @@ void blk_acct_print_devs(struct blk_acct *a, struct blk_strbuf *sb)
 		else
 			ratio = 100.0 * ((double)d->seq_skips / (double)(d->events + d->seq_skips));
 		blk_strbuf_addf(sb, "Skips: %'llu forward (%'llu - %5.1lf%%)\n",
-				(unsigned long long)d->skips, (unsigned long long)d->seq_skips, ratio);
+				(unsigned long long)d->skips, (unsigned long long)d->seq_skips,
+				ratio);
 	}
 }
 

@@ -129,8 +129,8 @@ size_t blk_event_encode(const struct blk_event *ev, unsigned char *buf)
 }
 
 static const char *const category_names[] = {
-	"read", "write", "flush", "sync", "queue", "requeue", "issue", "complete",
-	"fs", "pc", "notify", "ahead", "meta", "discard", "drv_data", "fua",
+	"read", "write", "flush",  "sync",  "queue", "requeue", "issue",    "complete",
+	"fs",	"pc",	 "notify", "ahead", "meta",  "discard", "drv_data", "fua",
 };
 
 const char blk_category_names[] = "read write flush sync queue requeue issue complete fs pc "

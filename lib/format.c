@@ -12,7 +12,7 @@ enum op_kind { OP_LIT, OP_FIELD };
 struct fmt_op {
 	enum op_kind kind;
 	char field;
-	int width;	/* -1: none */
+	int width; /* -1: none */
 	int left;
 	size_t off, len; /* literal text in f->text */
 };
@@ -46,7 +46,7 @@ struct blk_format *blk_format_compile(const char *spec, char *err, size_t errlen
 	struct blk_format *f = calloc(1, sizeof(*f));
 	size_t cap = 0, tl = 0;
 	const char *p = spec;
-	struct fmt_op lit = { .kind = OP_LIT };
+	struct fmt_op lit = {.kind = OP_LIT};
 
 	if (!f || !(f->text = malloc(strlen(spec) + 1))) {
 		free(f);
@@ -54,18 +54,18 @@ struct blk_format *blk_format_compile(const char *spec, char *err, size_t errlen
 		return NULL;
 	}
 	lit.off = 0;
-#define FLUSH_LIT()                                           \
-	do {                                                  \
-		if (tl > lit.off) {                           \
-			lit.len = tl - lit.off;               \
-			if (add_op(f, &cap, &lit))            \
-				goto nomem;                   \
-		}                                             \
-		lit.off = tl;                                 \
+#define FLUSH_LIT()                                \
+	do {                                       \
+		if (tl > lit.off) {                \
+			lit.len = tl - lit.off;    \
+			if (add_op(f, &cap, &lit)) \
+				goto nomem;        \
+		}                                  \
+		lit.off = tl;                      \
 	} while (0)
 	while (*p) {
 		if (*p == '%') {
-			struct fmt_op op = { .kind = OP_FIELD, .width = -1 };
+			struct fmt_op op = {.kind = OP_FIELD, .width = -1};
 
 			p++;
 			if (*p == '%') {
@@ -114,9 +114,10 @@ struct blk_format *blk_format_compile(const char *spec, char *err, size_t errlen
 				f->text[tl++] = '\t';
 				break;
 			default:
-				snprintf(err, errlen,
-					 "invalid escape char in format: '\\%c' (known: \\b \\n \\r \\t)",
-					 p[1] ? p[1] : ' ');
+				snprintf(
+					err, errlen,
+					"invalid escape char in format: '\\%c' (known: \\b \\n \\r \\t)",
+					p[1] ? p[1] : ' ');
 				blk_format_free(f);
 				return NULL;
 			}
@@ -273,11 +274,12 @@ int blk_format_render(const struct blk_format *f, const struct blk_event *ev,
 			break;
 		case 't':
 			/* always zero-padded; the width defaults to 9 and '-' is ignored */
-			blk_strbuf_add_u64(sb, ev->time % NS_PER_SEC, op->width >= 0 ? op->width : 9,
-					   BLK_PAD_ZERO);
+			blk_strbuf_add_u64(sb, ev->time % NS_PER_SEC,
+					   op->width >= 0 ? op->width : 9, BLK_PAD_ZERO);
 			break;
 		case 'T':
-			blk_strbuf_add_s64(sb, (int)(uint32_t)(ev->time / NS_PER_SEC), op->width, fl);
+			blk_strbuf_add_s64(sb, (int)(uint32_t)(ev->time / NS_PER_SEC), op->width,
+					   fl);
 			break;
 		case 'u':
 			if (c->elapsed == BLK_NO_ELAPSED)
@@ -306,8 +308,8 @@ int blk_format_render(const struct blk_format *f, const struct blk_event *ev,
 	return 0;
 }
 
-void blk_format_header(const struct blk_event *ev, const struct blk_fmt_ctx *c,
-		       const char *rwbs, struct blk_strbuf *sb)
+void blk_format_header(const struct blk_event *ev, const struct blk_fmt_ctx *c, const char *rwbs,
+		       struct blk_strbuf *sb)
 {
 	char *p = blk_strbuf_reserve(sb, 128 + strlen(c->act) + strlen(rwbs)), *start = p;
 

@@ -15,7 +15,7 @@ static unsigned int bucket_of(uint64_t v)
 
 	if (v < BLK_HIST_SUB)
 		return (unsigned int)v;
-	e = 63u - (unsigned int)__builtin_clzll(v);	/* v in [2^e, 2^(e+1)), e >= 6 */
+	e = 63u - (unsigned int)__builtin_clzll(v); /* v in [2^e, 2^(e+1)), e >= 6 */
 	return (e - 5) * BLK_HIST_SUB + (unsigned int)((v >> (e - 6)) - BLK_HIST_SUB);
 }
 

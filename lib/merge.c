@@ -10,11 +10,11 @@ struct mstream {
 	void *owner;
 	int cpu;
 	int done;
-	struct blk_event *ev;	/* the current batch */
+	struct blk_event *ev; /* the current batch */
 	unsigned int n, head;
-	unsigned char *arena;	/* payload copies of the batch */
+	unsigned char *arena; /* payload copies of the batch */
 	size_t arena_len, arena_cap;
-	int64_t order;		/* tie-break: the later (re)queued goes first */
+	int64_t order; /* tie-break: the later (re)queued goes first */
 };
 
 struct blk_merge {
@@ -26,7 +26,7 @@ struct blk_merge {
 	struct mstream **heap;
 	unsigned int nheap;
 	int64_t order;
-	struct mstream *cur;	/* stream of the record last returned, to requeue */
+	struct mstream *cur; /* stream of the record last returned, to requeue */
 	char **errors;
 	unsigned int nerrors;
 };
@@ -63,7 +63,7 @@ static void heap_push(struct blk_merge *m, struct mstream *s)
 
 	s->order = --m->order;
 	if (i && m->heap[0]->ev[m->heap[0]->head].time == s->ev[s->head].time)
-		m->heap[0]->order = --m->order;	/* keep the head in front */
+		m->heap[0]->order = --m->order; /* keep the head in front */
 	while (i) {
 		unsigned int p = (i - 1) / 2;
 
@@ -140,7 +140,7 @@ static int prime(struct blk_merge *m, struct mstream *s)
 			if (ret < 0)
 				return ret;
 			if (ret > 0) {
-				i--;	/* consumed notes do not count toward a batch */
+				i--; /* consumed notes do not count toward a batch */
 				continue;
 			}
 		}

@@ -11,7 +11,7 @@ struct pnode {
 	struct blk_event ev;
 	uint64_t batch;
 	uint32_t idx;
-	unsigned char *big;	/* payload larger than the inline space */
+	unsigned char *big; /* payload larger than the inline space */
 	struct pnode *next_free;
 	unsigned char inl[PS_INLINE_PDU];
 };
@@ -22,9 +22,9 @@ struct pskip {
 };
 
 struct pcpu {
-	uint64_t last_seq;	/* (unsigned long)-1 until the first record */
+	uint64_t last_seq; /* (unsigned long)-1 until the first record */
 	uint32_t smallest_seq;
-	uint64_t pending;	/* records of this CPU in the window */
+	uint64_t pending; /* records of this CPU in the window */
 	int seen;
 	struct pskip *head, *tail;
 };
@@ -33,7 +33,7 @@ struct pcpu {
 
 struct pdev {
 	uint32_t dev;
-	struct pcpu **cpus;	/* sparse: chunks of PS_CPU_CHUNK CPUs */
+	struct pcpu **cpus; /* sparse: chunks of PS_CPU_CHUNK CPUs */
 	unsigned int nchunks;
 };
 
@@ -43,7 +43,7 @@ struct blk_pipesort {
 	struct pnode **heap;
 	size_t nheap, heap_cap;
 	struct pnode *free_nodes;
-	struct pnode *out;	/* node last returned, released on the next call */
+	struct pnode *out; /* node last returned, released on the next call */
 	struct pnode **batchv;
 	uint64_t batchno;
 	uint64_t genesis;
@@ -70,7 +70,8 @@ struct blk_pipesort *blk_pipesort_new(struct blk_reader *r, const struct blk_pip
 	if (!ps->o.max_pending) {
 		uint64_t w = (uint64_t)ps->o.batch * 64;
 
-		ps->o.max_pending = (unsigned int)(w < 65536 ? 65536 : (w > 1u << 24 ? 1u << 24 : w));
+		ps->o.max_pending =
+			(unsigned int)(w < 65536 ? 65536 : (w > 1u << 24 ? 1u << 24 : w));
 	}
 	blk_reader_set_wait(r, ps->o.wait_ms);
 	ps->batchv = calloc(ps->o.batch, sizeof(*ps->batchv));
@@ -129,9 +130,11 @@ static struct pcpu *get_cpu(struct blk_pipesort *ps, uint32_t dev, uint32_t cpu)
 }
 
 /* Call @fn for every CPU slot of @d that exists. */
-#define for_each_pcpu(d, i, pc)                                                        \
-	for (unsigned int i = 0; i < (d)->nchunks * PS_CPU_CHUNK; i++)                 \
-		if (((pc) = (d)->cpus[i / PS_CPU_CHUNK] ? &(d)->cpus[i / PS_CPU_CHUNK][i % PS_CPU_CHUNK] : NULL))
+#define for_each_pcpu(d, i, pc)                                                      \
+	for (unsigned int i = 0; i < (d)->nchunks * PS_CPU_CHUNK; i++)               \
+		if (((pc) = (d)->cpus[i / PS_CPU_CHUNK]                              \
+				    ? &(d)->cpus[i / PS_CPU_CHUNK][i % PS_CPU_CHUNK] \
+				    : NULL))
 
 static const struct pdev *find_dev(const struct blk_pipesort *ps, uint32_t dev)
 {
@@ -396,9 +399,7 @@ static int cpus_present(struct blk_pipesort *ps, uint32_t dev)
 		return 1;
 	const struct pcpu *pc;
 
-	for_each_pcpu(d, i, pc)
-		if (pc->seen && !pc->pending)
-			return 0;
+	for_each_pcpu(d, i, pc) if (pc->seen && !pc->pending) return 0;
 	return 1;
 }
 
@@ -450,7 +451,8 @@ int blk_pipesort_next(struct blk_pipesort *ps, struct blk_event *ev)
 				heap_pop(ps);
 				if (pc) {
 					pc->pending--;
-					if (blk_event_action32(&n->ev) != BLK_TN_ACTION(BLK_TN_MESSAGE))
+					if (blk_event_action32(&n->ev) !=
+					    BLK_TN_ACTION(BLK_TN_MESSAGE))
 						pc->last_seq = n->ev.sequence;
 				}
 				ps->out = n;
@@ -491,7 +493,8 @@ void blk_pipesort_skips(const struct blk_pipesort *ps, uint32_t dev, uint64_t *r
 		return;
 	const struct pcpu *pc;
 
-	for_each_pcpu(d, i, pc) {
+	for_each_pcpu(d, i, pc)
+	{
 		for (struct pskip *s = pc->head; s; s = s->next) {
 			(*ranges)++;
 			*missing += s->end - s->start + 1;
@@ -510,9 +513,8 @@ void blk_pipesort_each_skip(const struct blk_pipesort *ps, uint32_t dev,
 		return;
 	const struct pcpu *pc;
 
-	for_each_pcpu(d, i, pc)
-		for (struct pskip *s = pc->head; s; s = s->next)
-			fn(arg, dev, (int)i, s->start, s->end);
+	for_each_pcpu(d, i, pc) for (struct pskip *s = pc->head; s; s = s->next)
+		fn(arg, dev, (int)i, s->start, s->end);
 }
 
 uint64_t blk_pipesort_forced(const struct blk_pipesort *ps)
@@ -538,7 +540,8 @@ void blk_pipesort_free(struct blk_pipesort *ps)
 		struct pdev *d = &ps->devs[i];
 		struct pcpu *pc;
 
-		for_each_pcpu(d, c, pc) {
+		for_each_pcpu(d, c, pc)
+		{
 			struct pskip *s = pc->head, *nx;
 
 			for (; s; s = nx) {

@@ -19,22 +19,22 @@
 
 struct blk_reader {
 	int fd;
-	int eof;		/* the descriptor (or gzip stream) has no more bytes */
+	int eof; /* the descriptor (or gzip stream) has no more bytes */
 	int failed;
-	int regular;		/* regular file: reads never wait */
-	int swapped;		/* -1 unknown */
+	int regular; /* regular file: reads never wait */
+	int swapped; /* -1 unknown */
 	int gz;
-	int wait_ms;		/* how long blk_reader_ready() waits for a pipe */
+	int wait_ms; /* how long blk_reader_ready() waits for a pipe */
 	unsigned char *buf;
-	size_t cap, pos, end;	/* unread bytes are buf[pos, end) */
-	uint64_t base;		/* input offset of buf[0] */
+	size_t cap, pos, end; /* unread bytes are buf[pos, end) */
+	uint64_t base; /* input offset of buf[0] */
 	uint64_t records;
-	uint64_t last_off;	/* offset and pdu_len of the last good record */
+	uint64_t last_off; /* offset and pdu_len of the last good record */
 	unsigned int last_pdu;
 	z_stream zs;
 	unsigned char *zin;
 	int zinit;
-	int zdone;		/* inflate hit the end of a member with no more input */
+	int zdone; /* inflate hit the end of a member with no more input */
 	char *name;
 	char err[512];
 };
@@ -375,9 +375,10 @@ static void decode_v2(const unsigned char *p, int swap, struct blk_event *ev)
 static int io_error(struct blk_reader *r, int ret, uint64_t off)
 {
 	if (ret == -ENODATA || ret == -EBADMSG)
-		return set_error(r, -ret,
-				 "compressed data %s in the record at offset %llu (truncated or damaged .gz file)",
-				 ret == -ENODATA ? "ends early" : "is corrupt", (unsigned long long)off);
+		return set_error(
+			r, -ret,
+			"compressed data %s in the record at offset %llu (truncated or damaged .gz file)",
+			ret == -ENODATA ? "ends early" : "is corrupt", (unsigned long long)off);
 	return set_error(r, -ret, "read error at offset %llu: %s", (unsigned long long)off,
 			 strerror(-ret));
 }
@@ -399,9 +400,10 @@ int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
 	if (ret == 0) {
 		if (r->end == r->pos)
 			return 0;
-		return set_error(r, EPIPE,
-				 "truncated record at offset %llu: input ends after %zu bytes of a record header (trace cut short; every complete record before it was used)",
-				 (unsigned long long)off, r->end - r->pos);
+		return set_error(
+			r, EPIPE,
+			"truncated record at offset %llu: input ends after %zu bytes of a record header (trace cut short; every complete record before it was used)",
+			(unsigned long long)off, r->end - r->pos);
 	}
 	p = r->buf + r->pos;
 	memcpy(&magic, p, 4);
@@ -411,22 +413,25 @@ int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
 		else if ((bswap32(magic) & BLK_IO_TRACE_MAGIC_MASK) == BLK_IO_TRACE_MAGIC)
 			r->swapped = 1;
 		else
-			return set_error(r, EINVAL,
-					 "not a block trace: bad magic 0x%08x at offset %llu (expected 0x%08x-0x%08x%s)",
-					 magic, (unsigned long long)off,
-					 BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION,
-					 BLK_IO_TRACE_MAGIC | BLK_IO_TRACE2_VERSION,
-					 r->gz ? ", after gzip decompression" : "");
+			return set_error(
+				r, EINVAL,
+				"not a block trace: bad magic 0x%08x at offset %llu (expected 0x%08x-0x%08x%s)",
+				magic, (unsigned long long)off,
+				BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION,
+				BLK_IO_TRACE_MAGIC | BLK_IO_TRACE2_VERSION,
+				r->gz ? ", after gzip decompression" : "");
 	}
 	m = r->swapped ? bswap32(magic) : magic;
 	if ((m & BLK_IO_TRACE_MAGIC_MASK) != BLK_IO_TRACE_MAGIC) {
 		if (r->records && r->last_pdu)
-			return set_error(r, EINVAL,
-					 "bad magic 0x%08x at offset %llu (the record at offset %llu claims a %u-byte payload: corrupt pdu_len or damaged data)",
-					 m, (unsigned long long)off, (unsigned long long)r->last_off,
-					 r->last_pdu);
-		return set_error(r, EINVAL, "bad magic 0x%08x at offset %llu (damaged or not a trace file)",
-				 m, (unsigned long long)off);
+			return set_error(
+				r, EINVAL,
+				"bad magic 0x%08x at offset %llu (the record at offset %llu claims a %u-byte payload: corrupt pdu_len or damaged data)",
+				m, (unsigned long long)off, (unsigned long long)r->last_off,
+				r->last_pdu);
+		return set_error(r, EINVAL,
+				 "bad magic 0x%08x at offset %llu (damaged or not a trace file)", m,
+				 (unsigned long long)off);
 	}
 	version = m & 0xff;
 	if (version == BLK_IO_TRACE_VERSION)
@@ -434,16 +439,18 @@ int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
 	else if (version == BLK_IO_TRACE2_VERSION)
 		hdr = sizeof(struct blk_io_trace2);
 	else
-		return set_error(r, EINVAL,
-				 "unsupported trace version %d at offset %llu (versions 7 and 8 are known)",
-				 version, (unsigned long long)off);
+		return set_error(
+			r, EINVAL,
+			"unsupported trace version %d at offset %llu (versions 7 and 8 are known)",
+			version, (unsigned long long)off);
 	ret = fill(r, hdr);
 	if (ret < 0)
 		return io_error(r, ret, off);
 	if (ret == 0)
-		return set_error(r, EPIPE,
-				 "truncated record at offset %llu: input ends after %zu of %zu header bytes (trace cut short; every complete record before it was used)",
-				 (unsigned long long)off, r->end - r->pos, hdr);
+		return set_error(
+			r, EPIPE,
+			"truncated record at offset %llu: input ends after %zu of %zu header bytes (trace cut short; every complete record before it was used)",
+			(unsigned long long)off, r->end - r->pos, hdr);
 	p = r->buf + r->pos;
 	if (version == BLK_IO_TRACE_VERSION)
 		decode_v1(p, r->swapped, ev);
@@ -454,15 +461,17 @@ int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
 		if (ret < 0)
 			return io_error(r, ret, off);
 		if (ret == 0)
-			return set_error(r, EPIPE,
-					 "truncated record at offset %llu: pdu_len %u but only %zu payload bytes follow (trace cut short or corrupt pdu_len)",
-					 (unsigned long long)off, ev->pdu_len, r->end - r->pos - hdr);
+			return set_error(
+				r, EPIPE,
+				"truncated record at offset %llu: pdu_len %u but only %zu payload bytes follow (trace cut short or corrupt pdu_len)",
+				(unsigned long long)off, ev->pdu_len, r->end - r->pos - hdr);
 		p = r->buf + r->pos;
 	}
 	if (ev->cpu >= BLK_MAX_CPUS)
-		return set_error(r, EINVAL,
-				 "impossible cpu %u in the record at offset %llu (damaged data or wrong byte order)",
-				 ev->cpu, (unsigned long long)off);
+		return set_error(
+			r, EINVAL,
+			"impossible cpu %u in the record at offset %llu (damaged data or wrong byte order)",
+			ev->cpu, (unsigned long long)off);
 	ev->pdu = p + hdr;
 	ev->offset = off;
 	if (r->swapped && ev->pdu_len >= 8 &&

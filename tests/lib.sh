@@ -85,3 +85,20 @@ check_ios() { # what expected blkparse-output
 	fi
 }
 
+
+# wait until our tracer has started recording $loop through tracefs (at most 15 s)
+wait_tracing() {
+	local n=$(basename "$loop") t i
+	t=$(awk '$3 == "tracefs" {print $2; exit}' /proc/mounts)
+	for i in $(seq 1 150); do
+		if [ -n "$t" ] && [ "$(cat /sys/block/$n/trace/enable 2>/dev/null)" = 1 ] &&
+			[ "$(cat "$t/tracing_on" 2>/dev/null)" = 1 ] &&
+			[ "$(cat "$t/current_tracer" 2>/dev/null)" = blk ]; then
+			sleep 0.2
+			return 0
+		fi
+		sleep 0.1
+		[ -z "$t" ] && t=$(awk '$3 == "tracefs" {print $2; exit}' /proc/mounts)
+	done
+	return 1
+}

@@ -18,11 +18,11 @@ struct blk_acct;
 struct blk_acct_dev;
 
 struct blk_acct_opts {
-	int per_process;	/* -s */
-	int hash_by_name;	/* -h */
-	int track_ios;		/* -t */
-	int verbose;		/* -v: tracking misses are reported through the log hook */
-	char sort_key;		/* -S key (N Q q R r W w C c), 0 = by name */
+	int per_process; /* -s */
+	int hash_by_name; /* -h */
+	int track_ios; /* -t */
+	int verbose; /* -v: tracking misses are reported through the log hook */
+	char sort_key; /* -S key (N Q q R r W w C c), 0 = by name */
 };
 
 /* Return: a new accounting state, or NULL (ENOMEM). */
@@ -71,8 +71,8 @@ void blk_acct_last_time(struct blk_acct_dev *d, uint64_t t);
  * Return: 1 if the line is to be printed, 0 if the record is silent (driver data), or
  * -EINVAL for an action the classic tool does not know (counted; not printed).
  */
-int blk_acct_event(struct blk_acct *a, struct blk_acct_dev *d, int cpu,
-		   const struct blk_event *ev, struct blk_fmt_ctx *c);
+int blk_acct_event(struct blk_acct *a, struct blk_acct_dev *d, int cpu, const struct blk_event *ev,
+		   struct blk_fmt_ctx *c);
 
 /* Count a displayed record that is not a data event (a message) in the device total. */
 void blk_acct_count(struct blk_acct_dev *d, uint64_t t);

@@ -10,10 +10,10 @@
 #include "blk/trace.h"
 
 struct blk_event {
-	uint64_t time;		/* ns */
+	uint64_t time; /* ns */
 	uint64_t sector;
-	uint64_t action;	/* 64-bit: code | categories << 16 | v2 categories << 32 */
-	uint64_t offset;	/* byte offset of the record in its input */
+	uint64_t action; /* 64-bit: code | categories << 16 | v2 categories << 32 */
+	uint64_t offset; /* byte offset of the record in its input */
 	uint32_t sequence;
 	uint32_t bytes;
 	uint32_t pid;
@@ -21,7 +21,7 @@ struct blk_event {
 	uint32_t cpu;
 	uint16_t error;
 	uint16_t pdu_len;
-	uint8_t version;	/* 7 or 8 */
+	uint8_t version; /* 7 or 8 */
 	const unsigned char *pdu; /* pdu_len bytes, borrowed */
 };
 

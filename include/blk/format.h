@@ -15,14 +15,14 @@
 
 /* What an event's line needs besides the record itself. */
 struct blk_fmt_ctx {
-	const char *act;		/* "Q", "UT", "A", ... */
-	const char *comm;		/* process name, NULL if unknown (printed "(null)") */
+	const char *act; /* "Q", "UT", "A", ... */
+	const char *comm; /* process name, NULL if unknown (printed "(null)") */
 	int cpu;
-	uint64_t elapsed;		/* ns, or BLK_NO_ELAPSED */
-	const unsigned char *pc_pdu;	/* payload to dump in hex (PC requests), or NULL */
+	uint64_t elapsed; /* ns, or BLK_NO_ELAPSED */
+	const unsigned char *pc_pdu; /* payload to dump in hex (PC requests), or NULL */
 	unsigned int pc_pdu_len;
-	uint32_t cg_ino, cg_gen;	/* cgroup id of the record (%g), 0,0 if none */
-	int have_wall;			/* wall clock of time 0 known (for %z) */
+	uint32_t cg_ino, cg_gen; /* cgroup id of the record (%g), 0,0 if none */
+	int have_wall; /* wall clock of time 0 known (for %z) */
 	int64_t wall_sec;
 	long wall_nsec;
 };
@@ -53,8 +53,8 @@ void blk_format_default(const struct blk_event *ev, const struct blk_fmt_ctx *c,
 			struct blk_strbuf *sb);
 
 /* Append the default header (device ... RWBS and a space) with @seq_str as sequence if set. */
-void blk_format_header(const struct blk_event *ev, const struct blk_fmt_ctx *c,
-		       const char *rwbs, struct blk_strbuf *sb);
+void blk_format_header(const struct blk_event *ev, const struct blk_fmt_ctx *c, const char *rwbs,
+		       struct blk_strbuf *sb);
 
 /* Append a payload as two-digit hex bytes, ending in " .." where the rest is zero. */
 void blk_format_pdu_hex(struct blk_strbuf *sb, const unsigned char *p, unsigned int len);

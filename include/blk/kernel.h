@@ -34,10 +34,10 @@ int blk_online_cpus(int *cpus, int max);
 /* ---- relay (BLKTRACESETUP) ---- */
 
 struct blk_relay_setup {
-	uint64_t act_mask;	/* categories (16 bits with the v1 ioctl) */
+	uint64_t act_mask; /* categories (16 bits with the v1 ioctl) */
 	uint32_t buf_size, buf_nr;
-	char name[64];		/* out: the kernel's name for the device */
-	int version;		/* out: 2 if BLKTRACESETUP2 was used, else 1 */
+	char name[64]; /* out: the kernel's name for the device */
+	int version; /* out: 2 if BLKTRACESETUP2 was used, else 1 */
 };
 
 /* BLKTRACESETUP2, falling back to BLKTRACESETUP. Return 0 or -errno. */
@@ -77,6 +77,13 @@ const char *blk_tfs_comm(struct blk_tfs *t, uint32_t pid, char *buf, size_t len)
 
 /* Put everything back as found and free @t (NULL allowed). Return 0 or the first -errno. */
 int blk_tfs_close(struct blk_tfs *t);
+
+/*
+ * blk_tfs_reset() - after a tracer was killed: disable tracing of the devices and put the
+ * blk tracer and the bin option back to their defaults (nop, 0)
+ * Return: 1 if something was reset, 0 if nothing was set up, or -errno.
+ */
+int blk_tfs_reset(const char *dir, const char *const *sysnames, int ndevs);
 
 /* What blk_tfs_close() restores, for messages: "current_tracer=nop, ...". */
 const char *blk_tfs_saved(const struct blk_tfs *t);

@@ -17,8 +17,8 @@
 struct blk_merge;
 
 enum blk_merge_note {
-	BLK_NOTE_RECORD,	/* a record was read into a batch: consume it or queue it */
-	BLK_NOTE_BAD_CPU,	/* a record's cpu field differs from its input's CPU; dropped */
+	BLK_NOTE_RECORD, /* a record was read into a batch: consume it or queue it */
+	BLK_NOTE_BAD_CPU, /* a record's cpu field differs from its input's CPU; dropped */
 };
 
 /*

@@ -11,12 +11,12 @@
 #include <stdint.h>
 
 struct blk_net_hdr {
-	uint32_t magic;		/* BLK_IO_TRACE_MAGIC, no version: tells the byte order */
-	char name[32];		/* trace (device) name */
-	uint32_t cpu;		/* CPU of the data; on close: dropped events */
+	uint32_t magic; /* BLK_IO_TRACE_MAGIC, no version: tells the byte order */
+	char name[32]; /* trace (device) name */
+	uint32_t cpu; /* CPU of the data; on close: dropped events */
 	uint32_t max_cpus;
-	uint32_t len;		/* 0 open, 1 close, 2 ack, else data length */
-	uint32_t cl_id;		/* client process id */
+	uint32_t len; /* 0 open, 1 close, 2 ack, else data length */
+	uint32_t cl_id; /* client process id */
 	uint32_t buf_size, buf_nr, page_size;
 };
 _Static_assert(sizeof(struct blk_net_hdr) == 64, "network header is 64 bytes");
@@ -34,13 +34,13 @@ int blk_net_send_hdr(int fd, const char *name, uint32_t cpu, uint32_t max_cpus, 
 		     uint32_t buf_size, uint32_t buf_nr);
 
 /* Send a data message: header and @n bytes. Return 0 or -errno. */
-int blk_net_send_data(int fd, const char *name, uint32_t cpu, uint32_t max_cpus,
-		      const void *p, size_t n, uint32_t buf_size, uint32_t buf_nr);
+int blk_net_send_data(int fd, const char *name, uint32_t cpu, uint32_t max_cpus, const void *p,
+		      size_t n, uint32_t buf_size, uint32_t buf_nr);
 
 struct blk_net_server_opts {
 	int port;
-	const char *dir;	/* output directory (default ".") */
-	volatile int *stop;	/* set asynchronously to end the server */
+	const char *dir; /* output directory (default ".") */
+	volatile int *stop; /* set asynchronously to end the server */
 };
 
 /*

@@ -14,8 +14,8 @@
 struct blk_output;
 
 enum blk_output_flags {
-	BLK_OUTPUT_GZIP = 1 << 0,	/* compress with gzip */
-	BLK_OUTPUT_NOCLOSE = 1 << 1,	/* do not close the descriptor (stdout) */
+	BLK_OUTPUT_GZIP = 1 << 0, /* compress with gzip */
+	BLK_OUTPUT_NOCLOSE = 1 << 1, /* do not close the descriptor (stdout) */
 };
 
 /**

@@ -18,11 +18,11 @@
 struct blk_pipesort;
 
 struct blk_pipesort_opts {
-	unsigned int batch;		/* records per batch (default 512) */
-	uint64_t stop_start, stop_end;	/* keep records in [start, end) after rebasing */
-	unsigned int max_pending;	/* reorder window cap (0: 64 batches, at least 65536) */
-	int wait_ms;			/* a batch ends when the input is idle this long */
-	blk_merge_note_fn fn;		/* called for every record read (BLK_NOTE_RECORD) */
+	unsigned int batch; /* records per batch (default 512) */
+	uint64_t stop_start, stop_end; /* keep records in [start, end) after rebasing */
+	unsigned int max_pending; /* reorder window cap (0: 64 batches, at least 65536) */
+	int wait_ms; /* a batch ends when the input is idle this long */
+	blk_merge_note_fn fn; /* called for every record read (BLK_NOTE_RECORD) */
 	void *arg;
 };
 

@@ -15,11 +15,14 @@ struct blk_strbuf {
 	size_t len;
 	size_t alloc;
 };
-#define BLK_STRBUF_INIT { NULL, 0, 0 }
+#define BLK_STRBUF_INIT    \
+	{                  \
+		NULL, 0, 0 \
+	}
 
 enum blk_pad_flags {
-	BLK_PAD_LEFT = 1 << 0,	/* left-align (pad on the right) */
-	BLK_PAD_ZERO = 1 << 1,	/* pad with zeros instead of spaces */
+	BLK_PAD_LEFT = 1 << 0, /* left-align (pad on the right) */
+	BLK_PAD_ZERO = 1 << 1, /* pad with zeros instead of spaces */
 };
 
 /* Make room for @extra more bytes plus a NUL. Aborts on allocation failure. */

@@ -133,7 +133,7 @@ _Static_assert(sizeof(struct blk_io_trace_remap) == 16, "remap pdu is 16 bytes")
 
 /* Kernel dev_t encoding used in the device field. */
 #define BLK_MAJOR(dev) ((unsigned int)((dev) >> 20))
-#define BLK_MINOR(dev) ((unsigned int)((dev) & 0xfffff))
+#define BLK_MINOR(dev) ((unsigned int)((dev)&0xfffff))
 #define BLK_MKDEV(ma, mi) (((uint32_t)(ma) << 20) | (uint32_t)(mi))
 
 /* Ioctl argument of BLKTRACESETUP. */

@@ -45,7 +45,7 @@ before=$(state)
 mkdir -p "$w/run1"
 (cd "$w/run1" && "$BT" -d "$loop" -w 4 >summary.txt 2>err.txt; echo $? >rc) &
 bt=$!
-sleep 1
+wait_tracing
 workload "$w/run1/expected.txt"
 wait $bt
 if [ "$(cat "$w/run1/rc")" = 0 ] && grep -q "using the tracefs blk tracer" "$w/run1/err.txt"; then
@@ -76,7 +76,7 @@ for sig in INT TERM; do
 	mkdir -p "$w/run-$sig"
 	(cd "$w/run-$sig" && exec "$BT" -d "$loop" >summary.txt 2>err.txt) &
 	bt=$!
-	sleep 1
+	wait_tracing
 	workload "$w/run-$sig/expected.txt"
 	kill -$sig $bt
 	wait $bt
@@ -95,7 +95,7 @@ done
 mkdir -p "$w/pipe"
 (cd "$w/pipe" && "$BT" -d "$loop" -w 4 -o - 2>err.txt | tee stream.bin | $BLKPARSE -i - >live.txt 2>/dev/null) &
 bt=$!
-sleep 1
+wait_tracing
 workload "$w/pipe/expected.txt"
 wait $bt
 (cd "$w/pipe" && $BLKPARSE -i - <stream.bin >after.txt 2>/dev/null)
@@ -111,7 +111,7 @@ fi
 mkdir -p "$w/btrace"
 (cd "$w/btrace" && "$TOP/btrace" -w 4 "$loop" >out.txt 2>err.txt) &
 bt=$!
-sleep 1
+wait_tracing
 workload "$w/btrace/expected.txt"
 wait $bt
 check_ios "btrace -w 4 DEV" "$w/btrace/expected.txt" "$w/btrace/out.txt"
@@ -122,7 +122,7 @@ if [ $rc = 2 ]; then pass "btrace without a device: usage, exit 2"; else fail "b
 mkdir -p "$w/mask"
 (cd "$w/mask" && "$BT" -d "$loop" -w 3 -a complete -D out -o mytrace >summary.txt 2>err.txt) &
 bt=$!
-sleep 1
+wait_tracing
 workload "$w/mask/expected.txt"
 wait $bt
 (cd "$w/mask" && $BLKPARSE -i mytrace -D out >ours.txt 2>/dev/null)
@@ -138,7 +138,7 @@ mkdir -p "$w/full"
 if mount -t tmpfs -o size=12k none "$w/full" 2>/dev/null; then
 	("$BT" -d "$loop" -w 20 -D "$w/full" >"$w/full.out" 2>"$w/full.err"; echo $? >"$w/full.rc") &
 	bt=$!
-	sleep 1
+	wait_tracing
 	# about 12000 events: several times the output buffer, so writes fail mid-run
 	dd if=/dev/zero of="$loop" bs=4096 count=2000 oflag=direct status=none
 	for k in $(seq 1 50); do kill -0 $bt 2>/dev/null || break; sleep 0.2; done
@@ -164,9 +164,9 @@ truncate -s 16M "$w/gone.img"
 gone=$(losetup -f --show "$w/gone.img" 2>/dev/null)
 if [ -n "$gone" ]; then
 	mkdir -p "$w/gone"
-	(cd "$w/gone" && "$BT" -d "$gone" -w 3 >out.txt 2>err.txt; echo $? >rc) &
+	(cd "$w/gone" && "$BT" -d "$gone" -w 5 >out.txt 2>err.txt; echo $? >rc) &
 	bt=$!
-	sleep 1
+	loop=$gone wait_tracing
 	dd if=/dev/zero of="$gone" bs=4096 count=3 oflag=direct status=none
 	losetup -d "$gone"
 	wait $bt
@@ -180,6 +180,19 @@ if [ -n "$gone" ]; then
 	fi
 else
 	skip "device detached mid-trace (no second loop device)"
+fi
+
+# 4d. a blk tracer left set up (a tracer killed with SIGKILL): refused with a hint, -k resets it
+echo blk >"$T/current_tracer"
+echo 1 >"/sys/block/$name/trace/enable"
+"$BT" -d "$loop" -w 1 >/dev/null 2>"$w/stale.err"; rc=$?
+"$BT" -k -d "$loop" >/dev/null 2>"$w/kill.err"; krc=$?
+if [ $rc = 1 ] && grep -qE "already (in use|being traced)" "$w/stale.err" && grep -q "blktrace -k" "$w/stale.err" &&
+	[ $krc = 0 ] && [ "$before" = "$(state)" ]; then
+	pass "blk tracer left set up: refused with a hint to -k; -k puts tracefs back"
+else
+	fail "stale blk tracer: rc=$rc krc=$krc $(cat "$w/stale.err" "$w/kill.err" | head -c 300)"
+	echo nop >"$T/current_tracer"; echo 0 >"/sys/block/$name/trace/enable"
 fi
 
 # 5. errors: a missing device, an option error

@@ -25,7 +25,7 @@ run_case() { # label server-binary client-extra-args
 	sleep 0.7
 	(cd "$d" && "$BT" -d "$loop" -h 127.0.0.1 -p "$port" -w 4 $extra >client.out 2>client.err; echo $? >client.rc) &
 	local cl=$!
-	sleep 1.2
+	wait_tracing
 	workload "$d/expected.txt"
 	wait $cl
 	sleep 0.5
