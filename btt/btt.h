@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * btt: shared state of the timeline analyser (options, devices, processes, queued I/Os).
+ */
+#ifndef BTT_BTT_H
+#define BTT_BTT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "blk/event.h"
+#include "blk/hist.h"
+#include "rbtree.h"
+
+#define NO_TIME ((uint64_t)-1)
+
+struct btt_opts {
+	const char *input;
+	const char *output; /* -o: name.avg, name.dat, name.msg */
+	const char *seek_name; /* -s */
+	const char *sps_name; /* -m */
+	const char *d2c_name; /* -l */
+	const char *q2c_name; /* -q */
+	const char *q2d_name; /* -z */
+	const char *bno_name; /* -B */
+	const char *aqd_name; /* -Q */
+	const char *unplug_name; /* -u */
+	const char *per_io_name; /* -p */
+	const char *pit_name; /* -P */
+	const char *iostat_name; /* -I */
+	const char *devmap_name; /* -M */
+	const char *devices; /* -D */
+	const char *exes; /* -e */
+	double range_delta; /* -d */
+	double t_start, t_end; /* -t, -T */
+	double plat_freq; /* -L */
+	int iostat_interval; /* -S */
+	int time_bounded;
+	int all_data; /* -A */
+	int seek_absolute; /* -a */
+	int no_remaps; /* -r */
+	int easy_parse; /* -X */
+	int do_active; /* -Z */
+	int verbose;
+	int percentiles; /* --percentiles (1) / --percentiles-only (2) */
+};
+
+extern struct btt_opts opts;
+
+/* min/avg/max accumulator of latencies or sizes, as the report prints them */
+struct avg {
+	uint64_t min, max, total;
+	long n;
+};
+
+enum avg_kind {
+	AV_Q2Q,
+	AV_Q2A,
+	AV_Q2G,
+	AV_S2G,
+	AV_G2I,
+	AV_Q2M,
+	AV_I2D,
+	AV_M2D,
+	AV_D2C,
+	AV_Q2C,
+	AV_Q2Q_DM,
+	AV_Q2A_DM,
+	AV_Q2C_DM,
+	AV_BLKS,
+	AV_NR
+};
+
+struct avgs {
+	struct avg a[AV_NR];
+};
+
+static inline void avg_add(struct avg *ap, uint64_t t)
+{
+	if (ap->n++ == 0) {
+		ap->min = ap->max = t;
+	} else if (t < ap->min) {
+		ap->min = t;
+	} else if (t > ap->max) {
+		ap->max = t;
+	}
+	ap->total += t;
+}
+
+/* later minus earlier, or 1 ns if not later */
+static inline uint64_t tdelta(uint64_t from, uint64_t to)
+{
+	return from < to ? to - from : 1;
+}
+
+static inline double bit_time(uint64_t t)
+{
+	return (double)t / 1.0e9;
+}
+
+/* activity ranges of one region (system, device or process) */
+struct range {
+	uint64_t start, end;
+};
+
+struct ranges {
+	struct range *v;
+	size_t n, alloc;
+};
+
+struct region {
+	struct ranges q, c;
+};
+
+void region_add(struct ranges *rs, uint64_t t);
+void region_release(struct region *reg);
+
+/* union of D..C intervals */
+struct live {
+	uint64_t end; /* end of the latest interval seen */
+	uint64_t total; /* live time of the folded periods */
+	long nfolded;
+	struct range *v; /* recent periods, still open to merging */
+	size_t n, alloc;
+};
+
+void live_add(struct live *lp, uint64_t dt, uint64_t ct);
+/* number of periods, total live ns */
+void live_totals(const struct live *lp, long *n, uint64_t *total);
+void live_release(struct live *lp);
+void live_dump(const struct live *lp, const char *name, float base);
+
+struct seeki;
+struct seeki *seeki_new(const char *name, const char *dev, const char *kind);
+void seeki_add(struct seeki *sip, uint64_t time, uint64_t sector, uint32_t bytes, int is_read);
+void seeki_free(struct seeki *sip);
+void seeki_sps_write(struct seeki *q2q, struct seeki *d2d, const char *dev);
+
+struct mode {
+	long long *modes;
+	int nmds, alloc;
+	long most;
+};
+long long seeki_nseeks(const struct seeki *sip);
+double seeki_mean(const struct seeki *sip);
+long long seeki_median(const struct seeki *sip);
+void seeki_mode(const struct seeki *sip, struct mode *mp);
+
+/* per-second completion counts ("_fp.dat") */
+struct fp_counter {
+	FILE *iops, *mbps;
+	char *iops_name, *mbps_name;
+	long cur;
+	uint64_t ios, sectors;
+};
+
+struct proc;
+struct dev;
+
+#define Q2D_BUCKETS 10
+
+/* one queued I/O, from Q until the completion that covers it */
+struct qio {
+	struct rb_node rb;
+	struct dev *dip;
+	struct proc *pip;
+	uint64_t time, sector;
+	uint32_t bytes;
+	uint64_t g_time, s_time, i_time, m_time, d_time;
+	uint64_t d_sec; /* the issue that took it, for the per-IO dump */
+	uint32_t d_nsec;
+};
+
+struct dev {
+	uint32_t device;
+	int pre_culling;
+	int remapper;
+	const char *map_name; /* -M */
+	struct rb_root qtree;
+	long n_qs, n_ds;
+	uint64_t n_act_q, t_act_q;
+	struct avgs avgs;
+	uint64_t last_q;
+	struct region regions;
+	struct seeki *q2q_seek, *d2d_seek;
+	struct live live;
+	int is_plugged;
+	long nplugs, nplugs_t, n_unplugs;
+	uint64_t nios_up, nios_upt;
+	double last_plug, plugged_time, start_time, end_time;
+	struct fp_counter fp;
+	FILE *d2c_fp, *q2c_fp, *q2d_fp;
+	char *d2c_fn, *q2c_fn, *q2d_fn;
+	struct blk_hist *hist; /* Q2C, D2C, Q2D for --percentiles */
+	uint64_t q2d_hist[Q2D_BUCKETS]; /* -A */
+	struct dev_files *files; /* -B -Q -u -P */
+	struct plat *plat[3]; /* -L: Q2C, D2C, Q2D */
+	struct dev_iostat *iostat; /* -I */
+};
+
+struct proc {
+	char *name;
+	struct region regions;
+	struct avgs avgs;
+	uint64_t last_q;
+};
+
+/* global state */
+struct btt_state {
+	struct dev **devs; /* in creation order */
+	size_t ndevs, adevs;
+	struct dev **out; /* shown devices, in report order (devs_order) */
+	size_t nout;
+	struct proc **procs;
+	size_t nprocs, aprocs;
+	struct avgs all;
+	uint64_t last_q;
+	struct region all_regions;
+	struct live all_live;
+	struct fp_counter sys_fp;
+	struct blk_hist hist[3];
+	FILE *msg_fp;
+	FILE *per_io_fp;
+	int done;
+	uint64_t last_time; /* of the last event taken */
+	uint64_t n_traces; /* records other than notes, for -v */
+};
+
+extern struct btt_state bs;
+
+/* devs.c */
+struct dev *dev_find(uint32_t device);
+struct dev *dev_get(uint32_t device, uint64_t time);
+struct proc *proc_find(uint32_t pid);
+struct proc *proc_get(uint32_t pid);
+void proc_register(uint32_t pid, const char *name);
+int dev_shown(const struct dev *dip);
+void dev_label(const struct dev *dip, char *buf, size_t len, int parens);
+void devs_sort_procs(void);
+void devs_order(void);
+void devs_release(void);
+int devmap_load(const char *path);
+
+/* iomodel.c */
+void iomodel_event(const struct blk_event *ev);
+void iomodel_finish(void);
+
+/* files.c */
+FILE *file_create(const char *name, char **saved);
+void file_close(FILE **fp, char **name);
+void fp_init(struct fp_counter *fc, const char *prefix);
+void fp_add(struct fp_counter *fc, uint64_t time, uint32_t sectors);
+void fp_finish(struct fp_counter *fc);
+void latency_write(FILE *fp, uint64_t when, uint64_t lat);
+/* -L: windowed average latency, one per device and kind (0 q2c, 1 d2c, 2 q2d) */
+void plat_add(struct dev *dip, int kind, uint64_t when, uint64_t lat);
+void plat_finish(struct dev *dip);
+
+/* report.c */
+void report_print(FILE *ofp);
+void ranges_print(FILE *ofp);
+void q2d_hist_add(uint64_t *h, uint64_t q2d);
+
+/* pct.c */
+void pct_print(FILE *ofp);
+
+#endif /* BTT_BTT_H */

@@ -1,0 +1,18 @@
+# btt: the timeline analyser. Its sources live in btt/, so the program is btt/btt (a file
+# named btt cannot sit next to the directory); "make btt" builds it.
+TOOLS += btt/btt
+BTT_OBJ := $(patsubst %.c,%.o,$(wildcard btt/*.c))
+.PHONY: btt btt-clean
+
+btt/%.o: CPPFLAGS += -Ibtt
+
+btt: btt/btt
+
+btt/btt: $(BTT_OBJ) common.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(BTT_OBJ) common.o $(LIB) $(LDLIBS_Z) -lm
+
+clean: btt-clean
+btt-clean:
+	rm -f btt/btt btt/*.o btt/*.d
+
+-include $(BTT_OBJ:.o=.d)

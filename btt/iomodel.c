@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The I/O model: each event is matched against the queued I/Os (Q) of its device, which
+ * are indexed by start sector. G, S, I and M find the Q with the same start; D and C take
+ * every Q that lies inside their range. A Q is freed when a completion covers it, so
+ * memory follows the number of I/Os in flight.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "btt.h"
+#include "common.h"
+#include "iomodel.h"
+#include "iostat.h"
+
+enum { IOP_Q, IOP_A, IOP_G, IOP_S, IOP_I, IOP_M, IOP_D, IOP_C, IOP_R };
+
+static struct qio **matched;
+static size_t nmatched, amatched;
+
+static void update(enum avg_kind k, struct qio *q, uint64_t t)
+{
+	avg_add(&bs.all.a[k], t);
+	avg_add(&q->dip->avgs.a[k], t);
+	if (q->pip)
+		avg_add(&q->pip->avgs.a[k], t);
+}
+
+static void update_lq(uint64_t *last, struct avg *ap, uint64_t t)
+{
+	if (*last != NO_TIME)
+		avg_add(ap, t > *last ? t - *last : 1);
+	*last = t;
+}
+
+/* the device of @ev, or NULL while the device is still before its first Q or A */
+static struct dev *setup(const struct blk_event *ev, int type)
+{
+	struct dev *dip = dev_get(ev->device, ev->time);
+
+	if (dip->pre_culling) {
+		if (type != IOP_Q && type != IOP_A)
+			return NULL;
+		dip->pre_culling = 0;
+	}
+	dip->end_time = bit_time(ev->time);
+	return dip;
+}
+
+/* the Q whose range holds @sector (the search path depends on the tree shape) */
+static struct qio *find_sec(struct dev *dip, uint64_t sector)
+{
+	struct rb_node *n = dip->qtree.node;
+
+	while (n) {
+		struct qio *q = rb_entry(n, struct qio, rb);
+
+		if (sector < q->sector)
+			n = n->left;
+		else if (sector >= q->sector + (q->bytes >> 9))
+			n = n->right;
+		else
+			return q;
+	}
+	return NULL;
+}
+
+static void insert_q(struct dev *dip, struct qio *q)
+{
+	struct rb_node **p = &dip->qtree.node, *parent = NULL;
+
+	while (*p) {
+		struct qio *o = rb_entry(*p, struct qio, rb);
+
+		parent = *p;
+		if (q->sector < o->sector) {
+			p = &parent->left;
+		} else if (q->sector > o->sector) {
+			p = &parent->right;
+		} else {
+			/* a second I/O at the same start orphans the first */
+			rb_replace_node(parent, &q->rb, &dip->qtree);
+			free(o);
+			return;
+		}
+	}
+	rb_link_node(&q->rb, parent, p);
+	rb_insert_color(&q->rb, &dip->qtree);
+}
+
+/* pre-order walk collecting the Qs inside [s, e], pruned as the reference prunes it */
+static void collect(struct rb_node *n, uint64_t s, uint64_t e)
+{
+	struct qio *q;
+	uint64_t qe;
+
+	if (!n)
+		return;
+	q = rb_entry(n, struct qio, rb);
+	qe = q->sector + (q->bytes >> 9);
+	if (s <= q->sector && qe <= e) {
+		if (nmatched == amatched) {
+			amatched = amatched ? amatched * 2 : 64;
+			matched = realloc(matched, amatched * sizeof(*matched));
+			if (!matched)
+				die("out of memory");
+		}
+		matched[nmatched++] = q;
+	}
+	if (s < q->sector)
+		collect(n->left, s, e);
+	if (qe < e)
+		collect(n->right, s, e);
+}
+
+static void match(struct dev *dip, const struct blk_event *ev)
+{
+	nmatched = 0;
+	collect(dip->qtree.node, ev->sector, ev->sector + (ev->bytes >> 9));
+}
+
+static void hist_add(struct dev *dip, int which, uint64_t v)
+{
+	if (!dip->hist)
+		return;
+	blk_hist_add(&dip->hist[which], v);
+	blk_hist_add(&bs.hist[which], v);
+}
+
+static void do_queue(const struct blk_event *ev)
+{
+	struct dev *dip = setup(ev, IOP_Q);
+	struct proc *pip;
+	struct qio *q;
+
+	if (!dip)
+		return;
+	pip = proc_get(ev->pid);
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		die("out of memory");
+	q->dip = dip;
+	q->pip = pip;
+	q->time = ev->time;
+	q->sector = ev->sector;
+	q->bytes = ev->bytes;
+	q->g_time = q->s_time = q->i_time = q->m_time = q->d_time = NO_TIME;
+	insert_q(dip, q);
+
+	if (dip->remapper) {
+		update_lq(&bs.last_q, &bs.all.a[AV_Q2Q_DM], ev->time);
+		update_lq(&dip->last_q, &dip->avgs.a[AV_Q2Q_DM], ev->time);
+		if (pip)
+			update_lq(&pip->last_q, &pip->avgs.a[AV_Q2Q_DM], ev->time);
+	} else {
+		update_lq(&bs.last_q, &bs.all.a[AV_Q2Q], ev->time);
+		update_lq(&dip->last_q, &dip->avgs.a[AV_Q2Q], ev->time);
+		if (pip)
+			update_lq(&pip->last_q, &pip->avgs.a[AV_Q2Q], ev->time);
+	}
+	region_add(&bs.all_regions.q, ev->time);
+	region_add(&dip->regions.q, ev->time);
+	if (pip)
+		region_add(&pip->regions.q, ev->time);
+
+	seeki_add(dip->q2q_seek, ev->time, ev->sector, ev->bytes, !blk_event_is_write(ev));
+	extra_queue(dip, ev);
+	dip->n_qs++;
+	dip->t_act_q += dip->n_act_q;
+	dip->n_act_q++;
+}
+
+static void do_remap(const struct blk_event *ev)
+{
+	struct blk_io_trace_remap rp;
+	struct dev *qdip;
+	struct qio *q;
+
+	if (opts.no_remaps)
+		return;
+	if (!setup(ev, IOP_A))
+		return;
+	if (blk_event_remap(ev, &rp) < 0)
+		return;
+	qdip = dev_find(rp.device_from);
+	if (!qdip)
+		return;
+	q = find_sec(qdip, rp.sector_from);
+	if (q)
+		update(qdip->remapper ? AV_Q2A_DM : AV_Q2A, q, tdelta(q->time, ev->time));
+}
+
+static void do_getrq(const struct blk_event *ev)
+{
+	struct dev *dip = setup(ev, IOP_G);
+	struct qio *q;
+
+	if (!dip)
+		return;
+	q = find_sec(dip, ev->sector);
+	if (q) {
+		q->g_time = ev->time;
+		update(AV_Q2G, q, tdelta(q->time, ev->time));
+		if (q->s_time != NO_TIME)
+			update(AV_S2G, q, tdelta(q->s_time, ev->time));
+	}
+	extra_getrq(dip, ev);
+}
+
+static void do_sleeprq(const struct blk_event *ev)
+{
+	struct dev *dip = setup(ev, IOP_S);
+	struct qio *q;
+
+	if (!dip)
+		return;
+	q = find_sec(dip, ev->sector);
+	if (q)
+		q->s_time = ev->time;
+}
+
+static void do_insert(const struct blk_event *ev)
+{
+	struct dev *dip = setup(ev, IOP_I);
+	struct qio *q;
+
+	if (!dip)
+		return;
+	q = find_sec(dip, ev->sector);
+	if (q) {
+		if (q->g_time != NO_TIME)
+			update(AV_G2I, q, tdelta(q->g_time, ev->time));
+		q->i_time = ev->time;
+	}
+}
+
+static void do_merge(const struct blk_event *ev)
+{
+	struct dev *dip = setup(ev, IOP_M);
+	struct qio *q;
+
+	if (!dip)
+		return;
+	q = find_sec(dip, ev->sector);
+	if (q) {
+		update(AV_Q2M, q, tdelta(q->time, ev->time));
+		q->m_time = ev->time;
+	}
+	extra_merge(dip, ev);
+	if (dip->n_act_q)
+		dip->n_act_q--;
+}
+
+static void do_requeue(const struct blk_event *ev)
+{
+	struct dev *dip = setup(ev, IOP_R);
+
+	if (!dip)
+		return;
+	dip->n_qs++;
+	dip->t_act_q += dip->n_act_q;
+	dip->n_act_q++;
+}
+
+static void do_issue(const struct blk_event *ev)
+{
+	struct dev *dip = setup(ev, IOP_D);
+
+	if (!dip)
+		return;
+	if (dip->n_act_q)
+		dip->n_act_q--;
+	seeki_add(dip->d2d_seek, ev->time, ev->sector, ev->bytes, !blk_event_is_write(ev));
+	dip->n_ds++;
+	extra_issue(dip, ev);
+	match(dip, ev);
+	for (size_t i = 0; i < nmatched; i++) {
+		struct qio *q = matched[i];
+		uint64_t q2d = tdelta(q->time, ev->time);
+
+		if (q->i_time != NO_TIME)
+			update(AV_I2D, q, tdelta(q->i_time, ev->time));
+		else if (q->m_time != NO_TIME)
+			update(AV_M2D, q, tdelta(q->m_time, ev->time));
+		q->d_time = ev->time;
+		q->d_sec = ev->sector;
+		q->d_nsec = ev->bytes >> 9;
+		extra_q2d(q, q2d);
+		latency_write(dip->q2d_fp, ev->time, q2d);
+		plat_add(dip, 2, ev->time, q2d);
+		hist_add(dip, 2, q2d);
+	}
+}
+
+static void do_complete(const struct blk_event *ev)
+{
+	struct dev *dip = setup(ev, IOP_C);
+	struct proc *pip;
+	uint64_t d_time = NO_TIME;
+
+	if (!dip)
+		return;
+	pip = proc_get(ev->pid);
+	fp_add(&bs.sys_fp, ev->time, ev->bytes >> 9);
+	fp_add(&dip->fp, ev->time, ev->bytes >> 9);
+	avg_add(&bs.all.a[AV_BLKS], ev->bytes >> 9);
+	avg_add(&dip->avgs.a[AV_BLKS], ev->bytes >> 9);
+	if (pip)
+		avg_add(&pip->avgs.a[AV_BLKS], ev->bytes >> 9);
+	region_add(&bs.all_regions.c, ev->time);
+	region_add(&dip->regions.c, ev->time);
+	if (pip)
+		region_add(&pip->regions.c, ev->time);
+	extra_complete(dip, ev);
+
+	match(dip, ev);
+	extra_pit(dip, matched, nmatched, ev);
+	for (size_t i = 0; i < nmatched; i++) {
+		struct qio *q = matched[i];
+		uint64_t q2c = tdelta(q->time, ev->time);
+
+		update(dip->remapper ? AV_Q2C_DM : AV_Q2C, q, q2c);
+		latency_write(dip->q2c_fp, q->time, q2c);
+		plat_add(dip, 0, q->time, q2c);
+		hist_add(dip, 0, q2c);
+		if (q->d_time != NO_TIME) {
+			uint64_t d2c = tdelta(q->d_time, ev->time);
+
+			update(AV_D2C, q, d2c);
+			latency_write(dip->d2c_fp, ev->time, d2c);
+			plat_add(dip, 1, ev->time, d2c);
+			hist_add(dip, 1, d2c);
+			extra_q_done(q, ev);
+			d_time = q->d_time;
+		}
+		extra_per_io(q, ev);
+		rb_erase(&q->rb, &dip->qtree);
+		free(q);
+	}
+	extra_per_io_end();
+	if (d_time != NO_TIME) {
+		live_add(&dip->live, d_time, ev->time);
+		live_add(&bs.all_live, d_time, ev->time);
+	}
+}
+
+static void unplug(struct dev *dip, double now)
+{
+	dip->is_plugged = 0;
+	dip->plugged_time += now - dip->last_plug;
+}
+
+static void do_plug(const struct blk_event *ev, int code)
+{
+	struct dev *dip = dev_find(ev->device);
+	uint64_t depth;
+
+	if (!dip)
+		return;
+	if (code == BLK_TA_PLUG) {
+		if (!dip->is_plugged) {
+			dip->is_plugged = 1;
+			dip->last_plug = bit_time(ev->time);
+		}
+		return;
+	}
+	depth = blk_event_pdu_u64(ev);
+	/* the unplug histogram counts every U, plugged or not */
+	extra_unplug(dip, depth, code == BLK_TA_UNPLUG_TIMER);
+	if (!dip->is_plugged)
+		return;
+	if (code == BLK_TA_UNPLUG_IO) {
+		dip->nplugs++;
+		dip->nios_up += depth;
+	} else {
+		dip->nplugs_t++;
+		dip->nios_upt += depth;
+	}
+	dip->n_unplugs++;
+	unplug(dip, bit_time(ev->time));
+}
+
+static void do_notify(const struct blk_event *ev)
+{
+	uint32_t act = blk_event_action32(ev);
+	char name[256];
+	size_t n;
+
+	if (act == BLK_TN_ACTION(BLK_TN_PROCESS)) {
+		if (ev->pid == 0) {
+			proc_register(0, "kernel");
+			return;
+		}
+		n = ev->pdu_len < sizeof(name) - 1 ? ev->pdu_len : sizeof(name) - 1;
+		memcpy(name, ev->pdu, n);
+		name[n] = '\0';
+		name[strcspn(name, "/")] = '\0';
+		proc_register(ev->pid, name);
+	} else if (act == BLK_TN_ACTION(BLK_TN_MESSAGE)) {
+		/* a message counts as an event of its device: it may create the device,
+		 * and is dropped while the device waits for its first Q */
+		if (setup(ev, IOP_M))
+			extra_message(ev);
+	}
+}
+
+void iomodel_event(const struct blk_event *ev)
+{
+	uint32_t act = blk_event_action32(ev);
+	unsigned int code = act & 0xffff;
+
+	if (act & BLK_TC_ACT(BLK_TC_NOTIFY)) {
+		do_notify(ev);
+		return;
+	}
+	if (act & BLK_TC_ACT(BLK_TC_PC))
+		return;
+	bs.n_traces++;
+	if (opts.time_bounded) {
+		if (bit_time(ev->time) < opts.t_start)
+			return;
+		if (bit_time(ev->time) > opts.t_end) {
+			bs.done = 1;
+			return;
+		}
+	}
+	bs.last_time = ev->time;
+	iostat_check_time(ev->time);
+	switch (code) {
+	case BLK_TA_QUEUE:
+	case BLK_TA_GETRQ:
+	case BLK_TA_SLEEPRQ:
+	case BLK_TA_INSERT:
+	case BLK_TA_BACKMERGE:
+	case BLK_TA_FRONTMERGE:
+	case BLK_TA_ISSUE:
+	case BLK_TA_COMPLETE:
+	case BLK_TA_REQUEUE:
+		if (ev->bytes == 0)
+			return;
+		break;
+	default:
+		break;
+	}
+	switch (code) {
+	case BLK_TA_QUEUE:
+		do_queue(ev);
+		break;
+	case BLK_TA_REMAP:
+		do_remap(ev);
+		break;
+	case BLK_TA_INSERT:
+		do_insert(ev);
+		break;
+	case BLK_TA_GETRQ:
+		do_getrq(ev);
+		break;
+	case BLK_TA_BACKMERGE:
+	case BLK_TA_FRONTMERGE:
+		do_merge(ev);
+		break;
+	case BLK_TA_REQUEUE:
+		do_requeue(ev);
+		break;
+	case BLK_TA_ISSUE:
+		do_issue(ev);
+		break;
+	case BLK_TA_COMPLETE:
+		do_complete(ev);
+		break;
+	case BLK_TA_PLUG:
+	case BLK_TA_UNPLUG_IO:
+	case BLK_TA_UNPLUG_TIMER:
+		do_plug(ev, (int)code);
+		break;
+	case BLK_TA_SLEEPRQ:
+		do_sleeprq(ev);
+		break;
+	default:
+		break;
+	}
+}
+
+void iomodel_finish(void)
+{
+	for (size_t i = 0; i < bs.ndevs; i++) {
+		struct dev *dip = bs.devs[i];
+
+		if (dip->is_plugged) {
+			dip->nplugs++;
+			unplug(dip, dip->end_time);
+		}
+	}
+	free(matched);
+	matched = NULL;
+	nmatched = amatched = 0;
+}

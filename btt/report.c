@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The classic report: All Devices averages, per-device overhead, merges, seeks, plugs,
+ * active requests and live periods, then the range data.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "btt.h"
+#include "common.h"
+
+#define DEV_DASH "---------- | "
+
+/* -X: the same numbers in an easy-to-parse file (name.xvg), written with the report */
+static FILE *xvg;
+
+static void xdev(char *buf, size_t len, const struct dev *dip)
+{
+	dev_label(dip, buf, len, 0);
+}
+
+static void banner(FILE *ofp, const char *title)
+{
+	fprintf(ofp, "==================== %s ====================\n\n", title);
+}
+
+static double avg_of(const struct avg *ap)
+{
+	return ap->n ? bit_time(ap->total) / (double)ap->n : 0.0;
+}
+
+static void avg_row(FILE *ofp, const char *name, const struct avg *ap)
+{
+	if (ap->n <= 0)
+		return;
+	if (xvg && ofp == NULL) {
+		fprintf(xvg, "%s %.9f %.9f %.9f %ld\n", name, bit_time(ap->min), avg_of(ap),
+			bit_time(ap->max), ap->n);
+		return;
+	}
+	fprintf(ofp, "%-15s %13.9f %13.9f %13.9f %11ld\n", name, bit_time(ap->min), avg_of(ap),
+		bit_time(ap->max), ap->n);
+}
+
+static const struct {
+	const char *name;
+	enum avg_kind k;
+} dm[] = {{"Q2Qdm", AV_Q2Q_DM}, {"Q2Adm", AV_Q2A_DM}, {"Q2Cdm", AV_Q2C_DM}},
+  rows[] = {{"Q2Q", AV_Q2Q}, {"Q2A", AV_Q2A}, {"Q2G", AV_Q2G}, {"S2G", AV_S2G}, {"G2I", AV_G2I},
+	    {"Q2M", AV_Q2M}, {"I2D", AV_I2D}, {"M2D", AV_M2D}, {"D2C", AV_D2C}, {"Q2C", AV_Q2C}};
+
+static void out_avgs(FILE *ofp, const struct avgs *av)
+{
+	for (size_t i = 0; i < sizeof(dm) / sizeof(dm[0]); i++)
+		avg_row(ofp, dm[i].name, &av->a[dm[i].k]);
+	fputc('\n', ofp);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		avg_row(ofp, rows[i].name, &av->a[rows[i].k]);
+	fputc('\n', ofp);
+}
+
+static int exe_shown(const char *name);
+
+/* -A: one table per metric, a row per process (by name) or per device */
+static void metric_table(FILE *ofp, const char *name, enum avg_kind k, int per_dev)
+{
+	char lab[64];
+
+	fprintf(ofp, "%15s %13s %13s %13s %11s\n", name, "MIN", "AVG", "MAX", "N");
+	fprintf(ofp, "--------------- ------------- ------------- ------------- -----------\n");
+	if (per_dev) {
+		for (size_t i = 0; i < bs.nout; i++) {
+			if (!dev_shown(bs.out[i]))
+				continue;
+			dev_label(bs.out[i], lab, sizeof(lab), 1);
+			avg_row(ofp, lab, &bs.out[i]->avgs.a[k]);
+		}
+	} else {
+		for (size_t i = 0; i < bs.nprocs; i++) {
+			if (!exe_shown(bs.procs[i]->name))
+				continue;
+			snprintf(lab, sizeof(lab), "%.14s", bs.procs[i]->name);
+			avg_row(ofp, lab, &bs.procs[i]->avgs.a[k]);
+		}
+	}
+	fputc('\n', ofp);
+}
+
+static void per_tables(FILE *ofp, const char *title, int per_dev)
+{
+	banner(ofp, title);
+	for (size_t i = 0; i < sizeof(dm) / sizeof(dm[0]); i++)
+		metric_table(ofp, dm[i].name, dm[i].k, per_dev);
+	fputc('\n', ofp);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		if (rows[i].k != AV_M2D) /* the reference has no M2D table */
+			metric_table(ofp, rows[i].name, rows[i].k, per_dev);
+}
+
+static void all_devices(FILE *ofp)
+{
+	banner(ofp, "All Devices");
+	fprintf(ofp, "%15s %13s %13s %13s %11s\n", "ALL", "MIN", "AVG", "MAX", "N");
+	fprintf(ofp, "--------------- ------------- ------------- ------------- -----------\n");
+	out_avgs(ofp, &bs.all);
+	if (xvg) {
+		/* the dm rows are not in the .xvg file */
+		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+			avg_row(NULL, rows[i].name, &bs.all.a[rows[i].k]);
+	}
+}
+
+static double pct(uint64_t part, uint64_t whole)
+{
+	return 100.0 * (double)part / (double)whole;
+}
+
+static void device_overhead(FILE *ofp)
+{
+	static const enum avg_kind cols[] = {AV_Q2G, AV_G2I, AV_Q2M, AV_I2D, AV_D2C};
+	uint64_t tot[5] = {0}, q2c = 0;
+	char lab[64];
+	int shown = 0;
+
+	banner(ofp, "Device Overhead");
+	fprintf(ofp, "       DEV |       Q2G       G2I       Q2M       I2D       D2C\n");
+	fprintf(ofp, DEV_DASH "--------- --------- --------- --------- ---------\n");
+	for (size_t i = 0; i < bs.nout; i++) {
+		struct dev *dip = bs.out[i];
+		const struct avg *qc = &dip->avgs.a[AV_Q2C];
+
+		if (!dev_shown(dip) || qc->n <= 0 || qc->total == 0)
+			continue;
+		dev_label(dip, lab, sizeof(lab), 1);
+		fprintf(ofp, "%10s |", lab);
+		for (int c = 0; c < 5; c++) {
+			fprintf(ofp, " %8.4lf%%", pct(dip->avgs.a[cols[c]].total, qc->total));
+			tot[c] += dip->avgs.a[cols[c]].total;
+		}
+		fputc('\n', ofp);
+		q2c += qc->total;
+		shown++;
+	}
+	if (shown) {
+		fprintf(ofp, DEV_DASH "--------- --------- --------- --------- ---------\n");
+		fprintf(ofp, "%10s |", "Overall");
+		for (int c = 0; c < 5; c++)
+			fprintf(ofp, " %8.4lf%%", pct(tot[c], q2c));
+		fputc('\n', ofp);
+	}
+	fputc('\n', ofp);
+}
+
+static void merge_info(FILE *ofp)
+{
+	static const char hdr[] =
+		"       DEV |       #Q       #D   Ratio |   BLKmin   BLKavg   BLKmax    Total\n";
+	static const char dash[] = DEV_DASH
+		"-------- -------- ------- | -------- -------- -------- --------\n";
+	unsigned long long nq = 0, nd = 0, bmin = 0, bmax = 0, btot = 0;
+	char lab[64];
+	int shown = 0;
+
+	banner(ofp, "Device Merge Information");
+	fputs(hdr, ofp);
+	fputs(dash, ofp);
+	for (size_t i = 0; i < bs.nout; i++) {
+		struct dev *dip = bs.out[i];
+		const struct avg *b = &dip->avgs.a[AV_BLKS];
+		double q = (double)dip->n_qs, d = (double)dip->n_ds, ratio;
+
+		if (!dev_shown(dip) || dip->n_qs <= 0 || dip->n_ds <= 0)
+			continue;
+		/* requeues aside, #Q is shown as at least #D */
+		if (q < d)
+			q = d;
+		ratio = q / d;
+		dev_label(dip, lab, sizeof(lab), 1);
+		fprintf(ofp, "%10s | %8llu %8llu %7.1lf | %8llu %8llu %8llu %8llu\n", lab,
+			(unsigned long long)q, (unsigned long long)d, ratio,
+			(unsigned long long)b->min, (unsigned long long)((double)b->total / d),
+			(unsigned long long)b->max, (unsigned long long)b->total);
+		if (xvg) {
+			xdev(lab, sizeof(lab), dip);
+			fprintf(xvg, "DMI %s %llu %llu %.9lf %llu %llu %llu %llu\n", lab,
+				(unsigned long long)q, (unsigned long long)d, ratio,
+				(unsigned long long)b->min,
+				(unsigned long long)((double)b->total / d),
+				(unsigned long long)b->max, (unsigned long long)b->total);
+		}
+		if (!shown || b->min < bmin)
+			bmin = b->min;
+		if (b->max > bmax)
+			bmax = b->max;
+		btot += b->total;
+		nq += (unsigned long long)q;
+		nd += (unsigned long long)d;
+		shown++;
+	}
+	if (shown > 1) {
+		fputs(dash, ofp);
+		fputs(hdr, ofp);
+		fprintf(ofp, "%10s | %8llu %8llu %7.1lf | %8llu %8llu %8llu %8llu\n", "TOTAL", nq,
+			nd, nq < nd ? 1.0 : (double)nq / (double)nd, bmin,
+			(unsigned long long)((double)btot / (double)nd), bmax, btot);
+	}
+	fputc('\n', ofp);
+}
+
+static void mode_more(FILE *ofp, int more)
+{
+	fprintf(ofp, "\n%63s...(%d more)", "", more);
+}
+
+struct omode {
+	long long value;
+	long count;
+};
+
+static void omode_add(struct omode **om, size_t *n, size_t *alloc, const struct mode *m)
+{
+	for (int k = 0; k < m->nmds; k++) {
+		size_t i;
+
+		for (i = 0; i < *n; i++)
+			if ((*om)[i].value == m->modes[k])
+				break;
+		if (i < *n) {
+			(*om)[i].count += m->most;
+			continue;
+		}
+		if (*n == *alloc) {
+			*alloc = *alloc ? *alloc * 2 : 8;
+			*om = realloc(*om, *alloc * sizeof(**om));
+			if (!*om)
+				die("out of memory");
+		}
+		(*om)[*n].value = m->modes[k];
+		(*om)[*n].count = m->most;
+		(*n)++;
+	}
+}
+
+static void seek_info(FILE *ofp, const char *title, int d2d)
+{
+	static const char hdr[] =
+		" |          NSEEKS            MEAN          MEDIAN | MODE           \n";
+	static const char dash[] = DEV_DASH
+		"--------------- --------------- --------------- | ---------------\n";
+	struct omode *om = NULL;
+	size_t nom = 0, aom = 0;
+	long long tot = 0;
+	double mean = 0, median = 0;
+	char lab[64];
+
+	banner(ofp, title);
+	fprintf(ofp, "%10s%s", "DEV", hdr);
+	fputs(dash, ofp);
+	for (size_t i = 0; i < bs.nout; i++) {
+		struct dev *dip = bs.out[i];
+		struct seeki *sip = d2d ? dip->d2d_seek : dip->q2q_seek;
+		long long n = seeki_nseeks(sip), med;
+		struct mode m;
+		double mn;
+
+		if (!dev_shown(dip) || n <= 0)
+			continue;
+		mn = seeki_mean(sip);
+		med = seeki_median(sip);
+		seeki_mode(sip, &m);
+		dev_label(dip, lab, sizeof(lab), 1);
+		fprintf(ofp, "%10s | %15lld %15.1lf %15lld | %lld(%ld)", lab, n, mn, med,
+			m.modes[0], m.most);
+		if (m.nmds == 2)
+			fprintf(ofp, " %lld", m.modes[1]);
+		else if (m.nmds > 2)
+			mode_more(ofp, m.nmds - 1);
+		fputc('\n', ofp);
+		if (xvg) {
+			xdev(lab, sizeof(lab), dip);
+			fprintf(xvg, "%s %s %lld %.9lf %lld %lld %ld", d2d ? "DSK" : "QSK", lab, n,
+				mn, med, m.modes[0], m.most);
+			for (int k = 1; k < m.nmds; k++)
+				fprintf(xvg, " %lld", m.modes[k]);
+			fputc('\n', xvg);
+		}
+		tot += n;
+		mean += mn * (double)n;
+		median += (double)med * (double)n;
+		omode_add(&om, &nom, &aom, &m);
+		free(m.modes);
+	}
+	if (tot > 0) {
+		long most = 0;
+		size_t first = 0;
+		int nmost = 0;
+
+		/* the overall modes: the most frequent of the devices' modes, summed by value */
+		for (size_t k = 0; k < nom; k++) {
+			if (om[k].count > most) {
+				most = om[k].count;
+				first = k;
+				nmost = 0;
+			}
+			if (om[k].count == most)
+				nmost++;
+		}
+		fputs(dash, ofp);
+		fprintf(ofp, "%10s%s", "Overall", hdr);
+		fprintf(ofp, "%10s | %15lld %15.1lf %15lld | %lld(%ld)", "Average", tot,
+			mean / (double)tot, (long long)(median / (double)tot), om[first].value,
+			most);
+		if (nmost > 1) {
+			mode_more(ofp, nmost - 1);
+			fputc('\n', ofp);
+		}
+		fputc('\n', ofp);
+	}
+	free(om);
+	fputc('\n', ofp);
+}
+
+static void plug_info(FILE *ofp)
+{
+	long np = 0, npt = 0, ndev = 0, nunp = 0;
+	uint64_t up = 0, upt = 0;
+	double pctsum = 0;
+	char lab[64];
+
+	banner(ofp, "Plug Information");
+	fprintf(ofp, "       DEV |    # Plugs # Timer Us  | %% Time Q Plugged\n");
+	fprintf(ofp, DEV_DASH "---------- ----------  | ----------------\n");
+	for (size_t i = 0; i < bs.nout; i++) {
+		struct dev *dip = bs.out[i];
+		double p;
+
+		if (!dev_shown(dip) || dip->nplugs + dip->nplugs_t <= 0)
+			continue;
+		p = 100.0 * (dip->plugged_time / (dip->end_time - dip->start_time));
+		dev_label(dip, lab, sizeof(lab), 1);
+		fprintf(ofp, "%10s | %10ld(%10ld) | %13.9lf%%\n", lab, dip->nplugs, dip->nplugs_t,
+			p);
+		if (xvg) {
+			xdev(lab, sizeof(lab), dip);
+			fprintf(xvg, "PLG %s %ld %ld %.9lf\n", lab, dip->nplugs, dip->nplugs_t, p);
+		}
+		np += dip->nplugs;
+		npt += dip->nplugs_t;
+		pctsum += p;
+		ndev++;
+	}
+	if (ndev > 1) {
+		fprintf(ofp, DEV_DASH "---------- ----------  | ----------------\n");
+		fprintf(ofp, "   Overall |    # Plugs # Timer Us  | %% Time Q Plugged\n");
+		fprintf(ofp, "%10s | %10ld(%10ld) | %13.9lf%%\n", "Average", np / ndev, npt / ndev,
+			pctsum / (double)ndev);
+	}
+	fputc('\n', ofp);
+
+	fprintf(ofp, "       DEV |    IOs/Unp   IOs/Unp(to)\n");
+	fprintf(ofp, DEV_DASH "----------   ----------\n");
+	np = npt = 0;
+	for (size_t i = 0; i < bs.nout; i++) {
+		struct dev *dip = bs.out[i];
+
+		if (!dev_shown(dip))
+			continue;
+		double u = dip->nplugs ? (double)dip->nios_up / (double)dip->nplugs : 0.0;
+		double ut = dip->nplugs_t ? (double)dip->nios_upt / (double)dip->nplugs_t : 0.0;
+
+		dev_label(dip, lab, sizeof(lab), 1);
+		fprintf(ofp, "%10s | %10.1lf   %10.1lf\n", lab, u, ut);
+		if (xvg) {
+			xdev(lab, sizeof(lab), dip);
+			fprintf(xvg, "UPG %s %.9lf %.9lf\n", lab, u, ut);
+		}
+		np += dip->nplugs;
+		npt += dip->nplugs_t;
+		up += dip->nios_up;
+		upt += dip->nios_upt;
+		nunp += dip->n_unplugs;
+	}
+	if (nunp) {
+		fprintf(ofp, DEV_DASH "----------   ----------\n");
+		fprintf(ofp, "%10s |    IOs/Unp   IOs/Unp(to)\n", "Overall");
+		fprintf(ofp, "%10s | %10.1lf   %10.1lf\n", "Average",
+			np ? (double)up / (double)np : 0.0, npt ? (double)upt / (double)npt : 0.0);
+	}
+	fputc('\n', ofp);
+}
+
+static void active_requests(FILE *ofp)
+{
+	uint64_t tq = 0;
+	long nq = 0;
+	int shown = 0;
+	char lab[64];
+
+	banner(ofp, "Active Requests At Q Information");
+	fprintf(ofp, "       DEV |  Avg Reqs @ Q\n");
+	fprintf(ofp, DEV_DASH "-------------\n");
+	for (size_t i = 0; i < bs.nout; i++) {
+		struct dev *dip = bs.out[i];
+
+		if (!dev_shown(dip) || dip->remapper || dip->n_qs <= 0)
+			continue;
+		dev_label(dip, lab, sizeof(lab), 1);
+		fprintf(ofp, "%10s | %13.1lf\n", lab, (double)dip->t_act_q / (double)dip->n_qs);
+		if (xvg) {
+			xdev(lab, sizeof(lab), dip);
+			fprintf(xvg, "ARQ %s %.9lf\n", lab,
+				(double)dip->t_act_q / (double)dip->n_qs);
+		}
+		tq += dip->t_act_q;
+		nq += dip->n_qs;
+		shown++;
+	}
+	if (shown > 1) {
+		fprintf(ofp, DEV_DASH "-------------\n");
+		fprintf(ofp, "%10s | Avgs Reqs @ Q\n", "Overall");
+		fprintf(ofp, "%10s | %13.1lf\n", "Average", (double)tq / (double)nq);
+	}
+	fputc('\n', ofp);
+}
+
+static void live_row(FILE *ofp, const char *lab, const struct live *lp)
+{
+	double act = 0, lull = 0, p = 0;
+	uint64_t total;
+	long n;
+
+	live_totals(lp, &n, &total);
+	if (n == 1) {
+		/* the reference reports a single period as 0 s long and 100% live */
+		p = 100.0;
+	} else if (n > 1) {
+		act = bit_time(total) / (double)n;
+		lull = bit_time(lp->end - total) / (double)(n - 1);
+		p = lp->end ? 100.0 * (double)total / (double)lp->end : 0.0;
+	}
+	fprintf(ofp, "%10s | %10ld %13.9lf %13.9lf %6.2lf\n", lab, n, act, lull, p);
+}
+
+static void active_periods(FILE *ofp)
+{
+	char lab[64];
+
+	banner(ofp, "I/O Active Period Information");
+	fprintf(ofp, "       DEV |     # Live      Avg. Act     Avg. !Act %% Live\n");
+	fprintf(ofp, DEV_DASH "---------- ------------- ------------- ------\n");
+	for (size_t i = 0; i < bs.nout; i++) {
+		struct dev *dip = bs.out[i];
+
+		if (!dev_shown(dip))
+			continue;
+		dev_label(dip, lab, sizeof(lab), 1);
+		live_row(ofp, lab, &dip->live);
+	}
+	fprintf(ofp, DEV_DASH "---------- ------------- ------------- ------\n");
+	live_row(ofp, "Total Sys", &bs.all_live);
+	fputc('\n', ofp);
+}
+
+static const double q2d_edges[Q2D_BUCKETS - 1] = {.005, .010, .025, .050, .075,
+						  .100, .250, .500, 1.0};
+
+void q2d_hist_add(uint64_t *h, uint64_t q2d)
+{
+	double t = bit_time(q2d);
+	int i;
+
+	for (i = 0; i < Q2D_BUCKETS - 1; i++)
+		if (t < q2d_edges[i])
+			break;
+	h[i]++;
+}
+
+static void q2d_row(FILE *ofp, const char *lab, const uint64_t *h)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < Q2D_BUCKETS; i++)
+		n += h[i];
+	fprintf(ofp, "%10s | ", lab);
+	for (int i = 0; i < Q2D_BUCKETS; i++)
+		fprintf(ofp, "%5.1lf ", n ? 100.0 * (double)h[i] / (double)n : 0.0);
+	fputc('\n', ofp);
+}
+
+static void q2d_histogram(FILE *ofp)
+{
+	static const char bar[] = "===== ===== ===== ===== ===== ===== ===== ===== ===== ===== \n";
+	uint64_t tot[Q2D_BUCKETS] = {0};
+	char lab[64];
+	int shown = 0;
+
+	banner(ofp, "Q2D Histogram");
+	fprintf(ofp, "       DEV | <.005 <.010 <.025 <.050 <.075 <.100 <.250 <.500 < 1.0 >=1.0\n");
+	fprintf(ofp, " --------- | %s", bar);
+	for (size_t i = 0; i < bs.nout; i++) {
+		uint64_t n = 0;
+
+		for (int k = 0; k < Q2D_BUCKETS; k++)
+			n += bs.out[i]->q2d_hist[k];
+		if (!dev_shown(bs.out[i]) || !n)
+			continue;
+		dev_label(bs.out[i], lab, sizeof(lab), 1);
+		q2d_row(ofp, lab, bs.out[i]->q2d_hist);
+		for (int k = 0; k < Q2D_BUCKETS; k++)
+			tot[k] += bs.out[i]->q2d_hist[k];
+		shown++;
+	}
+	if (shown) {
+		fprintf(ofp, "========== | %s", bar);
+		q2d_row(ofp, "AVG", tot);
+		fputc('\n', ofp);
+	}
+}
+
+void report_print(FILE *ofp)
+{
+	char fn[4096], *xname = NULL;
+
+	if (opts.easy_parse && opts.output) {
+		snprintf(fn, sizeof(fn), "%s.xvg", opts.output);
+		xvg = file_create(fn, &xname);
+	}
+	if (opts.all_data) {
+		per_tables(ofp, "Per Process", 0);
+		per_tables(ofp, "Per Device", 1);
+	}
+	all_devices(ofp);
+	device_overhead(ofp);
+	merge_info(ofp);
+	seek_info(ofp, "Device Q2Q Seek Information", 0);
+	seek_info(ofp, "Device D2D Seek Information", 1);
+	plug_info(ofp);
+	active_requests(ofp);
+	active_periods(ofp);
+	if (opts.all_data)
+		q2d_histogram(ofp);
+	if (xvg) {
+		free(xname);
+		file_close(&xvg, NULL);
+	}
+}
+
+static void ranges_out(FILE *ofp, const struct ranges *rs, float base)
+{
+	float limit = base + 0.4f;
+
+	for (size_t i = 0; i < rs->n; i++) {
+		fprintf(ofp, "%13.9lf %5.1lf\n", bit_time(rs->v[i].start), (double)base);
+		fprintf(ofp, "%13.9lf %5.1lf\n", bit_time(rs->v[i].start), (double)limit);
+		fprintf(ofp, "%13.9lf %5.1lf\n", bit_time(rs->v[i].end), (double)limit);
+		fprintf(ofp, "%13.9lf %5.1lf\n", bit_time(rs->v[i].end), (double)base);
+	}
+}
+
+static int region_out(FILE *ofp, const char *name, const struct region *reg, float base)
+{
+	if (!reg->q.n && !reg->c.n)
+		return 0;
+	fprintf(ofp, "# %16s : q activity\n", name);
+	ranges_out(ofp, &reg->q, base);
+	fputc('\n', ofp);
+	fprintf(ofp, "# %16s : c activity\n", name);
+	ranges_out(ofp, &reg->c, base + 0.5f);
+	fputc('\n', ofp);
+	return 1;
+}
+
+static int exe_shown(const char *name)
+{
+	const char *p = opts.exes;
+	size_t len = strlen(name);
+
+	if (!p)
+		return 1;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (n == len && strncmp(p, name, n) == 0)
+			return 1;
+		p += n;
+		if (*p)
+			p++;
+	}
+	return 0;
+}
+
+void ranges_print(FILE *ofp)
+{
+	float base = 0.0f;
+	char lab[64];
+
+	fprintf(ofp, "# Total System\n");
+	/* every region takes a slot, printed or not */
+	region_out(ofp, "Total System", &bs.all_regions, base);
+	base += 1.0f;
+	if (bs.ndevs > 1) {
+		fprintf(ofp, "# Per device\n");
+		for (size_t i = 0; i < bs.nout; i++) {
+			if (!dev_shown(bs.out[i]))
+				continue;
+			snprintf(lab, sizeof(lab), "%u,%u", BLK_MAJOR(bs.out[i]->device),
+				 BLK_MINOR(bs.out[i]->device));
+			region_out(ofp, lab, &bs.out[i]->regions, base);
+			base += 1.0f;
+		}
+	}
+	fprintf(ofp, "# Per process\n");
+	for (size_t i = 0; i < bs.nprocs; i++) {
+		if (!exe_shown(bs.procs[i]->name))
+			continue;
+		region_out(ofp, bs.procs[i]->name, &bs.procs[i]->regions, base);
+		base += 1.0f;
+	}
+}
