@@ -33,6 +33,11 @@ if [ -z "$why" ]; then
 	if [ -s "$w/$name.blktrace.0" ] || [ -s "$w/$name.blktrace.1" ]; then
 		echo "== blkparse -i $name -D $w"
 		"$top/blkparse" -i "$name" -D "$w"
+		if "$top/iowatcher/iowatcher" -t "$w/$name" -o "$w/$name.svg" -T "$loop during the demo workload" 2>"$w/iowatcher.err"; then
+			echo "== graphs of this trace: $w/$name.svg"
+		else
+			echo "== iowatcher could not draw the trace: $(cat "$w/iowatcher.err")"
+		fi
 		exit 0
 	fi
 	why="the trace came back empty"
@@ -45,3 +50,8 @@ head -n 15 "$OUT/demo.txt"
 echo "   ..."
 sed -n '/^CPU0 (/,$p' "$OUT/demo.txt"
 echo "== full output: $OUT/demo.txt"
+if "$top/iowatcher/iowatcher" -t "$d/ext4-mixed.bin" -o "$OUT/ext4-mixed.svg" -T "ext4-mixed (bundled sample)" 2>"$OUT/iowatcher.err"; then
+	echo "== graphs of the sample: $OUT/ext4-mixed.svg"
+else
+	echo "== iowatcher could not draw the sample: $(cat "$OUT/iowatcher.err")"
+fi
