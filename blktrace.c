@@ -347,7 +347,8 @@ static void open_devs(struct bt_run *r)
 			die("'%s' is not a block device", d->path);
 		d->devno = BLK_MKDEV(major(st.st_rdev), minor(st.st_rdev));
 		dev_sysname(d, &st);
-		snprintf(d->name, sizeof(d->name), "%s", d->sysname);
+		_Static_assert(sizeof(d->name) == sizeof(d->sysname), "same size");
+		memcpy(d->name, d->sysname, sizeof(d->name));
 		r->ndevs++;
 	}
 }
