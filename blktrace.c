@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -478,6 +479,20 @@ static void relay_data(struct bt_cpu *c, int dev, const unsigned char *p, size_t
 	}
 }
 
+/*
+ * Run on the traced CPU, as the classic tracer does: a relay sub-buffer is then never read
+ * while the kernel is still writing a record it reserved on that CPU (reading from another
+ * CPU can copy a half-written record).
+ */
+static void pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
 static void *relay_thread(void *arg)
 {
 	struct bt_cpu *c = arg;
@@ -489,6 +504,7 @@ static void *relay_thread(void *arg)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pin_to_cpu(c->cpu);
 	if (!buf)
 		return NULL;
 	for (;;) {
@@ -712,6 +728,7 @@ static void *tfs_thread(void *arg)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pin_to_cpu(c->cpu);
 	c->bufcap = 1 << 20;
 	c->buf = malloc(c->bufcap);
 	if (!c->buf)

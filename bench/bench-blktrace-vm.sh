@@ -12,14 +12,21 @@
 # 4 KiB I/Os on its own region of the device.
 # Buffer settings: "-b 512 -n 4" (the default) and "-b 16 -n 2" (small, to provoke drops); for
 # each, both tracers, interleaved, --runs times.
-# Per run: I/Os issued (dd's record counts), events captured (records in the per-CPU files,
-# parsed here), events per second of the I/O phase, dropped events (the tracer's own
-# "Total: ... events (dropped N)" line), the tracer's CPU time user+sys (all threads, from start
-# to exit, including the drain after SIGINT; run-trace.sh --tracer-cpu), CPU µs per captured event.
-# Then per tracer and setting the means, and the ratio ours/reference of CPU per event.
+# Per run: I/Os issued (dd's record counts); events captured (records in the per-CPU files,
+# parsed here); events per second of the I/O phase; dropped events (the tracer's own
+# "Total: ... events (dropped N)" line); cpu_s, the tracer's CPU time user+sys (all threads,
+# start to exit incl. the drain after SIGINT; run-trace.sh --tracer-cpu) and cpu_us_per_event;
+# io_us/ev, the tracer's CPU during the I/O phase only per event (no fixed start-up/teardown
+# cost, a large part of cpu_s); vm_cpu%, its share of all busy vCPU time in the I/O phase.
+# Under TCG guest time is host wall time: cpu_s and events/s grow when other host processes
+# take qemu's CPU, vm_cpu% much less. Notes: "host-busy:X%" other host processes took X >= 10 %
+# of the host's CPU during the run; "torn:Nx/MB" N places (M bytes in all) in the per-CPU files
+# that are not a sequence of records; "unaccounted:N" events + dropped is N below the most of
+# any run (all runs issue the same I/Os).
+# Then per tracer and setting the means, and the ratios ours/reference.
 #
 # options:
-#   --ios-per-job N     I/Os of each dd (default 50000: 2 vCPUs x 2 jobs = 200000 I/Os)
+#   --ios-per-job N     I/Os of each dd (default 100000: 2 vCPUs x 2 jobs = 400000 I/Os)
 #   --runs N            runs of each tracer and setting (default 2)
 #   --irqmode auto|0|1  null_blk irqmode; auto (default): one short calibration run per mode
 #                       (reference tracer, default buffers), the one with more IOPS is used
@@ -35,11 +42,11 @@ cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
 prog=bench-blktrace-vm
 die() { echo "$prog: $*" >&2; exit 1; }
-usage() { sed -n '3,/^set -u/{/^set -u/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2; }
+usage() { sed -n '4,/^set -u/{/^set -u/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2; }
 
 OURS=${OURS:-./blktrace}
 REF=${REF:-/usr/sbin/blktrace}
-per_job=50000 runs=2 irqmode=auto smp=2 mem=1024 keep=
+per_job=100000 runs=2 irqmode=auto smp=2 mem=1024 keep=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--ios-per-job) per_job=${2:?}; shift 2 ;;
@@ -85,6 +92,11 @@ cat >"$TMP/workload.sh" <<'EOF'
 n=BENCH_PER_JOB
 ncpu=$(nproc)
 j=0 pids=''
+# busy ticks of the whole VM (/proc/stat: all but idle and iowait) and the tracer's ticks
+# (/tmp/bt.pid, written by init.sh), to get its share of the VM's CPU during the I/O phase
+busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
+tticks() { sed 's/^.*) //' "/proc/$(cat /tmp/bt.pid)/stat" | awk '{ print $12 + $13 }'; }
+b0=$(busy) k0=$(tticks)
 t0=$(cut -d' ' -f1 /proc/uptime)
 while [ $j -lt $ncpu ]; do
 	dd if="$DEV" of=/dev/null bs=4096 count=$n skip=$((2 * j * n)) iflag=direct 2>/tmp/bench-dd-r$j &
@@ -96,6 +108,9 @@ while [ $j -lt $ncpu ]; do
 done
 for p in $pids; do wait $p || IOFAIL=$((IOFAIL + 1)); done
 t1=$(cut -d' ' -f1 /proc/uptime)
+b1=$(busy) k1=$(tticks)
+status bench_busy_ticks $((b1 - b0))
+status bench_tracer_ticks $((k1 - k0))
 # readers: records read from the device; writers: records written to it (full + partial)
 ios=$(cat /tmp/bench-dd-r* | sed -n 's/^\([0-9]*\)+\([0-9]*\) records in$/\1 \2/p'
 	cat /tmp/bench-dd-w* | sed -n 's/^\([0-9]*\)+\([0-9]*\) records out$/\1 \2/p')
@@ -110,25 +125,46 @@ EOF
 
 # ---- record counter: every record of every per-CPU file (48-byte header + pdu) ----------------
 cat >"$TMP/count.py" <<'EOF'
+# prints: records, torn places (where the stream stopped being a sequence of records: counting
+# resumes at the next offset where two consecutive records parse), bytes skipped there
 import glob, struct, sys
-total = bad = 0
+total = torn = skipped = 0
+
+def rec_len(data, off, fmt):
+    """length of the record at off, or 0 when there is none"""
+    if off + 48 > len(data):
+        return 0
+    magic, = struct.unpack_from(fmt + "I", data, off)
+    if magic >> 8 != 0x656174:
+        return 0
+    pdu, = struct.unpack_from(fmt + "H", data, off + 46)
+    return 48 + pdu if off + 48 + pdu <= len(data) else 0
+
 for path in sorted(glob.glob(sys.argv[1] + "/trace.blktrace.*")):
     data = open(path, "rb").read()
     off, n = 0, len(data)
-    fmt = None
-    while off + 48 <= n:
-        if fmt is None:
-            fmt = "<" if struct.unpack_from("<I", data, off)[0] >> 8 == 0x656174 else ">"
-        magic, = struct.unpack_from(fmt + "I", data, off)
-        if magic >> 8 != 0x656174:
-            bad += 1
-            break
-        pdu, = struct.unpack_from(fmt + "H", data, off + 46)
-        off += 48 + pdu
-        total += 1
-    if off != n:
-        bad += 1
-print(total, bad)
+    fmt = "<" if n >= 4 and struct.unpack_from("<I", data, 0)[0] >> 8 == 0x656174 else ">"
+    magic = b"\x07tae" if fmt == "<" else b"eat\x07"
+    while off < n:
+        l = rec_len(data, off, fmt)
+        if l:
+            off += l
+            total += 1
+            continue
+        torn += 1
+        p = off + 1
+        while True:
+            p = data.find(magic, p)
+            if p < 0:
+                p = n
+                break
+            l = rec_len(data, p, fmt)
+            if l and (p + l == n or rec_len(data, p + l, fmt)):
+                break
+            p += 1
+        skipped += p - off
+        off = p
+print(total, torn, skipped)
 EOF
 
 # run_one NAME TRACER IRQMODE PER_JOB B N -> $TMP/runs/NAME
@@ -145,6 +181,14 @@ run_one() {
 		--tracer-cpu --timeout 900 --stop-timeout 60 -- -b "$5" -n "$6" >"$out/run-trace.log" 2>&1
 }
 get() { sed -n "s/^$2=//p" "$1/status" 2>/dev/null | tail -n 1; }
+# host CPU ticks (USER_HZ) busy in all processes, and used by our waited-for children (qemu...):
+# 'times' runs in this shell (no subshell, which would have its own children times)
+host_busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
+# (sets OUR_TICKS: a $(...) around it would run 'times' in a subshell)
+our_ticks() {
+	times >"$TMP/times"
+	OUR_TICKS=$(tail -n 1 "$TMP/times" | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += a[1] * 60 + a[2] } printf "%.0f", s * 100 }')
+}
 
 # ---- irqmode: the one with more IOPS --------------------------------------------------------------
 if [ "$irqmode" = auto ]; then
@@ -173,7 +217,13 @@ for bn in "512 4" "16 2"; do
 			name=$t-b$b-n$n-$r
 			dir=$TMP/runs/$name
 			echo "$prog: $name ..." >&2
-			if ! run_one "$name" "$TMP/$t" "$irqmode" "$per_job" "$b" "$n"; then
+			our_ticks
+			h0=$(host_busy) o0=$OUR_TICKS w0=$(date +%s.%N)
+			run_one "$name" "$TMP/$t" "$irqmode" "$per_job" "$b" "$n"
+			rc=$?
+			our_ticks
+			h1=$(host_busy) o1=$OUR_TICKS w1=$(date +%s.%N)
+			if [ $rc != 0 ]; then
 				echo "$prog: FAIL: $name: $(tail -n 3 "$dir/run-trace.log")" >&2
 				failed=1
 				continue
@@ -183,15 +233,20 @@ for bn in "512 4" "16 2"; do
 				note="${note}tracer:$(get "$dir" tracer_stop)/exit$(get "$dir" tracer_rc) "
 			[ "$(get "$dir" workload_failures)" = 0 ] || note="${note}io-failures:$(get "$dir" workload_failures) "
 			[ "$(get "$dir" teardown_ok)" = 1 ] || note="${note}not-torn-down "
-			read -r events bad < <(python3 "$TMP/count.py" "$dir/trace")
-			[ "$bad" = 0 ] || note="${note}unparsable-files:$bad "
+			read -r events torn skipped < <(python3 "$TMP/count.py" "$dir/trace")
+			[ "$torn" = 0 ] || note="${note}torn:${torn}x/${skipped}B "
 			dropped=$(sed -n 's/^ *Total:.*(dropped \([0-9]*\)).*$/\1/p' "$dir/blktrace.stdout" |
 				awk '{ s += $1; n++ } END { print n ? s : "?" }')
 			read -r cu cs <<<"$(get "$dir" tracer_cpu_total)"
 			read -r iu is <<<"$(get "$dir" tracer_cpu_sigint)"
-			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "-b $b -n $n" \
+			# other host processes' CPU during the run, in % of the host's capacity
+			other=$(awk -v h=$((h1 - h0)) -v o=$((o1 - o0)) -v w0="$w0" -v w1="$w1" -v n="$(nproc)" \
+				'BEGIN { x = 100 * (h - o) / ((w1 - w0) * n * 100); printf "%.0f", (x < 0 ? 0 : x) }')
+			[ "$other" -ge 10 ] && note="${note}host-busy:${other}% "
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$t" "-b $b -n $n" \
 				"$(get "$dir" bench_ios)" "$events" "$(get "$dir" bench_io_seconds)" "$dropped" \
-				$((${cu:-0} + ${cs:-0})) $((${iu:-0} + ${is:-0})) "$r" "${note:--}" >>"$rows"
+				$((${cu:-0} + ${cs:-0})) $((${iu:-0} + ${is:-0})) "$r" "${note:--}" \
+				"$(get "$dir" bench_tracer_ticks)" "$(get "$dir" bench_busy_ticks)" >>"$rows"
 			if [ -n "$keep" ]; then
 				rm -rf "${keep:?}/$name" && cp -r "$dir" "$keep/$name"
 			fi
@@ -204,21 +259,31 @@ done
 [ -s "$rows" ] || die "no run succeeded"
 echo
 echo "null_blk irqmode=$irqmode, $smp vCPUs, $((2 * smp)) concurrent dd jobs (4 KiB O_DIRECT, ${smp} readers + ${smp} writers) x $per_job I/Os"
-echo "cpu_s: tracer user+sys, start to exit (incl. drain after SIGINT); cpu@int: up to SIGINT; 10 ms ticks"
+echo "cpu_s: tracer user+sys (guest clock, 10 ms ticks), start to exit incl. the drain after SIGINT;"
+echo "io_us/ev: tracer CPU during the I/O phase only (no start-up, settle, drain, teardown) per event"
+echo "vm_cpu%: the tracer's share of all busy vCPU time during the I/O phase (less sensitive than"
+echo "cpu_s and events/s to how much host CPU qemu got: TCG guest time is host wall time)"
 awk -F'\t' '
-function row(t, bf, ios, ev, sec, dr, ticks, iticks, note) {
-	printf "%-6s %-12s %8s %9s %9.0f %8s %7.2f %7.2f %16.2f  %s\n", t, bf, ios, ev,
-		(sec > 0 ? ev / sec : 0), dr, ticks / 100, iticks / 100, (ev > 0 ? ticks * 1e4 / ev : 0), note
+function row(t, bf, ios, ev, sec, dr, ticks, ioticks, share, note) {
+	printf "%-6s %-12s %8s %9s %9.0f %8s %7.2f %16.2f %8.2f %7.1f  %s\n", t, bf, ios, ev,
+		(sec > 0 ? ev / sec : 0), dr, ticks / 100, (ev > 0 ? ticks * 1e4 / ev : 0),
+		(ev > 0 ? ioticks * 1e4 / ev : 0), share, note
 }
 BEGIN {
-	printf "%-6s %-12s %8s %9s %9s %8s %7s %7s %16s\n", "tracer", "buffers", "ios", "events",
-		"events/s", "dropped", "cpu_s", "cpu@int", "cpu_us_per_event"
+	printf "%-6s %-12s %8s %9s %9s %8s %7s %16s %8s %7s\n", "tracer", "buffers", "ios", "events",
+		"events/s", "dropped", "cpu_s", "cpu_us_per_event", "io_us/ev", "vm_cpu%"
 }
+# first pass: the most events + dropped of any run (all runs issue the same I/Os)
+NR == FNR { if ($4 + $6 > most) most = $4 + $6; next }
 {
-	row($1, $2, $3, $4, $5, $6, $7, $8, $10 == "-" ? "" : $10)
+	note = $10 == "-" ? "" : $10
+	# more than a few notes (process names...) short: events neither in the files nor counted dropped
+	if (most - ($4 + $6) > 20) note = note "unaccounted:" (most - $4 - $6) " "
+	row($1, $2, $3, $4, $5, $6, $7, $11, ($12 > 0 ? 100 * $11 / $12 : 0), note)
 	k = $1 SUBSEP $2
 	if (!(k in n)) order[++nk] = k
-	n[k]++; ios[k] += $3; ev[k] += $4; sec[k] += $5; dr[k] += $6; ticks[k] += $7; iticks[k] += $8
+	n[k]++; ios[k] += $3; ev[k] += $4; sec[k] += $5; dr[k] += $6; ticks[k] += $7
+	tt[k] += $11; bt[k] += $12
 	if (!($2 in bufs)) { bufs[$2] = 1; border[++nb] = $2 }
 }
 END {
@@ -227,16 +292,18 @@ END {
 	for (i = 1; i <= nk; i++) {
 		k = order[i]; split(k, p, SUBSEP); c = n[k]
 		row(p[1], p[2], sprintf("%.0f", ios[k] / c), sprintf("%.0f", ev[k] / c), sec[k] / c,
-			sprintf("%.0f", dr[k] / c), ticks[k] / c, iticks[k] / c, "")
+			sprintf("%.0f", dr[k] / c), ticks[k] / c, tt[k] / c, (bt[k] > 0 ? 100 * tt[k] / bt[k] : 0), "")
 	}
 	print ""
 	for (j = 1; j <= nb; j++) {
 		bf = border[j]
 		o = "ours" SUBSEP bf; r = "ref" SUBSEP bf
 		if (ev[o] > 0 && ev[r] > 0 && ticks[r] > 0)
-			printf "CPU per event, ours/reference, %s: %.2f  (%.2f / %.2f us)\n", bf,
-				(ticks[o] / ev[o]) / (ticks[r] / ev[r]), ticks[o] * 1e4 / ev[o], ticks[r] * 1e4 / ev[r]
+			printf "ours/reference %s: CPU per event %.2f (%.2f / %.2f us), I/O phase only %.2f, VM CPU share %.2f\n",
+				bf, (ticks[o] / ev[o]) / (ticks[r] / ev[r]), ticks[o] * 1e4 / ev[o], ticks[r] * 1e4 / ev[r],
+				(tt[r] > 0 ? (tt[o] / ev[o]) / (tt[r] / ev[r]) : 0),
+				(tt[r] > 0 && bt[o] > 0 ? (tt[o] / bt[o]) / (tt[r] / bt[r]) : 0)
 	}
-}' "$rows"
+}' "$rows" "$rows"
 [ -n "$keep" ] && echo "per-run results kept under $keep"
 exit $failed
