@@ -106,11 +106,14 @@ hdr-check:
 		echo '#include "'$${h#include/}'"' | $(CC) $(CPPFLAGS) -std=gnu11 -Wall -Werror -x c -c -o /dev/null - || exit 1; \
 	done; echo "headers compile on their own"
 
+FORMAT_SRC = $(LIB_SRC) $(KERNEL_SRC) include/blk/*.h include/common.h *.c \
+	$(wildcard btt/*.[ch] iowatcher/*.[ch] btreplay/*.[ch] verify/*.[ch])
+
 format:
-	clang-format -i $(LIB_SRC) $(KERNEL_SRC) include/blk/*.h blkparse.c blktrace.c blkiomon.c net.c common.c
+	clang-format -i $(FORMAT_SRC)
 
 format-check:
-	clang-format --dry-run --Werror $(LIB_SRC) $(KERNEL_SRC) include/blk/*.h blkparse.c blktrace.c blkiomon.c net.c common.c
+	@clang-format --dry-run --Werror $(FORMAT_SRC) && echo "clang-format: clean"
 
 clean:
 	rm -f $(LIB) lib/*.o lib/*.d kernel/*.o kernel/*.d *.o *.d $(TOOLS) blktrace.static $(GEN) tests/gen/*.o tests/gen/*.d \

@@ -22,6 +22,16 @@ run() { # label command...
 	echo "######## $label: $line"
 }
 mkdir -p "$top/tests/out"
+if command -v clang-format >/dev/null; then
+	if make --no-print-directory format-check >"$top/tests/out/.format.log" 2>&1; then
+		echo "PASS: clang-format: the tree is formatted"; tp=$((tp + 1))
+	else
+		echo "FAIL: clang-format: $(grep -c warning "$top/tests/out/.format.log") places differ (make format)"
+		tf=$((tf + 1))
+	fi
+else
+	echo "SKIP: clang-format not installed"; ts=$((ts + 1))
+fi
 run "plain build" ./tests/run-all.sh "$@"
 if [ -z "${CHECK_QUICK:-}" ]; then
 	if command -v clang >/dev/null || gcc -fsanitize=address -x c -o /dev/null - <<<'int main(void){return 0;}' 2>/dev/null; then
