@@ -55,6 +55,8 @@ struct parse_run {
 	int file_mode;
 	uint64_t genesis;
 	int have_ts;
+	int wall_valid; /* wall (below) matches the timestamp note and genesis */
+	struct blk_fmt_ctx wall; /* only its wall-clock fields are used */
 	uint64_t ts_time; /* trace time of the timestamp note */
 	int64_t ts_sec;
 	long ts_nsec;
@@ -347,6 +349,7 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 
 			memcpy(w, ev->pdu, 8);
 			r->have_ts = 1;
+			r->wall_valid = 0;
 			r->ts_time = ev->time;
 			r->ts_sec = w[0];
 			r->ts_nsec = (long)w[1];
@@ -364,24 +367,30 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 	return write_dump(r, ev) ? -EIO : 1;
 }
 
-/* Wall clock of (rebased) time 0, for %z. */
+/* Wall clock of (rebased) time 0, for %z: computed once per timestamp note, not per event. */
 static void fill_wall(struct parse_run *r, struct blk_fmt_ctx *c)
 {
 	int64_t delta;
 
-	c->have_wall = r->have_ts;
-	if (!r->have_ts)
-		return;
-	delta = (int64_t)(r->genesis - r->ts_time);
-	c->wall_sec = r->ts_sec + delta / (int64_t)NS_PER_SEC;
-	c->wall_nsec = r->ts_nsec + (long)(delta % (int64_t)NS_PER_SEC);
-	if (c->wall_nsec < 0) {
-		c->wall_nsec += (long)NS_PER_SEC;
-		c->wall_sec--;
-	} else if (c->wall_nsec >= (long)NS_PER_SEC) {
-		c->wall_nsec -= (long)NS_PER_SEC;
-		c->wall_sec++;
+	if (!r->wall_valid) {
+		r->wall_valid = 1;
+		r->wall.have_wall = r->have_ts;
+		if (r->have_ts) {
+			delta = (int64_t)(r->genesis - r->ts_time);
+			r->wall.wall_sec = r->ts_sec + delta / (int64_t)NS_PER_SEC;
+			r->wall.wall_nsec = r->ts_nsec + (long)(delta % (int64_t)NS_PER_SEC);
+			if (r->wall.wall_nsec < 0) {
+				r->wall.wall_nsec += (long)NS_PER_SEC;
+				r->wall.wall_sec--;
+			} else if (r->wall.wall_nsec >= (long)NS_PER_SEC) {
+				r->wall.wall_nsec -= (long)NS_PER_SEC;
+				r->wall.wall_sec++;
+			}
+		}
 	}
+	c->have_wall = r->wall.have_wall;
+	c->wall_sec = r->wall.wall_sec;
+	c->wall_nsec = r->wall.wall_nsec;
 }
 
 static void print_message(struct parse_run *r, const struct blk_event *ev, int cgroup)
