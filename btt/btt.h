@@ -143,8 +143,8 @@ struct mode {
 };
 long long seeki_nseeks(const struct seeki *sip);
 double seeki_mean(const struct seeki *sip);
-long long seeki_median(const struct seeki *sip);
-void seeki_mode(const struct seeki *sip, struct mode *mp);
+long long seeki_median(struct seeki *sip);
+void seeki_mode(struct seeki *sip, struct mode *mp);
 
 /* per-second completion counts ("_fp.dat") */
 struct fp_counter {

@@ -16,3 +16,8 @@ btt-clean:
 	rm -f btt/btt btt/*.o btt/*.d
 
 -include $(BTT_OBJ:.o=.d)
+
+# the seek statistics' unit test checks them against btt's pointer red-black tree
+tests/unit/test-seekstat.o: CPPFLAGS += -Ibtt
+tests/unit/test-seekstat: tests/unit/test-seekstat.o btt/seekstat.o btt/rbtree.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)

@@ -313,6 +313,7 @@ int main(int argc, char **argv)
 	r = blk_reader_open(opts.input);
 	if (!r)
 		die("cannot open '%s': %s", opts.input, strerror(errno));
+	blk_reader_set_readahead(r, 1);
 	bs.last_q = NO_TIME;
 	if (opts.verbose && stat(opts.input, &st) == 0)
 		size = st.st_size;

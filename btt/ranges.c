@@ -6,6 +6,7 @@
  * running totals once they are too old to merge with a new interval.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "btt.h"
 
@@ -67,12 +68,15 @@ void live_add(struct live *lp, uint64_t dt, uint64_t ct)
 			lp->n--;
 		}
 	} else {
-		if (lp->n == LIVE_KEEP && !opts.do_active) {
-			lp->total += lp->v[0].end - lp->v[0].start;
-			lp->nfolded++;
-			for (size_t i = 1; i < lp->n; i++)
-				lp->v[i - 1] = lp->v[i];
-			lp->n--;
+		/* fold the oldest periods in batches: at least LIVE_KEEP stay open to merging */
+		if (lp->n == 2 * LIVE_KEEP && !opts.do_active) {
+			size_t k = lp->n - LIVE_KEEP;
+
+			for (size_t i = 0; i < k; i++)
+				lp->total += lp->v[i].end - lp->v[i].start;
+			lp->nfolded += (long)k;
+			memmove(lp->v, lp->v + k, LIVE_KEEP * sizeof(*lp->v));
+			lp->n = LIVE_KEEP;
 		}
 		lp->v = grow(lp->v, &lp->alloc, lp->n, sizeof(*lp->v));
 		lp->v[lp->n].start = dt;

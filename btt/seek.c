@@ -10,25 +10,12 @@
 #include "btt.h"
 #include "common.h"
 #include "blk/strbuf.h"
-
-/* one distance and how many seeks had it; allocated in blocks */
-struct seek_bkt {
-	struct rb_node rb;
-	long long sectors;
-	long nseeks;
-};
-
-#define BKT_BLOCK 1024
-
-struct bkt_block {
-	struct bkt_block *next;
-	struct seek_bkt b[BKT_BLOCK];
-};
+#include "seekstat.h"
 
 struct seeki {
-	struct rb_root root;
-	struct bkt_block *blocks;
-	unsigned int nfree;
+	struct seekstat *dist; /* the distances, for median and modes */
+	struct seekstat_result res;
+	int finished;
 	long long tot_seeks;
 	double total_sectors;
 	long long last_start, last_end;
@@ -46,7 +33,7 @@ struct seeki *seeki_new(const char *name, const char *dev, const char *kind)
 	struct seeki *sip = calloc(1, sizeof(*sip));
 	char fn[4096];
 
-	if (!sip)
+	if (!sip || !(sip->dist = seekstat_new(0)))
 		die("out of memory");
 	if (name) {
 		snprintf(fn, sizeof(fn), "%s_%s_%s_r.dat", name, dev, kind);
@@ -77,39 +64,6 @@ static long long seek_dist(struct seeki *sip, long long start, long long end)
 	sip->last_start = start;
 	sip->last_end = end;
 	return dist;
-}
-
-static void bucket_add(struct seeki *sip, long long dist)
-{
-	struct rb_node **p = &sip->root.node, *parent = NULL;
-	struct seek_bkt *b;
-
-	while (*p) {
-		parent = *p;
-		b = rb_entry(parent, struct seek_bkt, rb);
-		if (dist < b->sectors) {
-			p = &parent->left;
-		} else if (dist > b->sectors) {
-			p = &parent->right;
-		} else {
-			b->nseeks++;
-			return;
-		}
-	}
-	if (!sip->nfree) {
-		struct bkt_block *blk = malloc(sizeof(*blk));
-
-		if (!blk)
-			die("out of memory");
-		blk->next = sip->blocks;
-		sip->blocks = blk;
-		sip->nfree = BKT_BLOCK;
-	}
-	b = &sip->blocks->b[BKT_BLOCK - sip->nfree--];
-	b->sectors = dist;
-	b->nseeks = 1;
-	rb_link_node(&b->rb, parent, p);
-	rb_insert_color(&b->rb, &sip->root);
 }
 
 /* one window: seeks per second, or the count when the window has no length */
@@ -151,7 +105,8 @@ void seeki_add(struct seeki *sip, uint64_t time, uint64_t sector, uint32_t bytes
 	dist = llabs(dist);
 	sip->tot_seeks++;
 	sip->total_sectors += (double)dist;
-	bucket_add(sip, dist);
+	if (seekstat_add(sip->dist, (uint64_t)dist))
+		die("%s", seekstat_error(sip->dist));
 }
 
 long long seeki_nseeks(const struct seeki *sip)
@@ -164,60 +119,34 @@ double seeki_mean(const struct seeki *sip)
 	return sip->total_sectors / (double)sip->tot_seeks;
 }
 
+static void finish(struct seeki *sip)
+{
+	if (sip->finished)
+		return;
+	sip->finished = 1;
+	if (seekstat_finish(sip->dist, &sip->res))
+		die("%s", seekstat_error(sip->dist));
+}
+
 /* the first bucket, in pre-order, that alone holds half of the seeks (as the reference) */
-static int median_walk(const struct rb_node *n, long long target, long long *rv)
+long long seeki_median(struct seeki *sip)
 {
-	const struct seek_bkt *b = rb_entry(n, struct seek_bkt, rb);
-
-	if (b->nseeks >= target) {
-		*rv = b->sectors;
-		return 1;
-	}
-	if (n->left && median_walk(n->left, target, rv))
-		return 1;
-	if (n->right && median_walk(n->right, target, rv))
-		return 1;
-	return 0;
+	finish(sip);
+	return sip->res.median;
 }
 
-long long seeki_median(const struct seeki *sip)
+/* the modes in the reference's post-order; mp->modes is the caller's to free */
+void seeki_mode(struct seeki *sip, struct mode *mp)
 {
-	long long rv = 0;
-
-	if (sip->tot_seeks == 0 || !sip->root.node)
-		return 0;
-	median_walk(sip->root.node, sip->tot_seeks / 2, &rv);
-	return rv;
-}
-
-static void mode_walk(const struct rb_node *n, struct mode *mp)
-{
-	const struct seek_bkt *b = rb_entry(n, struct seek_bkt, rb);
-
-	/* post-order, as the reference walks it: the order of equal modes depends on it */
-	if (n->left)
-		mode_walk(n->left, mp);
-	if (n->right)
-		mode_walk(n->right, mp);
-	if (b->nseeks >= mp->most) {
-		if (b->nseeks > mp->most)
-			mp->nmds = 0;
-		if (mp->nmds == mp->alloc) {
-			mp->alloc = mp->alloc ? mp->alloc * 2 : 8;
-			mp->modes = realloc(mp->modes, (size_t)mp->alloc * sizeof(*mp->modes));
-			if (!mp->modes)
-				die("out of memory");
-		}
-		mp->modes[mp->nmds++] = b->sectors;
-		mp->most = b->nseeks;
-	}
-}
-
-void seeki_mode(const struct seeki *sip, struct mode *mp)
-{
+	finish(sip);
 	memset(mp, 0, sizeof(*mp));
-	if (sip->root.node)
-		mode_walk(sip->root.node, mp);
+	mp->nmds = sip->res.nmds;
+	mp->alloc = mp->nmds;
+	mp->most = sip->res.most;
+	mp->modes = malloc((size_t)(mp->nmds ? mp->nmds : 1) * sizeof(*mp->modes));
+	if (!mp->modes)
+		die("out of memory");
+	memcpy(mp->modes, sip->res.modes, (size_t)mp->nmds * sizeof(*mp->modes));
 }
 
 /*
@@ -261,12 +190,8 @@ void seeki_free(struct seeki *sip)
 {
 	if (!sip)
 		return;
-	while (sip->blocks) {
-		struct bkt_block *next = sip->blocks->next;
-
-		free(sip->blocks);
-		sip->blocks = next;
-	}
+	seekstat_free(sip->dist);
+	free(sip->res.modes);
 	blk_strbuf_release(&sip->sps);
 	file_close(&sip->rfp, &sip->rfn);
 	file_close(&sip->wfp, &sip->wfn);

@@ -1,0 +1,742 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Value counts and the classic tree's median and modes (see seekstat.h).
+ *
+ * The classic btt inserts every value into a red-black tree as it arrives: a cache miss
+ * per level for every value, ~48 bytes per distinct value. The shape of that tree is fixed
+ * by the order in which distinct values first occur, so here the stream is only stored
+ * (buffer, then temporary file) and the tree is built once at the end: the values are
+ * sorted together with their positions, each distinct value gets its rank, its count and
+ * the position of its first occurrence; then the ranks are inserted in first-occurrence
+ * order. A new node becomes the child of its in-order neighbour (found in a bitmap of the
+ * ranks already in the tree), exactly where the top-down descent would put it, and is
+ * rebalanced with the same recolourings and rotations. In arrays indexed by rank the
+ * neighbours, parents and rotated nodes lie close together in memory.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "seekstat.h"
+
+#define NIL UINT32_MAX
+#define DEFAULT_MEMBUF 4096
+#define RADIX_BITS 16
+
+struct seekstat {
+	uint64_t *buf; /* values not yet in the file */
+	size_t nbuf, cap;
+	int fd; /* temporary file, -1 until the buffer first fills */
+	uint64_t nfile; /* values in the file */
+	uint64_t max;
+	char tmpdir[256];
+	char err[512];
+};
+
+/* the tree over ranks, and the bitmaps of the ranks in it */
+struct rtree {
+	uint32_t *l, *r, *p;
+	uint64_t *red;
+	uint64_t *b0, *b1; /* ranks inserted; words of b0 that are non-zero */
+	size_t nw0, nw1;
+	uint32_t root;
+};
+
+/* Large arrays come straight from mmap, so freeing them really returns the memory. */
+static void *big_alloc(size_t size)
+{
+	void *p;
+
+	if (!size)
+		size = 1;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (size >= (2u << 20))
+		madvise(p, size, MADV_HUGEPAGE);
+	return p;
+}
+
+static void big_free(void *p, size_t size)
+{
+	if (p)
+		munmap(p, size ? size : 1);
+}
+
+static int fail(struct seekstat *ss, const char *what, int err)
+{
+	snprintf(ss->err, sizeof(ss->err),
+		 "%s in %s: %s (set TMPDIR to a writable directory with space)", what, ss->tmpdir,
+		 strerror(err));
+	return -1;
+}
+
+static int oom(struct seekstat *ss)
+{
+	snprintf(ss->err, sizeof(ss->err), "out of memory for the seek statistics");
+	return -1;
+}
+
+struct seekstat *seekstat_new(size_t membuf)
+{
+	struct seekstat *ss = calloc(1, sizeof(*ss));
+	const char *dir = getenv("TMPDIR");
+
+	if (!ss)
+		return NULL;
+	ss->cap = membuf ? membuf : DEFAULT_MEMBUF;
+	ss->buf = malloc(ss->cap * sizeof(*ss->buf));
+	if (!ss->buf) {
+		free(ss);
+		return NULL;
+	}
+	ss->fd = -1;
+	snprintf(ss->tmpdir, sizeof(ss->tmpdir), "%s", dir && *dir ? dir : "/tmp");
+	return ss;
+}
+
+const char *seekstat_error(const struct seekstat *ss)
+{
+	return ss->err;
+}
+
+static int write_all(int fd, const void *p, size_t len, off_t off)
+{
+	const char *c = p;
+
+	while (len) {
+		ssize_t w = pwrite(fd, c, len, off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = ENOSPC;
+			return -1;
+		}
+		c += w;
+		len -= (size_t)w;
+		off += w;
+	}
+	return 0;
+}
+
+static int read_all(int fd, void *p, size_t len, off_t off)
+{
+	char *c = p;
+
+	while (len) {
+		ssize_t r = pread(fd, c, len, off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r == 0)
+				errno = EIO;
+			return -1;
+		}
+		c += r;
+		len -= (size_t)r;
+		off += r;
+	}
+	return 0;
+}
+
+static int spill(struct seekstat *ss)
+{
+	if (ss->fd < 0) {
+		char path[300];
+
+		snprintf(path, sizeof(path), "%s/btt-seeks.XXXXXX", ss->tmpdir);
+		ss->fd = mkstemp(path);
+		if (ss->fd < 0)
+			return fail(ss, "cannot create a temporary file", errno);
+		unlink(path);
+	}
+	if (write_all(ss->fd, ss->buf, ss->nbuf * sizeof(*ss->buf),
+		      (off_t)(ss->nfile * sizeof(*ss->buf))))
+		return fail(ss, "cannot write the temporary file", errno);
+	ss->nfile += ss->nbuf;
+	ss->nbuf = 0;
+	return 0;
+}
+
+int seekstat_add(struct seekstat *ss, uint64_t v)
+{
+	if (ss->nbuf == ss->cap && spill(ss))
+		return -1;
+	ss->buf[ss->nbuf++] = v;
+	if (v > ss->max)
+		ss->max = v;
+	return 0;
+}
+
+static unsigned int bits_for(uint64_t v)
+{
+	return v ? 64 - (unsigned int)__builtin_clzll(v) : 0;
+}
+
+/* LSD radix sort of a[0..n) on its low @bits bits; @tmp holds n values. */
+static void radix_sort(uint64_t *a, uint64_t *tmp, size_t n, unsigned int bits, size_t *cnt)
+{
+	uint64_t *src = a, *dst = tmp;
+
+	for (unsigned int sh = 0; sh < bits; sh += RADIX_BITS) {
+		size_t sum = 0;
+
+		memset(cnt, 0, sizeof(*cnt) << RADIX_BITS);
+		for (size_t i = 0; i < n; i++)
+			cnt[(src[i] >> sh) & ((1u << RADIX_BITS) - 1)]++;
+		for (size_t d = 0; d < (1u << RADIX_BITS); d++) {
+			size_t c = cnt[d];
+
+			cnt[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[cnt[(src[i] >> sh) & ((1u << RADIX_BITS) - 1)]++] = src[i];
+		uint64_t *t = src;
+
+		src = dst;
+		dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
+}
+
+static int bit(const uint64_t *b, size_t i)
+{
+	return (int)(b[i >> 6] >> (i & 63) & 1);
+}
+
+/* the largest rank in the tree below @r, or NIL */
+static uint32_t pred(const struct rtree *t, size_t r)
+{
+	size_t w = r >> 6, w1;
+	uint64_t m = t->b0[w] & ((1ull << (r & 63)) - 1), m1;
+
+	if (m)
+		return (uint32_t)((w << 6) + 63 - (size_t)__builtin_clzll(m));
+	w1 = w >> 6;
+	m1 = t->b1[w1] & ((1ull << (w & 63)) - 1);
+	while (!m1) {
+		if (!w1)
+			return NIL;
+		m1 = t->b1[--w1];
+	}
+	w = (w1 << 6) + 63 - (size_t)__builtin_clzll(m1);
+	return (uint32_t)((w << 6) + 63 - (size_t)__builtin_clzll(t->b0[w]));
+}
+
+/* the smallest rank in the tree above @r, or NIL */
+static uint32_t succ(const struct rtree *t, size_t r)
+{
+	size_t w = r >> 6, w1;
+	uint64_t m = (r & 63) == 63 ? 0 : t->b0[w] & ~((2ull << (r & 63)) - 1), m1;
+
+	if (m)
+		return (uint32_t)((w << 6) + (size_t)__builtin_ctzll(m));
+	w1 = w >> 6;
+	m1 = (w & 63) == 63 ? 0 : t->b1[w1] & ~((2ull << (w & 63)) - 1);
+	while (!m1) {
+		if (++w1 >= t->nw1)
+			return NIL;
+		m1 = t->b1[w1];
+	}
+	w = (w1 << 6) + (size_t)__builtin_ctzll(m1);
+	return (uint32_t)((w << 6) + (size_t)__builtin_ctzll(t->b0[w]));
+}
+
+static void set_red(struct rtree *t, uint32_t n, int red)
+{
+	if (red)
+		t->red[n >> 6] |= 1ull << (n & 63);
+	else
+		t->red[n >> 6] &= ~(1ull << (n & 63));
+}
+
+static int is_red(const struct rtree *t, uint32_t n)
+{
+	return n != NIL && bit(t->red, n);
+}
+
+static void change_child(struct rtree *t, uint32_t old, uint32_t new, uint32_t parent)
+{
+	if (parent == NIL)
+		t->root = new;
+	else if (t->l[parent] == old)
+		t->l[parent] = new;
+	else
+		t->r[parent] = new;
+}
+
+static void rotate_left(struct rtree *t, uint32_t x)
+{
+	uint32_t y = t->r[x];
+
+	t->r[x] = t->l[y];
+	if (t->l[y] != NIL)
+		t->p[t->l[y]] = x;
+	t->p[y] = t->p[x];
+	change_child(t, x, y, t->p[x]);
+	t->l[y] = x;
+	t->p[x] = y;
+}
+
+static void rotate_right(struct rtree *t, uint32_t x)
+{
+	uint32_t y = t->l[x];
+
+	t->l[x] = t->r[y];
+	if (t->r[y] != NIL)
+		t->p[t->r[y]] = x;
+	t->p[y] = t->p[x];
+	change_child(t, x, y, t->p[x]);
+	t->r[y] = x;
+	t->p[x] = y;
+}
+
+/* the same recolourings and rotations as btt/rbtree.c (and the classic tree) */
+static void insert_fixup(struct rtree *t, uint32_t z)
+{
+	uint32_t p, g, u;
+
+	while ((p = t->p[z]) != NIL && is_red(t, p)) {
+		g = t->p[p];
+		if (p == t->l[g]) {
+			u = t->r[g];
+			if (is_red(t, u)) {
+				set_red(t, p, 0);
+				set_red(t, u, 0);
+				set_red(t, g, 1);
+				z = g;
+				continue;
+			}
+			if (z == t->r[p]) {
+				rotate_left(t, p);
+				z = p;
+				p = t->p[z];
+			}
+			set_red(t, p, 0);
+			set_red(t, g, 1);
+			rotate_right(t, g);
+		} else {
+			u = t->l[g];
+			if (is_red(t, u)) {
+				set_red(t, p, 0);
+				set_red(t, u, 0);
+				set_red(t, g, 1);
+				z = g;
+				continue;
+			}
+			if (z == t->l[p]) {
+				rotate_right(t, p);
+				z = p;
+				p = t->p[z];
+			}
+			set_red(t, p, 0);
+			set_red(t, g, 1);
+			rotate_left(t, g);
+		}
+	}
+	set_red(t, t->root, 0);
+}
+
+/* Insert rank @r (not yet in the tree) where a top-down descent would end. */
+static void insert(struct rtree *t, uint32_t r)
+{
+	uint32_t pr = pred(t, r), sc;
+
+	t->l[r] = t->r[r] = NIL;
+	set_red(t, r, 1);
+	if (t->root == NIL) {
+		t->root = r;
+		t->p[r] = NIL;
+	} else if (pr != NIL && t->r[pr] == NIL) {
+		/* the successor, if any, is an ancestor of the predecessor */
+		t->r[pr] = r;
+		t->p[r] = pr;
+	} else {
+		/* the predecessor, if any, is an ancestor of the successor, whose left is free */
+		sc = succ(t, r);
+		t->l[sc] = r;
+		t->p[r] = sc;
+	}
+	t->b0[r >> 6] |= 1ull << (r & 63);
+	t->b1[r >> 12] |= 1ull << ((r >> 6) & 63);
+	insert_fixup(t, r);
+}
+
+static int tree_alloc(struct rtree *t, size_t d)
+{
+	memset(t, 0, sizeof(*t));
+	t->root = NIL;
+	t->nw0 = (d + 63) / 64;
+	t->nw1 = (t->nw0 + 63) / 64;
+	t->l = big_alloc(d * sizeof(uint32_t));
+	t->r = big_alloc(d * sizeof(uint32_t));
+	t->p = big_alloc(d * sizeof(uint32_t));
+	t->red = big_alloc(t->nw0 * 8);
+	t->b0 = big_alloc(t->nw0 * 8);
+	t->b1 = big_alloc(t->nw1 * 8);
+	return t->l && t->r && t->p && t->red && t->b0 && t->b1 ? 0 : -1;
+}
+
+static void tree_free(struct rtree *t, size_t d)
+{
+	big_free(t->l, d * sizeof(uint32_t));
+	big_free(t->r, d * sizeof(uint32_t));
+	big_free(t->p, d * sizeof(uint32_t));
+	big_free(t->red, t->nw0 * 8);
+	big_free(t->b0, t->nw0 * 8);
+	big_free(t->b1, t->nw1 * 8);
+	memset(t, 0, sizeof(*t));
+}
+
+/* the values of rank 0..d-1: in memory, or in the temporary file */
+struct keys {
+	uint64_t *mem;
+	int fd;
+	uint64_t wbuf[512];
+	size_t nw, n;
+};
+
+static int keys_put(struct keys *k, uint64_t v)
+{
+	if (k->mem) {
+		k->mem[k->n++] = v;
+		return 0;
+	}
+	k->wbuf[k->nw++] = v;
+	if (k->nw == sizeof(k->wbuf) / sizeof(k->wbuf[0])) {
+		if (write_all(k->fd, k->wbuf, sizeof(k->wbuf), (off_t)(k->n * 8)))
+			return -1;
+		k->n += k->nw;
+		k->nw = 0;
+	}
+	return 0;
+}
+
+static int keys_flush(struct keys *k)
+{
+	if (k->mem || !k->nw)
+		return 0;
+	if (write_all(k->fd, k->wbuf, k->nw * 8, (off_t)(k->n * 8)))
+		return -1;
+	k->n += k->nw;
+	k->nw = 0;
+	return 0;
+}
+
+static int keys_get(const struct keys *k, uint32_t r, uint64_t *v)
+{
+	if (k->mem) {
+		*v = k->mem[r];
+		return 0;
+	}
+	return read_all(k->fd, v, sizeof(*v), (off_t)r * 8);
+}
+
+/* -- the walks of the classic tree -- */
+
+struct walk {
+	const struct rtree *t;
+	const uint32_t *cnt;
+	uint64_t target;
+	uint32_t median;
+	uint32_t *modes;
+	size_t nmds, alloc;
+	uint32_t most;
+	int nomem;
+};
+
+static int median_walk(struct walk *w, uint32_t n)
+{
+	if (w->cnt[n] >= w->target) {
+		w->median = n;
+		return 1;
+	}
+	if (w->t->l[n] != NIL && median_walk(w, w->t->l[n]))
+		return 1;
+	return w->t->r[n] != NIL && median_walk(w, w->t->r[n]);
+}
+
+static void mode_walk(struct walk *w, uint32_t n)
+{
+	if (w->t->l[n] != NIL)
+		mode_walk(w, w->t->l[n]);
+	if (w->t->r[n] != NIL)
+		mode_walk(w, w->t->r[n]);
+	if (w->cnt[n] < w->most)
+		return;
+	if (w->cnt[n] > w->most)
+		w->nmds = 0;
+	if (w->nmds == w->alloc) {
+		size_t na = w->alloc ? w->alloc * 2 : 16;
+		uint32_t *m = realloc(w->modes, na * sizeof(*m));
+
+		if (!m) {
+			w->nomem = 1;
+			return;
+		}
+		w->modes = m;
+		w->alloc = na;
+	}
+	w->modes[w->nmds++] = n;
+	w->most = w->cnt[n];
+}
+
+static int load(struct seekstat *ss, uint64_t *s)
+{
+	if (ss->nfile && read_all(ss->fd, s, ss->nfile * 8, 0))
+		return fail(ss, "cannot read back the temporary file", errno);
+	memcpy(s + ss->nfile, ss->buf, ss->nbuf * 8);
+	return 0;
+}
+
+/*
+ * Values and positions packed in one word (value << pb | position): after sorting, one
+ * pass gives each distinct value its rank and count, and marks its first position with
+ * the rank (rat: rank at position, NIL elsewhere).
+ */
+static int ranks_packed(struct seekstat *ss, uint64_t n, unsigned int pb, struct keys *k,
+			uint32_t *cnt, uint32_t *rat, uint32_t *d, size_t *radix)
+{
+	uint64_t *s = big_alloc(n * 8), *tmp;
+	uint64_t pm = (1ull << pb) - 1, h = n / 2, i, j, prev = 0;
+	unsigned int bits = pb + bits_for(ss->max);
+	int rc = -1;
+
+	if (!s)
+		return oom(ss);
+	if (load(ss, s))
+		goto out;
+	for (i = 0; i < n; i++)
+		s[i] = s[i] << pb | i;
+	/* two sorted halves, merged below: the scratch array is half the size */
+	tmp = big_alloc((n - h) * 8);
+	if (!tmp) {
+		oom(ss);
+		goto out;
+	}
+	radix_sort(s, tmp, h, bits, radix);
+	radix_sort(s + h, tmp, n - h, bits, radix);
+	big_free(tmp, (n - h) * 8);
+	memset(rat, 0xff, n * sizeof(*rat));
+	*d = 0;
+	for (i = 0, j = h; i < h || j < n;) {
+		uint64_t x = j >= n || (i < h && s[i] < s[j]) ? s[i++] : s[j++];
+		uint64_t v = x >> pb;
+
+		if (*d && v == prev) {
+			cnt[*d - 1]++;
+			continue;
+		}
+		if (keys_put(k, v)) {
+			fail(ss, "cannot write the temporary file", errno);
+			goto out;
+		}
+		cnt[*d] = 1;
+		rat[x & pm] = (*d)++;
+		prev = v;
+	}
+	if (keys_flush(k)) {
+		fail(ss, "cannot write the temporary file", errno);
+		goto out;
+	}
+	rc = 0;
+out:
+	big_free(s, n * 8);
+	return rc;
+}
+
+/*
+ * Values too wide to share a word with their position: sort the values alone, keep the
+ * distinct ones (in @s, returned as the keys), then find each value's rank by binary
+ * search, in stream order.
+ */
+static int ranks_search(struct seekstat *ss, uint64_t n, uint64_t *s, uint32_t *cnt, uint32_t *d,
+			size_t *radix, struct rtree *t)
+{
+	uint64_t *tmp = big_alloc(n * 8), chunk[512];
+	uint64_t i, done = 0;
+
+	if (!tmp)
+		return oom(ss);
+	if (load(ss, s)) {
+		big_free(tmp, n * 8);
+		return -1;
+	}
+	radix_sort(s, tmp, n, 64, radix);
+	big_free(tmp, n * 8);
+	*d = 0;
+	for (i = 0; i < n; i++) {
+		if (*d && s[*d - 1] == s[i]) {
+			cnt[*d - 1]++;
+			continue;
+		}
+		s[*d] = s[i];
+		cnt[(*d)++] = 1;
+	}
+	if (tree_alloc(t, *d))
+		return oom(ss);
+	while (done < n) {
+		uint64_t m = n - done < 512 ? n - done : 512, *v = chunk;
+
+		if (done >= ss->nfile)
+			v = ss->buf + (done - ss->nfile);
+		else if (m > ss->nfile - done)
+			m = ss->nfile - done;
+		if (v == chunk && read_all(ss->fd, chunk, m * 8, (off_t)(done * 8)))
+			return fail(ss, "cannot read back the temporary file", errno);
+		for (i = 0; i < m; i++) {
+			uint32_t lo = 0, hi = *d;
+
+			while (lo < hi) {
+				uint32_t mid = lo + (hi - lo) / 2;
+
+				if (s[mid] < v[i])
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (!bit(t->b0, lo))
+				insert(t, lo);
+		}
+		done += m;
+	}
+	return 0;
+}
+
+static int translate(struct seekstat *ss, const struct keys *k, uint32_t d, const struct walk *w,
+		     int have_median, struct seekstat_result *res)
+{
+	uint64_t v, *all = NULL;
+
+	res->modes = malloc((w->nmds ? w->nmds : 1) * sizeof(*res->modes));
+	if (!res->modes)
+		return oom(ss);
+	if (!k->mem && w->nmds > 64) {
+		all = big_alloc((size_t)d * 8);
+		if (!all)
+			return oom(ss);
+		if (read_all(k->fd, all, (size_t)d * 8, 0)) {
+			big_free(all, (size_t)d * 8);
+			return fail(ss, "cannot read back the temporary file", errno);
+		}
+	}
+	for (size_t i = 0; i < w->nmds; i++) {
+		if (all)
+			v = all[w->modes[i]];
+		else if (keys_get(k, w->modes[i], &v))
+			return fail(ss, "cannot read back the temporary file", errno);
+		res->modes[i] = (long long)v;
+	}
+	big_free(all, (size_t)d * 8);
+	res->nmds = (int)w->nmds;
+	res->most = (long)w->most;
+	if (have_median) {
+		if (keys_get(k, w->median, &v))
+			return fail(ss, "cannot read back the temporary file", errno);
+		res->median = (long long)v;
+	}
+	return 0;
+}
+
+int seekstat_finish(struct seekstat *ss, struct seekstat_result *res)
+{
+	uint64_t n = ss->nfile + ss->nbuf;
+	unsigned int pb = bits_for(n - 1);
+	struct keys k = {.fd = ss->fd};
+	struct rtree t = {.root = NIL};
+	struct walk w = {.t = &t, .target = n / 2};
+	uint32_t *cnt = NULL, *rat = NULL, d = 0;
+	uint64_t *s = NULL;
+	size_t *radix = NULL;
+	int rc = -1, have_median = 0;
+
+	memset(res, 0, sizeof(*res));
+	if (!n)
+		return 0;
+	if (n >= UINT32_MAX) {
+		snprintf(ss->err, sizeof(ss->err), "more than %u seeks in one stream",
+			 UINT32_MAX - 1);
+		return -1;
+	}
+	radix = malloc(sizeof(*radix) << RADIX_BITS);
+	cnt = big_alloc(n * sizeof(*cnt)); /* pages beyond the distinct values stay untouched */
+	if (!radix || !cnt) {
+		oom(ss);
+		goto out;
+	}
+	if (pb + bits_for(ss->max) <= 64) {
+		if (ss->fd < 0 && !(k.mem = malloc(n * 8))) {
+			oom(ss);
+			goto out;
+		}
+		rat = big_alloc(n * sizeof(*rat));
+		if (!rat) {
+			oom(ss);
+			goto out;
+		}
+		if (ranks_packed(ss, n, pb, &k, cnt, rat, &d, radix))
+			goto out;
+		if (tree_alloc(&t, d)) {
+			oom(ss);
+			goto out;
+		}
+		for (uint64_t i = 0; i < n; i++)
+			if (rat[i] != NIL)
+				insert(&t, rat[i]);
+		big_free(rat, n * sizeof(*rat));
+		rat = NULL;
+	} else {
+		s = big_alloc(n * 8);
+		if (!s) {
+			oom(ss);
+			goto out;
+		}
+		k.mem = s;
+		if (ranks_search(ss, n, s, cnt, &d, radix, &t))
+			goto out;
+	}
+	w.cnt = cnt;
+	have_median = median_walk(&w, t.root);
+	mode_walk(&w, t.root);
+	if (w.nomem) {
+		oom(ss);
+		goto out;
+	}
+	tree_free(&t, d);
+	big_free(cnt, n * sizeof(*cnt));
+	cnt = NULL;
+	rc = translate(ss, &k, d, &w, have_median, res);
+out:
+	if (rc) {
+		free(res->modes);
+		memset(res, 0, sizeof(*res));
+	}
+	tree_free(&t, d);
+	big_free(rat, n * sizeof(*rat));
+	big_free(cnt, n * sizeof(*cnt));
+	if (s)
+		big_free(s, n * 8);
+	else
+		free(k.mem);
+	free(w.modes);
+	free(radix);
+	return rc;
+}
+
+void seekstat_free(struct seekstat *ss)
+{
+	if (!ss)
+		return;
+	if (ss->fd >= 0)
+		close(ss->fd);
+	free(ss->buf);
+	free(ss);
+}

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * btt's seek statistics (btt/seekstat.c) against a direct model: every value inserted into
+ * a pointer red-black tree (btt/rbtree.c) as it arrives, as the classic btt does, then the
+ * pre-order "median" and post-order modes read off that tree.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rbtree.h"
+#include "seekstat.h"
+
+struct bkt {
+	struct rb_node rb;
+	uint64_t v;
+	long n;
+};
+
+struct model {
+	struct rb_root root;
+	struct bkt *pool;
+	size_t np;
+	uint64_t total;
+	/* results */
+	long long median;
+	int have_median;
+	long long *modes;
+	int nmds;
+	long most;
+};
+
+static void model_add(struct model *m, uint64_t v)
+{
+	struct rb_node **p = &m->root.node, *parent = NULL;
+	struct bkt *b;
+
+	m->total++;
+	while (*p) {
+		parent = *p;
+		b = rb_entry(parent, struct bkt, rb);
+		if (v < b->v) {
+			p = &parent->left;
+		} else if (v > b->v) {
+			p = &parent->right;
+		} else {
+			b->n++;
+			return;
+		}
+	}
+	b = &m->pool[m->np++];
+	b->v = v;
+	b->n = 1;
+	rb_link_node(&b->rb, parent, p);
+	rb_insert_color(&b->rb, &m->root);
+}
+
+static int model_median(struct model *m, struct rb_node *n)
+{
+	struct bkt *b = rb_entry(n, struct bkt, rb);
+
+	if ((uint64_t)b->n >= m->total / 2) {
+		m->median = (long long)b->v;
+		return 1;
+	}
+	if (n->left && model_median(m, n->left))
+		return 1;
+	return n->right && model_median(m, n->right);
+}
+
+static void model_modes(struct model *m, struct rb_node *n)
+{
+	struct bkt *b = rb_entry(n, struct bkt, rb);
+
+	if (n->left)
+		model_modes(m, n->left);
+	if (n->right)
+		model_modes(m, n->right);
+	if (b->n < m->most)
+		return;
+	if (b->n > m->most)
+		m->nmds = 0;
+	m->modes[m->nmds++] = (long long)b->v;
+	m->most = b->n;
+}
+
+/* Feed @v to both, compare median, modes (order included) and their count. */
+static void check(const uint64_t *v, size_t n, size_t membuf)
+{
+	struct model m = {0};
+	struct seekstat *ss = seekstat_new(membuf);
+	struct seekstat_result res;
+
+	assert_non_null(ss);
+	m.pool = calloc(n ? n : 1, sizeof(*m.pool));
+	m.modes = calloc(n ? n : 1, sizeof(*m.modes));
+	assert_non_null(m.pool);
+	assert_non_null(m.modes);
+	for (size_t i = 0; i < n; i++) {
+		model_add(&m, v[i]);
+		assert_int_equal(seekstat_add(ss, v[i]), 0);
+	}
+	if (m.root.node) {
+		model_median(&m, m.root.node);
+		model_modes(&m, m.root.node);
+	}
+	assert_int_equal(seekstat_finish(ss, &res), 0);
+	assert_int_equal(res.median, m.median);
+	assert_int_equal(res.nmds, m.nmds);
+	assert_int_equal(res.most, m.most);
+	for (int i = 0; i < m.nmds; i++)
+		assert_int_equal(res.modes[i], m.modes[i]);
+	free(res.modes);
+	seekstat_free(ss);
+	free(m.pool);
+	free(m.modes);
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void test_small(void **state)
+{
+	static const uint64_t a[] = {5, 3, 9, 3, 7, 1, 9, 9, 0, 2, 8, 4};
+
+	(void)state;
+	check(a, 0, 0);
+	for (size_t n = 1; n <= sizeof(a) / sizeof(a[0]); n++)
+		check(a, n, 0);
+}
+
+static void test_sorted_and_reversed(void **state)
+{
+	uint64_t v[3000];
+
+	(void)state;
+	for (size_t i = 0; i < 3000; i++)
+		v[i] = i;
+	check(v, 3000, 0);
+	for (size_t i = 0; i < 3000; i++)
+		v[i] = 3000 - i;
+	check(v, 3000, 0);
+}
+
+/* many ties: the order of equal modes is the tree's post-order */
+static void test_ties(void **state)
+{
+	static uint64_t v[20000];
+	uint64_t s = 88172645463325252ull;
+
+	(void)state;
+	for (uint64_t range = 2; range <= 20000; range *= 7) {
+		for (size_t i = 0; i < 20000; i++)
+			v[i] = rnd(&s) % range * 8;
+		check(v, 20000, 0);
+		check(v, 20000, 100); /* through the temporary file */
+	}
+}
+
+/* one value holding half of the stream, or exactly half in a two-value stream */
+static void test_median(void **state)
+{
+	static uint64_t v[1001];
+	uint64_t s = 42;
+
+	(void)state;
+	for (size_t i = 0; i < 1001; i++)
+		v[i] = i % 2 ? 4096 : rnd(&s) % 100000;
+	check(v, 1001, 64);
+	for (size_t i = 0; i < 1000; i++)
+		v[i] = i % 2 ? 8 : 16;
+	check(v, 1000, 64);
+}
+
+/* values too wide to share a word with their position: the binary-search path */
+static void test_wide_values(void **state)
+{
+	static uint64_t v[5000];
+	uint64_t s = 7;
+
+	(void)state;
+	for (size_t i = 0; i < 5000; i++)
+		v[i] = i % 3 ? (rnd(&s) >> 1) : (uint64_t)(i % 50);
+	check(v, 5000, 0);
+	check(v, 5000, 333);
+}
+
+static void test_large_random(void **state)
+{
+	size_t n = 300000;
+	uint64_t *v = malloc(n * sizeof(*v)), s = 12345;
+
+	(void)state;
+	assert_non_null(v);
+	for (size_t i = 0; i < n; i++)
+		v[i] = rnd(&s) % 4000000 * 8;
+	check(v, n, 0);
+	free(v);
+}
+
+static void test_unwritable_tmpdir(void **state)
+{
+	struct seekstat *ss;
+	int rc = 0;
+
+	(void)state;
+	setenv("TMPDIR", "/nonexistent/dir", 1);
+	ss = seekstat_new(4);
+	unsetenv("TMPDIR");
+	assert_non_null(ss);
+	for (int i = 0; i < 10 && !rc; i++)
+		rc = seekstat_add(ss, (uint64_t)i);
+	assert_int_equal(rc, -1);
+	assert_non_null(strstr(seekstat_error(ss), "/nonexistent/dir"));
+	assert_non_null(strstr(seekstat_error(ss), "TMPDIR"));
+	seekstat_free(ss);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_small),
+		cmocka_unit_test(test_sorted_and_reversed),
+		cmocka_unit_test(test_ties),
+		cmocka_unit_test(test_median),
+		cmocka_unit_test(test_wide_values),
+		cmocka_unit_test(test_large_random),
+		cmocka_unit_test(test_unwritable_tmpdir),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
