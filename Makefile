@@ -12,11 +12,11 @@ WARN += -Werror
 endif
 override CPPFLAGS += -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Iinclude
 override CFLAGS += $(WARN) -MMD -MP
-LDLIBS_Z := -lz
+LDLIBS_Z := -lz -lpthread
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 LIB_SRC := lib/event.c lib/reader.c lib/merge.c lib/pipesort.c lib/strbuf.c lib/output.c \
-	lib/format.c lib/acct.c lib/log.c lib/hist.c
+	lib/format.c lib/acct.c lib/log.c lib/hist.c lib/readahead.c
 LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB := lib/libblk.a
 
@@ -97,6 +97,7 @@ fuzz:
 
 bench: all
 	@./bench/bench-blkparse.sh
+	@./bench/bench-btt.sh
 
 demo: deps all
 	@./tests/demo.sh

@@ -46,6 +46,12 @@ int blk_reader_ready(struct blk_reader *r);
 void blk_reader_set_wait(struct blk_reader *r, int ms);
 
 /* Name given at open time; valid while @r lives. */
+/*
+ * Read a large regular file on a second thread, ahead of the decoding (1 MiB buffers):
+ * for tools that read one big input. Pipes and gzip input are read as before.
+ */
+void blk_reader_set_readahead(struct blk_reader *r, int on);
+
 const char *blk_reader_name(const struct blk_reader *r);
 
 /* Description of the last error ("" if none); valid while @r lives. */

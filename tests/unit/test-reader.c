@@ -16,8 +16,8 @@
 
 #define CAT(c) ((uint64_t)BLK_TC_ACT(c))
 
-static const unsigned char pdu8[8] = { 0, 0, 0, 0, 0, 0, 0, 3 };
-static const unsigned char pdu16[16] = { 0, 0x80, 0, 1, 0, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0 };
+static const unsigned char pdu8[8] = {0, 0, 0, 0, 0, 0, 0, 3};
+static const unsigned char pdu16[16] = {0, 0x80, 0, 1, 0, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0};
 
 /* A small, varied set of records (payloads of 0, 8 and 16 bytes). */
 static size_t sample_events(struct blk_event *ev, uint8_t version)
@@ -42,8 +42,8 @@ static size_t sample_events(struct blk_event *ev, uint8_t version)
 }
 
 /* Read every record of @path and compare with @want; return the reader for more checks. */
-static struct blk_reader *expect_events(const char *path, const struct blk_event *want,
-					size_t n, size_t hdr)
+static struct blk_reader *expect_events(const char *path, const struct blk_event *want, size_t n,
+					size_t hdr)
 {
 	struct blk_reader *r = blk_reader_open(path);
 	struct blk_event ev;
@@ -160,57 +160,95 @@ static void test_mixed_versions(void **state)
 }
 
 /* Many records: the reader's buffer is refilled and shifted many times (plain and gzip). */
-static void check_many(int gz, int be)
+/* the payload length of record @i: small ones, and now and then a very large one */
+static unsigned int many_pdu_len(unsigned int i, int big)
 {
-	enum { N = 20000 };
+	return big && i % 997 == 500 ? 60000 + i % 5000 : i % 41;
+}
+
+/*
+ * Many records: the reader's buffer is refilled and shifted many times (plain and gzip),
+ * or with read-ahead (@ra) the records straddle its 1 MiB buffers, large payloads too.
+ * @cut: the file ends that many bytes into its last record.
+ */
+static void check_many(int gz, int be, int ra, unsigned int n, size_t cut)
+{
 	struct tbuf b = TBUF_INIT;
 	struct blk_reader *r;
 	struct blk_event ev;
-	unsigned char pdu[40];
+	unsigned char *pdu = malloc(65536);
 	char path[64];
 	uint64_t off = 0;
+	size_t len;
 
-	for (unsigned int i = 0; i < N; i++) {
+	assert_non_null(pdu);
+	for (unsigned int i = 0; i < n; i++) {
 		struct blk_event e = test_event(i, 1000ull * i, 0, CAT(BLK_TC_WRITE) | BLK_TA_QUEUE,
 						i * 8ull, 4096);
 
 		e.version = (i % 3 == 0) ? BLK_IO_TRACE2_VERSION : BLK_IO_TRACE_VERSION;
-		memset(pdu, (int)(i & 0xff), sizeof(pdu));
+		memset(pdu, (int)(i & 0xff), 65536);
 		e.pdu = pdu;
-		e.pdu_len = (uint16_t)(i % 41);
+		e.pdu_len = (uint16_t)many_pdu_len(i, ra);
 		tbuf_add_event(&b, &e, be);
 	}
+	len = cut ? b.len - (48 + many_pdu_len(n - 1, ra) + ((n - 1) % 3 == 0 ? 16 : 0)) + cut
+		  : b.len;
 	if (gz)
-		test_write_temp_gz(path, b.p, b.len);
+		test_write_temp_gz(path, b.p, len);
 	else
-		test_write_temp(path, b.p, b.len);
+		test_write_temp(path, b.p, len);
 	r = blk_reader_open(path);
 	assert_non_null(r);
-	for (unsigned int i = 0; i < N; i++) {
+	blk_reader_set_readahead(r, ra);
+	for (unsigned int i = 0; i < n - (cut ? 1 : 0); i++) {
 		assert_int_equal(blk_reader_next(r, &ev), 1);
 		assert_int_equal(ev.sequence, i);
 		assert_int_equal(ev.time, 1000ull * i);
 		assert_int_equal(ev.sector, i * 8ull);
-		assert_int_equal(ev.pdu_len, i % 41);
+		assert_int_equal(ev.pdu_len, many_pdu_len(i, ra));
 		assert_int_equal(ev.offset, off);
 		for (unsigned int k = 0; k < ev.pdu_len; k++)
 			assert_int_equal(ev.pdu[k], i & 0xff);
-		off += (i % 3 == 0 ? 64 : 48) + i % 41;
+		off += (i % 3 == 0 ? 64 : 48) + many_pdu_len(i, ra);
 	}
-	assert_int_equal(blk_reader_next(r, &ev), 0);
-	assert_string_equal(blk_reader_error(r), "");
-	assert_int_equal(blk_reader_offset(r), b.len);
+	if (cut) {
+		char want[64];
+
+		assert_true(blk_reader_next(r, &ev) < 0);
+		snprintf(want, sizeof(want), "offset %llu", (unsigned long long)off);
+		assert_non_null(strstr(blk_reader_error(r), want));
+		assert_non_null(strstr(blk_reader_error(r), "truncated"));
+	} else {
+		assert_int_equal(blk_reader_next(r, &ev), 0);
+		assert_string_equal(blk_reader_error(r), "");
+		assert_int_equal(blk_reader_offset(r), b.len);
+	}
 	blk_reader_close(r);
 	unlink(path);
 	tbuf_free(&b);
+	free(pdu);
 }
 
 static void test_many_records(void **state)
 {
 	(void)state;
-	check_many(0, test_host_be());
-	check_many(0, test_foreign_order());
-	check_many(1, test_host_be());
+	check_many(0, test_host_be(), 0, 20000, 0);
+	check_many(0, test_foreign_order(), 0, 20000, 0);
+	check_many(1, test_host_be(), 0, 20000, 0);
+}
+
+/* read-ahead: the same records, offsets and errors as reading on the caller's thread */
+static void test_readahead(void **state)
+{
+	(void)state;
+	check_many(0, test_host_be(), 1, 70000, 0);
+	check_many(0, test_foreign_order(), 1, 70000, 0);
+	check_many(0, test_host_be(), 1, 70000, 30);
+	check_many(0, test_host_be(), 1, 70000, 5);
+	check_many(1, test_host_be(), 1, 30000, 0); /* gzip: read as before */
+	check_many(0, test_host_be(), 1, 10, 0); /* smaller than one buffer */
+	check_many(0, test_host_be(), 1, 10, 20);
 }
 
 /* A large payload (beyond the initial buffer growth step) is returned whole. */
@@ -462,7 +500,7 @@ struct bad_case {
 	void (*build)(struct tbuf *b);
 	int gz;
 	int good;
-	int err;		/* expected -errno, or 0 for "any negative" */
+	int err; /* expected -errno, or 0 for "any negative" */
 	const char *want[3];
 };
 
@@ -528,7 +566,7 @@ static void build_trunc_header_v2(struct tbuf *b)
 
 static void build_trunc_pdu(struct tbuf *b)
 {
-	static const unsigned char pdu[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+	static const unsigned char pdu[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 	struct blk_event e = test_event(3, 300, 0, CAT(BLK_TC_QUEUE) | BLK_TA_REMAP, 8, 4096);
 
 	add_good(b, 2);
@@ -563,20 +601,23 @@ static void build_bad_version_first(struct tbuf *b)
 }
 
 static const struct bad_case bad_cases[] = {
-	{ "bad magic", build_bad_magic, 0, 0, -EINVAL, { "bad magic", "offset 0", NULL } },
-	{ "text file", build_text, 0, 0, -EINVAL, { "bad magic", "offset 0", NULL } },
-	{ "bad magic gz", build_bad_magic, 1, 0, -EINVAL, { "bad magic", "offset 0", "gzip" } },
-	{ "bad magic later", build_bad_magic_later, 0, 2, -EINVAL,
-	  { "bad magic", "offset 96", NULL } },
-	{ "truncated header", build_trunc_header, 0, 1, 0, { "truncated", "offset 48", NULL } },
-	{ "truncated header gz", build_trunc_header, 1, 1, 0, { "truncated", "offset 48", NULL } },
-	{ "truncated magic", build_trunc_magic, 0, 1, 0, { "truncated", "offset 48", NULL } },
-	{ "truncated v2 header", build_trunc_header_v2, 0, 0, 0, { "truncated", "offset 0", NULL } },
-	{ "truncated pdu", build_trunc_pdu, 0, 2, 0, { "truncated", "offset 96", "pdu_len 16" } },
-	{ "truncated pdu gz", build_trunc_pdu, 1, 2, 0, { "truncated", "offset 96", NULL } },
-	{ "bad version", build_bad_version, 0, 1, -EINVAL, { "version 6", "offset 48", NULL } },
-	{ "bad version first", build_bad_version_first, 0, 0, -EINVAL,
-	  { "version 9", "offset 0", NULL } },
+	{"bad magic", build_bad_magic, 0, 0, -EINVAL, {"bad magic", "offset 0", NULL}},
+	{"text file", build_text, 0, 0, -EINVAL, {"bad magic", "offset 0", NULL}},
+	{"bad magic gz", build_bad_magic, 1, 0, -EINVAL, {"bad magic", "offset 0", "gzip"}},
+	{"bad magic later", build_bad_magic_later, 0, 2, -EINVAL, {"bad magic", "offset 96", NULL}},
+	{"truncated header", build_trunc_header, 0, 1, 0, {"truncated", "offset 48", NULL}},
+	{"truncated header gz", build_trunc_header, 1, 1, 0, {"truncated", "offset 48", NULL}},
+	{"truncated magic", build_trunc_magic, 0, 1, 0, {"truncated", "offset 48", NULL}},
+	{"truncated v2 header", build_trunc_header_v2, 0, 0, 0, {"truncated", "offset 0", NULL}},
+	{"truncated pdu", build_trunc_pdu, 0, 2, 0, {"truncated", "offset 96", "pdu_len 16"}},
+	{"truncated pdu gz", build_trunc_pdu, 1, 2, 0, {"truncated", "offset 96", NULL}},
+	{"bad version", build_bad_version, 0, 1, -EINVAL, {"version 6", "offset 48", NULL}},
+	{"bad version first",
+	 build_bad_version_first,
+	 0,
+	 0,
+	 -EINVAL,
+	 {"version 9", "offset 0", NULL}},
 };
 
 static void check_bad(const struct bad_case *c)
@@ -726,7 +767,7 @@ static void test_gzip_members(void **state)
  */
 static int long_name_checks(void *arg)
 {
-	static const size_t lengths[] = { 500, 509, 510, 511, 512, 515, 520, 530, 600, 1000 };
+	static const size_t lengths[] = {500, 509, 510, 511, 512, 515, 520, 530, 600, 1000};
 	const char *path = arg;
 	char longpath[1100];
 	struct blk_reader *r;
@@ -782,6 +823,7 @@ int main(void)
 		cmocka_unit_test(test_gzip_v2),
 		cmocka_unit_test(test_mixed_versions),
 		cmocka_unit_test(test_many_records),
+		cmocka_unit_test(test_readahead),
 		cmocka_unit_test(test_large_pdu),
 		cmocka_unit_test(test_swapped_timestamp_note),
 		cmocka_unit_test(test_empty),
