@@ -224,9 +224,14 @@ struct btt_state {
 	int done;
 	uint64_t last_time; /* of the last event taken */
 	uint64_t n_traces; /* records other than notes, for -v */
+	struct qio *free_q; /* finished I/Os for reuse, linked through rb.parent */
 };
 
 extern struct btt_state bs;
+
+/* iomodel.c: per-I/O records, recycled */
+struct qio *qio_alloc(void);
+void qio_free(struct qio *q);
 
 /* devs.c */
 struct dev *dev_find(uint32_t device);

@@ -292,6 +292,12 @@ static void free_qtree(struct rb_node *n)
 
 void devs_release(void)
 {
+	while (bs.free_q) {
+		struct qio *q = bs.free_q;
+
+		bs.free_q = (struct qio *)q->rb.parent;
+		free(q);
+	}
 	for (size_t i = 0; i < bs.ndevs; i++) {
 		struct dev *dip = bs.devs[i];
 

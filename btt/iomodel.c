@@ -65,6 +65,28 @@ static struct qio *find_sec(struct dev *dip, uint64_t sector)
 	return NULL;
 }
 
+struct qio *qio_alloc(void)
+{
+	struct qio *q = bs.free_q;
+
+	if (q) {
+		bs.free_q = (struct qio *)q->rb.parent;
+		memset(q, 0, sizeof(*q));
+		return q;
+	}
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		die("out of memory");
+	return q;
+}
+
+/* kept for the next Q: at most as many as were ever in flight at once */
+void qio_free(struct qio *q)
+{
+	q->rb.parent = (struct rb_node *)bs.free_q;
+	bs.free_q = q;
+}
+
 static void insert_q(struct dev *dip, struct qio *q)
 {
 	struct rb_node **p = &dip->qtree.node, *parent = NULL;
@@ -80,7 +102,7 @@ static void insert_q(struct dev *dip, struct qio *q)
 		} else {
 			/* a second I/O at the same start orphans the first */
 			rb_replace_node(parent, &q->rb, &dip->qtree);
-			free(o);
+			qio_free(o);
 			return;
 		}
 	}
@@ -136,9 +158,7 @@ static void do_queue(const struct blk_event *ev)
 	if (!dip)
 		return;
 	pip = proc_get(ev->pid);
-	q = calloc(1, sizeof(*q));
-	if (!q)
-		die("out of memory");
+	q = qio_alloc();
 	q->dip = dip;
 	q->pip = pip;
 	q->time = ev->time;
@@ -335,7 +355,7 @@ static void do_complete(const struct blk_event *ev)
 		}
 		extra_per_io(q, ev);
 		rb_erase(&q->rb, &dip->qtree);
-		free(q);
+		qio_free(q);
 	}
 	extra_per_io_end();
 	if (d_time != NO_TIME) {

@@ -24,7 +24,7 @@
 
 #define NIL UINT32_MAX
 #define DEFAULT_MEMBUF 4096
-#define RADIX_BITS 16
+#define RADIX_BITS 13
 
 struct seekstat {
 	uint64_t *buf; /* values not yet in the file */
@@ -37,8 +37,12 @@ struct seekstat {
 };
 
 /* the tree over ranks, and the bitmaps of the ranks in it */
+struct rnode {
+	uint32_t l, r, p; /* children and parent, by rank */
+};
+
 struct rtree {
-	uint32_t *l, *r, *p;
+	struct rnode *n;
 	uint64_t *red;
 	uint64_t *b0, *b1; /* ranks inserted; words of b0 that are non-zero */
 	size_t nw0, nw1;
@@ -179,25 +183,33 @@ static unsigned int bits_for(uint64_t v)
 	return v ? 64 - (unsigned int)__builtin_clzll(v) : 0;
 }
 
-/* LSD radix sort of a[0..n) on its low @bits bits; @tmp holds n values. */
+/*
+ * LSD radix sort of a[0..n) on its low @bits bits; @tmp holds n values. Digits of at most
+ * RADIX_BITS bits, as few passes as that allows: the counters stay in the first cache.
+ */
 static void radix_sort(uint64_t *a, uint64_t *tmp, size_t n, unsigned int bits, size_t *cnt)
 {
-	uint64_t *src = a, *dst = tmp;
+	unsigned int passes = (bits + RADIX_BITS - 1) / RADIX_BITS, digit;
+	uint64_t *src = a, *dst = tmp, mask;
 
-	for (unsigned int sh = 0; sh < bits; sh += RADIX_BITS) {
+	if (!passes)
+		return;
+	digit = (bits + passes - 1) / passes;
+	mask = (1ull << digit) - 1;
+	for (unsigned int sh = 0; sh < bits; sh += digit) {
 		size_t sum = 0;
 
-		memset(cnt, 0, sizeof(*cnt) << RADIX_BITS);
+		memset(cnt, 0, sizeof(*cnt) << digit);
 		for (size_t i = 0; i < n; i++)
-			cnt[(src[i] >> sh) & ((1u << RADIX_BITS) - 1)]++;
-		for (size_t d = 0; d < (1u << RADIX_BITS); d++) {
+			cnt[(src[i] >> sh) & mask]++;
+		for (size_t d = 0; d <= mask; d++) {
 			size_t c = cnt[d];
 
 			cnt[d] = sum;
 			sum += c;
 		}
 		for (size_t i = 0; i < n; i++)
-			dst[cnt[(src[i] >> sh) & ((1u << RADIX_BITS) - 1)]++] = src[i];
+			dst[cnt[(src[i] >> sh) & mask]++] = src[i];
 		uint64_t *t = src;
 
 		src = dst;
@@ -267,36 +279,36 @@ static void change_child(struct rtree *t, uint32_t old, uint32_t new, uint32_t p
 {
 	if (parent == NIL)
 		t->root = new;
-	else if (t->l[parent] == old)
-		t->l[parent] = new;
+	else if (t->n[parent].l == old)
+		t->n[parent].l = new;
 	else
-		t->r[parent] = new;
+		t->n[parent].r = new;
 }
 
 static void rotate_left(struct rtree *t, uint32_t x)
 {
-	uint32_t y = t->r[x];
+	uint32_t y = t->n[x].r;
 
-	t->r[x] = t->l[y];
-	if (t->l[y] != NIL)
-		t->p[t->l[y]] = x;
-	t->p[y] = t->p[x];
-	change_child(t, x, y, t->p[x]);
-	t->l[y] = x;
-	t->p[x] = y;
+	t->n[x].r = t->n[y].l;
+	if (t->n[y].l != NIL)
+		t->n[t->n[y].l].p = x;
+	t->n[y].p = t->n[x].p;
+	change_child(t, x, y, t->n[x].p);
+	t->n[y].l = x;
+	t->n[x].p = y;
 }
 
 static void rotate_right(struct rtree *t, uint32_t x)
 {
-	uint32_t y = t->l[x];
+	uint32_t y = t->n[x].l;
 
-	t->l[x] = t->r[y];
-	if (t->r[y] != NIL)
-		t->p[t->r[y]] = x;
-	t->p[y] = t->p[x];
-	change_child(t, x, y, t->p[x]);
-	t->r[y] = x;
-	t->p[x] = y;
+	t->n[x].l = t->n[y].r;
+	if (t->n[y].r != NIL)
+		t->n[t->n[y].r].p = x;
+	t->n[y].p = t->n[x].p;
+	change_child(t, x, y, t->n[x].p);
+	t->n[y].r = x;
+	t->n[x].p = y;
 }
 
 /* the same recolourings and rotations as btt/rbtree.c (and the classic tree) */
@@ -304,10 +316,10 @@ static void insert_fixup(struct rtree *t, uint32_t z)
 {
 	uint32_t p, g, u;
 
-	while ((p = t->p[z]) != NIL && is_red(t, p)) {
-		g = t->p[p];
-		if (p == t->l[g]) {
-			u = t->r[g];
+	while ((p = t->n[z].p) != NIL && is_red(t, p)) {
+		g = t->n[p].p;
+		if (p == t->n[g].l) {
+			u = t->n[g].r;
 			if (is_red(t, u)) {
 				set_red(t, p, 0);
 				set_red(t, u, 0);
@@ -315,16 +327,16 @@ static void insert_fixup(struct rtree *t, uint32_t z)
 				z = g;
 				continue;
 			}
-			if (z == t->r[p]) {
+			if (z == t->n[p].r) {
 				rotate_left(t, p);
 				z = p;
-				p = t->p[z];
+				p = t->n[z].p;
 			}
 			set_red(t, p, 0);
 			set_red(t, g, 1);
 			rotate_right(t, g);
 		} else {
-			u = t->l[g];
+			u = t->n[g].l;
 			if (is_red(t, u)) {
 				set_red(t, p, 0);
 				set_red(t, u, 0);
@@ -332,10 +344,10 @@ static void insert_fixup(struct rtree *t, uint32_t z)
 				z = g;
 				continue;
 			}
-			if (z == t->l[p]) {
+			if (z == t->n[p].l) {
 				rotate_right(t, p);
 				z = p;
-				p = t->p[z];
+				p = t->n[z].p;
 			}
 			set_red(t, p, 0);
 			set_red(t, g, 1);
@@ -350,20 +362,20 @@ static void insert(struct rtree *t, uint32_t r)
 {
 	uint32_t pr = pred(t, r), sc;
 
-	t->l[r] = t->r[r] = NIL;
+	t->n[r].l = t->n[r].r = NIL;
 	set_red(t, r, 1);
 	if (t->root == NIL) {
 		t->root = r;
-		t->p[r] = NIL;
-	} else if (pr != NIL && t->r[pr] == NIL) {
+		t->n[r].p = NIL;
+	} else if (pr != NIL && t->n[pr].r == NIL) {
 		/* the successor, if any, is an ancestor of the predecessor */
-		t->r[pr] = r;
-		t->p[r] = pr;
+		t->n[pr].r = r;
+		t->n[r].p = pr;
 	} else {
 		/* the predecessor, if any, is an ancestor of the successor, whose left is free */
 		sc = succ(t, r);
-		t->l[sc] = r;
-		t->p[r] = sc;
+		t->n[sc].l = r;
+		t->n[r].p = sc;
 	}
 	t->b0[r >> 6] |= 1ull << (r & 63);
 	t->b1[r >> 12] |= 1ull << ((r >> 6) & 63);
@@ -376,20 +388,16 @@ static int tree_alloc(struct rtree *t, size_t d)
 	t->root = NIL;
 	t->nw0 = (d + 63) / 64;
 	t->nw1 = (t->nw0 + 63) / 64;
-	t->l = big_alloc(d * sizeof(uint32_t));
-	t->r = big_alloc(d * sizeof(uint32_t));
-	t->p = big_alloc(d * sizeof(uint32_t));
+	t->n = big_alloc(d * sizeof(*t->n));
 	t->red = big_alloc(t->nw0 * 8);
 	t->b0 = big_alloc(t->nw0 * 8);
 	t->b1 = big_alloc(t->nw1 * 8);
-	return t->l && t->r && t->p && t->red && t->b0 && t->b1 ? 0 : -1;
+	return t->n && t->red && t->b0 && t->b1 ? 0 : -1;
 }
 
 static void tree_free(struct rtree *t, size_t d)
 {
-	big_free(t->l, d * sizeof(uint32_t));
-	big_free(t->r, d * sizeof(uint32_t));
-	big_free(t->p, d * sizeof(uint32_t));
+	big_free(t->n, d * sizeof(*t->n));
 	big_free(t->red, t->nw0 * 8);
 	big_free(t->b0, t->nw0 * 8);
 	big_free(t->b1, t->nw1 * 8);
@@ -459,17 +467,17 @@ static int median_walk(struct walk *w, uint32_t n)
 		w->median = n;
 		return 1;
 	}
-	if (w->t->l[n] != NIL && median_walk(w, w->t->l[n]))
+	if (w->t->n[n].l != NIL && median_walk(w, w->t->n[n].l))
 		return 1;
-	return w->t->r[n] != NIL && median_walk(w, w->t->r[n]);
+	return w->t->n[n].r != NIL && median_walk(w, w->t->n[n].r);
 }
 
 static void mode_walk(struct walk *w, uint32_t n)
 {
-	if (w->t->l[n] != NIL)
-		mode_walk(w, w->t->l[n]);
-	if (w->t->r[n] != NIL)
-		mode_walk(w, w->t->r[n]);
+	if (w->t->n[n].l != NIL)
+		mode_walk(w, w->t->n[n].l);
+	if (w->t->n[n].r != NIL)
+		mode_walk(w, w->t->n[n].r);
 	if (w->cnt[n] < w->most)
 		return;
 	if (w->cnt[n] > w->most)
@@ -688,9 +696,15 @@ int seekstat_finish(struct seekstat *ss, struct seekstat_result *res)
 			oom(ss);
 			goto out;
 		}
-		for (uint64_t i = 0; i < n; i++)
+		for (uint64_t i = 0; i < n; i++) {
+			/* the insertions ahead touch random ranks: start loading them now */
+			if (i + 32 < n && rat[i + 32] != NIL) {
+				__builtin_prefetch(&t.n[rat[i + 32]], 1);
+				__builtin_prefetch(&t.b0[rat[i + 32] >> 6], 0);
+			}
 			if (rat[i] != NIL)
 				insert(&t, rat[i]);
+		}
 		big_free(rat, n * sizeof(*rat));
 		rat = NULL;
 	} else {
