@@ -184,19 +184,21 @@ static unsigned int bits_for(uint64_t v)
 }
 
 /*
- * LSD radix sort of a[0..n) on its low @bits bits; @tmp holds n values. Digits of at most
- * RADIX_BITS bits, as few passes as that allows: the counters stay in the first cache.
+ * LSD radix sort of a[0..n) on bits [@lo, @hi); being stable, it keeps the input order
+ * among equal keys. @tmp holds n values. Digits of at most RADIX_BITS bits, as few passes
+ * as that allows: the counters stay in the first cache.
  */
-static void radix_sort(uint64_t *a, uint64_t *tmp, size_t n, unsigned int bits, size_t *cnt)
+static void radix_sort(uint64_t *a, uint64_t *tmp, size_t n, unsigned int lo, unsigned int hi,
+		       size_t *cnt)
 {
-	unsigned int passes = (bits + RADIX_BITS - 1) / RADIX_BITS, digit;
+	unsigned int bits = hi - lo, passes = (bits + RADIX_BITS - 1) / RADIX_BITS, digit;
 	uint64_t *src = a, *dst = tmp, mask;
 
 	if (!passes)
 		return;
 	digit = (bits + passes - 1) / passes;
 	mask = (1ull << digit) - 1;
-	for (unsigned int sh = 0; sh < bits; sh += digit) {
+	for (unsigned int sh = lo; sh < hi; sh += digit) {
 		size_t sum = 0;
 
 		memset(cnt, 0, sizeof(*cnt) << digit);
@@ -530,8 +532,9 @@ static int ranks_packed(struct seekstat *ss, uint64_t n, unsigned int pb, struct
 		oom(ss);
 		goto out;
 	}
-	radix_sort(s, tmp, h, bits, radix);
-	radix_sort(s + h, tmp, n - h, bits, radix);
+	/* positions are already in order: sorting on the value bits keeps them so */
+	radix_sort(s, tmp, h, pb, bits, radix);
+	radix_sort(s + h, tmp, n - h, pb, bits, radix);
 	big_free(tmp, (n - h) * 8);
 	memset(rat, 0xff, n * sizeof(*rat));
 	*d = 0;
@@ -578,7 +581,7 @@ static int ranks_search(struct seekstat *ss, uint64_t n, uint64_t *s, uint32_t *
 		big_free(tmp, n * 8);
 		return -1;
 	}
-	radix_sort(s, tmp, n, 64, radix);
+	radix_sort(s, tmp, n, 0, 64, radix);
 	big_free(tmp, n * 8);
 	*d = 0;
 	for (i = 0; i < n; i++) {
