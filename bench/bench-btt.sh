@@ -126,7 +126,8 @@ bench_trace() {
 
 # events in a merged file: its records, counted by our blkparse's summary
 count_events() {
-	"$BLKPARSE" -i "$1" -q -s 2>/dev/null | awk '/^Events \(.*\): [0-9]+ entries/ { n += $(NF - 1) } END { print n + 0 }'
+	"$BLKPARSE" -i "$1" 2>/dev/null | tail -n 20 |
+		awk '/^Events \(.*\): [0-9]+ entries/ { n += $(NF - 1) } END { print n + 0 }'
 }
 
 if [ -f "$TRACE_TARXZ" ]; then

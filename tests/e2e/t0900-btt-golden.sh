@@ -381,3 +381,24 @@ PY
 	*) fail "btt $t --percentiles: $res" ;;
 	esac
 done
+
+# the seek distances go to a temporary file in $TMPDIR: elsewhere with the same report,
+# and an unwritable directory is an error naming it
+d=$(unpack nullb-randrw)
+w="$OUT/btt-tmpdir"
+rm -rf "$w"
+mkdir -p "$w/tmp" "$w/a" "$w/b"
+(cd "$w/a" && TMPDIR="$w/tmp" $BTT -i "$d/nullb-randrw.bin" -o out >/dev/null 2>&1)
+(cd "$w/b" && $BTT -i "$d/nullb-randrw.bin" -o out >/dev/null 2>&1)
+if cmp -s "$w/a/out.avg" "$w/b/out.avg" && [ -z "$(ls -A "$w/tmp")" ]; then
+	pass "btt TMPDIR=DIR: the same report, nothing left in DIR"
+else
+	fail "btt TMPDIR=DIR: reports differ or files left: $(ls -A "$w/tmp")"
+fi
+(cd "$w/b" && TMPDIR=/nonexistent/btt-tmp $BTT -i "$d/nullb-randrw.bin" -o out >/dev/null 2>"$w/err")
+rc=$?
+if [ $rc = 1 ] && grep -q '/nonexistent/btt-tmp' "$w/err" && grep -q 'TMPDIR' "$w/err"; then
+	pass "btt with an unwritable TMPDIR: exit 1, the error names it ($(head -c 120 "$w/err"))"
+else
+	fail "btt with an unwritable TMPDIR: rc=$rc $(head -c 200 "$w/err")"
+fi
