@@ -234,6 +234,7 @@ struct qio *qio_alloc(void);
 void qio_free(struct qio *q);
 
 /* devs.c */
+void devs_drop_ios(void);
 struct dev *dev_find(uint32_t device);
 struct dev *dev_get(uint32_t device, uint64_t time);
 struct proc *proc_find(uint32_t pid);

@@ -3,6 +3,7 @@
  * Devices and processes: lookup and creation, the -D and -e filters, the -M name map.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -290,14 +291,28 @@ static void free_qtree(struct rb_node *n)
 	free(rb_entry(n, struct qio, rb));
 }
 
-void devs_release(void)
+/* The requests still queued when the trace ends: not needed by the report. */
+void devs_drop_ios(void)
 {
+	for (size_t i = 0; i < bs.ndevs; i++) {
+		free_qtree(bs.devs[i]->qtree.node);
+		bs.devs[i]->qtree.node = NULL;
+	}
 	while (bs.free_q) {
 		struct qio *q = bs.free_q;
 
 		bs.free_q = (struct qio *)q->rb.parent;
 		free(q);
 	}
+#ifdef __GLIBC__
+	/* give the freed pages back before the seek statistics take their memory */
+	malloc_trim(0);
+#endif
+}
+
+void devs_release(void)
+{
+	devs_drop_ios();
 	for (size_t i = 0; i < bs.ndevs; i++) {
 		struct dev *dip = bs.devs[i];
 

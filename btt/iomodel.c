@@ -514,4 +514,5 @@ void iomodel_finish(void)
 	free(matched);
 	matched = NULL;
 	nmatched = amatched = 0;
+	devs_drop_ios();
 }
