@@ -450,11 +450,76 @@ static int keys_get(const struct keys *k, uint32_t r, uint64_t *v)
 	return read_all(k->fd, v, sizeof(*v), (off_t)r * 8);
 }
 
+/*
+ * How often each rank occurred: one byte each, and the exact count of the few that occurred
+ * 255 times or more in a list sorted by rank (the counts are made in rank order).
+ */
+struct counts {
+	uint8_t *c8;
+	size_t n8; /* bytes mapped */
+	struct big_count {
+		uint32_t rank, count;
+	} * big;
+	size_t nbig, abig;
+	uint32_t rank, count; /* the run being counted */
+	int open;
+};
+
+static int counts_flush(struct counts *cs)
+{
+	if (!cs->open)
+		return 0;
+	cs->open = 0;
+	cs->c8[cs->rank] = cs->count < 255 ? (uint8_t)cs->count : 255;
+	if (cs->count < 255)
+		return 0;
+	if (cs->nbig == cs->abig) {
+		size_t na = cs->abig ? cs->abig * 2 : 64;
+		struct big_count *b = realloc(cs->big, na * sizeof(*b));
+
+		if (!b)
+			return -1;
+		cs->big = b;
+		cs->abig = na;
+	}
+	cs->big[cs->nbig].rank = cs->rank;
+	cs->big[cs->nbig++].count = cs->count;
+	return 0;
+}
+
+/* a new distinct value, of rank @rank (ranks come in increasing order) */
+static int counts_new(struct counts *cs, uint32_t rank)
+{
+	if (counts_flush(cs))
+		return -1;
+	cs->rank = rank;
+	cs->count = 1;
+	cs->open = 1;
+	return 0;
+}
+
+static uint32_t counts_get(const struct counts *cs, uint32_t rank)
+{
+	size_t lo = 0, hi = cs->nbig;
+
+	if (cs->c8[rank] < 255)
+		return cs->c8[rank];
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cs->big[mid].rank < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return cs->big[lo].count;
+}
+
 /* -- the walks of the classic tree -- */
 
 struct walk {
 	const struct rtree *t;
-	const uint32_t *cnt;
+	const struct counts *cnt;
 	uint64_t target;
 	uint32_t median;
 	uint32_t *modes;
@@ -465,7 +530,7 @@ struct walk {
 
 static int median_walk(struct walk *w, uint32_t n)
 {
-	if (w->cnt[n] >= w->target) {
+	if (counts_get(w->cnt, n) >= w->target) {
 		w->median = n;
 		return 1;
 	}
@@ -476,13 +541,16 @@ static int median_walk(struct walk *w, uint32_t n)
 
 static void mode_walk(struct walk *w, uint32_t n)
 {
+	uint32_t c;
+
 	if (w->t->n[n].l != NIL)
 		mode_walk(w, w->t->n[n].l);
 	if (w->t->n[n].r != NIL)
 		mode_walk(w, w->t->n[n].r);
-	if (w->cnt[n] < w->most)
+	c = counts_get(w->cnt, n);
+	if (c < w->most)
 		return;
-	if (w->cnt[n] > w->most)
+	if (c > w->most)
 		w->nmds = 0;
 	if (w->nmds == w->alloc) {
 		size_t na = w->alloc ? w->alloc * 2 : 16;
@@ -496,7 +564,7 @@ static void mode_walk(struct walk *w, uint32_t n)
 		w->alloc = na;
 	}
 	w->modes[w->nmds++] = n;
-	w->most = w->cnt[n];
+	w->most = c;
 }
 
 static int load(struct seekstat *ss, uint64_t *s)
@@ -513,7 +581,7 @@ static int load(struct seekstat *ss, uint64_t *s)
  * the rank (rat: rank at position, NIL elsewhere).
  */
 static int ranks_packed(struct seekstat *ss, uint64_t n, unsigned int pb, struct keys *k,
-			uint32_t *cnt, uint32_t *rat, uint32_t *d, size_t *radix)
+			struct counts *cnt, uint32_t *rat, uint32_t *d, size_t *radix)
 {
 	uint64_t *s = big_alloc(n * 8), *tmp;
 	uint64_t pm = (1ull << pb) - 1, h = n / 2, i, j, prev = 0;
@@ -543,19 +611,26 @@ static int ranks_packed(struct seekstat *ss, uint64_t n, unsigned int pb, struct
 		uint64_t v = x >> pb;
 
 		if (*d && v == prev) {
-			cnt[*d - 1]++;
+			cnt->count++;
 			continue;
 		}
 		if (keys_put(k, v)) {
 			fail(ss, "cannot write the temporary file", errno);
 			goto out;
 		}
-		cnt[*d] = 1;
+		if (counts_new(cnt, *d)) {
+			oom(ss);
+			goto out;
+		}
 		rat[x & pm] = (*d)++;
 		prev = v;
 	}
 	if (keys_flush(k)) {
 		fail(ss, "cannot write the temporary file", errno);
+		goto out;
+	}
+	if (counts_flush(cnt)) {
+		oom(ss);
 		goto out;
 	}
 	rc = 0;
@@ -569,8 +644,8 @@ out:
  * distinct ones (in @s, returned as the keys), then find each value's rank by binary
  * search, in stream order.
  */
-static int ranks_search(struct seekstat *ss, uint64_t n, uint64_t *s, uint32_t *cnt, uint32_t *d,
-			size_t *radix, struct rtree *t)
+static int ranks_search(struct seekstat *ss, uint64_t n, uint64_t *s, struct counts *cnt,
+			uint32_t *d, size_t *radix, struct rtree *t)
 {
 	uint64_t *tmp = big_alloc(n * 8), chunk[512];
 	uint64_t i, done = 0;
@@ -586,12 +661,15 @@ static int ranks_search(struct seekstat *ss, uint64_t n, uint64_t *s, uint32_t *
 	*d = 0;
 	for (i = 0; i < n; i++) {
 		if (*d && s[*d - 1] == s[i]) {
-			cnt[*d - 1]++;
+			cnt->count++;
 			continue;
 		}
 		s[*d] = s[i];
-		cnt[(*d)++] = 1;
+		if (counts_new(cnt, (*d)++))
+			return oom(ss);
 	}
+	if (counts_flush(cnt))
+		return oom(ss);
 	if (tree_alloc(t, *d))
 		return oom(ss);
 	while (done < n) {
@@ -664,7 +742,8 @@ int seekstat_finish(struct seekstat *ss, struct seekstat_result *res)
 	struct keys k = {.fd = ss->fd};
 	struct rtree t = {.root = NIL};
 	struct walk w = {.t = &t, .target = n / 2};
-	uint32_t *cnt = NULL, *rat = NULL, d = 0;
+	struct counts cnt = {0};
+	uint32_t *rat = NULL, d = 0;
 	uint64_t *s = NULL;
 	size_t *radix = NULL;
 	int rc = -1, have_median = 0;
@@ -678,8 +757,9 @@ int seekstat_finish(struct seekstat *ss, struct seekstat_result *res)
 		return -1;
 	}
 	radix = malloc(sizeof(*radix) << RADIX_BITS);
-	cnt = big_alloc(n * sizeof(*cnt)); /* pages beyond the distinct values stay untouched */
-	if (!radix || !cnt) {
+	cnt.n8 = n;
+	cnt.c8 = big_alloc(n); /* pages beyond the distinct values stay untouched */
+	if (!radix || !cnt.c8) {
 		oom(ss);
 		goto out;
 	}
@@ -693,7 +773,7 @@ int seekstat_finish(struct seekstat *ss, struct seekstat_result *res)
 			oom(ss);
 			goto out;
 		}
-		if (ranks_packed(ss, n, pb, &k, cnt, rat, &d, radix))
+		if (ranks_packed(ss, n, pb, &k, &cnt, rat, &d, radix))
 			goto out;
 		if (tree_alloc(&t, d)) {
 			oom(ss);
@@ -717,10 +797,10 @@ int seekstat_finish(struct seekstat *ss, struct seekstat_result *res)
 			goto out;
 		}
 		k.mem = s;
-		if (ranks_search(ss, n, s, cnt, &d, radix, &t))
+		if (ranks_search(ss, n, s, &cnt, &d, radix, &t))
 			goto out;
 	}
-	w.cnt = cnt;
+	w.cnt = &cnt;
 	have_median = median_walk(&w, t.root);
 	mode_walk(&w, t.root);
 	if (w.nomem) {
@@ -728,8 +808,8 @@ int seekstat_finish(struct seekstat *ss, struct seekstat_result *res)
 		goto out;
 	}
 	tree_free(&t, d);
-	big_free(cnt, n * sizeof(*cnt));
-	cnt = NULL;
+	big_free(cnt.c8, cnt.n8);
+	cnt.c8 = NULL;
 	rc = translate(ss, &k, d, &w, have_median, res);
 out:
 	if (rc) {
@@ -738,7 +818,8 @@ out:
 	}
 	tree_free(&t, d);
 	big_free(rat, n * sizeof(*rat));
-	big_free(cnt, n * sizeof(*cnt));
+	big_free(cnt.c8, cnt.n8);
+	free(cnt.big);
 	if (s)
 		big_free(s, n * 8);
 	else
