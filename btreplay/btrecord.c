@@ -168,7 +168,8 @@ static void check_dir(const char *dir, const char *what)
 
 static void find_inputs(const struct rec_opts *o, struct rf_list *l)
 {
-	int n;
+	const char *dev;
+	int n, i = 0;
 
 	if (o->find) {
 		n = rf_find(l, o->idir, NULL, "blktrace");
@@ -181,31 +182,21 @@ static void find_inputs(const struct rec_opts *o, struct rf_list *l)
 		}
 		return;
 	}
-	for (int i = 0; i < o->ndevs; i++) {
-		const char *dev = o->devs[i];
-		int dup = 0;
-
-		for (int j = 0; j < i; j++)
-			dup |= !strcmp(o->devs[j], dev);
-		if (dup)
-			continue;
-		n = rf_find(l, o->idir, dev, "blktrace");
-		if (n < 0)
-			die("cannot look for the traces of '%s' in '%s': %s", dev, o->idir,
-			    strerror(-n));
-		if (n)
-			continue;
-		error("no trace files '%s/%s.blktrace.CPU' found", o->idir, dev);
-		if (!strncmp(dev, "/dev/", 5))
-			hint("name the trace as blktrace wrote it: '%s', not the device path",
-			     dev + 5);
-		else if (strstr(dev, ".blktrace."))
-			hint("name the trace without its '.blktrace.CPU' suffix: '%.*s'",
-			     (int)(strstr(dev, ".blktrace.") - dev), dev);
-		else
-			hint("use -d DIR for the directory holding them, or -F to take every trace there");
-		exit(1);
-	}
+	n = rf_find_devs(l, o->idir, o->devs, o->ndevs, "blktrace", &i);
+	if (!n)
+		return;
+	dev = o->devs[i];
+	if (n < 0)
+		die("cannot look for the traces of '%s' in '%s': %s", dev, o->idir, strerror(-n));
+	error("no trace files '%s/%s.blktrace.CPU' found", o->idir, dev);
+	if (!strncmp(dev, "/dev/", 5))
+		hint("name the trace as blktrace wrote it: '%s', not the device path", dev + 5);
+	else if (strstr(dev, ".blktrace."))
+		hint("name the trace without its '.blktrace.CPU' suffix: '%.*s'",
+		     (int)(strstr(dev, ".blktrace.") - dev), dev);
+	else
+		hint("use -d DIR for the directory holding them, or -F to take every trace there");
+	exit(1);
 }
 
 /* ---- output ---- */

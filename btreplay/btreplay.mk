@@ -15,7 +15,7 @@ btreplay: btreplay/btreplay
 btreplay/btrecord: btreplay/btrecord.o $(BTREPLAY_COMMON) common.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
-btreplay/btreplay: btreplay/btreplay.o btreplay/target.o $(BTREPLAY_COMMON) common.o $(LIB)
+btreplay/btreplay: btreplay/btreplay.o btreplay/stream.o btreplay/target.o $(BTREPLAY_COMMON) common.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z) -laio -lpthread
 
 .PHONY: clean-btreplay format-check-btreplay

@@ -143,6 +143,25 @@ int rf_find(struct rf_list *l, const char *dir, const char *dev, const char *mid
 	return (int)(l->n - first);
 }
 
+int rf_find_devs(struct rf_list *l, const char *dir, const char *const *devs, int ndevs,
+		 const char *mid, int *which)
+{
+	for (int i = 0; i < ndevs; i++) {
+		int dup = 0, n;
+
+		for (int j = 0; j < i; j++)
+			dup |= !strcmp(devs[j], devs[i]);
+		if (dup)
+			continue;
+		n = rf_find(l, dir, devs[i], mid);
+		if (n > 0)
+			continue;
+		*which = i;
+		return n < 0 ? n : 1;
+	}
+	return 0;
+}
+
 void rf_list_release(struct rf_list *l)
 {
 	for (size_t i = 0; i < l->n; i++) {

@@ -73,6 +73,17 @@ struct rf_list {
  */
 int rf_find(struct rf_list *l, const char *dir, const char *dev, const char *mid);
 
+/**
+ * rf_find_devs() - rf_find() for each of the devices @devs[0..@ndevs), in that order; a name
+ * given again is looked up once
+ * @which: set to the index in @devs of the device the lookup stopped at
+ *
+ * Return: 0 when every device has files; 1 when @devs[*@which] has none; -errno when
+ * looking for those of @devs[*@which] failed. The lookup stops at the first such device.
+ */
+int rf_find_devs(struct rf_list *l, const char *dir, const char *const *devs, int ndevs,
+		 const char *mid, int *which);
+
 /* Free the entries of @l and leave it empty. */
 void rf_list_release(struct rf_list *l);
 

@@ -15,7 +15,6 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -24,11 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "common.h"
 #include "blk/event.h"
 #include "blk/reader.h"
+#include "resync.h"
 
 /* Counts for one CPU file. */
 struct rv_counts {
@@ -290,152 +289,6 @@ static void check_event(struct rv_file *f, const struct blk_event *ev)
 	remember(f, ev);
 }
 
-/*
- * A reader started at byte @base counts offsets from there: copy @msg (which starts with
- * the quoted file name) to @buf with every "offset N" after the name made absolute.
- */
-static void absolute_offsets(const char *msg, uint64_t base, const char *name, char *buf,
-			     size_t size)
-{
-	const char *p = msg, *hit;
-	size_t pos = 0, skip = strlen(name) + 4;
-	int n;
-
-	if (!base || strncmp(msg, "'", 1) || strncmp(msg + 1, name, skip - 4) ||
-	    strncmp(msg + skip - 3, "': ", 3))
-		skip = 0;
-	n = snprintf(buf, size, "%.*s", (int)skip, msg);
-	pos = n > 0 ? (size_t)n : 0;
-	p = msg + skip;
-	while (base && pos < size && (hit = strstr(p, "offset ")) != NULL) {
-		char *end;
-		unsigned long long v;
-
-		hit += strlen("offset ");
-		errno = 0;
-		v = strtoull(hit, &end, 10);
-		if (end == hit || errno)
-			break;
-		n = snprintf(buf + pos, size - pos, "%.*s%llu", (int)(hit - p), p,
-			     v + (unsigned long long)base);
-		if (n < 0)
-			break;
-		pos += (size_t)n;
-		p = end;
-	}
-	if (pos < size)
-		snprintf(buf + pos, size - pos, "%s", p);
-}
-
-/* A reader of @path from byte @off on; its offsets count from there. */
-static struct blk_reader *open_at(const char *path, uint64_t off)
-{
-	struct blk_reader *r;
-	int fd, e;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	if (lseek(fd, (off_t)off, SEEK_SET) != (off_t)off) {
-		e = errno;
-		close(fd);
-		errno = e;
-		return NULL;
-	}
-	r = blk_reader_fdopen(fd, path);
-	if (!r) {
-		e = errno;
-		close(fd);
-		errno = e;
-	}
-	return r;
-}
-
-/*
- * Whether the reader decodes @path from byte @off on: two records, or one and a clean end.
- * This leaves deciding what a record is to the reader.
- */
-static int records_at(const char *path, uint64_t off)
-{
-	struct blk_reader *r = open_at(path, off);
-	struct blk_event ev;
-	int ok = 0, ret;
-
-	if (!r)
-		return 0;
-	if (blk_reader_next(r, &ev) == 1) {
-		ret = blk_reader_next(r, &ev);
-		ok = ret == 1 || (ret == 0 && !*blk_reader_error(r));
-	}
-	blk_reader_close(r);
-	return ok;
-}
-
-/* Whether @p holds the first word of a record the reader knows, in either byte order. */
-static int is_magic_word(const unsigned char *p)
-{
-	static const uint32_t versions[] = {BLK_IO_TRACE_VERSION, BLK_IO_TRACE2_VERSION};
-	uint32_t w;
-
-	memcpy(&w, p, 4);
-	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
-		uint32_t m = BLK_IO_TRACE_MAGIC | versions[i];
-
-		if (w == m || w == __builtin_bswap32(m))
-			return 1;
-	}
-	return 0;
-}
-
-/*
- * The first offset at or after @from where records start again: the first place that holds
- * a magic word and from which the reader decodes.
- * Return: the offset, or -1 if there is none (or the file cannot be read).
- */
-static int64_t find_resume(const char *path, uint64_t from)
-{
-	/* the magic's "a" is its second or third byte, whatever the byte order */
-	const unsigned char key = (BLK_IO_TRACE_MAGIC >> 16) & 0xff;
-	unsigned char buf[65536];
-	uint64_t pos = from; /* file offset of buf[0] */
-	int64_t found = -1;
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	while (found < 0 && (n = pread(fd, buf, sizeof(buf), (off_t)pos)) >= 4) {
-		const unsigned char *p = buf + 1, *end = buf + n - 1;
-
-		/* a word starts 1 or 2 bytes before its "a": look for it in buf[1, n - 1) */
-		while (found < 0 && p < end && (p = memchr(p, key, (size_t)(end - p))) != NULL) {
-			for (int back = 2; back >= 1; back--) {
-				const unsigned char *w = p - back;
-
-				if (w >= buf && w + 4 <= buf + n && is_magic_word(w) &&
-				    records_at(path, pos + (uint64_t)(w - buf))) {
-					found = (int64_t)(pos + (uint64_t)(w - buf));
-					break;
-				}
-			}
-			p++;
-		}
-		if (n < (ssize_t)sizeof(buf))
-			break;
-		/* a word may straddle the end: start the next window 3 bytes back */
-		pos += (uint64_t)n - 3;
-	}
-	close(fd);
-	return found;
-}
-
-/* Whether the reader's error @ret is about the data rather than about reading it. */
-static int is_damage(int ret)
-{
-	return ret == -EINVAL || ret == -EPIPE || ret == -EBADMSG || ret == -ENODATA;
-}
-
 /* Past this many damaged places in one file, the rest of it is not searched. */
 #define RV_MAX_DAMAGE 1000
 
@@ -453,7 +306,7 @@ static int damaged(struct rv_file *f)
 	int compressed = blk_reader_compressed(f->r);
 	struct stat st;
 
-	absolute_offsets(blk_reader_error(f->r), f->base, f->path, msg, sizeof(msg));
+	resync_abs_offsets(blk_reader_error(f->r), f->base, f->path, msg, sizeof(msg));
 	if (!f->n.damaged)
 		error("%s", msg);
 	f->n.damaged++;
@@ -461,7 +314,7 @@ static int damaged(struct rv_file *f)
 	if (f->have_last && f->last_pdu)
 		from = f->last_off + f->last_hdr;
 	if (!compressed && f->n.damaged <= RV_MAX_DAMAGE)
-		resume = find_resume(f->path, from);
+		resume = resync_find(f->path, from);
 	if (f->out) {
 		FILE *o = f->out;
 
@@ -495,7 +348,7 @@ static int damaged(struct rv_file *f)
 	f->r = NULL;
 	if (resume < 0)
 		return 0;
-	f->r = open_at(f->path, (uint64_t)resume);
+	f->r = resync_open_at(f->path, (uint64_t)resume);
 	if (!f->r) {
 		error("cannot open '%s': %s", f->path, strerror(errno));
 		f->failed = 1;
@@ -527,11 +380,11 @@ static void check_file(struct rv_file *f)
 		}
 		if (ret == 0)
 			break;
-		if (!is_damage(ret)) {
+		if (!resync_is_damage(ret)) {
 			char msg[1024];
 
-			absolute_offsets(blk_reader_error(f->r), f->base, f->path, msg,
-					 sizeof(msg));
+			resync_abs_offsets(blk_reader_error(f->r), f->base, f->path, msg,
+					   sizeof(msg));
 			error("%s", msg);
 			f->failed = 1;
 			break;

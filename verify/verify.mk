@@ -7,7 +7,7 @@ TOOLS += verify_blkparse blkrawverify
 verify_blkparse: verify/verify_blkparse.o common.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
-blkrawverify: verify/blkrawverify.o common.o $(LIB)
+blkrawverify: verify/blkrawverify.o verify/resync.o common.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
 .PHONY: clean-verify
