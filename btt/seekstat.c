@@ -735,6 +735,182 @@ static int translate(struct seekstat *ss, const struct keys *k, uint32_t d, cons
 	return 0;
 }
 
+/*
+ * -- whether the tree is needed at all --
+ * The "median" is the first node in pre-order with at least half of the values: when one
+ * value or none qualifies, the tree's shape does not matter. The modes are the nodes with
+ * the highest count in post-order: when one value has it, the order does not matter
+ * either. Both are known from the counts alone, which an external sort of the values gives
+ * in bounded memory: runs of RUN_FACTOR x membuf values are sorted and written after the
+ * spilled stream, then merged.
+ */
+#define RUN_FACTOR 128
+#define MERGE_BUF 4096
+
+struct stats {
+	uint64_t distinct, most, nmost, mode, ncand, cand;
+};
+
+static void stats_add(struct stats *st, uint64_t v, uint64_t c, uint64_t target)
+{
+	st->distinct++;
+	if (c > st->most) {
+		st->most = c;
+		st->nmost = 1;
+		st->mode = v;
+	} else if (c == st->most) {
+		st->nmost++;
+	}
+	if (c >= target && !st->ncand++)
+		st->cand = v;
+}
+
+/* values [from, from + cnt) of the stream: in the file, then in the buffer */
+static int read_values(struct seekstat *ss, uint64_t from, uint64_t cnt, uint64_t *dst)
+{
+	if (from < ss->nfile) {
+		uint64_t m = ss->nfile - from < cnt ? ss->nfile - from : cnt;
+
+		if (read_all(ss->fd, dst, m * 8, (off_t)(from * 8)))
+			return fail(ss, "cannot read back the temporary file", errno);
+		dst += m;
+		from += m;
+		cnt -= m;
+	}
+	memcpy(dst, ss->buf + (from - ss->nfile), cnt * 8);
+	return 0;
+}
+
+struct run {
+	uint64_t next, end; /* file positions (in values) still to read */
+	uint64_t buf[MERGE_BUF];
+	size_t pos, len;
+};
+
+static int run_fill(struct seekstat *ss, struct run *r)
+{
+	uint64_t m = r->end - r->next < MERGE_BUF ? r->end - r->next : MERGE_BUF;
+
+	if (read_all(ss->fd, r->buf, m * 8, (off_t)(r->next * 8)))
+		return fail(ss, "cannot read back the temporary file", errno);
+	r->next += m;
+	r->pos = 0;
+	r->len = (size_t)m;
+	return 0;
+}
+
+/* min-heap of run indices by their current value */
+static void heap_down(struct run *runs, size_t *h, size_t nh, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < nh && runs[h[l]].buf[runs[h[l]].pos] < runs[h[m]].buf[runs[h[m]].pos])
+			m = l;
+		if (l + 1 < nh &&
+		    runs[h[l + 1]].buf[runs[h[l + 1]].pos] < runs[h[m]].buf[runs[h[m]].pos])
+			m = l + 1;
+		if (m == i)
+			return;
+		size_t t = h[i];
+
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static int value_stats(struct seekstat *ss, uint64_t n, size_t *radix, struct stats *st)
+{
+	uint64_t runlen = (uint64_t)ss->cap * RUN_FACTOR, nruns = (n + runlen - 1) / runlen;
+	uint64_t chunk = n < runlen ? n : runlen, prev = 0, c = 0;
+	uint64_t *a = big_alloc(chunk * 8), *tmp = big_alloc(chunk * 8);
+	unsigned int kb = bits_for(ss->max);
+	struct run *runs = NULL;
+	size_t *h = NULL, nh = 0;
+	int rc = -1;
+
+	memset(st, 0, sizeof(*st));
+	if (!a || !tmp) {
+		oom(ss);
+		goto out;
+	}
+	if (nruns == 1) {
+		if (read_values(ss, 0, n, a))
+			goto out;
+		radix_sort(a, tmp, n, 0, kb, radix);
+		for (uint64_t i = 0; i < n; i++) {
+			if (i && a[i] != prev) {
+				stats_add(st, prev, c, n / 2);
+				c = 0;
+			}
+			prev = a[i];
+			c++;
+		}
+		stats_add(st, prev, c, n / 2);
+		rc = 0;
+		goto out;
+	}
+	/* sorted runs go after the stream in the temporary file */
+	for (uint64_t r = 0; r < nruns; r++) {
+		uint64_t from = r * runlen, m = n - from < runlen ? n - from : runlen;
+
+		if (read_values(ss, from, m, a))
+			goto out;
+		radix_sort(a, tmp, m, 0, kb, radix);
+		if (write_all(ss->fd, a, m * 8, (off_t)((n + from) * 8))) {
+			fail(ss, "cannot write the temporary file", errno);
+			goto out;
+		}
+	}
+	big_free(a, chunk * 8);
+	big_free(tmp, chunk * 8);
+	a = tmp = NULL;
+	runs = malloc(nruns * sizeof(*runs));
+	h = malloc(nruns * sizeof(*h));
+	if (!runs || !h) {
+		oom(ss);
+		goto out;
+	}
+	for (uint64_t r = 0; r < nruns; r++) {
+		runs[r].next = n + r * runlen;
+		runs[r].end = n + (n - r * runlen < runlen ? n : (r + 1) * runlen);
+		if (run_fill(ss, &runs[r]))
+			goto out;
+		h[nh++] = (size_t)r;
+	}
+	for (size_t i = nh / 2; i-- > 0;)
+		heap_down(runs, h, nh, i);
+	for (uint64_t i = 0; nh; i++) {
+		struct run *r = &runs[h[0]];
+		uint64_t v = r->buf[r->pos++];
+
+		if (i && v != prev) {
+			stats_add(st, prev, c, n / 2);
+			c = 0;
+		}
+		prev = v;
+		c++;
+		if (r->pos == r->len) {
+			if (r->next < r->end) {
+				if (run_fill(ss, r))
+					goto out;
+			} else {
+				h[0] = h[--nh];
+			}
+		}
+		heap_down(runs, h, nh, 0);
+	}
+	stats_add(st, prev, c, n / 2);
+	rc = 0;
+out:
+	big_free(a, chunk * 8);
+	big_free(tmp, chunk * 8);
+	free(runs);
+	free(h);
+	return rc;
+}
+
 int seekstat_finish(struct seekstat *ss, struct seekstat_result *res)
 {
 	uint64_t n = ss->nfile + ss->nbuf;
@@ -757,6 +933,28 @@ int seekstat_finish(struct seekstat *ss, struct seekstat_result *res)
 		return -1;
 	}
 	radix = malloc(sizeof(*radix) << RADIX_BITS);
+	if (!radix)
+		return oom(ss);
+	{
+		struct stats st;
+
+		if (value_stats(ss, n, radix, &st)) {
+			free(radix);
+			return -1;
+		}
+		if (st.nmost == 1 && st.ncand <= 1) {
+			/* the tree's shape does not show: no need to build it */
+			free(radix);
+			res->modes = malloc(sizeof(*res->modes));
+			if (!res->modes)
+				return oom(ss);
+			res->modes[0] = (long long)st.mode;
+			res->nmds = 1;
+			res->most = (long)st.most;
+			res->median = st.ncand ? (long long)st.cand : 0;
+			return 0;
+		}
+	}
 	cnt.n8 = n;
 	cnt.c8 = big_alloc(n); /* pages beyond the distinct values stay untouched */
 	if (!radix || !cnt.c8) {

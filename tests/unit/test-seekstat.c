@@ -208,6 +208,27 @@ static void test_large_random(void **state)
 	free(v);
 }
 
+/* many sorted runs merged from the temporary file: one mode, two, many; a half-value median */
+static void test_runs(void **state)
+{
+	static uint64_t v[30000];
+	uint64_t s = 99;
+
+	(void)state;
+	for (size_t i = 0; i < 30000; i++)
+		v[i] = i % 7 == 0 ? 512 : rnd(&s) % 50000;
+	check(v, 30000, 16);
+	for (size_t i = 0; i < 30000; i++)
+		v[i] = i % 2 ? 8 : rnd(&s) % 3000;
+	check(v, 30000, 16);
+	for (size_t i = 0; i < 30000; i++)
+		v[i] = i % 1000;
+	check(v, 30000, 16);
+	for (size_t i = 0; i < 30000; i++)
+		v[i] = rnd(&s) % 6;
+	check(v, 30000, 16);
+}
+
 static void test_unwritable_tmpdir(void **state)
 {
 	struct seekstat *ss;
@@ -235,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_median),
 		cmocka_unit_test(test_wide_values),
 		cmocka_unit_test(test_large_random),
+		cmocka_unit_test(test_runs),
 		cmocka_unit_test(test_unwritable_tmpdir),
 	};
 
