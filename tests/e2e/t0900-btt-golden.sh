@@ -403,3 +403,22 @@ if [ $rc = 1 ] && grep -q '/nonexistent/btt-tmp' "$w/err" && grep -q 'TMPDIR' "$
 else
 	fail "btt with an unwritable TMPDIR: rc=$rc $(head -c 200 "$w/err")"
 fi
+
+# a big trace cut mid-record, read ahead on a second thread: the same error and offset as
+# blkparse (which reads on its own thread), the records before it analysed
+d=$(unpack nullb-randrw)
+w="$OUT/btt-cut"
+rm -rf "$w"
+mkdir -p "$w"
+head -c 1000003 "$d/nullb-randrw.bin" >"$w/cut.bin"
+(cd "$w" && $BTT -i "$w/cut.bin" -o out >/dev/null 2>"$w/btt.err")
+rc=$?
+"$TOP/blkparse" -i "$w/cut.bin" >/dev/null 2>"$w/bp.err"
+bo=$(grep -o 'offset [0-9]*' "$w/btt.err" | head -n 1)
+po=$(grep -o 'offset [0-9]*' "$w/bp.err" | head -n 1)
+if [ $rc = 1 ] && [ -n "$bo" ] && [ "$bo" = "$po" ] && grep -q 'truncated' "$w/btt.err" &&
+	grep -q '^Q2C ' "$w/out.avg"; then
+	pass "btt on a 1 MB trace cut mid-record: exit 1, '$bo' as blkparse reports it, report of the rest"
+else
+	fail "btt on a cut trace: rc=$rc btt '$bo' blkparse '$po': $(head -c 200 "$w/btt.err")"
+fi
