@@ -5,14 +5,16 @@
 #
 #   bench/bench-btt.sh            (or: make bench)
 #
-# Traces: ../shared/traces/large-perf (merged with our blkparse -d) when present, and a
-# synthetic trace of GEN_EVENTS records (default 20000000) from tests/gen/gentrace.
+# Traces: ../shared/traces/large-perf (merged with our blkparse -d) when present, a
+# synthetic trace of GEN_EVENTS records (default 20000000) from tests/gen/gentrace, and
+# QONLY_EVENTS queue events that never complete.
 # For each: best-of-RUNS wall seconds, the CPU seconds (user + system) of that run, the
 # highest peak RSS of all runs, the ratios reference/ours, and whether every file both
 # tools wrote (.avg, .dat, .msg, histograms, *_fp.dat) is byte-identical.
 #
 # Environment: OURS, REF, BLKPARSE (paths), RUNS (default 3), TRACE_TARXZ, GEN_EVENTS
-# (0 skips the synthetic trace), BTT_ARGS (extra options for both, e.g. "-s seek").
+# (0 skips the synthetic trace), QONLY_EVENTS (default 1200000: a trace of queue events
+# that never complete; 0 skips it), BTT_ARGS (extra options for both, e.g. "-s seek").
 set -u
 set -o pipefail
 
@@ -152,5 +154,24 @@ if [ "$GEN_EVENTS" -gt 0 ]; then
 	"$BLKPARSE" -i syn -D "$TMP/syn" -O -d "$TMP/syn.bin" >/dev/null 2>&1 || die "merge failed"
 	rm -rf "$TMP/syn"
 	bench_trace "synthetic (gentrace -n $GEN_EVENTS -c 2)" "$TMP/syn.bin" "$GEN_EVENTS"
+fi
+if [ "${QONLY_EVENTS:-1200000}" -gt 0 ]; then
+	# the case the issue names: queued requests that never complete stay in flight
+	echo "bench: writing ${QONLY_EVENTS:-1200000} queue events that never complete" >&2
+	python3 - "$TMP/qonly.bin" "${QONLY_EVENTS:-1200000}" <<'PY' || die "python3 failed"
+import random, struct, sys
+random.seed(3)
+Q = 1 | ((1 << 4) | (1 << 8) | 2) << 16  # queue, fs, write
+with open(sys.argv[1], 'wb') as out:
+    n, buf = int(sys.argv[2]), []
+    for i in range(n):
+        buf.append(struct.pack('<IIQQIIIIIHH', 0x65617407, i + 1, 1000 * i,
+                               random.randrange(0, 1 << 30) * 8, 4096, Q, 100, 8 << 20, 0, 0, 0))
+        if len(buf) == 10000:
+            out.write(b''.join(buf))
+            buf = []
+    out.write(b''.join(buf))
+PY
+	bench_trace "queue events only (never completed)" "$TMP/qonly.bin" "${QONLY_EVENTS:-1200000}"
 fi
 exit 0

@@ -225,13 +225,17 @@ struct btt_state {
 	uint64_t last_time; /* of the last event taken */
 	uint64_t n_traces; /* records other than notes, for -v */
 	struct qio *free_q; /* finished I/Os for reuse, linked through rb.parent */
+	void *qslabs; /* the blocks the I/O records are carved from (see qio_alloc) */
+	char *qslab_next;
+	size_t qslab_left;
 };
 
 extern struct btt_state bs;
 
-/* iomodel.c: per-I/O records, recycled */
+/* iomodel.c: per-I/O records, recycled; all freed at once by qio_release_all() */
 struct qio *qio_alloc(void);
 void qio_free(struct qio *q);
+void qio_release_all(void);
 
 /* devs.c */
 void devs_drop_ios(void);

@@ -282,28 +282,12 @@ int devmap_load(const char *path)
 	return 0;
 }
 
-static void free_qtree(struct rb_node *n)
-{
-	if (!n)
-		return;
-	free_qtree(n->left);
-	free_qtree(n->right);
-	free(rb_entry(n, struct qio, rb));
-}
-
 /* The requests still queued when the trace ends: not needed by the report. */
 void devs_drop_ios(void)
 {
-	for (size_t i = 0; i < bs.ndevs; i++) {
-		free_qtree(bs.devs[i]->qtree.node);
+	for (size_t i = 0; i < bs.ndevs; i++)
 		bs.devs[i]->qtree.node = NULL;
-	}
-	while (bs.free_q) {
-		struct qio *q = bs.free_q;
-
-		bs.free_q = (struct qio *)q->rb.parent;
-		free(q);
-	}
+	qio_release_all();
 #ifdef __GLIBC__
 	/* give the freed pages back before the seek statistics take their memory */
 	malloc_trim(0);
@@ -316,7 +300,6 @@ void devs_release(void)
 	for (size_t i = 0; i < bs.ndevs; i++) {
 		struct dev *dip = bs.devs[i];
 
-		free_qtree(dip->qtree.node);
 		region_release(&dip->regions);
 		live_release(&dip->live);
 		seeki_free(dip->q2q_seek);
