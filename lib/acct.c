@@ -21,9 +21,14 @@ struct io_stats {
 	uint64_t io_unplugs, timer_unplugs;
 };
 
+#define CPU_CHUNK 64
+
 struct acct_cpu {
 	struct io_stats ios;
 	uint64_t nelems;
+	struct kept *kept; /* ring of held 80-byte records (see blk_acct_retire) */
+	size_t nkept, kept_cap, kept_head;
+	uint64_t retired;
 };
 
 /*
@@ -55,9 +60,7 @@ struct blk_acct_dev {
 	uint64_t skips, seq_skips;
 	struct track **tracks; /* hash by sector */
 	size_t ntrack_buckets, ntracks;
-	struct kept *kept; /* ring of held 80-byte records (see blk_acct_retire) */
-	size_t nkept, kept_cap, kept_head;
-	uint64_t retired, keep_window;
+	uint64_t keep_window; /* records of each CPU held before they are freed */
 };
 
 struct comm_ent {
@@ -129,9 +132,11 @@ void blk_acct_free(struct blk_acct *a)
 		return;
 	for (unsigned int i = 0; i < a->ndevs; i++) {
 		free_tracks(a->devs[i]);
-		free(a->devs[i]->kept);
-		for (unsigned int c = 0; c < a->devs[i]->nchunks; c++)
+		for (unsigned int c = 0; c < a->devs[i]->nchunks; c++) {
+			for (unsigned int k = 0; a->devs[i]->cpus[c] && k < CPU_CHUNK; k++)
+				free(a->devs[i]->cpus[c][k].kept);
 			free(a->devs[i]->cpus[c]);
+		}
 		free(a->devs[i]->cpus);
 		free(a->devs[i]->name);
 		free(a->devs[i]);
@@ -483,8 +488,9 @@ static int track_insert(struct blk_acct_dev *d, struct track *t)
 
 /*
  * The reuse order of glibc's allocator for one chunk size: a per-thread cache of up to 7
- * chunks (last freed, first reused), then a LIFO bin; when the cache is empty, the bin's
- * first chunk is used and the cache is refilled from the bin.
+ * chunks (last freed, first reused), then a LIFO fast bin. malloc() takes from the cache
+ * first; the allocator's internal path, which realloc() uses when a block cannot grow in
+ * place, skips the cache: it takes the bin's first chunk and refills the cache from the bin.
  */
 #define TCACHE_MAX 7
 
@@ -513,19 +519,25 @@ static void stale_free(struct blk_acct *a, const struct stale *c)
 	a->stale[a->nstale++] = *c;
 }
 
-/* Return 1 and the reused chunk's words, or 0 for fresh (zeroed) memory. */
-static int stale_malloc(struct blk_acct *a, struct stale *c)
+/* The internal path (realloc): return 1 and the reused chunk's words, or 0 for fresh memory. */
+static int stale_int_malloc(struct blk_acct *a, struct stale *c)
 {
-	if (a->ntcache) {
-		*c = a->tcache[--a->ntcache];
-		return 1;
-	}
 	if (!a->nstale)
 		return 0;
 	*c = a->stale[--a->nstale];
 	while (a->ntcache < TCACHE_MAX && a->nstale)
 		a->tcache[a->ntcache++] = a->stale[--a->nstale];
 	return 1;
+}
+
+/* malloc(): return 1 and the reused chunk's words, or 0 for fresh (zeroed) memory. */
+static int stale_malloc(struct blk_acct *a, struct stale *c)
+{
+	if (a->ntcache) {
+		*c = a->tcache[--a->ntcache];
+		return 1;
+	}
+	return stale_int_malloc(a, c);
 }
 
 /* Whether the classic tool holds @ev in an 80-byte chunk (header plus a 9..24-byte payload). */
@@ -553,10 +565,10 @@ void blk_acct_record_read(struct blk_acct *a, const struct blk_event *ev)
 
 	/*
 	 * Once records are being freed and reused, a record with such a payload no longer
-	 * grows in place: its realloc() takes a chunk from the allocator.
+	 * grows in place: its realloc() takes a chunk through the allocator's internal path.
 	 */
 	if (a->o.track_ios && a->warm && in_chunk80(ev))
-		stale_malloc(a, &c);
+		stale_int_malloc(a, &c);
 }
 
 void blk_acct_record_freed(struct blk_acct *a, const struct blk_event *ev)
@@ -574,41 +586,48 @@ void blk_acct_warm(struct blk_acct *a)
 	a->warm = 1;
 }
 
+static struct acct_cpu *get_cpu(struct blk_acct_dev *d, int cpu);
+
 void blk_acct_retire(struct blk_acct *a, struct blk_acct_dev *d, const struct blk_event *ev)
 {
+	struct acct_cpu *pc;
 	struct stale c;
 
 	if (!a->o.track_ios)
 		return;
-	/* the classic tool keeps the last batch x files records of a device, then frees them */
-	d->retired++;
+	/*
+	 * the classic tool keeps the last batch x files records of each CPU of a device, then
+	 * frees the oldest one as each new one comes
+	 */
+	pc = get_cpu(d, (int)ev->cpu);
+	pc->retired++;
 	if (in_chunk80(ev)) {
-		if (d->nkept == d->kept_cap) {
-			size_t nc = d->kept_cap ? d->kept_cap * 2 : 64;
-			struct kept *n = realloc(d->kept, nc * sizeof(*n));
+		if (pc->nkept == pc->kept_cap) {
+			size_t nc = pc->kept_cap ? pc->kept_cap * 2 : 64;
+			struct kept *n = realloc(pc->kept, nc * sizeof(*n));
 
 			if (!n)
 				return;
 			/* unwrap the ring into the larger array */
-			for (size_t i = 0; i < d->nkept; i++)
-				n[d->kept_cap + i] = n[(d->kept_head + i) % d->kept_cap];
-			memmove(n, n + d->kept_cap, d->nkept * sizeof(*n));
-			d->kept = n;
-			d->kept_cap = nc;
-			d->kept_head = 0;
+			for (size_t i = 0; i < pc->nkept; i++)
+				n[pc->kept_cap + i] = n[(pc->kept_head + i) % pc->kept_cap];
+			memmove(n, n + pc->kept_cap, pc->nkept * sizeof(*n));
+			pc->kept = n;
+			pc->kept_cap = nc;
+			pc->kept_head = 0;
 		}
 		chunk_words(ev, &c);
-		d->kept[(d->kept_head + d->nkept) % d->kept_cap].words = c;
-		d->kept[(d->kept_head + d->nkept) % d->kept_cap].at = d->retired;
-		d->nkept++;
+		pc->kept[(pc->kept_head + pc->nkept) % pc->kept_cap].words = c;
+		pc->kept[(pc->kept_head + pc->nkept) % pc->kept_cap].at = pc->retired;
+		pc->nkept++;
 	}
-	if (d->retired > d->keep_window)
+	if (pc->retired > d->keep_window)
 		/* records are being freed now: later reads reuse their memory, not fresh heap */
 		a->warm = 1;
-	while (d->nkept && d->retired - d->kept[d->kept_head].at >= d->keep_window) {
-		stale_free(a, &d->kept[d->kept_head].words);
-		d->kept_head = (d->kept_head + 1) % d->kept_cap;
-		d->nkept--;
+	while (pc->nkept && pc->retired - pc->kept[pc->kept_head].at >= d->keep_window) {
+		stale_free(a, &pc->kept[pc->kept_head].words);
+		pc->kept_head = (pc->kept_head + 1) % pc->kept_cap;
+		pc->nkept--;
 	}
 }
 
@@ -741,8 +760,6 @@ static void track_frontmerge(struct blk_acct *a, struct blk_acct_dev *d, const s
 }
 
 /* ---- counting ---- */
-
-#define CPU_CHUNK 64
 
 /* The counters of @cpu (< BLK_MAX_CPUS, checked by the reader), created on first use. */
 static struct acct_cpu *get_cpu(struct blk_acct_dev *d, int cpu)
