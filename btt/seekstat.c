@@ -575,13 +575,33 @@ static int load(struct seekstat *ss, uint64_t *s)
 	return 0;
 }
 
+/* what decides whether the tree is needed (see value_stats) */
+struct stats {
+	uint64_t distinct, most, nmost, mode, ncand, cand;
+};
+
+static void stats_add(struct stats *st, uint64_t v, uint64_t c, uint64_t target)
+{
+	st->distinct++;
+	if (c > st->most) {
+		st->most = c;
+		st->nmost = 1;
+		st->mode = v;
+	} else if (c == st->most) {
+		st->nmost++;
+	}
+	if (c >= target && !st->ncand++)
+		st->cand = v;
+}
+
 /*
  * Values and positions packed in one word (value << pb | position): after sorting, one
  * pass gives each distinct value its rank and count, and marks its first position with
  * the rank (rat: rank at position, NIL elsewhere).
  */
 static int ranks_packed(struct seekstat *ss, uint64_t n, unsigned int pb, struct keys *k,
-			struct counts *cnt, uint32_t *rat, uint32_t *d, size_t *radix)
+			struct counts *cnt, uint32_t *rat, uint32_t *d, size_t *radix,
+			struct stats *st)
 {
 	uint64_t *s = big_alloc(n * 8), *tmp;
 	uint64_t pm = (1ull << pb) - 1, h = n / 2, i, j, prev = 0;
@@ -614,6 +634,8 @@ static int ranks_packed(struct seekstat *ss, uint64_t n, unsigned int pb, struct
 			cnt->count++;
 			continue;
 		}
+		if (*d)
+			stats_add(st, prev, cnt->count, n / 2);
 		if (keys_put(k, v)) {
 			fail(ss, "cannot write the temporary file", errno);
 			goto out;
@@ -625,6 +647,8 @@ static int ranks_packed(struct seekstat *ss, uint64_t n, unsigned int pb, struct
 		rat[x & pm] = (*d)++;
 		prev = v;
 	}
+	if (*d)
+		stats_add(st, prev, cnt->count, n / 2);
 	if (keys_flush(k)) {
 		fail(ss, "cannot write the temporary file", errno);
 		goto out;
@@ -746,24 +770,6 @@ static int translate(struct seekstat *ss, const struct keys *k, uint32_t d, cons
  */
 #define RUN_FACTOR 128
 #define MERGE_BUF 4096
-
-struct stats {
-	uint64_t distinct, most, nmost, mode, ncand, cand;
-};
-
-static void stats_add(struct stats *st, uint64_t v, uint64_t c, uint64_t target)
-{
-	st->distinct++;
-	if (c > st->most) {
-		st->most = c;
-		st->nmost = 1;
-		st->mode = v;
-	} else if (c == st->most) {
-		st->nmost++;
-	}
-	if (c >= target && !st->ncand++)
-		st->cand = v;
-}
 
 /* values [from, from + cnt) of the stream: in the file, then in the buffer */
 static int read_values(struct seekstat *ss, uint64_t from, uint64_t cnt, uint64_t *dst)
@@ -919,6 +925,7 @@ int seekstat_finish(struct seekstat *ss, struct seekstat_result *res)
 	struct rtree t = {.root = NIL};
 	struct walk w = {.t = &t, .target = n / 2};
 	struct counts cnt = {0};
+	struct stats st;
 	uint32_t *rat = NULL, d = 0;
 	uint64_t *s = NULL;
 	size_t *radix = NULL;
@@ -935,9 +942,8 @@ int seekstat_finish(struct seekstat *ss, struct seekstat_result *res)
 	radix = malloc(sizeof(*radix) << RADIX_BITS);
 	if (!radix)
 		return oom(ss);
-	{
-		struct stats st;
-
+	/* a stream too long to sort in memory: first see, in bounded memory, whether the tree is needed */
+	if (n > (uint64_t)ss->cap * RUN_FACTOR * 2) {
 		if (value_stats(ss, n, radix, &st)) {
 			free(radix);
 			return -1;
@@ -971,8 +977,23 @@ int seekstat_finish(struct seekstat *ss, struct seekstat_result *res)
 			oom(ss);
 			goto out;
 		}
-		if (ranks_packed(ss, n, pb, &k, &cnt, rat, &d, radix))
+		memset(&st, 0, sizeof(st));
+		if (ranks_packed(ss, n, pb, &k, &cnt, rat, &d, radix, &st))
 			goto out;
+		if (st.nmost == 1 && st.ncand <= 1) {
+			/* the tree's shape does not show: no need to build it */
+			res->modes = malloc(sizeof(*res->modes));
+			if (!res->modes) {
+				oom(ss);
+				goto out;
+			}
+			res->modes[0] = (long long)st.mode;
+			res->nmds = 1;
+			res->most = (long)st.most;
+			res->median = st.ncand ? (long long)st.cand : 0;
+			rc = 0;
+			goto out;
+		}
 		if (tree_alloc(&t, d)) {
 			oom(ss);
 			goto out;
