@@ -193,16 +193,6 @@ static void read_devs_file(struct bt_opts *o, const char *file)
 	fclose(f);
 }
 
-static unsigned long parse_num(const char *s, const char *opt, unsigned long lo, unsigned long hi)
-{
-	char *end;
-	unsigned long v = strtoul(s, &end, 10);
-
-	if (end == s || *end || v < lo || v > hi)
-		die("option '%s': invalid value '%s' (%lu..%lu)", opt, s, lo, hi);
-	return v;
-}
-
 static void parse_args(int argc, char **argv, struct bt_opts *o)
 {
 	int c;
@@ -247,17 +237,17 @@ static void parse_args(int argc, char **argv, struct bt_opts *o)
 			o->kill = 1;
 			break;
 		case 'w':
-			o->stopwatch = (unsigned int)parse_num(optarg, "-w", 1, 86400 * 365);
+			o->stopwatch = (unsigned int)parse_opt_num(optarg, "-w", 1, 86400 * 365);
 			break;
 		case 'v':
 		case 'V':
 			printf("%s version %s\n", progname(), BLKTRACE_VERSION);
 			exit(0);
 		case 'b':
-			o->buf_kb = (unsigned int)parse_num(optarg, "-b", 1, 16384);
+			o->buf_kb = (unsigned int)parse_opt_num(optarg, "-b", 1, 16384);
 			break;
 		case 'n':
-			o->nbuf = (unsigned int)parse_num(optarg, "-n", 1, 65536);
+			o->nbuf = (unsigned int)parse_opt_num(optarg, "-n", 1, 65536);
 			break;
 		case 'D':
 			o->outdir = optarg;
@@ -269,7 +259,7 @@ static void parse_args(int argc, char **argv, struct bt_opts *o)
 			o->host = optarg;
 			break;
 		case 'p':
-			o->port = (int)parse_num(optarg, "-p", 1, 65535);
+			o->port = (int)parse_opt_num(optarg, "-p", 1, 65535);
 			break;
 		case 's':
 			o->no_sendfile = 1;

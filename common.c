@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,4 +92,17 @@ static void log_hook(const char *msg)
 void install_log_hook(void)
 {
 	blk_set_log_fn(log_hook);
+}
+
+unsigned long long parse_opt_num(const char *s, const char *opt, unsigned long long lo,
+				 unsigned long long hi)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (end == s || *end || errno || *s == '-' || v < lo || v > hi)
+		die("option '%s': invalid value '%s' (%llu..%llu)", opt, s, lo, hi);
+	return v;
 }

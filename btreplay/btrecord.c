@@ -89,19 +89,6 @@ static void bad_usage(const char *fmt, const char *arg)
 	exit(1);
 }
 
-static uint64_t parse_u64(const char *s, const char *opt, uint64_t lo, uint64_t hi)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (end == s || *end || errno || *s == '-' || v < lo || v > hi)
-		die("option '%s': invalid value '%s' (%llu..%llu)", opt, s, (unsigned long long)lo,
-		    (unsigned long long)hi);
-	return v;
-}
-
 static void parse_args(int argc, char **argv, struct rec_opts *o)
 {
 	int c;
@@ -122,10 +109,11 @@ static void parse_args(int argc, char **argv, struct rec_opts *o)
 			usage(stdout);
 			exit(0);
 		case 'm':
-			o->bunch_ns = parse_u64(optarg, "--max-bunch-time", 1, UINT64_MAX);
+			o->bunch_ns = parse_opt_num(optarg, "--max-bunch-time", 1, UINT64_MAX);
 			break;
 		case 'M':
-			o->max_pkts = (unsigned int)parse_u64(optarg, "--max-pkts", 1, RF_MAX_PKTS);
+			o->max_pkts =
+				(unsigned int)parse_opt_num(optarg, "--max-pkts", 1, RF_MAX_PKTS);
 			break;
 		case 'o':
 			if (!*optarg || strchr(optarg, '/'))

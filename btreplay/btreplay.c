@@ -110,18 +110,6 @@ static void usage_error(const char *msg)
 	exit(1);
 }
 
-static unsigned long parse_ulong(const char *s, const char *opt, unsigned long lo, unsigned long hi)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (end == s || *end || errno || *s == '-' || v < lo || v > hi)
-		die("option '%s': invalid value '%s' (%lu..%lu)", opt, s, lo, hi);
-	return v;
-}
-
 static char *xstrdup(const char *s)
 {
 	char *p = strdup(s);
@@ -178,7 +166,7 @@ static void parse_args(int argc, char **argv, struct rp_opts *o)
 	while ((c = getopt_long(argc, argv, "c:d:Fhi:I:M:Nx:vVW", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			o->ncpus = (unsigned int)parse_ulong(optarg, "--cpus", 1, CPU_SETSIZE);
+			o->ncpus = (unsigned int)parse_opt_num(optarg, "--cpus", 1, CPU_SETSIZE);
 			break;
 		case 'd':
 			o->idir = optarg;
@@ -196,7 +184,7 @@ static void parse_args(int argc, char **argv, struct rp_opts *o)
 			o->ibase = optarg;
 			break;
 		case 'I':
-			o->iterations = parse_ulong(optarg, "--iterations", 1, 1000000);
+			o->iterations = parse_opt_num(optarg, "--iterations", 1, 1000000);
 			break;
 		case 'M':
 			read_map(o, optarg);
@@ -205,7 +193,7 @@ static void parse_args(int argc, char **argv, struct rp_opts *o)
 			o->no_stalls = 1;
 			break;
 		case 'x':
-			o->acc = parse_ulong(optarg, "--acc-factor", 1, 1000000000);
+			o->acc = parse_opt_num(optarg, "--acc-factor", 1, 1000000000);
 			break;
 		case 'v':
 			o->verbose++;

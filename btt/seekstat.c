@@ -826,10 +826,11 @@ static void heap_down(struct run *runs, size_t *h, size_t nh, size_t i)
 	}
 }
 
+/* Only for a stream longer than a run (shorter ones are sorted in memory, see the caller). */
 static int value_stats(struct seekstat *ss, uint64_t n, size_t *radix, struct stats *st)
 {
 	uint64_t runlen = (uint64_t)ss->cap * RUN_FACTOR, nruns = (n + runlen - 1) / runlen;
-	uint64_t chunk = n < runlen ? n : runlen, prev = 0, c = 0;
+	uint64_t chunk = runlen, prev = 0, c = 0;
 	uint64_t *a = big_alloc(chunk * 8), *tmp = big_alloc(chunk * 8);
 	unsigned int kb = bits_for(ss->max);
 	struct run *runs = NULL;
@@ -839,22 +840,6 @@ static int value_stats(struct seekstat *ss, uint64_t n, size_t *radix, struct st
 	memset(st, 0, sizeof(*st));
 	if (!a || !tmp) {
 		oom(ss);
-		goto out;
-	}
-	if (nruns == 1) {
-		if (read_values(ss, 0, n, a))
-			goto out;
-		radix_sort(a, tmp, n, 0, kb, radix);
-		for (uint64_t i = 0; i < n; i++) {
-			if (i && a[i] != prev) {
-				stats_add(st, prev, c, n / 2);
-				c = 0;
-			}
-			prev = a[i];
-			c++;
-		}
-		stats_add(st, prev, c, n / 2);
-		rc = 0;
 		goto out;
 	}
 	/* sorted runs go after the stream in the temporary file */

@@ -21,6 +21,13 @@ void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "hint: msg" to stderr. */
 void hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * A decimal option value in [lo, hi]; anything else (sign, junk, overflow) dies with
+ * "option 'OPT': invalid value 'S' (LO..HI)".
+ */
+unsigned long long parse_opt_num(const char *s, const char *opt, unsigned long long lo,
+				 unsigned long long hi);
+
 /* Install a library log hook that prints with the tool's prefix. */
 void install_log_hook(void);
 

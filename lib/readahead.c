@@ -80,6 +80,21 @@ static void *ra_thread(void *arg)
 	return NULL;
 }
 
+/* Free the buffers and @ra; with @sync, also the lock and the conditions. */
+static void ra_free(struct blk_readahead *ra, int sync)
+{
+	if (sync) {
+		pthread_mutex_destroy(&ra->mu);
+		pthread_cond_destroy(&ra->full);
+		pthread_cond_destroy(&ra->free);
+	}
+	if (ra->slot)
+		for (int i = 0; i < ra->nbuf; i++)
+			free(ra->slot[i].buf);
+	free(ra->slot);
+	free(ra);
+}
+
 struct blk_readahead *blk_readahead_start(int fd, size_t size, size_t headroom, int nbuf)
 {
 	struct blk_readahead *ra = calloc(1, sizeof(*ra));
@@ -104,23 +119,13 @@ struct blk_readahead *blk_readahead_start(int fd, size_t size, size_t headroom, 
 	pthread_cond_init(&ra->free, NULL);
 	e = pthread_create(&ra->thread, NULL, ra_thread, ra);
 	if (e) {
-		pthread_mutex_destroy(&ra->mu);
-		pthread_cond_destroy(&ra->full);
-		pthread_cond_destroy(&ra->free);
-		for (int i = 0; i < ra->nbuf; i++)
-			free(ra->slot[i].buf);
-		free(ra->slot);
-		free(ra);
+		ra_free(ra, 1);
 		errno = e;
 		return NULL;
 	}
 	return ra;
 nomem:
-	if (ra->slot)
-		for (int i = 0; i < ra->nbuf; i++)
-			free(ra->slot[i].buf);
-	free(ra->slot);
-	free(ra);
+	ra_free(ra, 0);
 	errno = ENOMEM;
 	return NULL;
 }
@@ -177,11 +182,5 @@ void blk_readahead_stop(struct blk_readahead *ra)
 	pthread_cond_signal(&ra->free);
 	pthread_mutex_unlock(&ra->mu);
 	pthread_join(ra->thread, NULL);
-	pthread_mutex_destroy(&ra->mu);
-	pthread_cond_destroy(&ra->full);
-	pthread_cond_destroy(&ra->free);
-	for (int i = 0; i < ra->nbuf; i++)
-		free(ra->slot[i].buf);
-	free(ra->slot);
-	free(ra);
+	ra_free(ra, 1);
 }
