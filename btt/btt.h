@@ -10,7 +10,7 @@
 
 #include "blk/event.h"
 #include "blk/hist.h"
-#include "rbtree.h"
+#include "qtree.h"
 
 #define NO_TIME ((uint64_t)-1)
 
@@ -159,15 +159,17 @@ struct dev;
 
 #define Q2D_BUCKETS 10
 
-/* one queued I/O, from Q until the completion that covers it */
+/*
+ * one queued I/O, from Q until the completion that covers it: the payload of its node in
+ * its device's tree (qtree.h)
+ */
 struct qio {
-	struct rb_node rb;
 	struct dev *dip;
 	struct proc *pip;
 	uint64_t time, sector;
-	uint32_t bytes;
 	uint64_t g_time, s_time, i_time, m_time, d_time;
 	uint64_t d_sec; /* the issue that took it, for the per-IO dump */
+	uint32_t bytes;
 	uint32_t d_nsec;
 };
 
@@ -176,7 +178,7 @@ struct dev {
 	int pre_culling;
 	int remapper;
 	const char *map_name; /* -M */
-	struct rb_root qtree;
+	struct qtree qt; /* its queued I/Os, nodes in bs.qpool */
 	long n_qs, n_ds;
 	uint64_t n_act_q, t_act_q;
 	struct avgs avgs;
@@ -224,17 +226,12 @@ struct btt_state {
 	int done;
 	uint64_t last_time; /* of the last event taken */
 	uint64_t n_traces; /* records other than notes, for -v */
-	struct qio *free_q; /* finished I/Os for reuse, linked through rb.parent */
-	void *qslabs; /* the blocks the I/O records are carved from (see qio_alloc) */
-	char *qslab_next;
-	size_t qslab_left;
+	struct qpool qpool; /* the nodes of every device's tree of queued I/Os */
 };
 
 extern struct btt_state bs;
 
-/* iomodel.c: per-I/O records, recycled; all freed at once by qio_release_all() */
-struct qio *qio_alloc(void);
-void qio_free(struct qio *q);
+/* iomodel.c: the queued I/Os of every device, all dropped at once */
 void qio_release_all(void);
 
 /* devs.c */

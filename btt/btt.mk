@@ -21,3 +21,8 @@ btt-clean:
 tests/unit/test-seekstat.o: CPPFLAGS += -Ibtt
 tests/unit/test-seekstat: tests/unit/test-seekstat.o btt/seekstat.o btt/rbtree.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
+
+# the compact trees of queued I/Os against the same pointer red-black tree
+tests/unit/test-qtree.o: CPPFLAGS += -Ibtt
+tests/unit/test-qtree: tests/unit/test-qtree.o btt/qtree.o btt/rbtree.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)

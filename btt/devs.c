@@ -286,7 +286,7 @@ int devmap_load(const char *path)
 void devs_drop_ios(void)
 {
 	for (size_t i = 0; i < bs.ndevs; i++)
-		bs.devs[i]->qtree.node = NULL;
+		qtree_reset(&bs.devs[i]->qt);
 	qio_release_all();
 #ifdef __GLIBC__
 	/* give the freed pages back before the seek statistics take their memory */

@@ -7,7 +7,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "btt.h"
 #include "common.h"
@@ -16,6 +15,7 @@
 
 enum { IOP_Q, IOP_A, IOP_G, IOP_S, IOP_I, IOP_M, IOP_D, IOP_C, IOP_R };
 
+static struct qmatch qm;
 static struct qio **matched;
 static size_t nmatched, amatched;
 
@@ -51,128 +51,54 @@ static struct dev *setup(const struct blk_event *ev, int type)
 /* the Q whose range holds @sector (the search path depends on the tree shape) */
 static struct qio *find_sec(struct dev *dip, uint64_t sector)
 {
-	struct rb_node *n = dip->qtree.node;
+	uint32_t i = qtree_find(&bs.qpool, &dip->qt, sector);
 
-	while (n) {
-		struct qio *q = rb_entry(n, struct qio, rb);
-
-		if (sector < q->sector)
-			n = n->left;
-		else if (sector >= q->sector + (q->bytes >> 9))
-			n = n->right;
-		else
-			return q;
-	}
-	return NULL;
+	return i ? qpool_data(&bs.qpool, i) : NULL;
 }
 
-/*
- * I/O records are carved from 2 MiB blocks on huge pages: requests that never complete
- * can make the tree of queued requests large, and its searches then miss the TLB on every
- * level with 4 KiB pages. No per-record allocator overhead either.
- */
-#define QSLAB_SIZE (2u << 20)
-#define QIO_STRIDE ((sizeof(struct qio) + 15) & ~(size_t)15)
-
-struct qio *qio_alloc(void)
+static uint32_t qio_index(const struct qio *q)
 {
-	struct qio *q = bs.free_q;
-
-	if (q) {
-		bs.free_q = (struct qio *)q->rb.parent;
-		memset(q, 0, sizeof(*q));
-		return q;
-	}
-	if (bs.qslab_left < QIO_STRIDE) {
-		void **slab = aligned_alloc(QSLAB_SIZE, QSLAB_SIZE);
-
-		if (!slab)
-			die("out of memory");
-		madvise(slab, QSLAB_SIZE, MADV_HUGEPAGE);
-		*slab = bs.qslabs; /* the first record's room holds the link */
-		bs.qslabs = slab;
-		bs.qslab_next = (char *)slab + QIO_STRIDE;
-		bs.qslab_left = QSLAB_SIZE - QIO_STRIDE;
-	}
-	q = (struct qio *)bs.qslab_next;
-	bs.qslab_next += QIO_STRIDE;
-	bs.qslab_left -= QIO_STRIDE;
-	memset(q, 0, sizeof(*q));
-	return q;
-}
-
-/* kept for the next Q: at most as many as were ever in flight at once */
-void qio_free(struct qio *q)
-{
-	q->rb.parent = (struct rb_node *)bs.free_q;
-	bs.free_q = q;
+	return (uint32_t)(((const unsigned char *)q - bs.qpool.data) / sizeof(struct qio));
 }
 
 void qio_release_all(void)
 {
-	while (bs.qslabs) {
-		void **slab = bs.qslabs;
-
-		bs.qslabs = *slab;
-		free(slab);
-	}
-	bs.free_q = NULL;
-	bs.qslab_next = NULL;
-	bs.qslab_left = 0;
+	qpool_release(&bs.qpool);
 }
 
-static void insert_q(struct dev *dip, struct qio *q)
-{
-	struct rb_node **p = &dip->qtree.node, *parent = NULL;
-
-	while (*p) {
-		struct qio *o = rb_entry(*p, struct qio, rb);
-
-		parent = *p;
-		if (q->sector < o->sector) {
-			p = &parent->left;
-		} else if (q->sector > o->sector) {
-			p = &parent->right;
-		} else {
-			/* a second I/O at the same start orphans the first */
-			rb_replace_node(parent, &q->rb, &dip->qtree);
-			qio_free(o);
-			return;
-		}
-	}
-	rb_link_node(&q->rb, parent, p);
-	rb_insert_color(&q->rb, &dip->qtree);
-}
-
-/* pre-order walk collecting the Qs inside [s, e], pruned as the reference prunes it */
-static void collect(struct rb_node *n, uint64_t s, uint64_t e)
+/* a second I/O at the same start orphans the first: it takes its node */
+static struct qio *insert_q(struct dev *dip, uint64_t sector, uint32_t bytes)
 {
 	struct qio *q;
-	uint64_t qe;
+	uint32_t i;
+	int replaced;
 
-	if (!n)
-		return;
-	q = rb_entry(n, struct qio, rb);
-	qe = q->sector + (q->bytes >> 9);
-	if (s <= q->sector && qe <= e) {
-		if (nmatched == amatched) {
-			amatched = amatched ? amatched * 2 : 64;
-			matched = realloc(matched, amatched * sizeof(*matched));
-			if (!matched)
-				die("out of memory");
-		}
-		matched[nmatched++] = q;
-	}
-	if (s < q->sector)
-		collect(n->left, s, e);
-	if (qe < e)
-		collect(n->right, s, e);
+	if (!bs.qpool.data_size)
+		qpool_init(&bs.qpool, sizeof(struct qio));
+	i = qtree_insert(&bs.qpool, &dip->qt, sector, bytes >> 9, &replaced);
+	if (!i)
+		die("out of memory for %u queued I/Os", bs.qpool.used);
+	q = qpool_data(&bs.qpool, i);
+	if (replaced)
+		memset(q, 0, sizeof(*q));
+	return q;
 }
 
+/* the Qs inside the range of @ev, in the order the classic walk meets them */
 static void match(struct dev *dip, const struct blk_event *ev)
 {
-	nmatched = 0;
-	collect(dip->qtree.node, ev->sector, ev->sector + (ev->bytes >> 9));
+	if (qtree_collect(&bs.qpool, &dip->qt, ev->sector, ev->sector + (ev->bytes >> 9), &qm) < 0)
+		die("out of memory");
+	if (qm.n > amatched) {
+		amatched = qm.cap;
+		free(matched);
+		matched = malloc(amatched * sizeof(*matched));
+		if (!matched)
+			die("out of memory");
+	}
+	for (size_t i = 0; i < qm.n; i++)
+		matched[i] = qpool_data(&bs.qpool, qm.idx[i]);
+	nmatched = qm.n;
 }
 
 static void hist_add(struct dev *dip, int which, uint64_t v)
@@ -192,14 +118,13 @@ static void do_queue(const struct blk_event *ev)
 	if (!dip)
 		return;
 	pip = proc_get(ev->pid);
-	q = qio_alloc();
+	q = insert_q(dip, ev->sector, ev->bytes);
 	q->dip = dip;
 	q->pip = pip;
 	q->time = ev->time;
 	q->sector = ev->sector;
 	q->bytes = ev->bytes;
 	q->g_time = q->s_time = q->i_time = q->m_time = q->d_time = NO_TIME;
-	insert_q(dip, q);
 
 	if (dip->remapper) {
 		update_lq(&bs.last_q, &bs.all.a[AV_Q2Q_DM], ev->time);
@@ -388,8 +313,7 @@ static void do_complete(const struct blk_event *ev)
 			d_time = q->d_time;
 		}
 		extra_per_io(q, ev);
-		rb_erase(&q->rb, &dip->qtree);
-		qio_free(q);
+		qtree_erase(&bs.qpool, &dip->qt, qio_index(q));
 	}
 	extra_per_io_end();
 	if (d_time != NO_TIME) {
@@ -548,5 +472,7 @@ void iomodel_finish(void)
 	free(matched);
 	matched = NULL;
 	nmatched = amatched = 0;
+	free(qm.idx);
+	memset(&qm, 0, sizeof(qm));
 	devs_drop_ios();
 }

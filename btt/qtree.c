@@ -1,0 +1,710 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Red-black trees over 32-bit node indexes (see qtree.h). The algorithm is btt/rbtree.c's:
+ * bottom-up insertion with recolouring and rotations, erasure that splices in the
+ * in-order successor.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "qtree.h"
+
+#define N(i) (p->node[i])
+#define RED(i) ((i) && (N(i).nsec_red & 1))
+#define REACH(i) (N(i).nsec_red & 2)
+#define SET_RED(i) (N(i).nsec_red |= 1)
+#define SET_BLACK(i) (N(i).nsec_red &= ~1u)
+
+enum { FIRST_CAP = 4096 };
+
+void qpool_init(struct qpool *p, size_t data_size)
+{
+	memset(p, 0, sizeof(*p));
+	p->data_size = data_size;
+}
+
+void qpool_release(struct qpool *p)
+{
+	if (p->node)
+		munmap(p->node, (size_t)p->cap * sizeof(*p->node));
+	if (p->data)
+		munmap(p->data, (size_t)p->cap * p->data_size);
+	qpool_init(p, p->data_size);
+}
+
+/* anonymous memory grows by remapping (no copy, no second copy in RSS) */
+static void *grow(void *old, size_t old_len, size_t len)
+{
+	void *m;
+
+	if (old)
+		m = mremap(old, old_len, len, MREMAP_MAYMOVE);
+	else
+		m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	if (len >= (4u << 20))
+		madvise(m, len, MADV_HUGEPAGE);
+	return m;
+}
+
+static uint32_t alloc_node(struct qpool *p)
+{
+	uint32_t i = p->free;
+
+	if (i) {
+		p->free = N(i).parent;
+		memset(qpool_data(p, i), 0, p->data_size);
+		return i;
+	}
+	if (p->used == p->cap) {
+		uint32_t cap = p->cap ? p->cap * 2 : FIRST_CAP;
+		struct qnode *n;
+		unsigned char *d;
+
+		if (p->cap >= (1u << 31))
+			return 0;
+		n = grow(p->node, (size_t)p->cap * sizeof(*n), (size_t)cap * sizeof(*n));
+		if (!n)
+			return 0;
+		p->node = n;
+		d = grow(p->data, (size_t)p->cap * p->data_size, (size_t)cap * p->data_size);
+		if (!d) {
+			/* keep the pool consistent: the node array may stay larger */
+			p->node =
+				mremap(n, (size_t)cap * sizeof(*n), (size_t)p->cap * sizeof(*n), 0);
+			return 0;
+		}
+		p->data = d;
+		p->cap = cap;
+		if (!p->used)
+			p->used = 1; /* index 0 is none */
+	}
+	/* fresh anonymous memory is zero */
+	return p->used++;
+}
+
+/* ---- the table: start sector -> node, linear probing ---- */
+
+static inline uint32_t home(uint64_t sector, unsigned int bits)
+{
+	return (uint32_t)((sector * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
+static uint32_t hash_get(const struct qpool *p, const struct qtree *t, uint64_t sector)
+{
+	uint32_t mask, h, i;
+
+	if (!t->bits)
+		return 0;
+	mask = (1u << t->bits) - 1;
+	for (h = home(sector, t->bits); (i = t->slot[h]); h = (h + 1) & mask)
+		if (N(i).sector == sector)
+			return i;
+	return 0;
+}
+
+static void hash_put(const struct qpool *p, struct qtree *t, uint32_t i)
+{
+	uint32_t mask = (1u << t->bits) - 1, h;
+
+	for (h = home(N(i).sector, t->bits); t->slot[h]; h = (h + 1) & mask)
+		;
+	t->slot[h] = i;
+}
+
+/* room for one more node (at most 3/4 full); -1 when out of memory */
+static int hash_reserve(const struct qpool *p, struct qtree *t)
+{
+	uint32_t *old = t->slot;
+	unsigned int bits = t->bits ? t->bits : 10, old_bits = t->bits;
+
+	while ((uint64_t)(t->n + 1) * 4 > (3ull << bits))
+		bits++;
+	if (bits == t->bits)
+		return 0;
+	if (bits > 32)
+		return -1;
+	t->slot = calloc((size_t)1 << bits, sizeof(*t->slot));
+	if (!t->slot) {
+		t->slot = old;
+		return -1;
+	}
+	t->bits = bits;
+	for (size_t k = 0; old_bits && k < ((size_t)1 << old_bits); k++)
+		if (old[k])
+			hash_put(p, t, old[k]);
+	free(old);
+	return 0;
+}
+
+/* backward-shift deletion: no tombstones */
+static void hash_del(const struct qpool *p, struct qtree *t, uint32_t i)
+{
+	uint32_t mask = (1u << t->bits) - 1, h, j;
+
+	for (h = home(N(i).sector, t->bits); t->slot[h] != i; h = (h + 1) & mask)
+		;
+	for (j = (h + 1) & mask; t->slot[j]; j = (j + 1) & mask) {
+		uint32_t hj = home(N(t->slot[j]).sector, t->bits);
+
+		if (((j - hj) & mask) >= ((j - h) & mask)) {
+			t->slot[h] = t->slot[j];
+			h = j;
+		}
+	}
+	t->slot[h] = 0;
+}
+
+void qtree_reset(struct qtree *t)
+{
+	free(t->slot);
+	free(t->rkey);
+	free(t->rcnt);
+	memset(t, 0, sizeof(*t));
+}
+
+/* ---- per-region counts of the nodes that reach past their successor's start ---- */
+
+enum {
+	REGION_SHIFT = 11, /* 2048 sectors: 1 MiB */
+	MAX_REGIONS = 16, /* a longer node counts in t->wide */
+};
+
+static uint32_t *region_slot(const struct qtree *t, uint64_t key)
+{
+	uint32_t mask = (1u << t->rbits) - 1, h;
+
+	if (!t->nr)
+		return NULL;
+	for (h = home(key, t->rbits); t->rkey[h]; h = (h + 1) & mask)
+		if (t->rkey[h] == key)
+			return &t->rcnt[h];
+	return NULL;
+}
+
+/* the region of @sector holds no part of a reaching node */
+static int region_clear(const struct qtree *t, uint64_t sector)
+{
+	return !t->wide && (!t->nr || !region_slot(t, (sector >> REGION_SHIFT) + 1));
+}
+
+static void region_put(struct qtree *t, uint64_t key, uint32_t cnt)
+{
+	uint32_t mask = (1u << t->rbits) - 1, h;
+
+	for (h = home(key, t->rbits); t->rkey[h]; h = (h + 1) & mask)
+		;
+	t->rkey[h] = key;
+	t->rcnt[h] = cnt;
+}
+
+static int region_reserve(struct qtree *t)
+{
+	uint64_t *okey = t->rkey;
+	uint32_t *ocnt = t->rcnt;
+	unsigned int bits = t->rbits ? t->rbits : 8, obits = t->rbits;
+
+	while ((uint64_t)(t->nr + 1) * 4 > (3ull << bits))
+		bits++;
+	if (bits == t->rbits)
+		return 0;
+	t->rkey = calloc((size_t)1 << bits, sizeof(*t->rkey));
+	t->rcnt = malloc(((size_t)1 << bits) * sizeof(*t->rcnt));
+	if (!t->rkey || !t->rcnt) {
+		free(t->rkey);
+		free(t->rcnt);
+		t->rkey = okey;
+		t->rcnt = ocnt;
+		return -1;
+	}
+	t->rbits = bits;
+	for (size_t k = 0; obits && k < ((size_t)1 << obits); k++)
+		if (okey[k])
+			region_put(t, okey[k], ocnt[k]);
+	free(okey);
+	free(ocnt);
+	return 0;
+}
+
+static void region_del(struct qtree *t, uint64_t key)
+{
+	uint32_t mask = (1u << t->rbits) - 1, h, j;
+
+	for (h = home(key, t->rbits); t->rkey[h] != key; h = (h + 1) & mask)
+		;
+	for (j = (h + 1) & mask; t->rkey[j]; j = (j + 1) & mask) {
+		uint32_t hj = home(t->rkey[j], t->rbits);
+
+		if (((j - hj) & mask) >= ((j - h) & mask)) {
+			t->rkey[h] = t->rkey[j];
+			t->rcnt[h] = t->rcnt[j];
+			h = j;
+		}
+	}
+	t->rkey[h] = 0;
+	t->nr--;
+}
+
+/*
+ * Count the regions [start, end) touches; 1 when counted as wide instead (too many
+ * regions, or the table could not grow: the fast paths stop, the answers stay right).
+ */
+static int regions_count(struct qtree *t, uint64_t start, uint64_t end)
+{
+	uint64_t r0 = start >> REGION_SHIFT, r1 = (end - 1) >> REGION_SHIFT;
+
+	if (r1 - r0 >= MAX_REGIONS)
+		goto wide;
+	for (uint64_t r = r0; r <= r1; r++) {
+		uint32_t *c = region_slot(t, r + 1);
+
+		if (c) {
+			++*c;
+		} else if (region_reserve(t) == 0) {
+			region_put(t, r + 1, 1);
+			t->nr++;
+		} else {
+			for (uint64_t u = r0; u < r; u++) {
+				c = region_slot(t, u + 1);
+				if (!--*c)
+					region_del(t, u + 1);
+			}
+			goto wide;
+		}
+	}
+	return 0;
+wide:
+	t->wide++;
+	return 1;
+}
+
+static void regions_uncount(struct qtree *t, uint64_t start, uint64_t end, int wide)
+{
+	if (wide) {
+		t->wide--;
+		return;
+	}
+	for (uint64_t r = start >> REGION_SHIFT; r <= (end - 1) >> REGION_SHIFT; r++) {
+		uint32_t *c = region_slot(t, r + 1);
+
+		if (!--*c)
+			region_del(t, r + 1);
+	}
+}
+
+/* ---- in-order neighbours, and whether ranges overlap ---- */
+
+static uint32_t next(const struct qpool *p, uint32_t i)
+{
+	uint32_t par;
+
+	if (N(i).right) {
+		for (i = N(i).right; N(i).left; i = N(i).left)
+			;
+		return i;
+	}
+	while ((par = N(i).parent) && i == N(par).right)
+		i = par;
+	return par;
+}
+
+static uint32_t prev(const struct qpool *p, uint32_t i)
+{
+	uint32_t par;
+
+	if (N(i).left) {
+		for (i = N(i).left; N(i).right; i = N(i).right)
+			;
+		return i;
+	}
+	while ((par = N(i).parent) && i == N(par).left)
+		i = par;
+	return par;
+}
+
+/* 1 when @a reaches past the start of its in-order successor @b */
+static inline uint32_t ov(const struct qpool *p, uint32_t a, uint32_t b)
+{
+	return a && b && N(a).sector + qnode_nsec(&N(a)) > N(b).sector;
+}
+
+static inline uint32_t empty(const struct qpool *p, uint32_t a)
+{
+	return qnode_nsec(&N(a)) == 0;
+}
+
+/* node @x reaches past the start of its successor (@on) or not */
+static void set_reach(struct qpool *p, struct qtree *t, uint32_t x, uint32_t on)
+{
+	uint64_t start, end;
+
+	if (!x || !REACH(x) == !on)
+		return;
+	start = N(x).sector;
+	end = start + qnode_nsec(&N(x));
+	if (on) {
+		N(x).nsec_red |= 2 | (regions_count(t, start, end) ? 4 : 0);
+	} else {
+		regions_uncount(t, start, end, N(x).nsec_red & 4);
+		N(x).nsec_red &= ~6u;
+	}
+}
+
+/* ---- searches ---- */
+
+uint32_t qtree_find(const struct qpool *p, struct qtree *t, uint64_t sector)
+{
+	uint32_t i = t->root;
+
+	/*
+	 * The node starting at @sector holds it; another could only if it reached past its
+	 * successor's start, and none touches this region: the descent would find it.
+	 */
+	i = hash_get(p, t, sector);
+	if (i && qnode_nsec(&N(i)) && region_clear(t, sector)) {
+		t->fast++;
+		return i;
+	}
+	t->slow++;
+	/* the child is picked without a branch: the direction is a coin toss at each level */
+	for (i = t->root; i;) {
+		const struct qnode *n = &N(i);
+		int right = sector >= n->sector;
+
+		if (right && sector < n->sector + qnode_nsec(n))
+			return i;
+		i = (&n->left)[right];
+	}
+	return 0;
+}
+
+static void change_child(struct qpool *p, uint32_t old, uint32_t new, uint32_t parent,
+			 uint32_t *root)
+{
+	if (!parent)
+		*root = new;
+	else if (N(parent).left == old)
+		N(parent).left = new;
+	else
+		N(parent).right = new;
+}
+
+static void rotate_left(struct qpool *p, uint32_t x, uint32_t *root)
+{
+	uint32_t y = N(x).right;
+
+	N(x).right = N(y).left;
+	if (N(y).left)
+		N(N(y).left).parent = x;
+	N(y).parent = N(x).parent;
+	change_child(p, x, y, N(x).parent, root);
+	N(y).left = x;
+	N(x).parent = y;
+}
+
+static void rotate_right(struct qpool *p, uint32_t x, uint32_t *root)
+{
+	uint32_t y = N(x).left;
+
+	N(x).left = N(y).right;
+	if (N(y).right)
+		N(N(y).right).parent = x;
+	N(y).parent = N(x).parent;
+	change_child(p, x, y, N(x).parent, root);
+	N(y).right = x;
+	N(x).parent = y;
+}
+
+static void insert_color(struct qpool *p, uint32_t z, uint32_t *root)
+{
+	uint32_t par, g, u;
+
+	while ((par = N(z).parent) && RED(par)) {
+		g = N(par).parent;
+		if (par == N(g).left) {
+			u = N(g).right;
+			if (RED(u)) {
+				SET_BLACK(par);
+				SET_BLACK(u);
+				SET_RED(g);
+				z = g;
+				continue;
+			}
+			if (z == N(par).right) {
+				rotate_left(p, par, root);
+				z = par;
+				par = N(z).parent;
+			}
+			SET_BLACK(par);
+			SET_RED(g);
+			rotate_right(p, g, root);
+		} else {
+			u = N(g).left;
+			if (RED(u)) {
+				SET_BLACK(par);
+				SET_BLACK(u);
+				SET_RED(g);
+				z = g;
+				continue;
+			}
+			if (z == N(par).left) {
+				rotate_right(p, par, root);
+				z = par;
+				par = N(z).parent;
+			}
+			SET_BLACK(par);
+			SET_RED(g);
+			rotate_left(p, g, root);
+		}
+	}
+	SET_BLACK(*root);
+}
+
+uint32_t qtree_insert(struct qpool *p, struct qtree *t, uint64_t sector, uint32_t nsec,
+		      int *replaced)
+{
+	uint32_t *link = &t->root, parent = 0, pred = 0, succ = 0, i;
+
+	*replaced = 0;
+	while (*link) {
+		struct qnode *o = &N(*link);
+		int right = sector > o->sector;
+
+		parent = *link;
+		if (sector != o->sector) {
+			/* no branch on the direction */
+			pred = right ? parent : pred;
+			succ = right ? succ : parent;
+			link = &o->left + right;
+		} else {
+			/* same place, links and colour: only the length changes */
+			uint32_t s = next(p, parent);
+
+			set_reach(p, t, parent, 0);
+			t->zero -= empty(p, parent);
+			o->nsec_red = (nsec << 3) | (o->nsec_red & 1);
+			t->zero += empty(p, parent);
+			set_reach(p, t, parent, ov(p, parent, s));
+			*replaced = 1;
+			return parent;
+		}
+	}
+	if (hash_reserve(p, t) < 0)
+		return 0;
+	i = alloc_node(p); /* may move the arrays: link is not used below */
+	if (!i)
+		return 0;
+	N(i).sector = sector;
+	N(i).left = N(i).right = 0;
+	N(i).parent = parent;
+	N(i).nsec_red = (nsec << 3) | 1;
+	if (!parent)
+		t->root = i;
+	else if (sector < N(parent).sector)
+		N(parent).left = i;
+	else
+		N(parent).right = i;
+	set_reach(p, t, pred, ov(p, pred, i));
+	set_reach(p, t, i, ov(p, i, succ));
+	t->zero += empty(p, i);
+	t->n++;
+	hash_put(p, t, i);
+	insert_color(p, i, &t->root);
+	return i;
+}
+
+static void erase_fixup(struct qpool *p, uint32_t x, uint32_t parent, uint32_t *root)
+{
+	uint32_t w;
+
+	while (x != *root && !RED(x)) {
+		if (x == N(parent).left) {
+			w = N(parent).right;
+			if (RED(w)) {
+				SET_BLACK(w);
+				SET_RED(parent);
+				rotate_left(p, parent, root);
+				w = N(parent).right;
+			}
+			if (!RED(N(w).left) && !RED(N(w).right)) {
+				SET_RED(w);
+				x = parent;
+				parent = N(x).parent;
+			} else {
+				if (!RED(N(w).right)) {
+					SET_BLACK(N(w).left);
+					SET_RED(w);
+					rotate_right(p, w, root);
+					w = N(parent).right;
+				}
+				if (RED(parent))
+					SET_RED(w);
+				else
+					SET_BLACK(w);
+				SET_BLACK(parent);
+				if (N(w).right)
+					SET_BLACK(N(w).right);
+				rotate_left(p, parent, root);
+				x = *root;
+				break;
+			}
+		} else {
+			w = N(parent).left;
+			if (RED(w)) {
+				SET_BLACK(w);
+				SET_RED(parent);
+				rotate_right(p, parent, root);
+				w = N(parent).left;
+			}
+			if (!RED(N(w).left) && !RED(N(w).right)) {
+				SET_RED(w);
+				x = parent;
+				parent = N(x).parent;
+			} else {
+				if (!RED(N(w).left)) {
+					SET_BLACK(N(w).right);
+					SET_RED(w);
+					rotate_left(p, w, root);
+					w = N(parent).left;
+				}
+				if (RED(parent))
+					SET_RED(w);
+				else
+					SET_BLACK(w);
+				SET_BLACK(parent);
+				if (N(w).left)
+					SET_BLACK(N(w).left);
+				rotate_right(p, parent, root);
+				x = *root;
+				break;
+			}
+		}
+	}
+	if (x)
+		SET_BLACK(x);
+}
+
+static void erase(struct qpool *p, uint32_t *root, uint32_t z)
+{
+	uint32_t x, parent, y;
+	int removed_red;
+
+	if (!N(z).left || !N(z).right) {
+		x = N(z).left ? N(z).left : N(z).right;
+		parent = N(z).parent;
+		removed_red = RED(z);
+		if (x)
+			N(x).parent = parent;
+		change_child(p, z, x, parent, root);
+	} else {
+		y = N(z).right;
+		while (N(y).left)
+			y = N(y).left;
+		removed_red = RED(y);
+		x = N(y).right;
+		if (N(y).parent == z) {
+			parent = y;
+		} else {
+			parent = N(y).parent;
+			N(parent).left = x;
+			if (x)
+				N(x).parent = parent;
+			N(y).right = N(z).right;
+			N(N(z).right).parent = y;
+		}
+		N(y).left = N(z).left;
+		N(N(z).left).parent = y;
+		N(y).parent = N(z).parent;
+		change_child(p, z, y, N(z).parent, root);
+		if (RED(z))
+			SET_RED(y);
+		else
+			SET_BLACK(y);
+	}
+	if (!removed_red && *root)
+		erase_fixup(p, x, parent, root);
+	N(z).parent = p->free;
+	p->free = z;
+}
+
+void qtree_erase(struct qpool *p, struct qtree *t, uint32_t z)
+{
+	uint32_t a = prev(p, z), b = next(p, z);
+
+	set_reach(p, t, z, 0);
+	set_reach(p, t, a, ov(p, a, b));
+	t->zero -= empty(p, z);
+	t->n--;
+	hash_del(p, t, z);
+	erase(p, &t->root, z);
+}
+
+static int add(struct qmatch *m, uint32_t i)
+{
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
+		uint32_t *idx = realloc(m->idx, cap * sizeof(*idx));
+
+		if (!idx)
+			return -1;
+		m->idx = idx;
+		m->cap = cap;
+	}
+	m->idx[m->n++] = i;
+	return 0;
+}
+
+/* pre-order, pruned as the classic walk prunes it */
+static int walk(const struct qpool *p, uint32_t i, uint64_t s, uint64_t e, struct qmatch *m)
+{
+	while (i) {
+		const struct qnode *n = &N(i);
+		uint64_t qe = n->sector + qnode_nsec(n);
+
+		if (s <= n->sector && qe <= e && add(m, i) < 0)
+			return -1;
+		if (s < n->sector) {
+			if (qe >= e) {
+				i = n->left;
+				continue;
+			}
+			if (walk(p, n->left, s, e, m) < 0)
+				return -1;
+		}
+		i = qe < e ? n->right : 0;
+	}
+	return 0;
+}
+
+int qtree_collect(const struct qpool *p, struct qtree *t, uint64_t s, uint64_t e, struct qmatch *m)
+{
+	uint32_t i;
+
+	m->n = 0;
+	/*
+	 * A node c starting at s that does not reach past its successor's start: any other
+	 * node inside [s, e] would start in c's range, so there is none but c (and a node of
+	 * no sectors at e, if c ends there). If c ends past e, the walk finds nothing; if it
+	 * ends at e, the walk finds c unless an ancestor holding s (a reaching node, so its
+	 * region would be counted) stops the descent.
+	 */
+	i = hash_get(p, t, s);
+	if (i && !REACH(i) && qnode_nsec(&N(i))) {
+		uint64_t qe = s + qnode_nsec(&N(i));
+		uint32_t z;
+
+		if (qe > e) {
+			t->fast++;
+			return 0;
+		}
+		if (qe == e && region_clear(t, s) &&
+		    !(t->zero && (z = hash_get(p, t, e)) && !qnode_nsec(&N(z)))) {
+			t->fast++;
+			return add(m, i);
+		}
+	}
+	t->slow++;
+	return walk(p, t->root, s, e, m);
+}

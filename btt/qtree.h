@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The trees of queued I/Os, compact: a node is 24 bytes (start sector, length, three 32-bit
+ * links and the colour), all nodes live in one array and the payload of node i (the rest
+ * of the I/O's record) in a parallel array. A search touches only nodes, so a tree of
+ * 100k requests fits in the L2 cache; with 128-byte pointer-linked records it did not.
+ *
+ * Insertion, replacement of an equal start and erasure follow btt/rbtree.c step for step,
+ * so the shape is the classic btt's: its outputs depend on it (tests/unit/test-qtree.c
+ * compares the two after every operation).
+ */
+#ifndef BTT_QTREE_H
+#define BTT_QTREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct qnode {
+	uint64_t sector;
+	uint32_t left, right, parent; /* node indexes; 0 is none */
+	/* length in sectors << 3 | counted as wide << 2 | reaches past its successor's
+	 * start << 1 | red */
+	uint32_t nsec_red;
+};
+
+/* the nodes (and payloads) of any number of trees; a tree is the index of its root */
+struct qpool {
+	struct qnode *node; /* node[0] is never used */
+	unsigned char *data; /* payload of node i at data + i * data_size */
+	size_t data_size;
+	uint32_t used; /* slots handed out so far, including 0 */
+	uint32_t cap;
+	uint32_t free; /* released nodes, linked through parent */
+};
+
+void qpool_init(struct qpool *p, size_t data_size);
+/* every tree of the pool is gone (roots must be reset to 0) */
+void qpool_release(struct qpool *p);
+
+static inline void *qpool_data(const struct qpool *p, uint32_t i)
+{
+	return p->data + (size_t)i * p->data_size;
+}
+
+static inline uint32_t qnode_nsec(const struct qnode *n)
+{
+	return n->nsec_red >> 3;
+}
+
+/*
+ * One device's tree. Besides the classic tree (whose shape decides the outputs), a table
+ * from start sector to node, and a count, per 1 MiB region of the disk, of the nodes that
+ * reach past the start of their in-order successor (only such a node can hold another's
+ * start). A search for the start of a request whose region no such node touches has only
+ * one possible answer whatever the shape, and is answered from the table.
+ */
+struct qtree {
+	uint32_t root;
+	uint32_t n; /* nodes in the tree */
+	uint32_t *slot; /* start sector -> node; 0 is empty */
+	unsigned int bits; /* the table has 1 << bits slots; 0: no table yet */
+	uint32_t zero; /* nodes of no sectors */
+	uint32_t wide; /* reaching nodes too long to be counted per region */
+	unsigned int rbits; /* region counts: 1 << rbits slots */
+	uint32_t nr; /* regions with a count */
+	uint64_t *rkey; /* region + 1; 0 is empty */
+	uint32_t *rcnt;
+	uint64_t fast, slow; /* searches answered from the table / by a descent */
+};
+
+/* the nodes a range search found, in the order the classic walk meets them */
+struct qmatch {
+	uint32_t *idx;
+	size_t n, cap;
+};
+
+/* Forget the tree (its nodes go with qpool_release) and free its tables. */
+void qtree_reset(struct qtree *t);
+
+/* The node whose range holds @sector, first met from the root; 0 if none. */
+uint32_t qtree_find(const struct qpool *p, struct qtree *t, uint64_t sector);
+
+/*
+ * Insert an I/O of @nsec sectors at @sector (nsec < 2^29). An I/O already queued at the
+ * same start is replaced in place: its node is returned with the new length, and
+ * *@replaced set. Otherwise a new node. The caller fills the payload (zeroed for a new
+ * node, the previous I/O's for a replaced one). 0 when out of memory.
+ */
+uint32_t qtree_insert(struct qpool *p, struct qtree *t, uint64_t sector, uint32_t nsec,
+		      int *replaced);
+
+/* Unlink node @i from the tree and give it back to the pool. */
+void qtree_erase(struct qpool *p, struct qtree *t, uint32_t i);
+
+/*
+ * The nodes lying inside [@s, @e] into @m (emptied first), in the order of the classic
+ * pruned pre-order walk, which may miss some when ranges overlap. -1 when out of memory.
+ */
+int qtree_collect(const struct qpool *p, struct qtree *t, uint64_t s, uint64_t e, struct qmatch *m);
+
+#endif /* BTT_QTREE_H */
