@@ -11,10 +11,12 @@
 #include "qtree.h"
 
 #define N(i) (p->node[i])
-#define RED(i) ((i) && (N(i).nsec_red & 1))
-#define REACH(i) (N(i).nsec_red & 2)
-#define SET_RED(i) (N(i).nsec_red |= 1)
-#define SET_BLACK(i) (N(i).nsec_red &= ~1u)
+#define A(i) (p->aux[i])
+#define NSEC(i) (A(i).nsec_red >> 3)
+#define RED(i) ((i) && (A(i).nsec_red & 1))
+#define REACH(i) (A(i).nsec_red & 2)
+#define SET_RED(i) (A(i).nsec_red |= 1)
+#define SET_BLACK(i) (A(i).nsec_red &= ~1u)
 
 enum { FIRST_CAP = 4096 };
 
@@ -28,6 +30,8 @@ void qpool_release(struct qpool *p)
 {
 	if (p->node)
 		munmap(p->node, (size_t)p->cap * sizeof(*p->node));
+	if (p->aux)
+		munmap(p->aux, (size_t)p->cap * sizeof(*p->aux));
 	if (p->data)
 		munmap(p->data, (size_t)p->cap * p->data_size);
 	qpool_init(p, p->data_size);
@@ -49,34 +53,45 @@ static void *grow(void *old, size_t old_len, size_t len)
 	return m;
 }
 
+static void *shrink(void *m, size_t len, size_t new_len)
+{
+	void *r;
+
+	if (!new_len) {
+		munmap(m, len);
+		return NULL;
+	}
+	r = mremap(m, len, new_len, 0);
+	return r == MAP_FAILED ? m : r; /* in place, it cannot fail; if it did, more stays */
+}
+
 static uint32_t alloc_node(struct qpool *p)
 {
 	uint32_t i = p->free;
 
 	if (i) {
-		p->free = N(i).parent;
+		p->free = A(i).parent;
 		memset(qpool_data(p, i), 0, p->data_size);
 		return i;
 	}
 	if (p->used == p->cap) {
 		uint32_t cap = p->cap ? p->cap * 2 : FIRST_CAP;
-		struct qnode *n;
-		unsigned char *d;
+		void **arr[3] = {(void **)&p->node, (void **)&p->aux, (void **)&p->data};
+		size_t size[3] = {sizeof(*p->node), sizeof(*p->aux), p->data_size};
 
 		if (p->cap >= (1u << 31))
 			return 0;
-		n = grow(p->node, (size_t)p->cap * sizeof(*n), (size_t)cap * sizeof(*n));
-		if (!n)
-			return 0;
-		p->node = n;
-		d = grow(p->data, (size_t)p->cap * p->data_size, (size_t)cap * p->data_size);
-		if (!d) {
-			/* keep the pool consistent: the node array may stay larger */
-			p->node =
-				mremap(n, (size_t)cap * sizeof(*n), (size_t)p->cap * sizeof(*n), 0);
-			return 0;
+		for (int k = 0; k < 3; k++) {
+			void *m = grow(*arr[k], p->cap * size[k], cap * size[k]);
+
+			if (!m) {
+				/* give back what grew: every array has p->cap slots */
+				while (k-- > 0)
+					*arr[k] = shrink(*arr[k], cap * size[k], p->cap * size[k]);
+				return 0;
+			}
+			*arr[k] = m;
 		}
-		p->data = d;
 		p->cap = cap;
 		if (!p->used)
 			p->used = 1; /* index 0 is none */
@@ -305,7 +320,7 @@ static uint32_t next(const struct qpool *p, uint32_t i)
 			;
 		return i;
 	}
-	while ((par = N(i).parent) && i == N(par).right)
+	while ((par = A(i).parent) && i == N(par).right)
 		i = par;
 	return par;
 }
@@ -319,7 +334,7 @@ static uint32_t prev(const struct qpool *p, uint32_t i)
 			;
 		return i;
 	}
-	while ((par = N(i).parent) && i == N(par).left)
+	while ((par = A(i).parent) && i == N(par).left)
 		i = par;
 	return par;
 }
@@ -327,12 +342,12 @@ static uint32_t prev(const struct qpool *p, uint32_t i)
 /* 1 when @a reaches past the start of its in-order successor @b */
 static inline uint32_t ov(const struct qpool *p, uint32_t a, uint32_t b)
 {
-	return a && b && N(a).sector + qnode_nsec(&N(a)) > N(b).sector;
+	return a && b && N(a).sector + NSEC(a) > N(b).sector;
 }
 
 static inline uint32_t empty(const struct qpool *p, uint32_t a)
 {
-	return qnode_nsec(&N(a)) == 0;
+	return NSEC(a) == 0;
 }
 
 /* node @x reaches past the start of its successor (@on) or not */
@@ -343,12 +358,12 @@ static void set_reach(struct qpool *p, struct qtree *t, uint32_t x, uint32_t on)
 	if (!x || !REACH(x) == !on)
 		return;
 	start = N(x).sector;
-	end = start + qnode_nsec(&N(x));
+	end = start + NSEC(x);
 	if (on) {
-		N(x).nsec_red |= 2 | (regions_count(t, start, end) ? 4 : 0);
+		A(x).nsec_red |= 2 | (regions_count(t, start, end) ? 4 : 0);
 	} else {
-		regions_uncount(t, start, end, N(x).nsec_red & 4);
-		N(x).nsec_red &= ~6u;
+		regions_uncount(t, start, end, A(x).nsec_red & 4);
+		A(x).nsec_red &= ~6u;
 	}
 }
 
@@ -363,7 +378,7 @@ uint32_t qtree_find(const struct qpool *p, struct qtree *t, uint64_t sector)
 	 * successor's start, and none touches this region: the descent would find it.
 	 */
 	i = hash_get(p, t, sector);
-	if (i && qnode_nsec(&N(i)) && region_clear(t, sector)) {
+	if (i && NSEC(i) && region_clear(t, sector)) {
 		t->fast++;
 		return i;
 	}
@@ -373,7 +388,7 @@ uint32_t qtree_find(const struct qpool *p, struct qtree *t, uint64_t sector)
 		const struct qnode *n = &N(i);
 		int right = sector >= n->sector;
 
-		if (right && sector < n->sector + qnode_nsec(n))
+		if (right && sector < n->sector + NSEC(i))
 			return i;
 		i = (&n->left)[right];
 	}
@@ -397,11 +412,11 @@ static void rotate_left(struct qpool *p, uint32_t x, uint32_t *root)
 
 	N(x).right = N(y).left;
 	if (N(y).left)
-		N(N(y).left).parent = x;
-	N(y).parent = N(x).parent;
-	change_child(p, x, y, N(x).parent, root);
+		A(N(y).left).parent = x;
+	A(y).parent = A(x).parent;
+	change_child(p, x, y, A(x).parent, root);
 	N(y).left = x;
-	N(x).parent = y;
+	A(x).parent = y;
 }
 
 static void rotate_right(struct qpool *p, uint32_t x, uint32_t *root)
@@ -410,19 +425,19 @@ static void rotate_right(struct qpool *p, uint32_t x, uint32_t *root)
 
 	N(x).left = N(y).right;
 	if (N(y).right)
-		N(N(y).right).parent = x;
-	N(y).parent = N(x).parent;
-	change_child(p, x, y, N(x).parent, root);
+		A(N(y).right).parent = x;
+	A(y).parent = A(x).parent;
+	change_child(p, x, y, A(x).parent, root);
 	N(y).right = x;
-	N(x).parent = y;
+	A(x).parent = y;
 }
 
 static void insert_color(struct qpool *p, uint32_t z, uint32_t *root)
 {
 	uint32_t par, g, u;
 
-	while ((par = N(z).parent) && RED(par)) {
-		g = N(par).parent;
+	while ((par = A(z).parent) && RED(par)) {
+		g = A(par).parent;
 		if (par == N(g).left) {
 			u = N(g).right;
 			if (RED(u)) {
@@ -435,7 +450,7 @@ static void insert_color(struct qpool *p, uint32_t z, uint32_t *root)
 			if (z == N(par).right) {
 				rotate_left(p, par, root);
 				z = par;
-				par = N(z).parent;
+				par = A(z).parent;
 			}
 			SET_BLACK(par);
 			SET_RED(g);
@@ -452,7 +467,7 @@ static void insert_color(struct qpool *p, uint32_t z, uint32_t *root)
 			if (z == N(par).left) {
 				rotate_right(p, par, root);
 				z = par;
-				par = N(z).parent;
+				par = A(z).parent;
 			}
 			SET_BLACK(par);
 			SET_RED(g);
@@ -484,7 +499,7 @@ uint32_t qtree_insert(struct qpool *p, struct qtree *t, uint64_t sector, uint32_
 
 			set_reach(p, t, parent, 0);
 			t->zero -= empty(p, parent);
-			o->nsec_red = (nsec << 3) | (o->nsec_red & 1);
+			A(parent).nsec_red = (nsec << 3) | (A(parent).nsec_red & 1);
 			t->zero += empty(p, parent);
 			set_reach(p, t, parent, ov(p, parent, s));
 			*replaced = 1;
@@ -498,8 +513,8 @@ uint32_t qtree_insert(struct qpool *p, struct qtree *t, uint64_t sector, uint32_
 		return 0;
 	N(i).sector = sector;
 	N(i).left = N(i).right = 0;
-	N(i).parent = parent;
-	N(i).nsec_red = (nsec << 3) | 1;
+	A(i).parent = parent;
+	A(i).nsec_red = (nsec << 3) | 1;
 	if (!parent)
 		t->root = i;
 	else if (sector < N(parent).sector)
@@ -531,7 +546,7 @@ static void erase_fixup(struct qpool *p, uint32_t x, uint32_t parent, uint32_t *
 			if (!RED(N(w).left) && !RED(N(w).right)) {
 				SET_RED(w);
 				x = parent;
-				parent = N(x).parent;
+				parent = A(x).parent;
 			} else {
 				if (!RED(N(w).right)) {
 					SET_BLACK(N(w).left);
@@ -561,7 +576,7 @@ static void erase_fixup(struct qpool *p, uint32_t x, uint32_t parent, uint32_t *
 			if (!RED(N(w).left) && !RED(N(w).right)) {
 				SET_RED(w);
 				x = parent;
-				parent = N(x).parent;
+				parent = A(x).parent;
 			} else {
 				if (!RED(N(w).left)) {
 					SET_BLACK(N(w).right);
@@ -593,10 +608,10 @@ static void erase(struct qpool *p, uint32_t *root, uint32_t z)
 
 	if (!N(z).left || !N(z).right) {
 		x = N(z).left ? N(z).left : N(z).right;
-		parent = N(z).parent;
+		parent = A(z).parent;
 		removed_red = RED(z);
 		if (x)
-			N(x).parent = parent;
+			A(x).parent = parent;
 		change_child(p, z, x, parent, root);
 	} else {
 		y = N(z).right;
@@ -604,20 +619,20 @@ static void erase(struct qpool *p, uint32_t *root, uint32_t z)
 			y = N(y).left;
 		removed_red = RED(y);
 		x = N(y).right;
-		if (N(y).parent == z) {
+		if (A(y).parent == z) {
 			parent = y;
 		} else {
-			parent = N(y).parent;
+			parent = A(y).parent;
 			N(parent).left = x;
 			if (x)
-				N(x).parent = parent;
+				A(x).parent = parent;
 			N(y).right = N(z).right;
-			N(N(z).right).parent = y;
+			A(N(z).right).parent = y;
 		}
 		N(y).left = N(z).left;
-		N(N(z).left).parent = y;
-		N(y).parent = N(z).parent;
-		change_child(p, z, y, N(z).parent, root);
+		A(N(z).left).parent = y;
+		A(y).parent = A(z).parent;
+		change_child(p, z, y, A(z).parent, root);
 		if (RED(z))
 			SET_RED(y);
 		else
@@ -625,7 +640,7 @@ static void erase(struct qpool *p, uint32_t *root, uint32_t z)
 	}
 	if (!removed_red && *root)
 		erase_fixup(p, x, parent, root);
-	N(z).parent = p->free;
+	A(z).parent = p->free;
 	p->free = z;
 }
 
@@ -661,7 +676,7 @@ static int walk(const struct qpool *p, uint32_t i, uint64_t s, uint64_t e, struc
 {
 	while (i) {
 		const struct qnode *n = &N(i);
-		uint64_t qe = n->sector + qnode_nsec(n);
+		uint64_t qe = n->sector + NSEC(i);
 
 		if (s <= n->sector && qe <= e && add(m, i) < 0)
 			return -1;
@@ -691,8 +706,8 @@ int qtree_collect(const struct qpool *p, struct qtree *t, uint64_t s, uint64_t e
 	 * region would be counted) stops the descent.
 	 */
 	i = hash_get(p, t, s);
-	if (i && !REACH(i) && qnode_nsec(&N(i))) {
-		uint64_t qe = s + qnode_nsec(&N(i));
+	if (i && !REACH(i) && NSEC(i)) {
+		uint64_t qe = s + NSEC(i);
 		uint32_t z;
 
 		if (qe > e) {
@@ -700,7 +715,7 @@ int qtree_collect(const struct qpool *p, struct qtree *t, uint64_t s, uint64_t e
 			return 0;
 		}
 		if (qe == e && region_clear(t, s) &&
-		    !(t->zero && (z = hash_get(p, t, e)) && !qnode_nsec(&N(z)))) {
+		    !(t->zero && (z = hash_get(p, t, e)) && !NSEC(z))) {
 			t->fast++;
 			return add(m, i);
 		}

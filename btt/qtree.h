@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The trees of queued I/Os, compact: a node is 24 bytes (start sector, length, three 32-bit
- * links and the colour), all nodes live in one array and the payload of node i (the rest
- * of the I/O's record) in a parallel array. A search touches only nodes, so a tree of
- * 100k requests fits in the L2 cache; with 128-byte pointer-linked records it did not.
+ * The trees of queued I/Os, compact: all nodes live in arrays indexed by 32-bit links, a
+ * node's start sector and children (16 bytes, what a descent reads) in one, its parent,
+ * length and colour in another, and the payload of node i (the rest of the I/O's record)
+ * in a third. A tree of 100k queued requests fits in the L2 cache; as 128-byte
+ * pointer-linked records it did not.
  *
  * Insertion, replacement of an equal start and erasure follow btt/rbtree.c step for step,
  * so the shape is the classic btt's: its outputs depend on it (tests/unit/test-qtree.c
@@ -17,7 +18,12 @@
 
 struct qnode {
 	uint64_t sector;
-	uint32_t left, right, parent; /* node indexes; 0 is none */
+	uint32_t left, right; /* node indexes; 0 is none */
+};
+
+/* the rest of a node, apart: a descent only reads qnode, four to a cache line */
+struct qaux {
+	uint32_t parent;
 	/* length in sectors << 3 | counted as wide << 2 | reaches past its successor's
 	 * start << 1 | red */
 	uint32_t nsec_red;
@@ -26,6 +32,7 @@ struct qnode {
 /* the nodes (and payloads) of any number of trees; a tree is the index of its root */
 struct qpool {
 	struct qnode *node; /* node[0] is never used */
+	struct qaux *aux;
 	unsigned char *data; /* payload of node i at data + i * data_size */
 	size_t data_size;
 	uint32_t used; /* slots handed out so far, including 0 */
@@ -42,9 +49,9 @@ static inline void *qpool_data(const struct qpool *p, uint32_t i)
 	return p->data + (size_t)i * p->data_size;
 }
 
-static inline uint32_t qnode_nsec(const struct qnode *n)
+static inline uint32_t qtree_nsec(const struct qpool *p, uint32_t i)
 {
-	return n->nsec_red >> 3;
+	return p->aux[i].nsec_red >> 3;
 }
 
 /*

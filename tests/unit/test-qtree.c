@@ -155,11 +155,12 @@ static void shape_qtree(struct world *w, uint32_t i, uint32_t parent)
 		return;
 	}
 	n = &w->pool.node[i];
-	assert_int_equal(n->parent, parent);
+	assert_int_equal(w->pool.aux[i].parent, parent);
 	/* the payload follows the node */
 	assert_int_equal(*(uint64_t *)qpool_data(&w->pool, i), n->sector);
 	push(&w->b, &w->nb, &w->capb, n->sector);
-	push(&w->b, &w->nb, &w->capb, (uint64_t)qnode_nsec(n) << 1 | (n->nsec_red & 1));
+	push(&w->b, &w->nb, &w->capb,
+	     (uint64_t)qtree_nsec(&w->pool, i) << 1 | (w->pool.aux[i].nsec_red & 1));
 	shape_qtree(w, n->left, i);
 	shape_qtree(w, n->right, i);
 }
