@@ -159,22 +159,36 @@ struct dev;
 
 #define Q2D_BUCKETS 10
 
+/* the times a queued I/O records after its Q */
+enum qio_time { QT_G, QT_S, QT_I, QT_M, QT_D, QT_N };
+
 /*
  * one queued I/O, from Q until the completion that covers it: the payload of its node in
- * its device's tree (qtree.h)
+ * its device's tree (qtree.h), which holds its sector and length. The later times are
+ * kept as offsets from the Q (qio_time(), qio_set_time()).
  */
 struct qio {
-	struct dev *dip;
 	struct proc *pip;
-	uint64_t time, sector;
-	uint64_t g_time, s_time, i_time, m_time, d_time;
+	uint64_t time;
 	uint64_t d_sec; /* the issue that took it, for the per-IO dump */
-	uint32_t bytes;
+	uint32_t dev; /* index in bs.devs */
 	uint32_t d_nsec;
+	uint32_t dt[QT_N]; /* 0: none; QT_FAR: in bs.far; else time - Q's time + 1 */
+};
+
+#define QT_FAR UINT32_MAX
+
+/* times too far from their Q (or before it) for a 32-bit offset, by node and kind */
+struct qfar {
+	uint64_t *key; /* (node << 3 | kind) + 1; 0 is empty */
+	uint64_t *time;
+	unsigned int bits;
+	uint32_t n;
 };
 
 struct dev {
 	uint32_t device;
+	uint32_t idx; /* in bs.devs */
 	int pre_culling;
 	int remapper;
 	const char *map_name; /* -M */
@@ -227,12 +241,21 @@ struct btt_state {
 	uint64_t last_time; /* of the last event taken */
 	uint64_t n_traces; /* records other than notes, for -v */
 	struct qpool qpool; /* the nodes of every device's tree of queued I/Os */
+	struct qfar far;
 };
 
 extern struct btt_state bs;
 
 /* iomodel.c: the queued I/Os of every device, all dropped at once */
 void qio_release_all(void);
+uint64_t qio_time(const struct qio *q, enum qio_time k); /* NO_TIME if none */
+uint64_t qio_sector(const struct qio *q);
+uint32_t qio_nsec(const struct qio *q);
+
+static inline struct dev *qio_dev(const struct qio *q)
+{
+	return bs.devs[q->dev];
+}
 
 /* devs.c */
 void devs_drop_ios(void);

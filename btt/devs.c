@@ -91,6 +91,7 @@ struct dev *dev_get(uint32_t device, uint64_t time)
 		if (!bs.devs)
 			die("out of memory");
 	}
+	dip->idx = (uint32_t)bs.ndevs;
 	bs.devs[bs.ndevs++] = dip;
 	last_dev = dip;
 	extra_new_dev(dip);

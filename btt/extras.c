@@ -170,10 +170,12 @@ void extra_pit(struct dev *dip, struct qio **qs, size_t n, const struct blk_even
 		return;
 	f = files_of(dip);
 	for (size_t i = 0; i < n; i++) {
+		uint64_t t = qio_time(qs[i], QT_D);
+
 		pit_time(f->pit, qs[i]->time);
 		fputc(' ', f->pit);
-		if (qs[i]->d_time != NO_TIME)
-			d_time = qs[i]->d_time;
+		if (t != NO_TIME)
+			d_time = t;
 	}
 	fputs("| ", f->pit);
 	pit_time(f->pit, d_time);
@@ -185,12 +187,12 @@ void extra_pit(struct dev *dip, struct qio **qs, size_t n, const struct blk_even
 void extra_q2d(struct qio *q, uint64_t q2d)
 {
 	if (opts.all_data)
-		q2d_hist_add(q->dip->q2d_hist, q2d);
+		q2d_hist_add(qio_dev(q)->q2d_hist, q2d);
 }
 
 void extra_q_done(struct qio *q, const struct blk_event *c)
 {
-	iostat_complete(q->dip, q, c->time);
+	iostat_complete(qio_dev(q), q, c->time);
 }
 
 static void per_io_line(const char *lead, uint64_t t, char kind, uint64_t sec, uint32_t n)
@@ -206,17 +208,21 @@ void extra_per_io(struct qio *q, const struct blk_event *c)
 
 	if (!bs.per_io_fp)
 		return;
-	snprintf(lead, sizeof(lead), "%3u,%-3u:", BLK_MAJOR(q->dip->device),
-		 BLK_MINOR(q->dip->device));
-	per_io_line(lead, q->time, 'Q', q->sector, q->bytes >> 9);
-	if (q->g_time != NO_TIME)
-		per_io_line(pad, q->g_time, 'G', q->sector, q->bytes >> 9);
-	if (q->i_time != NO_TIME)
-		per_io_line(pad, q->i_time, 'I', q->sector, q->bytes >> 9);
-	if (q->m_time != NO_TIME)
-		per_io_line(pad, q->m_time, 'M', q->sector, q->bytes >> 9);
-	if (q->d_time != NO_TIME)
-		per_io_line(pad, q->d_time, 'D', q->d_sec, q->d_nsec);
+	static const struct {
+		enum qio_time k;
+		char c;
+	} later[] = {{QT_G, 'G'}, {QT_I, 'I'}, {QT_M, 'M'}};
+	uint64_t sec = qio_sector(q), t;
+	uint32_t nsec = qio_nsec(q);
+
+	snprintf(lead, sizeof(lead), "%3u,%-3u:", BLK_MAJOR(qio_dev(q)->device),
+		 BLK_MINOR(qio_dev(q)->device));
+	per_io_line(lead, q->time, 'Q', sec, nsec);
+	for (size_t i = 0; i < sizeof(later) / sizeof(later[0]); i++)
+		if ((t = qio_time(q, later[i].k)) != NO_TIME)
+			per_io_line(pad, t, later[i].c, sec, nsec);
+	if ((t = qio_time(q, QT_D)) != NO_TIME)
+		per_io_line(pad, t, 'D', q->d_sec, q->d_nsec);
 	per_io_line(pad, c->time, 'C', c->sector, c->bytes >> 9);
 	fputc('\n', bs.per_io_fp);
 }

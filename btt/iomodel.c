@@ -22,7 +22,7 @@ static size_t nmatched, amatched;
 static void update(enum avg_kind k, struct qio *q, uint64_t t)
 {
 	avg_add(&bs.all.a[k], t);
-	avg_add(&q->dip->avgs.a[k], t);
+	avg_add(&qio_dev(q)->avgs.a[k], t);
 	if (q->pip)
 		avg_add(&q->pip->avgs.a[k], t);
 }
@@ -61,9 +61,117 @@ static uint32_t qio_index(const struct qio *q)
 	return (uint32_t)(((const unsigned char *)q - bs.qpool.data) / sizeof(struct qio));
 }
 
+/* ---- times far from their Q, in a table by node and kind (rare) ---- */
+
+static inline uint32_t far_home(uint64_t key, unsigned int bits)
+{
+	return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
+static uint64_t far_key(const struct qio *q, enum qio_time k)
+{
+	return ((uint64_t)qio_index(q) << 3 | (uint64_t)k) + 1;
+}
+
+static uint32_t far_find(const struct qfar *f, uint64_t key)
+{
+	uint32_t mask = (1u << f->bits) - 1, h;
+
+	for (h = far_home(key, f->bits); f->key[h] != key; h = (h + 1) & mask)
+		;
+	return h;
+}
+
+static void far_put(struct qfar *f, uint64_t key, uint64_t time)
+{
+	uint32_t mask, h;
+
+	if (!f->bits || (uint64_t)(f->n + 1) * 2 > (1ull << f->bits)) {
+		struct qfar g = {.bits = f->bits ? f->bits + 1 : 6};
+
+		g.key = calloc((size_t)1 << g.bits, sizeof(*g.key));
+		g.time = malloc(((size_t)1 << g.bits) * sizeof(*g.time));
+		if (!g.key || !g.time)
+			die("out of memory");
+		for (size_t i = 0; f->bits && i < ((size_t)1 << f->bits); i++)
+			if (f->key[i])
+				far_put(&g, f->key[i], f->time[i]);
+		free(f->key);
+		free(f->time);
+		*f = g;
+	}
+	mask = (1u << f->bits) - 1;
+	for (h = far_home(key, f->bits); f->key[h]; h = (h + 1) & mask)
+		;
+	f->key[h] = key;
+	f->time[h] = time;
+	f->n++;
+}
+
+static void far_del(struct qfar *f, uint64_t key)
+{
+	uint32_t mask = (1u << f->bits) - 1, h = far_find(f, key), j;
+
+	for (j = (h + 1) & mask; f->key[j]; j = (j + 1) & mask) {
+		uint32_t hj = far_home(f->key[j], f->bits);
+
+		if (((j - hj) & mask) >= ((j - h) & mask)) {
+			f->key[h] = f->key[j];
+			f->time[h] = f->time[j];
+			h = j;
+		}
+	}
+	f->key[h] = 0;
+	f->n--;
+}
+
+uint64_t qio_time(const struct qio *q, enum qio_time k)
+{
+	if (q->dt[k] == QT_FAR)
+		return bs.far.time[far_find(&bs.far, far_key(q, k))];
+	return q->dt[k] ? q->time + q->dt[k] - 1 : NO_TIME;
+}
+
+static void qio_set_time(struct qio *q, enum qio_time k, uint64_t t)
+{
+	uint64_t d = t - q->time; /* after the Q, as the trace is merged; else far */
+
+	if (d < QT_FAR - 1) {
+		if (q->dt[k] == QT_FAR)
+			far_del(&bs.far, far_key(q, k));
+		q->dt[k] = (uint32_t)d + 1;
+	} else if (q->dt[k] == QT_FAR) {
+		bs.far.time[far_find(&bs.far, far_key(q, k))] = t;
+	} else {
+		far_put(&bs.far, far_key(q, k), t);
+		q->dt[k] = QT_FAR;
+	}
+}
+
+/* before the node is reused */
+static void qio_forget(struct qio *q)
+{
+	for (int k = 0; k < QT_N; k++)
+		if (q->dt[k] == QT_FAR)
+			far_del(&bs.far, far_key(q, (enum qio_time)k));
+}
+
+uint64_t qio_sector(const struct qio *q)
+{
+	return bs.qpool.node[qio_index(q)].sector;
+}
+
+uint32_t qio_nsec(const struct qio *q)
+{
+	return qtree_nsec(&bs.qpool, qio_index(q));
+}
+
 void qio_release_all(void)
 {
 	qpool_release(&bs.qpool);
+	free(bs.far.key);
+	free(bs.far.time);
+	memset(&bs.far, 0, sizeof(bs.far));
 }
 
 /* a second I/O at the same start orphans the first: it takes its node */
@@ -79,8 +187,10 @@ static struct qio *insert_q(struct dev *dip, uint64_t sector, uint32_t bytes)
 	if (!i)
 		die("out of memory for %u queued I/Os", bs.qpool.used);
 	q = qpool_data(&bs.qpool, i);
-	if (replaced)
+	if (replaced) {
+		qio_forget(q);
 		memset(q, 0, sizeof(*q));
+	}
 	return q;
 }
 
@@ -119,12 +229,9 @@ static void do_queue(const struct blk_event *ev)
 		return;
 	pip = proc_get(ev->pid);
 	q = insert_q(dip, ev->sector, ev->bytes);
-	q->dip = dip;
+	q->dev = dip->idx;
 	q->pip = pip;
 	q->time = ev->time;
-	q->sector = ev->sector;
-	q->bytes = ev->bytes;
-	q->g_time = q->s_time = q->i_time = q->m_time = q->d_time = NO_TIME;
 
 	if (dip->remapper) {
 		update_lq(&bs.last_q, &bs.all.a[AV_Q2Q_DM], ev->time);
@@ -178,10 +285,12 @@ static void do_getrq(const struct blk_event *ev)
 		return;
 	q = find_sec(dip, ev->sector);
 	if (q) {
-		q->g_time = ev->time;
+		uint64_t s_time = qio_time(q, QT_S);
+
+		qio_set_time(q, QT_G, ev->time);
 		update(AV_Q2G, q, tdelta(q->time, ev->time));
-		if (q->s_time != NO_TIME)
-			update(AV_S2G, q, tdelta(q->s_time, ev->time));
+		if (s_time != NO_TIME)
+			update(AV_S2G, q, tdelta(s_time, ev->time));
 	}
 	extra_getrq(dip, ev);
 }
@@ -195,7 +304,7 @@ static void do_sleeprq(const struct blk_event *ev)
 		return;
 	q = find_sec(dip, ev->sector);
 	if (q)
-		q->s_time = ev->time;
+		qio_set_time(q, QT_S, ev->time);
 }
 
 static void do_insert(const struct blk_event *ev)
@@ -207,9 +316,11 @@ static void do_insert(const struct blk_event *ev)
 		return;
 	q = find_sec(dip, ev->sector);
 	if (q) {
-		if (q->g_time != NO_TIME)
-			update(AV_G2I, q, tdelta(q->g_time, ev->time));
-		q->i_time = ev->time;
+		uint64_t g_time = qio_time(q, QT_G);
+
+		if (g_time != NO_TIME)
+			update(AV_G2I, q, tdelta(g_time, ev->time));
+		qio_set_time(q, QT_I, ev->time);
 	}
 }
 
@@ -223,7 +334,7 @@ static void do_merge(const struct blk_event *ev)
 	q = find_sec(dip, ev->sector);
 	if (q) {
 		update(AV_Q2M, q, tdelta(q->time, ev->time));
-		q->m_time = ev->time;
+		qio_set_time(q, QT_M, ev->time);
 	}
 	extra_merge(dip, ev);
 	if (dip->n_act_q)
@@ -257,11 +368,13 @@ static void do_issue(const struct blk_event *ev)
 		struct qio *q = matched[i];
 		uint64_t q2d = tdelta(q->time, ev->time);
 
-		if (q->i_time != NO_TIME)
-			update(AV_I2D, q, tdelta(q->i_time, ev->time));
-		else if (q->m_time != NO_TIME)
-			update(AV_M2D, q, tdelta(q->m_time, ev->time));
-		q->d_time = ev->time;
+		uint64_t i_time = qio_time(q, QT_I), m_time = qio_time(q, QT_M);
+
+		if (i_time != NO_TIME)
+			update(AV_I2D, q, tdelta(i_time, ev->time));
+		else if (m_time != NO_TIME)
+			update(AV_M2D, q, tdelta(m_time, ev->time));
+		qio_set_time(q, QT_D, ev->time);
 		q->d_sec = ev->sector;
 		q->d_nsec = ev->bytes >> 9;
 		extra_q2d(q, q2d);
@@ -296,23 +409,24 @@ static void do_complete(const struct blk_event *ev)
 	extra_pit(dip, matched, nmatched, ev);
 	for (size_t i = 0; i < nmatched; i++) {
 		struct qio *q = matched[i];
-		uint64_t q2c = tdelta(q->time, ev->time);
+		uint64_t q2c = tdelta(q->time, ev->time), q_d_time = qio_time(q, QT_D);
 
 		update(dip->remapper ? AV_Q2C_DM : AV_Q2C, q, q2c);
 		latency_write(dip->q2c_fp, q->time, q2c);
 		plat_add(dip, 0, q->time, q2c);
 		hist_add(dip, 0, q2c);
-		if (q->d_time != NO_TIME) {
-			uint64_t d2c = tdelta(q->d_time, ev->time);
+		if (q_d_time != NO_TIME) {
+			uint64_t d2c = tdelta(q_d_time, ev->time);
 
 			update(AV_D2C, q, d2c);
 			latency_write(dip->d2c_fp, ev->time, d2c);
 			plat_add(dip, 1, ev->time, d2c);
 			hist_add(dip, 1, d2c);
 			extra_q_done(q, ev);
-			d_time = q->d_time;
+			d_time = q_d_time;
 		}
 		extra_per_io(q, ev);
+		qio_forget(q);
 		qtree_erase(&bs.qpool, &dip->qt, qio_index(q));
 	}
 	extra_per_io_end();

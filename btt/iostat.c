@@ -211,7 +211,7 @@ void iostat_complete(struct dev *dip, const struct qio *q, uint64_t time)
 {
 	struct dev_iostat *d;
 	struct io_stats *s[2];
-	uint64_t from = q->i_time != NO_TIME ? q->i_time : q->m_time;
+	uint64_t from = qio_time(q, QT_I) != NO_TIME ? qio_time(q, QT_I) : qio_time(q, QT_M);
 
 	if (!ofp)
 		return;
