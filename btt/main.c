@@ -283,6 +283,99 @@ static void progress(struct blk_reader *r, off_t size)
 	last = now;
 }
 
+/*
+ * Once the queued I/Os outgrow the caches (requests that never complete pile up), events
+ * are taken in batches: before a batch is modelled, the insertions it will make descend
+ * together (qtree_prefetch), so that their cache misses overlap.
+ */
+#define BATCH 16
+#define PREFETCH_NODES (256u << 10) /* 4 MiB of nodes */
+
+struct batch {
+	struct blk_event ev[BATCH];
+	size_t pdu_off[BATCH];
+	size_t n;
+	unsigned char *pdu; /* the payloads, copied: the reader's are valid until its next call */
+	size_t pdu_len, pdu_cap;
+};
+
+static void batch_add(struct batch *b, const struct blk_event *ev)
+{
+	if (b->pdu_len + ev->pdu_len > b->pdu_cap) {
+		size_t cap = b->pdu_cap ? b->pdu_cap : 4096;
+		unsigned char *p;
+
+		while (cap < b->pdu_len + ev->pdu_len)
+			cap *= 2;
+		p = realloc(b->pdu, cap);
+		if (!p)
+			die("out of memory");
+		b->pdu = p;
+		b->pdu_cap = cap;
+	}
+	if (ev->pdu_len)
+		memcpy(b->pdu + b->pdu_len, ev->pdu, ev->pdu_len);
+	b->pdu_off[b->n] = b->pdu_len;
+	b->pdu_len += ev->pdu_len;
+	b->ev[b->n++] = *ev;
+}
+
+static void batch_prefetch(struct batch *b)
+{
+	struct qtree *t[BATCH];
+	uint64_t sector[BATCH];
+	size_t n = 0;
+
+	for (size_t i = 0; i < b->n; i++) {
+		const struct blk_event *ev = &b->ev[i];
+		uint32_t act = blk_event_action32(ev);
+		struct dev *dip;
+
+		b->ev[i].pdu = b->pdu + b->pdu_off[i];
+		if ((act & (BLK_TC_ACT(BLK_TC_NOTIFY) | BLK_TC_ACT(BLK_TC_PC))) || !ev->bytes)
+			continue;
+		/* the insertions: the other searches mostly go through the table */
+		if ((act & 0xffff) == BLK_TA_QUEUE && (dip = dev_find(ev->device))) {
+			t[n] = &dip->qt;
+			sector[n++] = ev->sector;
+		}
+	}
+	qtree_prefetch(&bs.qpool, t, sector, n);
+}
+
+/* the events from @ev on; the reader's last status */
+static int run(struct blk_reader *r, struct blk_event *ev, off_t size)
+{
+	struct batch b = {.n = 0};
+	int rc = 1;
+
+	/* one at a time while the queued I/Os fit in the caches (batches cost a copy) */
+	while (bs.qpool.used < PREFETCH_NODES) {
+		iomodel_event(ev);
+		if (opts.verbose)
+			progress(r, size);
+		if (bs.done || (rc = blk_reader_next(r, ev)) <= 0)
+			return rc;
+	}
+	batch_add(&b, ev);
+	for (;;) {
+		while (b.n < BATCH && (rc = blk_reader_next(r, ev)) > 0)
+			batch_add(&b, ev);
+		batch_prefetch(&b);
+		for (size_t i = 0; i < b.n && !bs.done; i++) {
+			iomodel_event(&b.ev[i]);
+			if (opts.verbose)
+				progress(r, size);
+		}
+		if (bs.done || rc <= 0)
+			break;
+		b.n = 0;
+		b.pdu_len = 0;
+	}
+	free(b.pdu);
+	return rc;
+}
+
 static FILE *open_out(const char *suffix, char **name)
 {
 	char fn[4096];
@@ -328,11 +421,7 @@ int main(int argc, char **argv)
 	fp_init(&bs.sys_fp, "sys");
 	extras_init();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do {
-		iomodel_event(&ev);
-		if (opts.verbose)
-			progress(r, size);
-	} while (!bs.done && (rc = blk_reader_next(r, &ev)) > 0);
+	rc = run(r, &ev, size);
 	if (opts.verbose) {
 		/* -v: the record count and rate, on stdout as the reference prints it */
 		unsigned long long n = bs.n_traces;

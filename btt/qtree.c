@@ -723,3 +723,33 @@ int qtree_collect(const struct qpool *p, struct qtree *t, uint64_t s, uint64_t e
 	t->slow++;
 	return walk(p, t->root, s, e, m);
 }
+
+void qtree_prefetch(const struct qpool *p, struct qtree *const *t, const uint64_t *sector, size_t n)
+{
+	uint32_t cur[QTREE_PREFETCH_MAX];
+	size_t live = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		cur[i] = t[i]->root;
+		live += cur[i] != 0;
+		if (t[i]->bits)
+			__builtin_prefetch(&t[i]->slot[home(sector[i], t[i]->bits)]);
+	}
+	while (live) {
+		live = 0;
+		for (size_t i = 0; i < n; i++) {
+			const struct qnode *nd;
+			uint32_t next;
+
+			if (!cur[i])
+				continue;
+			nd = &N(cur[i]);
+			next = sector[i] == nd->sector ? 0 : (&nd->left)[sector[i] > nd->sector];
+			if (next) {
+				__builtin_prefetch(&N(next));
+				live++;
+			}
+			cur[i] = next;
+		}
+	}
+}

@@ -105,4 +105,14 @@ void qtree_erase(struct qpool *p, struct qtree *t, uint32_t i);
  */
 int qtree_collect(const struct qpool *p, struct qtree *t, uint64_t s, uint64_t e, struct qmatch *m);
 
+/*
+ * Warm the cache for searches of @n sectors (@n <= QTREE_PREFETCH_MAX) in trees @t[i]:
+ * descend all of them in lockstep, one level per round, so that their cache misses
+ * overlap instead of following one another. Changes nothing; the searches that follow
+ * (even after a few insertions) find their nodes in the cache.
+ */
+#define QTREE_PREFETCH_MAX 32
+void qtree_prefetch(const struct qpool *p, struct qtree *const *t, const uint64_t *sector,
+		    size_t n);
+
 #endif /* BTT_QTREE_H */

@@ -595,9 +595,10 @@ void ranges_print(FILE *ofp)
 	char lab[64];
 
 	fprintf(ofp, "# Total System\n");
-	/* every region takes a slot, printed or not */
-	region_out(ofp, "Total System", &bs.all_regions, base);
-	base += 1.0f;
+	/* the system and each device take a slot when they had activity; every process
+	 * takes one */
+	if (region_out(ofp, "Total System", &bs.all_regions, base))
+		base += 1.0f;
 	if (bs.ndevs > 1) {
 		fprintf(ofp, "# Per device\n");
 		for (size_t i = 0; i < bs.nout; i++) {
@@ -605,8 +606,8 @@ void ranges_print(FILE *ofp)
 				continue;
 			snprintf(lab, sizeof(lab), "%u,%u", BLK_MAJOR(bs.out[i]->device),
 				 BLK_MINOR(bs.out[i]->device));
-			region_out(ofp, lab, &bs.out[i]->regions, base);
-			base += 1.0f;
+			if (region_out(ofp, lab, &bs.out[i]->regions, base))
+				base += 1.0f;
 		}
 	}
 	fprintf(ofp, "# Per process\n");

@@ -280,6 +280,44 @@ PY
 		# one mode by far (distance 0): no tree; many modes: the tree rebuilt
 		modes=$(grep -h -A4 'Seek Information' "$syn"/o.*/x.avg | grep -c '(' )
 		[ "$modes" -gt 0 ] || fail "btt 400k: no seek tables in the report"
+		# over 256k queued I/Os (requests that never complete): events are then taken in
+		# batches whose insertions descend together; payloads (notes, remaps, unplugs)
+		# are copied with them
+		python3 - "$syn/pile.bin" <<'PY'
+import random, struct, sys
+random.seed(11)
+R = struct.Struct('<IIQQIIIIIHH')
+out, seq, t = [], 0, 0
+def rec(code, cat, sector, nbytes, pid=100, dev=8 << 20, pdu=b''):
+    global seq, t
+    seq += 1
+    t += 1000
+    out.append(R.pack(0x65617407, seq, t, sector, nbytes, code | ((1 << cat) | (1 << 8) | 2) << 16,
+                      pid, dev, 0, 0, len(pdu)) + pdu)
+name = b'pile\0'
+out.append(R.pack(0x65617407, 0, 0, 0, 0, (1 << 10) << 16, 100, 8 << 20, 0, 0, len(name)) + name)
+live = []
+for i in range(300000):
+    s = random.randrange(0, 1 << 30) * 8
+    rec(1, 4, s, 4096)
+    if i > 250000 and i % 50 == 0:
+        live.append(s)
+    if i > 260000 and i % 97 == 0 and live:
+        s = live.pop(0)
+        rec(4, 4, s, 4096)
+        rec(12, 4, s, 4096)
+        rec(7, 6, s, 4096)
+        rec(8, 7, s, 4096, pid=0)
+    if i > 270000 and i % 1001 == 0:
+        rec(10, 4, 0, 0, pdu=struct.pack('>Q', i % 7))
+        rec(15, 4, s + 8, 4096, dev=8 << 20 | 1, pdu=struct.pack('>IIQ', 8 << 20, 8 << 20 | 1, s))
+        msg = ('pid %d' % i).encode() + b'\0'
+        out.append(R.pack(0x65617407, 0, t, 0, 0, (1 << 10) << 16, 200 + i, 8 << 20, 0, 0,
+                          len(msg)) + msg)
+open(sys.argv[1], 'wb').write(b''.join(out))
+PY
+		bins="pile"
+		claim "300k I/Os that never complete (batched insertions)" -o x -p pio -l l -q q -A
 		bins=$bins_all
 	fi
 fi
