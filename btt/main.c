@@ -458,13 +458,18 @@ int main(int argc, char **argv)
 		die("write error on standard output: %s", strerror(errno));
 
 	if (opts.do_active) {
+		float base = 1.0f;
+
 		live_dump(&bs.all_live, "sys_live.dat", 0.0f);
-		for (size_t i = 0; i < bs.ndevs; i++) {
+		/* the shown devices in report order; each with live periods takes a row */
+		for (size_t i = 0; i < bs.nout; i++) {
 			char fn[128];
 
-			dev_label(bs.devs[i], fn, sizeof(fn) - 10, 0);
+			dev_label(bs.out[i], fn, sizeof(fn) - 10, 0);
 			strcat(fn, "_live.dat");
-			live_dump(&bs.devs[i]->live, fn, (float)(i + 1));
+			live_dump(&bs.out[i]->live, fn, base);
+			if (bs.out[i]->live.n)
+				base += 1.0f;
 		}
 	}
 	fp_finish(&bs.sys_fp);

@@ -190,10 +190,22 @@ e3 = ["N 10 aaa", "1.0 Q 1000 4096 10 8,0", "6.0 G 1000 4096 10 8,0", "6.5 I 100
       "85.5 I 6000 4096 10 8,0", "90.0 D 6000 4096 10 8,0", "90.1 C 6000 4096 0 8,0",
       "91.0 Q 7000 4096 10 8,0", "91.1 G 7000 4096 10 8,0", "99.0 I 7000 4096 10 8,0",
       "99.1 I 7000 4096 10 8,0", "99.2 D 7000 4096 10 8,0", "99.3 C 7000 4096 0 8,0"]
-for name, lines in (('e1', e1), ('e2', e2), ('e3', e3)):
+# devices without activity of their own: one only named by a message, one with D and C but
+# no Q, one only a remap target; a plug still open at the end; a process that only completes
+e4 = ["N 10 aaa", "MSG 0.001 8,32 only a message", "0.002 D 100 4096 10 8,48",
+      "0.003 C 100 4096 0 8,48", "0.004 Q 200 4096 10 8,0", "0.005 A 300 4096 10 8,64 x 8,0:200",
+      "0.006 G 200 4096 10 8,0", "0.007 D 200 4096 10 8,0", "0.008 C 200 4096 0 8,0",
+      "0.009 U 0 0 0 8,80 3", "0.010 P 0 0 0 8,0", "0.011 C 500 4096 77 8,0",
+      "0.012 Q 600 4096 10 8,0", "0.013 Q 608 4096 10 8,0", "0.014 D 600 8192 10 8,0"]
+# live periods on devices created after ones without any (a message, a Q never issued)
+e5 = ["MSG 0.001 8,32 hello", "0.002 Q 50 4096 10 8,64", "0.010 Q 100 4096 10 8,16",
+      "0.011 D 100 4096 10 8,16", "0.012 C 100 4096 0 8,16", "0.020 Q 100 4096 10 8,48",
+      "0.021 C 100 4096 0 8,48", "0.030 Q 100 4096 10 8,0", "0.031 D 100 4096 10 8,0",
+      "0.032 C 100 4096 0 8,0"]
+for name, lines in (('e1', e1), ('e2', e2), ('e3', e3), ('e4', e4), ('e5', e5)):
     open('%s/%s.bin' % (sys.argv[1], name), 'wb').write(trace(lines))
 PY
-	bins="$bins e1 e2 e3"
+	bins="$bins e1 e2 e3 e4 e5"
 	# under valgrind, one synthetic and one real trace are enough
 	[ -n "${VALGRIND:-}" ] && bins="g1 $(unpack ext4-mixed)/ext4-mixed.bin"
 	# diffrun WHAT BIN OPTS...: compare stdout, stderr-free status and every file written
@@ -247,6 +259,9 @@ PY
 	bins="g1 g2"
 	claim "-D 8,16" -D "8,16"
 	claim "-D 8,0;8,16 -A" -D "8,0;8,16" -A
+	bins="e5"
+	claim "-Z -D 8,0;8,16 (live rows in -D order)" -Z -D "8,0;8,16"
+	claim "-Z -D 8,48;8,0;8,32" -Z -D "8,48;8,0;8,32"
 	bins=$bins_all
 	claim "-e fio,tar" -e fio,tar
 	claim "-e ''" -e ""
