@@ -201,7 +201,7 @@ struct dev {
 	struct seeki *q2q_seek, *d2d_seek;
 	struct live live;
 	int is_plugged;
-	long nplugs, nplugs_t, n_unplugs;
+	long nplugs, nplugs_t;
 	uint64_t nios_up, nios_upt;
 	double last_plug, plugged_time, start_time, end_time;
 	struct fp_counter fp;

@@ -45,6 +45,8 @@ static struct dev *setup(const struct blk_event *ev, int type)
 		dip->pre_culling = 0;
 	}
 	dip->end_time = bit_time(ev->time);
+	/* every event taken names its process (it shows in the per-process rows) */
+	proc_get(ev->pid);
 	return dip;
 }
 
@@ -366,7 +368,8 @@ static void do_issue(const struct blk_event *ev)
 	match(dip, ev);
 	for (size_t i = 0; i < nmatched; i++) {
 		struct qio *q = matched[i];
-		uint64_t q2d = tdelta(q->time, ev->time);
+		/* the reference does not clamp Q2D (an issue before its queue wraps around) */
+		uint64_t q2d = ev->time - q->time;
 
 		uint64_t i_time = qio_time(q, QT_I), m_time = qio_time(q, QT_M);
 
@@ -380,7 +383,7 @@ static void do_issue(const struct blk_event *ev)
 		extra_q2d(q, q2d);
 		latency_write(dip->q2d_fp, ev->time, q2d);
 		plat_add(dip, 2, ev->time, q2d);
-		hist_add(dip, 2, q2d);
+		hist_add(dip, 2, tdelta(q->time, ev->time));
 	}
 }
 
@@ -423,7 +426,9 @@ static void do_complete(const struct blk_event *ev)
 			plat_add(dip, 1, ev->time, d2c);
 			hist_add(dip, 1, d2c);
 			extra_q_done(q, ev);
-			d_time = q_d_time;
+			/* the live period starts at the earliest issue, as the reference's */
+			if (d_time == NO_TIME || q_d_time < d_time)
+				d_time = q_d_time;
 		}
 		extra_per_io(q, ev);
 		qio_forget(q);
@@ -468,7 +473,6 @@ static void do_plug(const struct blk_event *ev, int code)
 		dip->nplugs_t++;
 		dip->nios_upt += depth;
 	}
-	dip->n_unplugs++;
 	unplug(dip, bit_time(ev->time));
 }
 
@@ -527,7 +531,6 @@ void iomodel_event(const struct blk_event *ev)
 	case BLK_TA_FRONTMERGE:
 	case BLK_TA_ISSUE:
 	case BLK_TA_COMPLETE:
-	case BLK_TA_REQUEUE:
 		if (ev->bytes == 0)
 			return;
 		break;

@@ -141,6 +141,9 @@ static void dump(uint64_t stamp, int all)
 	for (size_t i = 0; i < bs.nout; i++)
 		dump_dev(bs.out[i], stamp, all, &t);
 	if (t.n > 1) {
+		/* the total's kB/s are its sectors/s halved (a device's: its sectors halved) */
+		t.rate[6] = t.rate[4] / 2.0;
+		t.rate[7] = t.rate[5] / 2.0;
 		row("TOTAL", t.rate, t.avgrq / t.n, t.qusz / t.n, t.await / t.n, t.svctm / t.n,
 		    t.util / t.n);
 		if (all)

@@ -120,7 +120,7 @@ static void device_overhead(FILE *ofp)
 	static const enum avg_kind cols[] = {AV_Q2G, AV_G2I, AV_Q2M, AV_I2D, AV_D2C};
 	uint64_t tot[5] = {0}, q2c = 0;
 	char lab[64];
-	int shown = 0;
+	long samples = 0; /* of the five columns, over the devices shown */
 
 	banner(ofp, "Device Overhead");
 	fprintf(ofp, "       DEV |       Q2G       G2I       Q2M       I2D       D2C\n");
@@ -136,12 +136,13 @@ static void device_overhead(FILE *ofp)
 		for (int c = 0; c < 5; c++) {
 			fprintf(ofp, " %8.4lf%%", pct(dip->avgs.a[cols[c]].total, qc->total));
 			tot[c] += dip->avgs.a[cols[c]].total;
+			samples += dip->avgs.a[cols[c]].n;
 		}
 		fputc('\n', ofp);
 		q2c += qc->total;
-		shown++;
 	}
-	if (shown) {
+	/* no overall line when the shown devices had none of the five */
+	if (samples) {
 		fprintf(ofp, DEV_DASH "--------- --------- --------- --------- ---------\n");
 		fprintf(ofp, "%10s |", "Overall");
 		for (int c = 0; c < 5; c++)
@@ -171,9 +172,12 @@ static void merge_info(FILE *ofp)
 
 		if (!dev_shown(dip) || dip->n_qs <= 0 || dip->n_ds <= 0)
 			continue;
-		/* requeues aside, #Q is shown as at least #D */
-		if (q < d)
+		/* #Q is at least #D; as in the reference, this is kept for the sections below
+		 * (the average of requests active at Q divides by it) */
+		if (q < d) {
 			q = d;
+			dip->n_qs = dip->n_ds;
+		}
 		ratio = q / d;
 		dev_label(dip, lab, sizeof(lab), 1);
 		fprintf(ofp, "%10s | %8llu %8llu %7.1lf | %8llu %8llu %8llu %8llu\n", lab,
@@ -201,7 +205,7 @@ static void merge_info(FILE *ofp)
 		fputs(dash, ofp);
 		fputs(hdr, ofp);
 		fprintf(ofp, "%10s | %8llu %8llu %7.1lf | %8llu %8llu %8llu %8llu\n", "TOTAL", nq,
-			nd, nq < nd ? 1.0 : (double)nq / (double)nd, bmin,
+			nd, (double)((float)nq / (float)nd), bmin, /* in float, as the reference */
 			(unsigned long long)((double)btot / (double)nd), bmax, btot);
 	}
 	fputc('\n', ofp);
@@ -322,7 +326,7 @@ static void seek_info(FILE *ofp, const char *title, int d2d)
 
 static void plug_info(FILE *ofp)
 {
-	long np = 0, npt = 0, ndev = 0, nunp = 0;
+	long np = 0, npt = 0, ndev = 0;
 	uint64_t up = 0, upt = 0;
 	double pctsum = 0;
 	char lab[64];
@@ -374,13 +378,17 @@ static void plug_info(FILE *ofp)
 			xdev(lab, sizeof(lab), dip);
 			fprintf(xvg, "UPG %s %.9lf %.9lf\n", lab, u, ut);
 		}
-		np += dip->nplugs;
-		npt += dip->nplugs_t;
-		up += dip->nios_up;
-		upt += dip->nios_upt;
-		nunp += dip->n_unplugs;
+		/* the overall average counts the devices whose unplugs carried I/Os */
+		if (dip->nios_up && dip->nplugs) {
+			np += dip->nplugs;
+			up += dip->nios_up;
+		}
+		if (dip->nios_upt && dip->nplugs_t) {
+			npt += dip->nplugs_t;
+			upt += dip->nios_upt;
+		}
 	}
-	if (nunp) {
+	if (np || npt) {
 		fprintf(ofp, DEV_DASH "----------   ----------\n");
 		fprintf(ofp, "%10s |    IOs/Unp   IOs/Unp(to)\n", "Overall");
 		fprintf(ofp, "%10s | %10.1lf   %10.1lf\n", "Average",
@@ -434,9 +442,10 @@ static void live_row(FILE *ofp, const char *lab, const struct live *lp)
 		/* the reference reports a single period as 0 s long and 100% live */
 		p = 100.0;
 	} else if (n > 1) {
+		/* in seconds first, as the reference rounds them */
 		act = bit_time(total) / (double)n;
-		lull = bit_time(lp->end - total) / (double)(n - 1);
-		p = lp->end ? 100.0 * (double)total / (double)lp->end : 0.0;
+		lull = (bit_time(lp->end) - bit_time(total)) / (double)(n - 1);
+		p = lp->end ? 100.0 * (bit_time(total) / bit_time(lp->end)) : 0.0;
 	}
 	fprintf(ofp, "%10s | %10ld %13.9lf %13.9lf %6.2lf\n", lab, n, act, lull, p);
 }

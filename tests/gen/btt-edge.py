@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""
+Random small merged traces for differential runs of btt against the reference: several
+devices (one maybe a device-mapper), process notes and messages, queued I/Os of odd sizes
+(zero bytes, under a sector), the later events of a queued I/O (G S I M F D C R, remaps,
+splits, plugs and unplugs, ranges covering several), passthrough records, and time that
+sometimes steps back. Each seed gives the same bytes.
+
+    btt-edge.py OUT.bin SEED EVENTS
+"""
+import random
+import struct
+import sys
+
+RECORD = struct.Struct('<IIQQIIIIIHH')  # the v1 header, little-endian
+MAGIC = 0x65617407
+NOTIFY = 1 << 10
+# action code -> category bit
+CATEGORY = {1: 4, 2: 4, 3: 4, 4: 4, 5: 4, 6: 5, 7: 6, 8: 7, 9: 4, 10: 4, 11: 4, 12: 4, 13: 4,
+            15: 4}
+LATER = [4, 4, 12, 12, 7, 7, 8, 8, 8, 2, 3, 5, 6, 9, 10, 11, 15, 13]  # after a Q
+NAMES = ['fio', 'tar', 'kworker/1:0', 'dd', 'postgres']
+
+
+def note(t, pid, dev, kind, text):
+    pdu = text.encode()
+    return RECORD.pack(MAGIC, 0, t, 0, 0, (NOTIFY << 16) | kind, pid, dev, 0, 0,
+                       len(pdu)) + pdu
+
+
+def gen(seed, n):
+    r = random.Random(seed)
+    devs = [(8 << 20) | m for m in r.sample([0, 1, 16, 32, 48], r.randint(1, 3))]
+    if r.random() < 0.3:
+        devs.append(253 << 20)
+    pids = [r.randint(1, 50) for _ in range(r.randint(1, 4))] + [0]
+    out, seq, t = [], 0, 0
+    queued = []  # (device, sector, bytes)
+    span = r.choice([64, 4096, 1 << 20])
+    for i in range(n):
+        t += r.randint(1, 200000) if r.random() > 0.01 else -r.randint(1, 50000)
+        t = max(t, 0)
+        dev = r.choice(devs)
+        pid = r.choice(pids)
+        x = r.random()
+        if x < 0.03:
+            out.append(note(t, pid, dev, 0, r.choice(NAMES) + '\0'))
+            continue
+        if x < 0.04:
+            out.append(note(t, pid, dev, 2, 'msg %d' % i))
+            continue
+        if x < 0.35 or not queued:
+            code = 1
+            s = r.randrange(0, span) * 8
+            b = r.choice([512, 4096, 4096, 8192, 65536, 1024 * 1024])
+            if r.random() < 0.02:
+                b = r.choice([0, 100])
+            queued.append((dev, s, b))
+        else:
+            d, s, b = r.choice(queued)
+            dev = d if r.random() < 0.95 else dev
+            code = r.choice(LATER)
+            if code in (7, 8) and r.random() < 0.3:
+                b += r.choice([4096, 8192, 65536])  # a request covering several
+            if code == 8 and r.random() < 0.7:
+                queued = [q for q in queued if q != (d, s, b)]
+        pdu = b''
+        if code in (10, 11):
+            pdu = struct.pack('>Q', r.randint(0, 40))
+            s, b = 0, 0
+        if code == 9:
+            s, b = 0, 0
+        if code == 15:
+            pdu = struct.pack('>IIQ', r.choice(devs), dev, s)
+            if r.random() < 0.5:
+                dev = r.choice(devs)
+        if code == 13:
+            pdu = struct.pack('>Q', s + 8)
+        rw = 1 if r.random() < 0.5 else 2
+        fs = 1 << 9 if r.random() < 0.02 else 1 << 8  # passthrough now and then
+        act = code | ((1 << CATEGORY[code]) | fs | rw) << 16
+        seq += 1
+        out.append(RECORD.pack(MAGIC, seq, t, s, b, act, pid, dev, r.randint(0, 1), 0,
+                               len(pdu)) + pdu)
+    return b''.join(out)
+
+
+if __name__ == '__main__':
+    with open(sys.argv[1], 'wb') as f:
+        f.write(gen(int(sys.argv[2]), int(sys.argv[3])))
