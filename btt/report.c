@@ -24,9 +24,15 @@ static void banner(FILE *ofp, const char *title)
 	fprintf(ofp, "==================== %s ====================\n\n", title);
 }
 
+/* seconds as the reference's tables compute them: whole seconds plus the fraction */
+static double table_time(uint64_t t)
+{
+	return (double)(t / 1000000000u) + (double)(t % 1000000000u) / 1.0e9;
+}
+
 static double avg_of(const struct avg *ap)
 {
-	return ap->n ? bit_time(ap->total) / (double)ap->n : 0.0;
+	return ap->n ? table_time(ap->total) / (double)ap->n : 0.0;
 }
 
 static void avg_row(FILE *ofp, const char *name, const struct avg *ap)
@@ -34,12 +40,12 @@ static void avg_row(FILE *ofp, const char *name, const struct avg *ap)
 	if (ap->n <= 0)
 		return;
 	if (xvg && ofp == NULL) {
-		fprintf(xvg, "%s %.9f %.9f %.9f %ld\n", name, bit_time(ap->min), avg_of(ap),
-			bit_time(ap->max), ap->n);
+		fprintf(xvg, "%s %.9f %.9f %.9f %ld\n", name, table_time(ap->min), avg_of(ap),
+			table_time(ap->max), ap->n);
 		return;
 	}
-	fprintf(ofp, "%-15s %13.9f %13.9f %13.9f %11ld\n", name, bit_time(ap->min), avg_of(ap),
-		bit_time(ap->max), ap->n);
+	fprintf(ofp, "%-15s %13.9f %13.9f %13.9f %11ld\n", name, table_time(ap->min), avg_of(ap),
+		table_time(ap->max), ap->n);
 }
 
 static const struct {
@@ -443,9 +449,9 @@ static void live_row(FILE *ofp, const char *lab, const struct live *lp)
 		p = 100.0;
 	} else if (n > 1) {
 		/* in seconds first, as the reference rounds them */
-		act = bit_time(total) / (double)n;
-		lull = (bit_time(lp->end) - bit_time(total)) / (double)(n - 1);
-		p = lp->end ? 100.0 * (bit_time(total) / bit_time(lp->end)) : 0.0;
+		act = table_time(total) / (double)n;
+		lull = (table_time(lp->end) - table_time(total)) / (double)(n - 1);
+		p = lp->end ? 100.0 * (table_time(total) / table_time(lp->end)) : 0.0;
 	}
 	fprintf(ofp, "%10s | %10ld %13.9lf %13.9lf %6.2lf\n", lab, n, act, lull, p);
 }
