@@ -439,14 +439,17 @@ static void print_event(struct parse_run *r, struct blk_acct_dev *d, int cpu, st
 			r->have_drv_data = 1;
 		return;
 	}
-	if (c.act[0] == 'A') {
+	f = r->o->fmt[(unsigned char)c.act[0]];
+	if (!f && c.act[0] == 'A') {
 		struct blk_io_trace_remap rm;
 
-		/* the line (and the dump) show the device the I/O was remapped to */
+		/*
+		 * the default line (and the dump) show the device the I/O was remapped to; a
+		 * -f/-F format, and then the dump, keep the record's own, as 1.2.0
+		 */
 		if (!blk_event_remap(ev, &rm))
 			ev->device = rm.device_to;
 	}
-	f = r->o->fmt[(unsigned char)c.act[0]];
 	if (f) {
 		if (blk_format_render(f, ev, &c, blk_output_sb(r->text))) {
 			/* as the classic tool: what was printed so far stays, then stop */

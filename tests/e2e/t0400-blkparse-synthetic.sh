@@ -44,3 +44,23 @@ for spec in "1 1 1" "2 2 7" "4 1 3" "8 1 5" "2 3 9"; do
 	(cd "$d" && $BLKPARSE -i - <ref.bin >ours-pipe.txt 2>/dev/null)
 	check_same "same pipe-mode text as the reference: $cpus CPUs, $devs devices, seed $seed" "$d/ref-pipe.txt" "$d/ours-pipe.txt"
 done
+
+# a remap whose record device is neither end of the remap: the default line and its dump
+# show the target device, a -f/-F format and then the dump the record's own
+d="$w/remap-dev"
+mkdir -p "$d"
+python3 - "$d/rm.blktrace.0" <<'PY'
+import struct, sys
+R = struct.Struct('<IIQQIIIIIHH')
+pdu = struct.pack('>IIQ', 8 << 20 | 1, 8 << 20 | 2, 777)
+q = R.pack(0x65617407, 1, 500, 100, 4096, 1 | ((1 << 4) | (1 << 8) | 1) << 16, 10, 8 << 20, 0, 0, 0)
+a = R.pack(0x65617407, 2, 1000, 100, 4096, 15 | ((1 << 4) | (1 << 8) | 1) << 16, 10, 8 << 20, 0, 0,
+           len(pdu)) + pdu
+open(sys.argv[1], 'wb').write(q + a)
+PY
+for opts in "" "-f %D|%M,%m|%S|%a\n" "-F A,%D_%a\n" "-q"; do
+	(cd "$d" && /usr/bin/blkparse -i rm $opts -d ref.bin >ref.txt 2>/dev/null)
+	(cd "$d" && $BLKPARSE -i rm $opts -d ours.bin >ours.txt 2>/dev/null)
+	check_same "remap to another device, options '${opts:-(none)}': same text" "$d/ref.txt" "$d/ours.txt"
+	check_same "remap to another device, options '${opts:-(none)}': same -d dump" "$d/ref.bin" "$d/ours.bin"
+done
