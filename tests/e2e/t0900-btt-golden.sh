@@ -202,7 +202,21 @@ e5 = ["MSG 0.001 8,32 hello", "0.002 Q 50 4096 10 8,64", "0.010 Q 100 4096 10 8,
       "0.011 D 100 4096 10 8,16", "0.012 C 100 4096 0 8,16", "0.020 Q 100 4096 10 8,48",
       "0.021 C 100 4096 0 8,48", "0.030 Q 100 4096 10 8,0", "0.031 D 100 4096 10 8,0",
       "0.032 C 100 4096 0 8,0"]
-for name, lines in (('e1', e1), ('e2', e2), ('e3', e3), ('e4', e4), ('e5', e5)):
+# a slow request over 40 fast ones with idle gaps between them, completed once in order
+# (e6) and once with its completion recorded out of time order (e7, a known gap)
+e6 = ["0.0005 Q 9000 4096 10 8,1", "0.0005 D 9000 4096 10 8,1"]
+e7 = list(e6)
+for i in range(1, 61):
+    t = i * 0.002
+    io = ["%.6f Q %d 4096 10 8,1" % (t, i * 8), "%.6f D %d 4096 10 8,1" % (t, i * 8),
+          "%.6f C %d 4096 10 8,1" % (t + 0.001, i * 8)]
+    e6 += io
+    e7 += io
+    if i == 40:
+        e6.append("0.083 C 9000 4096 10 8,1")
+        e7.append("0.051 C 9000 4096 10 8,1")
+for name, lines in (('e1', e1), ('e2', e2), ('e3', e3), ('e4', e4), ('e5', e5), ('e6', e6),
+                    ('e7', e7)):
     open('%s/%s.bin' % (sys.argv[1], name), 'wb').write(trace(lines))
 PY
 	bins="$bins e1 e2 e3 e4 e5"
@@ -264,6 +278,11 @@ PY
 	bins="g1 g2"
 	claim "-D 8,16" -D "8,16"
 	claim "-D 8,0;8,16 -A" -D "8,0;8,16" -A
+	bins="e6"
+	claim "-Z, a slow request spanning 40 live periods" -Z
+	bins="e7"
+	gap "-Z, the same completed out of time order" \
+		"btt 2.09 merges only the periods its tree search meets; see btt(1)" -Z
 	bins="e5"
 	claim "-Z -D 8,0;8,16 (live rows in -D order)" -Z -D "8,0;8,16"
 	claim "-Z -D 8,48;8,0;8,32" -Z -D "8,48;8,0;8,32"
