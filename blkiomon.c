@@ -214,10 +214,11 @@ static void print_minmax(FILE *f, const char *name, const struct minmax *mm)
 {
 	double avg = mm->num ? (double)mm->sum / (double)mm->num : 0.0;
 	/*
-	 * As the classic tool computes it: in 64-bit integers, so sum^2 wraps for large
-	 * values (the text stays identical; --csv has no variance).
+	 * As the classic tool computes it: sum^2 in 64-bit integers (it wraps for large
+	 * values), the rest in double (the text stays identical; --csv has no variance).
 	 */
-	double var = mm->num ? (double)(mm->sos - mm->sum * mm->sum / mm->num) / (double)mm->num
+	uint64_t sum2 = mm->sum * mm->sum;
+	double var = mm->num ? ((double)mm->sos - (double)sum2 / (double)mm->num) / (double)mm->num
 			     : 0.0;
 
 	fprintf(f, "%s: num %llu, min %lld, max %llu, sum %llu, squ %llu, avg %.1f, var %.1f\n",

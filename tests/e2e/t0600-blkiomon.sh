@@ -128,3 +128,20 @@ if [ $rc = 1 ] && grep -q "interval" "$w/noint.err"; then
 else
 	fail "no -I: rc=$rc"
 fi
+
+# differential runs on random traces (tests/gen/btt-edge.py, time in order): the reference
+# reads each within its first 1 s interval; ours reports one long interval at end of input
+if [ -x /usr/bin/blkiomon ]; then
+	for s in 2 3 4; do
+		python3 "$TOP/tests/gen/btt-edge.py" "$w/r$s.bin" $s 2000 ordered
+		( (cat "$w/r$s.bin"; sleep 1.6) | /usr/bin/blkiomon -I 1 -h "$w/r$s.ref" >/dev/null 2>&1 ) &
+		(cat "$w/r$s.bin"; sleep 2.5) | $MON -I 60 -h "$w/r$s.txt" 2>/dev/null
+		wait
+		grep -v '^time: ' "$w/r$s.ref" >"$w/r$s.exp"
+		grep -v '^time: ' "$w/r$s.txt" >"$w/r$s.got"
+		check_same "blkiomon random trace $s: same report as the reference (time lines masked)" \
+			"$w/r$s.exp" "$w/r$s.got"
+	done
+else
+	skip "blkiomon differential runs (no reference at /usr/bin/blkiomon; apt-get install blktrace)"
+fi

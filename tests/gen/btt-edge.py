@@ -7,7 +7,9 @@ devices (one maybe a device-mapper), process notes and messages, queued I/Os of 
 splits, plugs and unplugs, ranges covering several), passthrough records, and time that
 sometimes steps back. Each seed gives the same bytes.
 
-    btt-edge.py OUT.bin SEED EVENTS
+    btt-edge.py OUT.bin SEED EVENTS [ordered]
+
+With "ordered", time never steps back (as in a trace blkparse merged).
 """
 import random
 import struct
@@ -29,7 +31,7 @@ def note(t, pid, dev, kind, text):
                        len(pdu)) + pdu
 
 
-def gen(seed, n):
+def gen(seed, n, ordered=False):
     r = random.Random(seed)
     devs = [(8 << 20) | m for m in r.sample([0, 1, 16, 32, 48], r.randint(1, 3))]
     if r.random() < 0.3:
@@ -39,7 +41,8 @@ def gen(seed, n):
     queued = []  # (device, sector, bytes)
     span = r.choice([64, 4096, 1 << 20])
     for i in range(n):
-        t += r.randint(1, 200000) if r.random() > 0.01 else -r.randint(1, 50000)
+        back = r.random() <= 0.01
+        t += r.randint(1, 200000) if not back else (0 if ordered else -r.randint(1, 50000))
         t = max(t, 0)
         dev = r.choice(devs)
         pid = r.choice(pids)
@@ -88,4 +91,4 @@ def gen(seed, n):
 
 if __name__ == '__main__':
     with open(sys.argv[1], 'wb') as f:
-        f.write(gen(int(sys.argv[2]), int(sys.argv[3])))
+        f.write(gen(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:] == ['ordered']))
