@@ -170,10 +170,11 @@ enum qio_time { QT_G, QT_S, QT_I, QT_M, QT_D, QT_N };
 struct qio {
 	struct proc *pip;
 	uint64_t time;
-	uint64_t d_sec; /* the issue that took it, for the per-IO dump */
 	uint32_t dev; /* index in bs.devs */
-	uint32_t d_nsec;
 	uint32_t dt[QT_N]; /* 0: none; QT_FAR: in bs.far; else time - Q's time + 1 */
+	/* only with -p (the payload ends here otherwise, see qio_size()) */
+	uint64_t d_sec; /* the issue that took it, for the per-IO dump */
+	uint32_t d_nsec;
 };
 
 #define QT_FAR UINT32_MAX

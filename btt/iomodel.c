@@ -5,6 +5,7 @@
  * every Q that lies inside their range. A Q is freed when a completion covers it, so
  * memory follows the number of I/Os in flight.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,7 +61,7 @@ static struct qio *find_sec(struct dev *dip, uint64_t sector)
 
 static uint32_t qio_index(const struct qio *q)
 {
-	return (uint32_t)(((const unsigned char *)q - bs.qpool.data) / sizeof(struct qio));
+	return (uint32_t)(((const unsigned char *)q - bs.qpool.data) / bs.qpool.data_size);
 }
 
 /* ---- times far from their Q, in a table by node and kind (rare) ---- */
@@ -184,14 +185,15 @@ static struct qio *insert_q(struct dev *dip, uint64_t sector, uint32_t bytes)
 	int replaced;
 
 	if (!bs.qpool.data_size)
-		qpool_init(&bs.qpool, sizeof(struct qio));
+		qpool_init(&bs.qpool,
+			   opts.per_io_name ? sizeof(struct qio) : offsetof(struct qio, d_sec));
 	i = qtree_insert(&bs.qpool, &dip->qt, sector, bytes >> 9, &replaced);
 	if (!i)
 		die("out of memory for %u queued I/Os", bs.qpool.used);
 	q = qpool_data(&bs.qpool, i);
 	if (replaced) {
 		qio_forget(q);
-		memset(q, 0, sizeof(*q));
+		memset(q, 0, bs.qpool.data_size);
 	}
 	return q;
 }
@@ -378,8 +380,10 @@ static void do_issue(const struct blk_event *ev)
 		else if (m_time != NO_TIME)
 			update(AV_M2D, q, tdelta(m_time, ev->time));
 		qio_set_time(q, QT_D, ev->time);
-		q->d_sec = ev->sector;
-		q->d_nsec = ev->bytes >> 9;
+		if (opts.per_io_name) {
+			q->d_sec = ev->sector;
+			q->d_nsec = ev->bytes >> 9;
+		}
 		extra_q2d(q, q2d);
 		latency_write(dip->q2d_fp, ev->time, q2d);
 		plat_add(dip, 2, ev->time, q2d);
