@@ -179,14 +179,6 @@ struct qio {
 
 #define QT_FAR UINT32_MAX
 
-/* times too far from their Q (or before it) for a 32-bit offset, by node and kind */
-struct qfar {
-	uint64_t *key; /* (node << 3 | kind) + 1; 0 is empty */
-	uint64_t *time;
-	unsigned int bits;
-	uint32_t n;
-};
-
 struct dev {
 	uint32_t device;
 	uint32_t idx; /* in bs.devs */
@@ -242,7 +234,7 @@ struct btt_state {
 	uint64_t last_time; /* of the last event taken */
 	uint64_t n_traces; /* records other than notes, for -v */
 	struct qpool qpool; /* the nodes of every device's tree of queued I/Os */
-	struct qfar far;
+	struct u64map far; /* times too far from their Q for a 32-bit offset: by node and kind */
 };
 
 extern struct btt_state bs;

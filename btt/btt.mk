@@ -17,12 +17,12 @@ btt-clean:
 
 -include $(BTT_OBJ:.o=.d)
 
-# the seek statistics' unit test checks them against btt's pointer red-black tree
+# the seek statistics' unit test checks them against the pointer red-black tree model
 tests/unit/test-seekstat.o: CPPFLAGS += -Ibtt
-tests/unit/test-seekstat: tests/unit/test-seekstat.o btt/seekstat.o btt/rbtree.o $(LIB)
+tests/unit/test-seekstat: tests/unit/test-seekstat.o btt/seekstat.o tests/unit/rbtree.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
 # the compact trees of queued I/Os against the same pointer red-black tree
 tests/unit/test-qtree.o: CPPFLAGS += -Ibtt
-tests/unit/test-qtree: tests/unit/test-qtree.o btt/qtree.o btt/rbtree.o $(LIB)
+tests/unit/test-qtree: tests/unit/test-qtree.o btt/qtree.o tests/unit/rbtree.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)

@@ -36,7 +36,7 @@ static void update_lq(uint64_t *last, struct avg *ap, uint64_t t)
 }
 
 /* the device of @ev, or NULL while the device is still before its first Q or A */
-static struct dev *setup(const struct blk_event *ev, int type)
+static struct dev *setup_pip(const struct blk_event *ev, int type, struct proc **pip)
 {
 	struct dev *dip = dev_get(ev->device, ev->time);
 
@@ -47,8 +47,15 @@ static struct dev *setup(const struct blk_event *ev, int type)
 	}
 	dip->end_time = bit_time(ev->time);
 	/* every event taken names its process (it shows in the per-process rows) */
-	proc_get(ev->pid);
+	*pip = proc_get(ev->pid);
 	return dip;
+}
+
+static struct dev *setup(const struct blk_event *ev, int type)
+{
+	struct proc *pip;
+
+	return setup_pip(ev, type, &pip);
 }
 
 /* the Q whose range holds @sector (the search path depends on the tree shape) */
@@ -66,72 +73,15 @@ static uint32_t qio_index(const struct qio *q)
 
 /* ---- times far from their Q, in a table by node and kind (rare) ---- */
 
-static inline uint32_t far_home(uint64_t key, unsigned int bits)
-{
-	return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - bits));
-}
-
 static uint64_t far_key(const struct qio *q, enum qio_time k)
 {
 	return ((uint64_t)qio_index(q) << 3 | (uint64_t)k) + 1;
 }
 
-static uint32_t far_find(const struct qfar *f, uint64_t key)
-{
-	uint32_t mask = (1u << f->bits) - 1, h;
-
-	for (h = far_home(key, f->bits); f->key[h] != key; h = (h + 1) & mask)
-		;
-	return h;
-}
-
-static void far_put(struct qfar *f, uint64_t key, uint64_t time)
-{
-	uint32_t mask, h;
-
-	if (!f->bits || (uint64_t)(f->n + 1) * 2 > (1ull << f->bits)) {
-		struct qfar g = {.bits = f->bits ? f->bits + 1 : 6};
-
-		g.key = calloc((size_t)1 << g.bits, sizeof(*g.key));
-		g.time = malloc(((size_t)1 << g.bits) * sizeof(*g.time));
-		if (!g.key || !g.time)
-			die("out of memory");
-		for (size_t i = 0; f->bits && i < ((size_t)1 << f->bits); i++)
-			if (f->key[i])
-				far_put(&g, f->key[i], f->time[i]);
-		free(f->key);
-		free(f->time);
-		*f = g;
-	}
-	mask = (1u << f->bits) - 1;
-	for (h = far_home(key, f->bits); f->key[h]; h = (h + 1) & mask)
-		;
-	f->key[h] = key;
-	f->time[h] = time;
-	f->n++;
-}
-
-static void far_del(struct qfar *f, uint64_t key)
-{
-	uint32_t mask = (1u << f->bits) - 1, h = far_find(f, key), j;
-
-	for (j = (h + 1) & mask; f->key[j]; j = (j + 1) & mask) {
-		uint32_t hj = far_home(f->key[j], f->bits);
-
-		if (((j - hj) & mask) >= ((j - h) & mask)) {
-			f->key[h] = f->key[j];
-			f->time[h] = f->time[j];
-			h = j;
-		}
-	}
-	f->key[h] = 0;
-	f->n--;
-}
-
 uint64_t qio_time(const struct qio *q, enum qio_time k)
 {
 	if (q->dt[k] == QT_FAR)
-		return bs.far.time[far_find(&bs.far, far_key(q, k))];
+		return *u64map_get(&bs.far, far_key(q, k));
 	return q->dt[k] ? q->time + q->dt[k] - 1 : NO_TIME;
 }
 
@@ -141,12 +91,13 @@ static void qio_set_time(struct qio *q, enum qio_time k, uint64_t t)
 
 	if (d < QT_FAR - 1) {
 		if (q->dt[k] == QT_FAR)
-			far_del(&bs.far, far_key(q, k));
+			u64map_del(&bs.far, far_key(q, k));
 		q->dt[k] = (uint32_t)d + 1;
 	} else if (q->dt[k] == QT_FAR) {
-		bs.far.time[far_find(&bs.far, far_key(q, k))] = t;
+		*u64map_get(&bs.far, far_key(q, k)) = t;
 	} else {
-		far_put(&bs.far, far_key(q, k), t);
+		if (u64map_put(&bs.far, far_key(q, k), t) < 0)
+			die("out of memory");
 		q->dt[k] = QT_FAR;
 	}
 }
@@ -156,7 +107,7 @@ static void qio_forget(struct qio *q)
 {
 	for (int k = 0; k < QT_N; k++)
 		if (q->dt[k] == QT_FAR)
-			far_del(&bs.far, far_key(q, (enum qio_time)k));
+			u64map_del(&bs.far, far_key(q, (enum qio_time)k));
 }
 
 uint64_t qio_sector(const struct qio *q)
@@ -172,9 +123,7 @@ uint32_t qio_nsec(const struct qio *q)
 void qio_release_all(void)
 {
 	qpool_release(&bs.qpool);
-	free(bs.far.key);
-	free(bs.far.time);
-	memset(&bs.far, 0, sizeof(bs.far));
+	u64map_free(&bs.far);
 }
 
 /* a second I/O at the same start orphans the first: it takes its node */
@@ -225,13 +174,12 @@ static void hist_add(struct dev *dip, int which, uint64_t v)
 
 static void do_queue(const struct blk_event *ev)
 {
-	struct dev *dip = setup(ev, IOP_Q);
 	struct proc *pip;
+	struct dev *dip = setup_pip(ev, IOP_Q, &pip);
 	struct qio *q;
 
 	if (!dip)
 		return;
-	pip = proc_get(ev->pid);
 	q = insert_q(dip, ev->sector, ev->bytes);
 	q->dev = dip->idx;
 	q->pip = pip;
@@ -393,13 +341,12 @@ static void do_issue(const struct blk_event *ev)
 
 static void do_complete(const struct blk_event *ev)
 {
-	struct dev *dip = setup(ev, IOP_C);
 	struct proc *pip;
+	struct dev *dip = setup_pip(ev, IOP_C, &pip);
 	uint64_t d_time = NO_TIME;
 
 	if (!dip)
 		return;
-	pip = proc_get(ev->pid);
 	fp_add(&bs.sys_fp, ev->time, ev->bytes >> 9);
 	fp_add(&dip->fp, ev->time, ev->bytes >> 9);
 	avg_add(&bs.all.a[AV_BLKS], ev->bytes >> 9);

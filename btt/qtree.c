@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Red-black trees over 32-bit node indexes (see qtree.h). The algorithm is btt/rbtree.c's:
+ * Red-black trees over 32-bit node indexes (see qtree.h). The algorithm is tests/unit/rbtree.c's:
  * bottom-up insertion with recolouring and rotations, erasure that splices in the
  * in-order successor.
  */
@@ -107,6 +107,81 @@ static inline uint32_t home(uint64_t sector, unsigned int bits)
 	return (uint32_t)((sector * 0x9E3779B97F4A7C15ull) >> (64 - bits));
 }
 
+/* ---- struct u64map ---- */
+
+uint64_t *u64map_get(const struct u64map *m, uint64_t key)
+{
+	uint32_t mask = (1u << m->bits) - 1, h;
+
+	if (!m->n)
+		return NULL;
+	for (h = home(key, m->bits); m->key[h]; h = (h + 1) & mask)
+		if (m->key[h] == key)
+			return &m->val[h];
+	return NULL;
+}
+
+static void u64map_place(struct u64map *m, uint64_t key, uint64_t val)
+{
+	uint32_t mask = (1u << m->bits) - 1, h;
+
+	for (h = home(key, m->bits); m->key[h]; h = (h + 1) & mask)
+		;
+	m->key[h] = key;
+	m->val[h] = val;
+}
+
+int u64map_put(struct u64map *m, uint64_t key, uint64_t val)
+{
+	if ((uint64_t)(m->n + 1) * 4 > (3ull << m->bits)) {
+		/* at most 3/4 full */
+		struct u64map g = {.bits = m->bits ? m->bits + 1 : 6, .n = m->n};
+
+		g.key = calloc((size_t)1 << g.bits, sizeof(*g.key));
+		g.val = malloc(((size_t)1 << g.bits) * sizeof(*g.val));
+		if (!g.key || !g.val) {
+			free(g.key);
+			free(g.val);
+			return -1;
+		}
+		for (size_t i = 0; m->bits && i < ((size_t)1 << m->bits); i++)
+			if (m->key[i])
+				u64map_place(&g, m->key[i], m->val[i]);
+		u64map_free(m);
+		*m = g;
+	}
+	u64map_place(m, key, val);
+	m->n++;
+	return 0;
+}
+
+/* backward-shift deletion: no tombstones */
+void u64map_del(struct u64map *m, uint64_t key)
+{
+	uint32_t mask = (1u << m->bits) - 1, h, j;
+
+	for (h = home(key, m->bits); m->key[h] != key; h = (h + 1) & mask)
+		;
+	for (j = (h + 1) & mask; m->key[j]; j = (j + 1) & mask) {
+		uint32_t hj = home(m->key[j], m->bits);
+
+		if (((j - hj) & mask) >= ((j - h) & mask)) {
+			m->key[h] = m->key[j];
+			m->val[h] = m->val[j];
+			h = j;
+		}
+	}
+	m->key[h] = 0;
+	m->n--;
+}
+
+void u64map_free(struct u64map *m)
+{
+	free(m->key);
+	free(m->val);
+	memset(m, 0, sizeof(*m));
+}
+
 static uint32_t hash_get(const struct qpool *p, const struct qtree *t, uint64_t sector)
 {
 	uint32_t mask, h, i;
@@ -175,8 +250,7 @@ static void hash_del(const struct qpool *p, struct qtree *t, uint32_t i)
 void qtree_reset(struct qtree *t)
 {
 	free(t->slot);
-	free(t->rkey);
-	free(t->rcnt);
+	u64map_free(&t->regions);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -187,79 +261,18 @@ enum {
 	MAX_REGIONS = 16, /* a longer node counts in t->wide */
 };
 
-static uint32_t *region_slot(const struct qtree *t, uint64_t key)
-{
-	uint32_t mask = (1u << t->rbits) - 1, h;
-
-	if (!t->nr)
-		return NULL;
-	for (h = home(key, t->rbits); t->rkey[h]; h = (h + 1) & mask)
-		if (t->rkey[h] == key)
-			return &t->rcnt[h];
-	return NULL;
-}
-
 /* the region of @sector holds no part of a reaching node */
 static int region_clear(const struct qtree *t, uint64_t sector)
 {
-	return !t->wide && (!t->nr || !region_slot(t, (sector >> REGION_SHIFT) + 1));
+	return !t->wide && !u64map_get(&t->regions, (sector >> REGION_SHIFT) + 1);
 }
 
-static void region_put(struct qtree *t, uint64_t key, uint32_t cnt)
+static void region_uncount(struct qtree *t, uint64_t r)
 {
-	uint32_t mask = (1u << t->rbits) - 1, h;
+	uint64_t *c = u64map_get(&t->regions, r + 1);
 
-	for (h = home(key, t->rbits); t->rkey[h]; h = (h + 1) & mask)
-		;
-	t->rkey[h] = key;
-	t->rcnt[h] = cnt;
-}
-
-static int region_reserve(struct qtree *t)
-{
-	uint64_t *okey = t->rkey;
-	uint32_t *ocnt = t->rcnt;
-	unsigned int bits = t->rbits ? t->rbits : 8, obits = t->rbits;
-
-	while ((uint64_t)(t->nr + 1) * 4 > (3ull << bits))
-		bits++;
-	if (bits == t->rbits)
-		return 0;
-	t->rkey = calloc((size_t)1 << bits, sizeof(*t->rkey));
-	t->rcnt = malloc(((size_t)1 << bits) * sizeof(*t->rcnt));
-	if (!t->rkey || !t->rcnt) {
-		free(t->rkey);
-		free(t->rcnt);
-		t->rkey = okey;
-		t->rcnt = ocnt;
-		return -1;
-	}
-	t->rbits = bits;
-	for (size_t k = 0; obits && k < ((size_t)1 << obits); k++)
-		if (okey[k])
-			region_put(t, okey[k], ocnt[k]);
-	free(okey);
-	free(ocnt);
-	return 0;
-}
-
-static void region_del(struct qtree *t, uint64_t key)
-{
-	uint32_t mask = (1u << t->rbits) - 1, h, j;
-
-	for (h = home(key, t->rbits); t->rkey[h] != key; h = (h + 1) & mask)
-		;
-	for (j = (h + 1) & mask; t->rkey[j]; j = (j + 1) & mask) {
-		uint32_t hj = home(t->rkey[j], t->rbits);
-
-		if (((j - hj) & mask) >= ((j - h) & mask)) {
-			t->rkey[h] = t->rkey[j];
-			t->rcnt[h] = t->rcnt[j];
-			h = j;
-		}
-	}
-	t->rkey[h] = 0;
-	t->nr--;
+	if (!--*c)
+		u64map_del(&t->regions, r + 1);
 }
 
 /*
@@ -273,19 +286,13 @@ static int regions_count(struct qtree *t, uint64_t start, uint64_t end)
 	if (r1 - r0 >= MAX_REGIONS)
 		goto wide;
 	for (uint64_t r = r0; r <= r1; r++) {
-		uint32_t *c = region_slot(t, r + 1);
+		uint64_t *c = u64map_get(&t->regions, r + 1);
 
 		if (c) {
 			++*c;
-		} else if (region_reserve(t) == 0) {
-			region_put(t, r + 1, 1);
-			t->nr++;
-		} else {
-			for (uint64_t u = r0; u < r; u++) {
-				c = region_slot(t, u + 1);
-				if (!--*c)
-					region_del(t, u + 1);
-			}
+		} else if (u64map_put(&t->regions, r + 1, 1) < 0) {
+			for (uint64_t u = r0; u < r; u++)
+				region_uncount(t, u);
 			goto wide;
 		}
 	}
@@ -301,12 +308,8 @@ static void regions_uncount(struct qtree *t, uint64_t start, uint64_t end, int w
 		t->wide--;
 		return;
 	}
-	for (uint64_t r = start >> REGION_SHIFT; r <= (end - 1) >> REGION_SHIFT; r++) {
-		uint32_t *c = region_slot(t, r + 1);
-
-		if (!--*c)
-			region_del(t, r + 1);
-	}
+	for (uint64_t r = start >> REGION_SHIFT; r <= (end - 1) >> REGION_SHIFT; r++)
+		region_uncount(t, r);
 }
 
 /* ---- in-order neighbours, and whether ranges overlap ---- */

@@ -6,7 +6,7 @@
  * in a third. A tree of 100k queued requests fits in the L2 cache; as 128-byte
  * pointer-linked records it did not.
  *
- * Insertion, replacement of an equal start and erasure follow btt/rbtree.c step for step,
+ * Insertion, replacement of an equal start and erasure follow tests/unit/rbtree.c step for step,
  * so the shape is the classic btt's: its outputs depend on it (tests/unit/test-qtree.c
  * compares the two after every operation).
  */
@@ -55,6 +55,22 @@ static inline uint32_t qtree_nsec(const struct qpool *p, uint32_t i)
 }
 
 /*
+ * A small open-addressing map from nonzero 64-bit keys to 64-bit values (linear probing,
+ * at most 3/4 full, backward-shift deletion). Zeroed is empty.
+ */
+struct u64map {
+	uint64_t *key; /* 0 is an empty slot */
+	uint64_t *val;
+	unsigned int bits; /* 1 << bits slots */
+	uint32_t n;
+};
+
+uint64_t *u64map_get(const struct u64map *m, uint64_t key); /* NULL when absent */
+int u64map_put(struct u64map *m, uint64_t key, uint64_t val); /* a new key; -1: no memory */
+void u64map_del(struct u64map *m, uint64_t key); /* a present key */
+void u64map_free(struct u64map *m);
+
+/*
  * One device's tree. Besides the classic tree (whose shape decides the outputs), a table
  * from start sector to node, and a count, per 1 MiB region of the disk, of the nodes that
  * reach past the start of their in-order successor (only such a node can hold another's
@@ -68,10 +84,7 @@ struct qtree {
 	unsigned int bits; /* the table has 1 << bits slots; 0: no table yet */
 	uint32_t zero; /* nodes of no sectors */
 	uint32_t wide; /* reaching nodes too long to be counted per region */
-	unsigned int rbits; /* region counts: 1 << rbits slots */
-	uint32_t nr; /* regions with a count */
-	uint64_t *rkey; /* region + 1; 0 is empty */
-	uint32_t *rcnt;
+	struct u64map regions; /* region + 1 -> reaching nodes that touch it */
 	uint64_t fast, slow; /* searches answered from the table / by a descent */
 };
 

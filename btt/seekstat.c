@@ -313,7 +313,7 @@ static void rotate_right(struct rtree *t, uint32_t x)
 	t->n[x].p = y;
 }
 
-/* the same recolourings and rotations as btt/rbtree.c (and the classic tree) */
+/* the same recolourings and rotations as tests/unit/rbtree.c (and the classic tree) */
 static void insert_fixup(struct rtree *t, uint32_t z)
 {
 	uint32_t p, g, u;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * btt's seek statistics (btt/seekstat.c) against a direct model: every value inserted into
- * a pointer red-black tree (btt/rbtree.c) as it arrives, as the classic btt does, then the
+ * a pointer red-black tree (tests/unit/rbtree.c) as it arrives, as the classic btt does, then the
  * pre-order "median" and post-order modes read off that tree.
  */
 #include <stdarg.h>

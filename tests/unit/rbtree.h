@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * An intrusive red-black tree. btt's outputs depend on the tree's shape (the order in which
- * a completion visits the queued I/Os it covers, and the seek median walk), so insertion,
- * replacement and erasure follow the classic algorithm step for step.
+ * An intrusive pointer red-black tree, the model the unit tests check btt against: btt's
+ * outputs depend on the shape of the classic btt's trees (the order in which a completion
+ * visits the queued I/Os it covers, the seek median walk), and btt/qtree.c and
+ * btt/seekstat.c rebuild those shapes with this algorithm, step for step.
  */
 #ifndef BTT_RBTREE_H
 #define BTT_RBTREE_H
