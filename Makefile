@@ -16,7 +16,8 @@ LDLIBS_Z := -lz -lpthread
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 LIB_SRC := lib/event.c lib/reader.c lib/merge.c lib/pipesort.c lib/strbuf.c lib/output.c \
-	lib/format.c lib/acct.c lib/log.c lib/hist.c lib/readahead.c
+	lib/format.c lib/acct.c lib/log.c lib/hist.c lib/readahead.c \
+	lib/heapemu.c lib/classicmem.c
 LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB := lib/libblk.a
 
@@ -118,6 +119,12 @@ format-check:
 
 clean:
 	rm -f $(LIB) lib/*.o lib/*.d kernel/*.o kernel/*.d *.o *.d $(TOOLS) blktrace.static $(GEN) tests/gen/*.o tests/gen/*.d \
-		tests/unit/*.o tests/unit/*.d $(UNIT)
+		tests/unit/*.o tests/unit/*.d $(UNIT) tests/unit/heap-oracle
 
 -include $(wildcard lib/*.d kernel/*.d *.d tests/gen/*.d tests/unit/*.d)
+
+# The real allocator as an oracle for test-heapemu: built plain (sanitizers replace malloc).
+tests/unit/heap-oracle: tests/unit/heap-oracle.c
+	$(CC) -O2 -g -std=gnu11 -Wall -Wextra -o $@ $<
+
+tests/unit/test-heapemu: | tests/unit/heap-oracle

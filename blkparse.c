@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <locale.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "common.h"
 #include "blk/acct.h"
+#include "blk/classicmem.h"
 #include "blk/format.h"
 #include "blk/merge.h"
 #include "blk/output.h"
@@ -42,12 +44,23 @@ struct parse_opts {
 	int verbose;
 	int show_cgroup; /* --cgroup-msgs */
 	struct blk_format *fmt[256];
+	struct blk_cmem_arg *margs; /* -i/-f/-F in command-line order (classicmem.h) */
+	int nmargs;
+};
+
+/* A per-CPU input file (file mode): its device, and its stream in the memory model. */
+struct file_in {
+	struct blk_acct_dev *d;
+	int stream;
 };
 
 /* Run state shared by the callbacks. */
 struct parse_run {
 	struct parse_opts *o;
 	struct blk_acct *acct;
+	struct blk_cmem *cmem; /* the classic tool's memory, for -t (file mode), or NULL */
+	struct file_in **fins;
+	int nfins;
 	struct blk_output *text; /* NULL when no text is produced */
 	struct blk_output *dump;
 	struct blk_strbuf stdout_later; /* what the classic tool prints through stdio's stdout */
@@ -180,6 +193,7 @@ static void parse_args(int argc, char **argv, struct parse_opts *o)
 		case 'f': {
 			struct blk_format *f = blk_format_compile(optarg, err, sizeof(err));
 
+			o->margs[o->nmargs++] = (struct blk_cmem_arg){'f', optarg};
 			if (!f)
 				die("option '-f': %s", err);
 			for (const char *p = "ABCDFGIMPQRSTUWX"; *p; p++) {
@@ -204,12 +218,14 @@ static void parse_args(int argc, char **argv, struct parse_opts *o)
 				die("option '-F': %s", err);
 			blk_format_free(o->fmt[k]);
 			o->fmt[k] = f;
+			o->margs[o->nmargs++] = (struct blk_cmem_arg){'F', optarg};
 			break;
 		}
 		case 'h':
 			o->hash_by_name = 1;
 			break;
 		case 'i':
+			o->margs[o->nmargs++] = (struct blk_cmem_arg){'i', optarg};
 			o->inputs[o->ninputs++] = optarg;
 			break;
 		case 'M':
@@ -273,8 +289,10 @@ static void parse_args(int argc, char **argv, struct parse_opts *o)
 			exit(1);
 		}
 	}
-	while (optind < argc)
+	while (optind < argc) {
+		o->margs[o->nmargs++] = (struct blk_cmem_arg){'i', argv[optind]};
 		o->inputs[o->ninputs++] = argv[optind++];
+	}
 	if (!o->ninputs) {
 		usage(stderr);
 		exit(1);
@@ -318,20 +336,27 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 		     const struct blk_event *ev)
 {
 	struct parse_run *r = arg;
-	uint32_t a = blk_event_action32(ev);
-	struct blk_acct_dev *d = owner;
+	struct file_in *fi = r->file_mode ? owner : NULL;
+	struct blk_acct_dev *d = fi ? fi->d : NULL;
+	int stream = fi ? fi->stream : -1;
+	uint32_t a;
 
+	if (what == BLK_NOTE_END) {
+		blk_cmem_eof(r->cmem, stream);
+		return 0;
+	}
 	if (what == BLK_NOTE_BAD_CPU) {
+		blk_cmem_record(r->cmem, stream, ev, BLK_CMEM_BAD_CPU);
 		if (!r->bad_cpu++)
 			error("cpu %d trace info has error cpu %u (record at offset %llu dropped; further ones are counted)",
 			      cpu, ev->cpu, (unsigned long long)ev->offset);
 		return 0;
 	}
+	a = blk_event_action32(ev);
 	if (!blk_event_is_notify(ev) || a == BLK_TN_ACTION(BLK_TN_MESSAGE) ||
 	    (r->o->show_cgroup && (a & ~BLK_TA_CGROUP) == BLK_TN_ACTION(BLK_TN_MESSAGE))) {
 		/* a record to merge; pipe mode lists devices in order of their first one */
-		if (r->file_mode)
-			blk_acct_record_read(r->acct, ev);
+		blk_cmem_record(r->cmem, stream, ev, BLK_CMEM_QUEUED);
 		if (!r->file_mode)
 			d = blk_acct_dev(r->acct, ev->device, NULL);
 		else if (d && !blk_acct_dev_devno(d))
@@ -339,6 +364,7 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 			blk_acct_dev_set_devno(d, ev->device);
 		return d ? 0 : -ENOMEM;
 	}
+	blk_cmem_record(r->cmem, stream, ev, BLK_CMEM_NOTE);
 	switch (a) {
 	case BLK_TN_ACTION(BLK_TN_PROCESS):
 		blk_acct_set_comm(r->acct, ev->pid, (const char *)ev->pdu, ev->pdu_len);
@@ -360,10 +386,7 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 			r->hidden_cgroup++;
 		break;
 	}
-	if (r->file_mode) {
-		blk_acct_record_read(r->acct, ev);
-		blk_acct_record_freed(r->acct, ev);
-	}
+	blk_cmem_note_done(r->cmem);
 	return write_dump(r, ev) ? -EIO : 1;
 }
 
@@ -517,8 +540,23 @@ static void split_input(const char *in, const char *dir_opt, char **dir, char **
 	}
 }
 
-static int add_file_inputs(struct parse_run *r, struct blk_merge *m, const char *in)
+static struct file_in *new_file_in(struct parse_run *r, struct blk_acct_dev *d, int stream)
 {
+	struct file_in **n = realloc(r->fins, (size_t)(r->nfins + 1) * sizeof(*n));
+	struct file_in *fi = malloc(sizeof(*fi));
+
+	if (!n || !fi)
+		die("out of memory");
+	r->fins = n;
+	fi->d = d;
+	fi->stream = stream;
+	r->fins[r->nfins++] = fi;
+	return fi;
+}
+
+static int add_file_inputs(struct parse_run *r, struct blk_merge *m, int idx)
+{
+	const char *in = r->o->inputs[idx];
 	char *dir, *name, path[8192];
 	struct blk_acct_dev *d;
 	int found = 0, nonempty = 0;
@@ -530,6 +568,7 @@ static int add_file_inputs(struct parse_run *r, struct blk_merge *m, const char 
 	for (int cpu = 0;; cpu++) {
 		struct blk_reader *rd;
 		struct stat st;
+		int stream;
 
 		if (dir)
 			snprintf(path, sizeof(path), "%s/%s.blktrace.%d", dir, name, cpu);
@@ -542,19 +581,22 @@ static int add_file_inputs(struct parse_run *r, struct blk_merge *m, const char 
 			snprintf(path + l, sizeof(path) - l, ".gz");
 			if (stat(path, &st)) {
 				path[l] = '\0';
+				blk_cmem_file(r->cmem, idx, cpu, path, BLK_CMEM_MISSING);
 				break;
 			}
 		}
 		found++;
-		if (!st.st_size)
+		if (!st.st_size) {
+			blk_cmem_file(r->cmem, idx, cpu, path, BLK_CMEM_EMPTY);
 			continue;
+		}
 		rd = blk_reader_open(path);
 		if (!rd)
 			die("cannot open '%s': %s", path, strerror(errno));
 		nonempty++;
-		blk_acct_dev_set_window(d, (uint64_t)r->o->batch * (uint64_t)nonempty);
 		say(r, "Input file %s added\n", path);
-		if (blk_merge_add(m, rd, d, cpu))
+		stream = blk_cmem_file(r->cmem, idx, cpu, path, BLK_CMEM_OPENED);
+		if (blk_merge_add(m, rd, new_file_in(r, d, stream), cpu))
 			die("out of memory");
 	}
 	if (!found) {
@@ -596,8 +638,33 @@ static void run_file_mode(struct parse_run *r)
 	if (!m)
 		die("out of memory");
 	r->file_mode = 1;
+	if (o->track && r->text) {
+		/* -t: replay the classic tool's memory to print its stale times (classicmem.h) */
+		struct stat st;
+		struct blk_cmem_opts co = {
+			.args = o->margs,
+			.nargs = o->nmargs,
+			.batch = o->batch,
+			.output_file = o->output != NULL,
+			.dump = o->dump ? (strcmp(o->dump, "-") ? 1 : 2) : 0,
+			.stdout_bufsize = fstat(STDOUT_FILENO, &st) ? 0 : (size_t)st.st_blksize,
+			.locale_alias = "/usr/share/locale/locale.alias",
+		};
+
+		unsigned char fds[1024];
+
+		/* our output files are open, as the classic tool's are when it opens its inputs */
+		for (int fd = 0; fd < (int)sizeof(fds); fd++)
+			fds[fd] = fcntl(fd, F_GETFD) != -1;
+		co.fds_open = fds;
+		co.nfds = sizeof(fds);
+		r->cmem = blk_cmem_new(&co);
+		if (!r->cmem)
+			die("out of memory");
+		blk_acct_set_cmem(r->acct, r->cmem);
+	}
 	for (int i = 0; i < o->ninputs; i++) {
-		if (!add_file_inputs(r, m, o->inputs[i])) {
+		if (!add_file_inputs(r, m, i)) {
 			error("No input files found for %s", o->inputs[i]);
 			hint("expected %s%s%s.blktrace.0 (per-CPU trace files, see -D), a merged trace file, or '-' for stdin",
 			     o->input_dir ? o->input_dir : "", o->input_dir ? "/" : "",
@@ -608,17 +675,20 @@ static void run_file_mode(struct parse_run *r)
 	if (!blk_merge_peek_time(m, &r->genesis))
 		r->genesis = 0;
 	while ((ret = blk_merge_next(m, &ev, &owner, &cpu)) > 0) {
-		struct blk_acct_dev *d = owner;
+		struct file_in *fi = owner;
+		struct blk_acct_dev *d = fi->d;
 
 		blk_acct_seen(d, cpu);
 		ev.time -= r->genesis;
+		blk_cmem_handle(r->cmem, fi->stream, ev.time);
 		if (ev.time > o->stop_end)
 			break;
 		blk_acct_last_time(d, ev.time);
 		if (shown(o, &ev) && ev.time >= o->stop_start)
 			dump_trace(r, d, cpu, &ev);
 		if (r->text)
-			blk_acct_retire(r->acct, d, &ev);
+			blk_cmem_retire(r->cmem, fi->stream, ev.time, ev.device,
+					(uint32_t)ev.sequence);
 		if (r->failed)
 			break;
 	}
@@ -629,6 +699,12 @@ static void run_file_mode(struct parse_run *r)
 		r->failed = 1;
 	}
 	blk_merge_free(m);
+	blk_acct_set_cmem(r->acct, NULL);
+	blk_cmem_free(r->cmem);
+	r->cmem = NULL;
+	for (int i = 0; i < r->nfins; i++)
+		free(r->fins[i]);
+	free(r->fins);
 }
 
 static void print_skip(void *arg, uint32_t dev, int cpu, uint64_t first, uint64_t last)
@@ -723,7 +799,8 @@ int main(int argc, char **argv)
 	install_log_hook();
 	setlocale(LC_NUMERIC, "en_US");
 	o.inputs = calloc((size_t)argc + 1, sizeof(*o.inputs));
-	if (!o.inputs)
+	o.margs = calloc((size_t)argc + 1, sizeof(*o.margs));
+	if (!o.inputs || !o.margs)
 		die("out of memory");
 	o.act_mask = 0xffff;
 	o.batch = 512;
@@ -816,5 +893,6 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 256; i++)
 		blk_format_free(o.fmt[i]);
 	free(o.inputs);
+	free(o.margs);
 	return r.failed ? 1 : 0;
 }

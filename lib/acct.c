@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "blk/acct.h"
+#include "blk/classicmem.h"
 #include "blk/log.h"
 
 struct io_stats {
@@ -26,19 +27,6 @@ struct io_stats {
 struct acct_cpu {
 	struct io_stats ios;
 	uint64_t nelems;
-	struct kept *kept; /* ring of held 80-byte records (see blk_acct_retire) */
-	size_t nkept, kept_cap, kept_head;
-	uint64_t retired;
-};
-
-/*
- * Stale request times. The classic tool allocates its -t tracking entries with malloc()
- * and never initialises the queue/dispatch times, so an entry inherits the words left in
- * the chunk it reuses: a freed tracking entry, or a freed 64-byte notify record. Those
- * values show in its elapsed times; this LIFO of freed 80-byte chunks reproduces them.
- */
-struct stale {
-	uint64_t alloc, queue, dispatch;
 };
 
 /* A request followed for -t, keyed by its current start sector. */
@@ -46,6 +34,7 @@ struct track {
 	uint64_t sector;
 	uint32_t pid; /* whose name the request carries */
 	uint64_t allocation_time, queue_time, dispatch_time;
+	uint64_t addr; /* where the classic tool holds it (classicmem.h), 0 if not modelled */
 	struct track *next;
 };
 
@@ -60,7 +49,6 @@ struct blk_acct_dev {
 	uint64_t skips, seq_skips;
 	struct track **tracks; /* hash by sector */
 	size_t ntrack_buckets, ntracks;
-	uint64_t keep_window; /* records of each CPU held before they are freed */
 };
 
 struct comm_ent {
@@ -79,18 +67,9 @@ struct proc {
 	uint64_t longest_completion_wait[2];
 };
 
-struct kept {
-	struct stale words;
-	uint64_t at;
-};
-
 struct blk_acct {
 	struct blk_acct_opts o;
-	int warm;
-	struct stale tcache[7];
-	unsigned int ntcache;
-	struct stale *stale; /* the bin behind the cache */
-	size_t nstale, stale_cap;
+	struct blk_cmem *cmem; /* the classic tool's memory, for -t's stale times (or NULL) */
 	struct blk_acct_dev **devs;
 	unsigned int ndevs;
 	struct comm_ent *comms;
@@ -132,11 +111,8 @@ void blk_acct_free(struct blk_acct *a)
 		return;
 	for (unsigned int i = 0; i < a->ndevs; i++) {
 		free_tracks(a->devs[i]);
-		for (unsigned int c = 0; c < a->devs[i]->nchunks; c++) {
-			for (unsigned int k = 0; a->devs[i]->cpus[c] && k < CPU_CHUNK; k++)
-				free(a->devs[i]->cpus[c][k].kept);
+		for (unsigned int c = 0; c < a->devs[i]->nchunks; c++)
 			free(a->devs[i]->cpus[c]);
-		}
 		free(a->devs[i]->cpus);
 		free(a->devs[i]->name);
 		free(a->devs[i]);
@@ -147,7 +123,6 @@ void blk_acct_free(struct blk_acct *a)
 	free(a->proc_idx);
 	free(a->devs);
 	free(a->comms);
-	free(a->stale);
 	free(a);
 }
 
@@ -264,6 +239,7 @@ static struct comm_ent *comm_add(struct blk_acct *a, uint32_t pid, const char *c
 	e->comm[len] = '\0';
 	e->comm[strnlen(e->comm, len)] = '\0';
 	a->ncomm++;
+	blk_cmem_ppm_new(a->cmem, pid, e->comm);
 	return e;
 }
 
@@ -379,6 +355,8 @@ static struct io_stats *proc_stats(struct blk_acct *a, uint32_t pid)
 
 	if (p)
 		return &p->ios;
+	/* the classic tool allocates its block here, before naming an unknown pid */
+	blk_cmem_ppi_new(a->cmem);
 	name = comm_or_unknown(a, pid);
 	if (a->o.hash_by_name) {
 		p = proc_lookup(a, pid, name);
@@ -486,175 +464,28 @@ static int track_insert(struct blk_acct_dev *d, struct track *t)
 	return 0;
 }
 
-/*
- * The reuse order of glibc's allocator for one chunk size: a per-thread cache of up to 7
- * chunks (last freed, first reused), then a LIFO fast bin. malloc() takes from the cache
- * first; the allocator's internal path, which realloc() uses when a block cannot grow in
- * place, skips the cache: it takes the bin's first chunk and refills the cache from the bin.
- */
-#define TCACHE_MAX 7
-
-static void stale_free(struct blk_acct *a, const struct stale *c)
+void blk_acct_set_cmem(struct blk_acct *a, struct blk_cmem *c)
 {
-	if (a->ntcache < TCACHE_MAX) {
-		a->tcache[a->ntcache++] = *c;
-		return;
-	}
-	if (a->nstale == a->stale_cap) {
-		size_t nc = a->stale_cap ? a->stale_cap * 2 : 64;
-		struct stale *n;
-
-		/* bounded: entries this deep are not reached again in practice */
-		if (nc > 65536) {
-			memmove(a->stale, a->stale + 32768, (a->nstale - 32768) * sizeof(*n));
-			a->nstale -= 32768;
-		} else {
-			n = realloc(a->stale, nc * sizeof(*n));
-			if (!n)
-				return;
-			a->stale = n;
-			a->stale_cap = nc;
-		}
-	}
-	a->stale[a->nstale++] = *c;
-}
-
-/* The internal path (realloc): return 1 and the reused chunk's words, or 0 for fresh memory. */
-static int stale_int_malloc(struct blk_acct *a, struct stale *c)
-{
-	if (!a->nstale)
-		return 0;
-	*c = a->stale[--a->nstale];
-	while (a->ntcache < TCACHE_MAX && a->nstale)
-		a->tcache[a->ntcache++] = a->stale[--a->nstale];
-	return 1;
-}
-
-/* malloc(): return 1 and the reused chunk's words, or 0 for fresh (zeroed) memory. */
-static int stale_malloc(struct blk_acct *a, struct stale *c)
-{
-	if (a->ntcache) {
-		*c = a->tcache[--a->ntcache];
-		return 1;
-	}
-	return stale_int_malloc(a, c);
-}
-
-/* Whether the classic tool holds @ev in an 80-byte chunk (header plus a 9..24-byte payload). */
-static int in_chunk80(const struct blk_event *ev)
-{
-	return ev->version == BLK_IO_TRACE_VERSION && ev->pdu_len >= 9 && ev->pdu_len <= 24;
-}
-
-static void chunk_words(const struct blk_event *ev, struct stale *c)
-{
-	unsigned char img[64 + 24 + 8];
-	uint64_t w[3];
-
-	memset(img, 0, sizeof(img));
-	blk_event_encode(ev, img);
-	memcpy(w, img + 40, sizeof(w));
-	c->alloc = w[0];
-	c->queue = w[1];
-	c->dispatch = w[2];
-}
-
-void blk_acct_record_read(struct blk_acct *a, const struct blk_event *ev)
-{
-	struct stale c;
-
-	/*
-	 * Once records are being freed and reused, a record with such a payload no longer
-	 * grows in place: its realloc() takes a chunk through the allocator's internal path.
-	 */
-	if (a->o.track_ios && a->warm && in_chunk80(ev))
-		stale_int_malloc(a, &c);
-}
-
-void blk_acct_record_freed(struct blk_acct *a, const struct blk_event *ev)
-{
-	struct stale c;
-
-	if (!a->o.track_ios || !in_chunk80(ev))
-		return;
-	chunk_words(ev, &c);
-	stale_free(a, &c);
-}
-
-void blk_acct_warm(struct blk_acct *a)
-{
-	a->warm = 1;
-}
-
-static struct acct_cpu *get_cpu(struct blk_acct_dev *d, int cpu);
-
-void blk_acct_retire(struct blk_acct *a, struct blk_acct_dev *d, const struct blk_event *ev)
-{
-	struct acct_cpu *pc;
-	struct stale c;
-
-	if (!a->o.track_ios)
-		return;
-	/*
-	 * the classic tool keeps the last batch x files records of each CPU of a device, then
-	 * frees the oldest one as each new one comes
-	 */
-	pc = get_cpu(d, (int)ev->cpu);
-	pc->retired++;
-	if (in_chunk80(ev)) {
-		if (pc->nkept == pc->kept_cap) {
-			size_t nc = pc->kept_cap ? pc->kept_cap * 2 : 64;
-			struct kept *n = realloc(pc->kept, nc * sizeof(*n));
-
-			if (!n)
-				return;
-			/* unwrap the ring into the larger array */
-			for (size_t i = 0; i < pc->nkept; i++)
-				n[pc->kept_cap + i] = n[(pc->kept_head + i) % pc->kept_cap];
-			memmove(n, n + pc->kept_cap, pc->nkept * sizeof(*n));
-			pc->kept = n;
-			pc->kept_cap = nc;
-			pc->kept_head = 0;
-		}
-		chunk_words(ev, &c);
-		pc->kept[(pc->kept_head + pc->nkept) % pc->kept_cap].words = c;
-		pc->kept[(pc->kept_head + pc->nkept) % pc->kept_cap].at = pc->retired;
-		pc->nkept++;
-	}
-	if (pc->retired > d->keep_window)
-		/* records are being freed now: later reads reuse their memory, not fresh heap */
-		a->warm = 1;
-	while (pc->nkept && pc->retired - pc->kept[pc->kept_head].at >= d->keep_window) {
-		stale_free(a, &pc->kept[pc->kept_head].words);
-		pc->kept_head = (pc->kept_head + 1) % pc->kept_cap;
-		pc->nkept--;
-	}
-}
-
-void blk_acct_dev_set_window(struct blk_acct_dev *d, uint64_t n)
-{
-	d->keep_window = n;
+	a->cmem = c;
 }
 
 static struct track *track_get(struct blk_acct *a, struct blk_acct_dev *d, uint32_t pid,
 			       uint64_t sector)
 {
 	struct track *t = track_find(d, sector);
+	struct blk_cmem_track m;
 
 	if (t)
 		return t;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
-	{
-		struct stale st;
-
-		if (stale_malloc(a, &st)) {
-			t->allocation_time = st.alloc;
-			t->queue_time = st.queue;
-			t->dispatch_time = st.dispatch;
-		}
-	}
+	/* the classic tool's entry is malloc()ed: its times are what the memory held */
+	blk_cmem_track_new(a->cmem, &m);
+	t->addr = m.addr;
+	t->allocation_time = m.allocation_time;
+	t->queue_time = m.queue_time;
+	t->dispatch_time = m.dispatch_time;
 	comm_or_unknown(a, pid);
 	t->pid = pid;
 	t->sector = sector;
@@ -736,9 +567,9 @@ static uint64_t track_complete_time(struct blk_acct *a, struct blk_acct_dev *d,
 		p->longest_completion_wait[blk_event_is_write(ev)] = e;
 	track_unlink(d, t);
 	{
-		struct stale st = {t->allocation_time, t->queue_time, t->dispatch_time};
+		uint64_t times[4] = {t->allocation_time, t->queue_time, t->dispatch_time, ev->time};
 
-		stale_free(a, &st);
+		blk_cmem_track_free(a->cmem, t->addr, t->sector, times);
 	}
 	free(t);
 	return e;
@@ -1042,8 +873,11 @@ int blk_acct_event(struct blk_acct *a, struct blk_acct_dev *d, int cpu, const st
 	}
 	switch (blk_event_code(ev)) {
 	case BLK_TA_QUEUE:
-		if (track && (BLK_MAJOR(d->devno) == 253 || BLK_MAJOR(d->devno) == 9)) {
-			/* on md/dm the interesting span is Q..C: note Q as dispatch */
+		/*
+		 * On md/dm the interesting span is Q..C: note Q as dispatch. The classic tool
+		 * knows a device's number only in pipe mode (in file mode it stays 0 there).
+		 */
+		if (track && !d->name && (BLK_MAJOR(d->devno) == 253 || BLK_MAJOR(d->devno) == 9)) {
 			struct track *t = track_get(a, d, ev->pid, ev->sector);
 
 			if (t)

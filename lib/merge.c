@@ -125,6 +125,11 @@ static int prime(struct blk_merge *m, struct mstream *s)
 			if (ret < 0 && add_error(m, blk_reader_error(s->r)))
 				return -ENOMEM;
 			s->done = 1;
+			if (m->fn) {
+				ret = m->fn(m->arg, BLK_NOTE_END, s->owner, s->cpu, NULL);
+				if (ret < 0)
+					return ret;
+			}
 			break;
 		}
 		if (ev.cpu != (uint32_t)s->cpu) {

@@ -42,22 +42,12 @@ void blk_acct_set_comm(struct blk_acct *a, uint32_t pid, const char *comm, size_
 /* @pid's name, or NULL when unknown; valid while @a lives. */
 const char *blk_acct_comm(struct blk_acct *a, uint32_t pid);
 
+struct blk_cmem;
 /*
- * A record the classic tool reads and frees at once (a notify record in file mode): with
- * -t its memory is what a later tracking entry inherits (see acct.c).
+ * Model the classic tool's memory with @c (owned by the caller) so that -t prints the
+ * same stale times as blkparse 1.2.0 (see classicmem.h); NULL: new entries read as zero.
  */
-void blk_acct_record_freed(struct blk_acct *a, const struct blk_event *ev);
-
-/* A record was read into a batch (see acct.c: its memory comes from the allocator). */
-void blk_acct_record_read(struct blk_acct *a, const struct blk_event *ev);
-
-/* The first batches are read: later reads no longer grow records in place. */
-void blk_acct_warm(struct blk_acct *a);
-
-/* A record of @d was handled; the classic tool frees it @window records later. */
-void blk_acct_retire(struct blk_acct *a, struct blk_acct_dev *d, const struct blk_event *ev);
-void blk_acct_dev_set_window(struct blk_acct_dev *d, uint64_t window);
-
+void blk_acct_set_cmem(struct blk_acct *a, struct blk_cmem *c);
 /* Count a record of @dev on @cpu (any record read, shown or not). */
 void blk_acct_seen(struct blk_acct_dev *d, int cpu);
 

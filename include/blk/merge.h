@@ -19,12 +19,14 @@ struct blk_merge;
 enum blk_merge_note {
 	BLK_NOTE_RECORD, /* a record was read into a batch: consume it or queue it */
 	BLK_NOTE_BAD_CPU, /* a record's cpu field differs from its input's CPU; dropped */
+	BLK_NOTE_END, /* the input ended (or failed) while a batch was read; @ev is NULL */
 };
 
 /*
  * Called while a batch is read. For BLK_NOTE_RECORD return 1 if the callback consumed the
  * record (it is then not merged; the classic tool does this for notify records), 0 to queue
- * it, or a negative errno to stop. @ev is valid during the call only.
+ * it, or a negative errno to stop; other notes ignore the return value unless negative.
+ * @ev is valid during the call only.
  */
 typedef int (*blk_merge_note_fn)(void *arg, enum blk_merge_note what, void *owner, int cpu,
 				 const struct blk_event *ev);

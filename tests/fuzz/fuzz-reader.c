@@ -162,6 +162,8 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 	struct blk_acct_dev *d = owner;
 
 	(void)cpu;
+	if (what == BLK_NOTE_END)
+		return 0;
 	if (what == BLK_NOTE_BAD_CPU) {
 		r->sink += ev->cpu;
 		return 0;

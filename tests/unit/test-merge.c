@@ -34,6 +34,7 @@ struct note_log {
 	int consume;			/* return 1 for notify records */
 	int fail_after;			/* >0: return -EINTR on that record note */
 	int records, notify, bad_cpu, bad_cpu_owner_cpu;
+	int ends;			/* BLK_NOTE_END notes */
 	uint32_t bad_cpu_field;
 	void *bad_cpu_owner;
 };
@@ -43,6 +44,11 @@ static int note_fn(void *arg, enum blk_merge_note what, void *owner, int cpu,
 {
 	struct note_log *l = arg;
 
+	if (what == BLK_NOTE_END) {
+		assert_null(ev);
+		l->ends++;
+		return 0;
+	}
 	if (what == BLK_NOTE_BAD_CPU) {
 		l->bad_cpu++;
 		l->bad_cpu_owner = owner;
@@ -112,7 +118,7 @@ static int run_merge(const struct input_spec *in, int n, unsigned int batch, str
 	struct blk_merge *m = blk_merge_new(batch, note_fn, log);
 	struct blk_event ev;
 	uint64_t prev = 0, genesis = 0;
-	int got = 0, ret, cpu, have_genesis;
+	int got = 0, ret, cpu, have_genesis, ends0 = log->ends;
 	void *owner;
 
 	assert_non_null(m);
@@ -147,6 +153,8 @@ static int run_merge(const struct input_spec *in, int n, unsigned int batch, str
 	assert_int_equal(ret, 0);
 	/* exhausted stays exhausted */
 	assert_int_equal(blk_merge_next(m, &ev, &owner, &cpu), 0);
+	/* every input told its end once, when the read that found it was made */
+	assert_int_equal(log->ends - ends0, n);
 	if (keep)
 		*keep = m;
 	else
