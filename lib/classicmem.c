@@ -339,8 +339,12 @@ int blk_cmem_file(struct blk_cmem *c, int dev, int cpu, const char *path, enum b
 	char *slash;
 	size_t plen;
 
-	if (blk_cmem_failed(c) || dev < 0 || dev >= c->ndevs || cpu < 0 || cpu > 4096)
+	if (blk_cmem_failed(c))
 		return -1;
+	if (dev < 0 || dev >= c->ndevs || cpu < 0 || cpu > 4096) {
+		fail(c);
+		return -1;
+	}
 	d = &c->devs[dev];
 	if (cpu >= d->ncpus)
 		resize_cpus(c, d, cpu);
@@ -391,7 +395,15 @@ int blk_cmem_file(struct blk_cmem *c, int dev, int cpu, const char *path, enum b
 		d->pci = np;
 		d->npci = cpu + 1;
 	}
-	return blk_cmem_failed(c) ? -1 : new_stream(c, dev, cpu);
+	if (blk_cmem_failed(c))
+		return -1;
+	{
+		int sn = new_stream(c, dev, cpu);
+
+		if (sn < 0)
+			fail(c); /* a file the model cannot follow: stop rather than drift */
+		return sn;
+	}
 }
 
 /* ---- records ---- */

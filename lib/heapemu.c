@@ -170,7 +170,7 @@ static unsigned int tidx(uint64_t nb)
 static int grow(struct blk_heapemu *h, uint64_t nbrk)
 {
 	if (nbrk > h->cap) {
-		uint64_t nc = h->cap ? h->cap : 1 << 20;
+		uint64_t nc = h->cap ? h->cap : 1 << 18;
 		unsigned char *n;
 
 		while (nc < nbrk)
