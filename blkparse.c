@@ -540,6 +540,50 @@ static void split_input(const char *in, const char *dir_opt, char **dir, char **
 	}
 }
 
+static int is_pipe_input(const char *in);
+
+/*
+ * -t: replay the classic tool's memory to print its stale times (classicmem.h); NULL
+ * when not needed (no -t, no text).
+ */
+static struct blk_cmem *new_cmem(struct parse_run *r)
+{
+	struct parse_opts *o = r->o;
+	struct blk_cmem *c;
+	struct stat st;
+	unsigned char fds[1024];
+	int piped = 0;
+	struct blk_cmem_opts co = {
+		.args = o->margs,
+		.nargs = o->nmargs,
+		.batch = o->batch,
+		.output_file = o->output != NULL,
+		.dump = o->dump ? (strcmp(o->dump, "-") ? 1 : 2) : 0,
+		.stdout_bufsize = fstat(STDOUT_FILENO, &st) ? 0 : (size_t)st.st_blksize,
+		.locale_alias = "/usr/share/locale/locale.alias",
+		.fds_open = fds,
+		.nfds = sizeof(fds),
+	};
+
+	if (!o->track || !r->text)
+		return NULL;
+	/* the classic tool reads its first pipe input as such, the others as names */
+	for (int i = 0; i < o->nmargs; i++) {
+		if (o->margs[i].opt == 'i' && !piped && is_pipe_input(o->margs[i].val)) {
+			o->margs[i].opt = 'p';
+			piped = 1;
+		}
+	}
+	/* our output files are open, as the classic tool's are when it opens its inputs */
+	for (int fd = 0; fd < (int)sizeof(fds); fd++)
+		fds[fd] = fcntl(fd, F_GETFD) != -1;
+	c = blk_cmem_new(&co);
+	if (!c)
+		die("out of memory");
+	blk_acct_set_cmem(r->acct, c);
+	return c;
+}
+
 static struct file_in *new_file_in(struct parse_run *r, struct blk_acct_dev *d, int stream)
 {
 	struct file_in **n = realloc(r->fins, (size_t)(r->nfins + 1) * sizeof(*n));
@@ -638,31 +682,7 @@ static void run_file_mode(struct parse_run *r)
 	if (!m)
 		die("out of memory");
 	r->file_mode = 1;
-	if (o->track && r->text) {
-		/* -t: replay the classic tool's memory to print its stale times (classicmem.h) */
-		struct stat st;
-		struct blk_cmem_opts co = {
-			.args = o->margs,
-			.nargs = o->nmargs,
-			.batch = o->batch,
-			.output_file = o->output != NULL,
-			.dump = o->dump ? (strcmp(o->dump, "-") ? 1 : 2) : 0,
-			.stdout_bufsize = fstat(STDOUT_FILENO, &st) ? 0 : (size_t)st.st_blksize,
-			.locale_alias = "/usr/share/locale/locale.alias",
-		};
-
-		unsigned char fds[1024];
-
-		/* our output files are open, as the classic tool's are when it opens its inputs */
-		for (int fd = 0; fd < (int)sizeof(fds); fd++)
-			fds[fd] = fcntl(fd, F_GETFD) != -1;
-		co.fds_open = fds;
-		co.nfds = sizeof(fds);
-		r->cmem = blk_cmem_new(&co);
-		if (!r->cmem)
-			die("out of memory");
-		blk_acct_set_cmem(r->acct, r->cmem);
-	}
+	r->cmem = new_cmem(r);
 	for (int i = 0; i < o->ninputs; i++) {
 		if (!add_file_inputs(r, m, i)) {
 			error("No input files found for %s", o->inputs[i]);
@@ -738,6 +758,11 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 	po.stop_end = o->stop_end;
 	po.fn = on_record;
 	po.arg = r;
+	/* the classic tool reads a pipe (not a merged file, which it cannot read at all) */
+	if (is_pipe_input(in)) {
+		r->cmem = new_cmem(r);
+		po.cmem = r->cmem;
+	}
 	ps = blk_pipesort_new(rd, &po);
 	if (!ps)
 		die("out of memory");
@@ -778,6 +803,9 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 		r->failed = 1;
 	}
 	blk_pipesort_free(ps);
+	blk_acct_set_cmem(r->acct, NULL);
+	blk_cmem_free(r->cmem);
+	r->cmem = NULL;
 }
 
 static int ends_with(const char *s, const char *suffix)

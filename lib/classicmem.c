@@ -57,6 +57,7 @@ struct cm_pci {
 };
 
 struct cm_dev {
+	uint32_t devno; /* pipe mode: the device number it was claimed for (0: unclaimed) */
 	uint64_t cpus; /* the per-CPU table */
 	int ncpus;
 	uint64_t cpu_map;
@@ -95,6 +96,11 @@ struct blk_cmem {
 	int have_note;
 	uint64_t note_bit;
 	int broken;
+	int pipe; /* the input is read as a pipe (-i -) */
+	uint64_t read_seq, list_head; /* pipe mode: batches read, last sort node of the batch */
+	struct cm_ent *ents; /* pipe mode: records read and not yet freed, by tag */
+	uint64_t *free_tags;
+	size_t nents, nfree;
 	unsigned char img[64 + 65536]; /* a record as the classic tool reads it */
 };
 
@@ -230,9 +236,12 @@ struct blk_cmem *blk_cmem_new(const struct blk_cmem_opts *o)
 	for (int i = 0; i < o->nargs; i++) {
 		const struct blk_cmem_arg *a = &o->args[i];
 
-		if (a->opt == 'i')
+		if (a->opt == 'i') {
 			add_device(c, a->val);
-		else if (a->opt == 'f')
+		} else if (a->opt == 'p') {
+			strdup_at(c, a->val); /* the pipe's name */
+			c->pipe = 1;
+		} else if (a->opt == 'f')
 			format_copies(c, a->val, 16);
 		else if (a->opt == 'F' && strlen(a->val) >= 2)
 			format_copies(c, a->val + 2, 1);
@@ -268,6 +277,8 @@ void blk_cmem_free(struct blk_cmem *c)
 	}
 	for (int i = 0; i < c->ns; i++)
 		free(c->s[i].q);
+	free(c->ents);
+	free(c->free_tags);
 	free(c->devs);
 	free(c->s);
 	blk_heapemu_free(c->h);
@@ -494,19 +505,21 @@ void blk_cmem_record(struct blk_cmem *c, int stream, const struct blk_event *ev,
 	struct cm_stream *s;
 	struct cm_ent e;
 
-	if (blk_cmem_failed(c) || stream < 0 || stream >= c->ns)
+	if (blk_cmem_failed(c))
 		return;
 	if (ev->version != BLK_IO_TRACE_VERSION) {
 		fail(c); /* the classic tool does not read these */
 		return;
 	}
-	s = &c->s[stream];
-	e.bit = read_record(c, ev);
-	if (kind == BLK_CMEM_NOTE) {
+	if (kind == BLK_CMEM_NOTE && (c->pipe || (stream >= 0 && stream < c->ns))) {
 		c->have_note = 1;
-		c->note_bit = e.bit;
+		c->note_bit = read_record(c, ev);
 		return;
 	}
+	if (stream < 0 || stream >= c->ns)
+		return;
+	s = &c->s[stream];
+	e.bit = read_record(c, ev);
 	if (kind == BLK_CMEM_BAD_CPU)
 		return; /* dropped without being freed */
 	e.t = t_alloc(c);
@@ -522,7 +535,8 @@ void blk_cmem_note_done(struct blk_cmem *c)
 	if (blk_cmem_failed(c) || !c->have_note)
 		return;
 	c->have_note = 0;
-	bit_free(c, c->note_bit);
+	if (!c->pipe) /* reading a pipe, the classic tool never frees them */
+		bit_free(c, c->note_bit);
 }
 
 void blk_cmem_eof(struct blk_cmem *c, int stream)
@@ -649,6 +663,149 @@ void blk_cmem_retire(struct blk_cmem *c, int stream, uint64_t time, uint32_t dev
 	c->pend.seq = sequence;
 	c->pend.order = c->order++;
 	c->pend.e = c->cur;
+}
+
+/* ---- pipe mode ---- */
+
+/* get_dev_info(): the device's slot, claiming an unused one or growing the table. */
+static struct cm_dev *pipe_dev(struct blk_cmem *c, uint32_t devno)
+{
+	struct cm_dev *nd;
+
+	for (int i = 0; i < c->ndevs; i++) {
+		if (!c->devs[i].devno) {
+			c->devs[i].devno = devno;
+			blk_heapemu_put64(H(c), c->devices + (uint64_t)i * DEV_SIZE, devno);
+		}
+		if (c->devs[i].devno == devno)
+			return &c->devs[i];
+	}
+	nd = realloc(c->devs, (size_t)(c->ndevs + 1) * sizeof(*nd));
+	if (!nd) {
+		fail(c);
+		return NULL;
+	}
+	c->devs = nd;
+	memset(&nd[c->ndevs], 0, sizeof(*nd));
+	nd[c->ndevs].devno = devno;
+	c->devices = blk_heapemu_realloc(H(c), c->devices, (size_t)(c->ndevs + 1) * DEV_SIZE);
+	put_zero(c, c->devices + (uint64_t)c->ndevs * DEV_SIZE, DEV_SIZE);
+	blk_heapemu_put64(H(c), c->devices + (uint64_t)c->ndevs * DEV_SIZE, devno);
+	return &c->devs[c->ndevs++];
+}
+
+uint64_t blk_cmem_pipe_record(struct blk_cmem *c, const struct blk_event *ev)
+{
+	struct cm_ent e;
+	uint64_t tag;
+
+	if (blk_cmem_failed(c))
+		return 0;
+	if (ev->version != BLK_IO_TRACE_VERSION) {
+		fail(c);
+		return 0;
+	}
+	e.bit = read_record(c, ev);
+	e.t = t_alloc(c);
+	put_zero(c, e.t, 48);
+	put_ptr(c, e.t, e.bit);
+	put_ptr(c, e.t + 32, c->list_head); /* pushed on the batch's list */
+	blk_heapemu_put64(H(c), e.t + 40, c->read_seq);
+	c->list_head = e.t;
+	pipe_dev(c, ev->device);
+	if (c->nfree) {
+		tag = c->free_tags[--c->nfree];
+	} else {
+		struct cm_ent *n = realloc(c->ents, (c->nents + 1) * sizeof(*n));
+		uint64_t *f = realloc(c->free_tags, (c->nents + 1) * sizeof(*f));
+
+		if (n)
+			c->ents = n;
+		if (f)
+			c->free_tags = f;
+		if (!n || !f) {
+			fail(c);
+			return 0;
+		}
+		tag = c->nents++;
+	}
+	c->ents[tag] = e;
+	return tag + 1;
+}
+
+void blk_cmem_pipe_eof(struct blk_cmem *c)
+{
+	if (!blk_cmem_failed(c))
+		bit_free(c, bit_alloc(c));
+}
+
+void blk_cmem_pipe_batch(struct blk_cmem *c)
+{
+	if (blk_cmem_failed(c))
+		return;
+	c->read_seq++;
+	c->list_head = 0;
+}
+
+void blk_cmem_pipe_sorted(struct blk_cmem *c, uint64_t tag, uint32_t device, uint32_t cpu,
+			  uint64_t time)
+{
+	struct cm_dev *d;
+
+	if (blk_cmem_failed(c) || !tag || tag > c->nents)
+		return;
+	blk_heapemu_put64(H(c), c->ents[tag - 1].bit + 8, time);
+	d = pipe_dev(c, device);
+	if (!d || cpu > 4096) {
+		fail(c);
+		return;
+	}
+	if ((int)cpu >= d->ncpus)
+		resize_cpus(c, d, (int)cpu);
+	if (!blk_cmem_failed(c))
+		put32(c, d->cpus + (uint64_t)cpu * CPU_SIZE, cpu);
+}
+
+void blk_cmem_pipe_release(struct blk_cmem *c, uint64_t tag)
+{
+	if (blk_cmem_failed(c) || !tag || tag > c->nents)
+		return;
+	bit_free(c, c->ents[tag - 1].bit);
+	t_free(c, c->ents[tag - 1].t);
+	c->free_tags[c->nfree++] = tag - 1;
+}
+
+void blk_cmem_pipe_cpu_check(struct blk_cmem *c, uint64_t mask)
+{
+	uint64_t p;
+
+	if (blk_cmem_failed(c))
+		return;
+	/* a bitmap sized by a CPU count never set in pipe mode: malloc(0) */
+	p = xmalloc(c, 0);
+	blk_heapemu_put64(H(c), p, mask);
+	blk_heapemu_release(H(c), p);
+}
+
+uint64_t blk_cmem_skip_new(struct blk_cmem *c, uint64_t start, uint64_t end)
+{
+	uint64_t p;
+
+	if (blk_cmem_failed(c))
+		return 0;
+	p = xmalloc(c, 32);
+	blk_heapemu_put64(H(c), p, start);
+	blk_heapemu_put64(H(c), p + 8, end);
+	put_zero(c, p + 16, 16);
+	return p;
+}
+
+void blk_cmem_skip_free(struct blk_cmem *c, uint64_t addr)
+{
+	if (blk_cmem_failed(c) || !addr)
+		return;
+	put_zero(c, addr + 16, 16);
+	blk_heapemu_release(H(c), addr);
 }
 
 /* ---- processes and tracking entries ---- */

@@ -9,6 +9,7 @@
 
 struct pnode {
 	struct blk_event ev;
+	uint64_t tag; /* its record in the classic tool's memory (classicmem.h) */
 	uint64_t batch;
 	uint32_t idx;
 	unsigned char *big; /* payload larger than the inline space */
@@ -18,6 +19,7 @@ struct pnode {
 
 struct pskip {
 	uint64_t start, end;
+	uint64_t addr; /* in the classic tool's memory */
 	struct pskip *prev, *next;
 };
 
@@ -48,6 +50,7 @@ struct blk_pipesort {
 	uint64_t batchno;
 	uint64_t genesis;
 	int eof, force;
+	int eof_mid; /* the input ended inside a batch: the classic tool reads once more */
 	int failed;
 	uint64_t forced;
 	struct pdev *devs;
@@ -260,6 +263,8 @@ static int read_batch(struct blk_pipesort *ps)
 				ps->err = strdup(blk_reader_error(ps->r));
 			}
 			ps->eof = 1;
+			ps->eof_mid = n > 0;
+			blk_cmem_pipe_eof(ps->o.cmem);
 			break;
 		}
 		if (ps->o.fn) {
@@ -274,6 +279,7 @@ static int read_batch(struct blk_pipesort *ps)
 			ret = -ENOMEM;
 			goto fail;
 		}
+		node->tag = blk_cmem_pipe_record(ps->o.cmem, &ev);
 		node->batch = ps->batchno;
 		node->idx = n;
 		ps->batchv[n++] = node;
@@ -281,6 +287,7 @@ static int read_batch(struct blk_pipesort *ps)
 	if (!n)
 		return 0;
 	ps->batchno++;
+	blk_cmem_pipe_batch(ps->o.cmem);
 	if (!ps->genesis) {
 		/* as the classic tool: recomputed while the genesis found is 0 */
 		uint64_t g = UINT64_MAX;
@@ -297,6 +304,8 @@ static int read_batch(struct blk_pipesort *ps)
 		node->ev.time -= ps->genesis;
 		if (node->ev.time < youngest || !youngest)
 			youngest = node->ev.time;
+		blk_cmem_pipe_sorted(ps->o.cmem, node->tag, node->ev.device, node->ev.cpu,
+				     node->ev.time);
 		pc = get_cpu(ps, node->ev.device, node->ev.cpu);
 		if (!pc) {
 			node_free(ps, node);
@@ -306,6 +315,7 @@ static int read_batch(struct blk_pipesort *ps)
 		if (node->ev.sequence < pc->smallest_seq)
 			pc->smallest_seq = node->ev.sequence;
 		if (node->ev.time >= ps->o.stop_end || node->ev.time < ps->o.stop_start) {
+			blk_cmem_pipe_release(ps->o.cmem, node->tag);
 			node_free(ps, node);
 			continue;
 		}
@@ -326,7 +336,7 @@ fail:
 	return ret;
 }
 
-static void insert_skip(struct pcpu *pc, uint64_t start, uint64_t end)
+static void insert_skip(struct blk_cmem *cm, struct pcpu *pc, uint64_t start, uint64_t end)
 {
 	struct pskip *s;
 
@@ -345,6 +355,7 @@ static void insert_skip(struct pcpu *pc, uint64_t start, uint64_t end)
 		return;
 	s->start = start;
 	s->end = end;
+	s->addr = blk_cmem_skip_new(cm, start, end);
 	s->prev = pc->tail;
 	if (pc->tail)
 		pc->tail->next = s;
@@ -353,8 +364,9 @@ static void insert_skip(struct pcpu *pc, uint64_t start, uint64_t end)
 	pc->tail = s;
 }
 
-static void remove_skip(struct pcpu *pc, struct pskip *s)
+static void remove_skip(struct blk_cmem *cm, struct pcpu *pc, struct pskip *s)
 {
+	blk_cmem_skip_free(cm, s->addr);
 	if (s->prev)
 		s->prev->next = s->next;
 	else
@@ -367,14 +379,14 @@ static void remove_skip(struct pcpu *pc, struct pskip *s)
 }
 
 /* A late record fills part of a gap: carve it out. Return 1 if @seq was in a gap. */
-static int carve_skip(struct pcpu *pc, uint64_t seq)
+static int carve_skip(struct blk_cmem *cm, struct pcpu *pc, uint64_t seq)
 {
 	for (struct pskip *s = pc->tail; s; s = s->prev) {
 		if (seq < s->start || seq > s->end)
 			continue;
 		if (s->start == seq) {
 			if (s->end == seq)
-				remove_skip(pc, s);
+				remove_skip(cm, pc, s);
 			else
 				s->start++;
 		} else if (s->end == seq) {
@@ -383,7 +395,7 @@ static int carve_skip(struct pcpu *pc, uint64_t seq)
 			uint64_t end = s->end;
 
 			s->end = seq - 1;
-			insert_skip(pc, seq + 1, end);
+			insert_skip(cm, pc, seq + 1, end);
 		}
 		return 1;
 	}
@@ -403,6 +415,19 @@ static int cpus_present(struct blk_pipesort *ps, uint32_t dev)
 	return 1;
 }
 
+/* The classic tool's check of the CPUs present, for its memory (classicmem.h). */
+static void cpu_check(struct blk_pipesort *ps)
+{
+	uint64_t mask = 0;
+
+	if (!ps->o.cmem)
+		return;
+	for (size_t i = 0; i < ps->nheap; i++)
+		if (ps->heap[i]->ev.cpu < 64)
+			mask |= 1ULL << ps->heap[i]->ev.cpu;
+	blk_cmem_pipe_cpu_check(ps->o.cmem, mask);
+}
+
 /* Return 0 if @n may be emitted now, 1 to wait for more input. */
 static int check_sequence(struct blk_pipesort *ps, struct pnode *n, int force)
 {
@@ -413,20 +438,22 @@ static int check_sequence(struct blk_pipesort *ps, struct pnode *n, int force)
 		return 0;
 	expected = pc->last_seq + 1;
 	if (!expected) {
-		if (seq == 1 || seq == pc->smallest_seq)
+		if (seq == 1)
 			return 0;
-		if (force)
-			return 0;
-		return !cpus_present(ps, n->ev.device);
+		if (seq != pc->smallest_seq && !force && !cpus_present(ps, n->ev.device))
+			return 1;
+		if (seq != 0)
+			cpu_check(ps); /* the classic tool maps the CPUs present */
+		return 0;
 	}
 	if (seq == expected)
 		return 0;
 	if (expected >= pc->smallest_seq && !force)
 		return 1;
-	if (carve_skip(pc, seq))
+	if (carve_skip(ps->o.cmem, pc, seq))
 		return 0;
 	if (expected < seq)
-		insert_skip(pc, expected, seq - 1);
+		insert_skip(ps->o.cmem, pc, expected, seq - 1);
 	return 0;
 }
 
@@ -435,6 +462,8 @@ int blk_pipesort_next(struct blk_pipesort *ps, struct blk_event *ev)
 	int ret;
 
 	if (ps->out) {
+		/* printed: the classic tool frees it at once (it holds none back in pipe mode) */
+		blk_cmem_pipe_release(ps->o.cmem, ps->out->tag);
 		node_free(ps, ps->out);
 		ps->out = NULL;
 	}
@@ -461,6 +490,11 @@ int blk_pipesort_next(struct blk_pipesort *ps, struct blk_event *ev)
 			}
 		}
 		if (ps->eof) {
+			if (ps->eof_mid) {
+				/* the classic tool's next read finds the end again */
+				ps->eof_mid = 0;
+				blk_cmem_pipe_eof(ps->o.cmem);
+			}
 			if (ps->nheap && !ps->force) {
 				ps->force = 1;
 				continue;

@@ -26,7 +26,7 @@ struct blk_cmem;
 
 /* An option that allocates while the classic tool parses its command line. */
 struct blk_cmem_arg {
-	char opt; /* 'i' (input name), 'f' (-f format) or 'F' (-F spec) */
+	char opt; /* 'i' (input name), 'p' (the input read as a pipe), 'f' (-f), 'F' (-F) */
 	const char *val;
 };
 
@@ -77,6 +77,28 @@ void blk_cmem_handle(struct blk_cmem *c, int stream, uint64_t time);
 /* After it was printed: it is held back for its CPU, and the oldest one freed. */
 void blk_cmem_retire(struct blk_cmem *c, int stream, uint64_t time, uint32_t device,
 		     uint32_t sequence);
+
+/*
+ * Pipe mode (-i -): the classic tool reads batches of @batch records, sorts each batch
+ * (newest first), and frees a record as soon as it is printed; notify records are never
+ * freed. blk_cmem_record() with a stream of -1 and BLK_CMEM_NOTE for those.
+ */
+/* A record kept for merging was read. Return: its tag for the calls below. */
+uint64_t blk_cmem_pipe_record(struct blk_cmem *c, const struct blk_event *ev);
+/* A read found the end of the input. */
+void blk_cmem_pipe_eof(struct blk_cmem *c);
+/* A batch was read; it is sorted next. */
+void blk_cmem_pipe_batch(struct blk_cmem *c);
+/* The batch is sorted: @tag's time is rebased to @time, its CPU looked up. */
+void blk_cmem_pipe_sorted(struct blk_cmem *c, uint64_t tag, uint32_t device, uint32_t cpu,
+			  uint64_t time);
+/* @tag was dropped (outside -w), or printed: its memory is given back. */
+void blk_cmem_pipe_release(struct blk_cmem *c, uint64_t tag);
+/* The sequence check looked at the CPUs present (@mask: CPUs below 64 in the window). */
+void blk_cmem_pipe_cpu_check(struct blk_cmem *c, uint64_t mask);
+/* A gap in a CPU's sequence numbers is recorded; one is dropped (filled). */
+uint64_t blk_cmem_skip_new(struct blk_cmem *c, uint64_t start, uint64_t end);
+void blk_cmem_skip_free(struct blk_cmem *c, uint64_t addr);
 
 /* A process map entry (pid, name) is created; a per-process statistics block. */
 void blk_cmem_ppm_new(struct blk_cmem *c, uint32_t pid, const char *comm);

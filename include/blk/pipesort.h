@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "blk/classicmem.h"
 #include "blk/event.h"
 #include "blk/merge.h"
 #include "blk/reader.h"
@@ -24,6 +25,7 @@ struct blk_pipesort_opts {
 	int wait_ms; /* a batch ends when the input is idle this long */
 	blk_merge_note_fn fn; /* called for every record read (BLK_NOTE_RECORD) */
 	void *arg;
+	struct blk_cmem *cmem; /* optional: the classic tool's memory to follow (classicmem.h) */
 };
 
 /**
