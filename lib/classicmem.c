@@ -52,8 +52,12 @@ struct cm_held {
 };
 
 struct cm_pci {
-	struct cm_held *heap; /* min-heap: the classic tool's per-CPU tree of held records */
-	size_t n, cap;
+	/*
+	 * The classic tool's per-CPU tree of held records, kept as a sorted ring (oldest
+	 * first): a CPU's records come nearly in order, so an insert moves few entries.
+	 */
+	struct cm_held *heap;
+	size_t head, n, cap; /* cap: a power of two */
 };
 
 struct cm_dev {
@@ -573,43 +577,37 @@ static int held_less(const struct cm_held *a, const struct cm_held *b)
 
 static void held_push(struct blk_cmem *c, struct cm_pci *p, const struct cm_held *x)
 {
-	size_t i;
+	size_t i, mask;
 
 	if (p->n == p->cap) {
 		size_t nc = p->cap ? p->cap * 2 : 256;
-		struct cm_held *n = realloc(p->heap, nc * sizeof(*n));
+		struct cm_held *n = malloc(nc * sizeof(*n));
 
 		if (!n) {
 			fail(c);
 			return;
 		}
+		for (i = 0; i < p->n; i++)
+			n[i] = p->heap[(p->head + i) & (p->cap - 1)];
+		free(p->heap);
 		p->heap = n;
 		p->cap = nc;
+		p->head = 0;
 	}
-	for (i = p->n++; i && held_less(x, &p->heap[(i - 1) / 2]); i = (i - 1) / 2)
-		p->heap[i] = p->heap[(i - 1) / 2];
-	p->heap[i] = *x;
+	mask = p->cap - 1;
+	/* from the newest end, move later records up one place */
+	for (i = p->n; i && held_less(x, &p->heap[(p->head + i - 1) & mask]); i--)
+		p->heap[(p->head + i) & mask] = p->heap[(p->head + i - 1) & mask];
+	p->heap[(p->head + i) & mask] = *x;
+	p->n++;
 }
 
 static struct cm_held held_pop(struct cm_pci *p)
 {
-	struct cm_held top = p->heap[0], last = p->heap[--p->n];
-	size_t i = 0;
+	struct cm_held top = p->heap[p->head];
 
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-
-		if (l < p->n && held_less(&p->heap[l], &last))
-			m = l;
-		if (l + 1 < p->n && held_less(&p->heap[l + 1], m == i ? &last : &p->heap[l]))
-			m = l + 1;
-		if (m == i)
-			break;
-		p->heap[i] = p->heap[m];
-		i = m;
-	}
-	if (p->n)
-		p->heap[i] = last;
+	p->head = (p->head + 1) & (p->cap - 1);
+	p->n--;
 	return top;
 }
 
