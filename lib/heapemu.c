@@ -251,53 +251,47 @@ static uint64_t tcache_get(struct blk_heapemu *h, unsigned int i)
 	return e;
 }
 
+/*
+ * Free chunk @p of @size: merge it with free neighbours, into the top chunk or else the
+ * unsorted bin (as free() and malloc_consolidate() both do). Return the merged size.
+ */
+static uint64_t coalesce(struct blk_heapemu *h, uint64_t p, uint64_t size)
+{
+	uint64_t next = p + size, nsize = csize(h, next);
+
+	if (!prev_inuse(h, p)) {
+		uint64_t ps = rd(h, p);
+
+		size += ps;
+		p -= ps;
+		unlink_chunk(h, p);
+	}
+	if (next != h->top) {
+		if (!inuse_at(h, next, nsize)) {
+			unlink_chunk(h, next);
+			size += nsize;
+		} else {
+			clear_inuse_at(h, next, 0);
+		}
+		to_unsorted(h, p, size);
+	} else {
+		size += nsize;
+		set_head(h, p, size | PREV_INUSE);
+		h->top = p;
+	}
+	return size;
+}
+
 static void consolidate(struct blk_heapemu *h)
 {
-	uint64_t unsorted = bin_at(1);
-
 	h->have_fast = 0;
 	for (unsigned int i = 0; i < NFASTBINS; i++) {
 		uint64_t p = h->fast[i], nextp;
 
 		h->fast[i] = 0;
 		for (; p; p = nextp) {
-			uint64_t size = csize(h, p), next, nsize;
-
 			nextp = rd(h, FD(p));
-			next = p + size;
-			nsize = csize(h, next);
-			if (!prev_inuse(h, p)) {
-				uint64_t ps = rd(h, p);
-
-				size += ps;
-				p -= ps;
-				unlink_chunk(h, p);
-			}
-			if (next != h->top) {
-				uint64_t first;
-
-				if (!inuse_at(h, next, nsize)) {
-					size += nsize;
-					unlink_chunk(h, next);
-				} else {
-					clear_inuse_at(h, next, 0);
-				}
-				first = rd(h, FD(unsorted));
-				wr(h, FD(unsorted), p);
-				wr(h, BK(first), p);
-				if (!small(size)) {
-					wr(h, FDN(p), 0);
-					wr(h, BKN(p), 0);
-				}
-				set_head(h, p, size | PREV_INUSE);
-				wr(h, BK(p), unsorted);
-				wr(h, FD(p), first);
-				set_foot(h, p, size);
-			} else {
-				size += nsize;
-				set_head(h, p, size | PREV_INUSE);
-				h->top = p;
-			}
+			coalesce(h, p, csize(h, p));
 		}
 	}
 }
@@ -602,7 +596,7 @@ use_top:
 
 static void int_free(struct blk_heapemu *h, uint64_t p)
 {
-	uint64_t size = csize(h, p), next, nsize;
+	uint64_t size = csize(h, p);
 	unsigned int ti = tidx(size);
 
 	if (ti < TCACHE_BINS && h->tcn[ti] < TCACHE_COUNT) {
@@ -617,28 +611,7 @@ static void int_free(struct blk_heapemu *h, uint64_t p)
 		h->fast[idx] = p;
 		return;
 	}
-	next = p + size;
-	nsize = csize(h, next);
-	if (!prev_inuse(h, p)) {
-		uint64_t ps = rd(h, p);
-
-		size += ps;
-		p -= ps;
-		unlink_chunk(h, p);
-	}
-	if (next != h->top) {
-		if (!inuse_at(h, next, nsize)) {
-			unlink_chunk(h, next);
-			size += nsize;
-		} else {
-			clear_inuse_at(h, next, 0);
-		}
-		to_unsorted(h, p, size);
-	} else {
-		size += nsize;
-		set_head(h, p, size | PREV_INUSE);
-		h->top = p;
-	}
+	size = coalesce(h, p, size);
 	if (size >= CONSOLIDATE_AT) {
 		if (h->have_fast)
 			consolidate(h);
