@@ -7,7 +7,7 @@
 #
 # Trace: ../shared/traces/large-perf/large-perf.tar.xz when present (extracted under /tmp),
 # else a synthetic 4M-event trace from tests/gen/gentrace.
-# Workloads: text output to /dev/null, and binary merge (-O -d OUT.bin).
+# Workloads: text output to /dev/null, binary merge (-O -d OUT.bin), and text with -t.
 # For each: best-of-3 wall seconds, events/s, peak RSS, ratio ours/reference, and whether
 # the outputs of both tools are byte-identical.
 #
@@ -146,6 +146,10 @@ if [ -n "$REF" ]; then
 		die "reference failed"
 fi
 
+echo "bench: text with -t (stale times replayed on the allocator model), $RUNS runs each" >&2
+best ours_track /dev/null "$OURS" -i "$NAME" -D "$DIR" -t || die "our blkparse failed"
+[ -n "$REF" ] && { best ref_track /dev/null "$REF" -i "$NAME" -D "$DIR" -t || die "reference failed"; }
+
 # ---- checking the outputs (and counting the events) ----
 echo "bench: comparing outputs" >&2
 "$OURS" -i "$NAME" -D "$DIR" >"$TMP/ours.txt" 2>/dev/null
@@ -153,7 +157,13 @@ EVENTS=$(awk '/^Events \(.*\): [0-9]+ entries/ { n += $(NF - 1) } END { print n 
 	"$TMP/ours.txt")
 SAME_TEXT=n/a
 SAME_BIN=n/a
+SAME_TRACK=n/a
 if [ -n "$REF" ]; then
+	if cmp -s <("$OURS" -i "$NAME" -D "$DIR" -t 2>/dev/null) <("$REF" -i "$NAME" -D "$DIR" -t 2>/dev/null); then
+		SAME_TRACK=SAME
+	else
+		SAME_TRACK=DIFFERENT
+	fi
 	if "$REF" -i "$NAME" -D "$DIR" 2>/dev/null | cmp -s "$TMP/ours.txt" -; then
 		SAME_TEXT=SAME
 	else
@@ -189,9 +199,12 @@ ratio() {
 printf '\ntrace: %s, %s events, %.1f MiB of per-CPU files\n' "$LABEL" "$EVENTS" \
 	"$(awk -v b="$BYTES" 'BEGIN { print b / 1048576 }')"
 printf '%-16s %-5s %9s %12s %12s %8s\n' workload tool wall_s events/s peak_RSS_MiB output
-for w in text bin; do
-	[ $w = text ] && wname='text >/dev/null' || wname='binary -O -d'
-	[ $w = text ] && same=$SAME_TEXT || same=$SAME_BIN
+for w in text bin track; do
+	case $w in
+	text) wname='text >/dev/null' same=$SAME_TEXT ;;
+	bin) wname='binary -O -d' same=$SAME_BIN ;;
+	track) wname='text -t' same=$SAME_TRACK ;;
+	esac
 	o=BEST_ours_$w
 	orss=RSS_ours_$w
 	printf '%-16s %-5s %9s %12s %12s %8s\n' "$wname" ours "${!o}" "$(rate "${!o}")" \
