@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "blk/acct.h"
+#include "blk/classicmem.h"
 #include "blk/event.h"
 #include "blk/format.h"
 #include "blk/log.h"
@@ -47,6 +48,8 @@ static struct blk_format *all_fmt;
 
 struct run {
 	struct blk_acct *acct;
+	struct blk_cmem *cmem;		/* the classic tool's memory (-t's stale times) */
+	int stream[2];			/* file mode: model stream of CPU 0 and 1 */
 	int file_mode;
 	uint64_t genesis;
 	int have_ts;
@@ -158,24 +161,32 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 		     const struct blk_event *ev)
 {
 	struct run *r = arg;
-	uint32_t a = blk_event_action32(ev);
 	struct blk_acct_dev *d = owner;
+	int stream = r->file_mode && cpu >= 0 && cpu < 2 ? r->stream[cpu] : -1;
+	uint32_t a;
 
-	(void)cpu;
-	if (what == BLK_NOTE_END)
+	if (what == BLK_NOTE_END) {
+		blk_cmem_eof(r->cmem, stream);
 		return 0;
+	}
 	if (what == BLK_NOTE_BAD_CPU) {
+		blk_cmem_record(r->cmem, stream, ev, BLK_CMEM_BAD_CPU);
 		r->sink += ev->cpu;
 		return 0;
 	}
+	a = blk_event_action32(ev);
 	if (!r->file_mode)
 		d = blk_acct_dev(r->acct, ev->device, NULL);
 	else if (d && !blk_acct_dev_devno(d) && !blk_event_is_notify(ev))
 		blk_acct_dev_set_devno(d, ev->device);
 	if (!d)
 		return -ENOMEM;
-	if (!blk_event_is_notify(ev) || a == BLK_TN_ACTION(BLK_TN_MESSAGE))
+	if (!blk_event_is_notify(ev) || a == BLK_TN_ACTION(BLK_TN_MESSAGE)) {
+		if (r->file_mode)
+			blk_cmem_record(r->cmem, stream, ev, BLK_CMEM_QUEUED);
 		return 0;
+	}
+	blk_cmem_record(r->cmem, stream, ev, BLK_CMEM_NOTE);
 	switch (a) {
 	case BLK_TN_ACTION(BLK_TN_PROCESS):
 		blk_acct_set_comm(r->acct, ev->pid, (const char *)ev->pdu, ev->pdu_len);
@@ -195,8 +206,7 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 	default:
 		break;
 	}
-	if (r->file_mode)
-		blk_acct_record_freed(r->acct, ev);
+	blk_cmem_note_done(r->cmem);
 	return 1;
 }
 
@@ -334,6 +344,7 @@ static void pipe_mode(const uint8_t *data, size_t len, struct run *r, unsigned i
 	po.stop_end = UINT64_MAX;
 	po.fn = on_record;
 	po.arg = r;
+	po.cmem = r->cmem;
 	ps = blk_pipesort_new(data_reader(data, len, "fuzz-pipe", repeat, 1), &po);
 	if (!ps)
 		abort();
@@ -385,11 +396,16 @@ static void file_mode(const uint8_t *data, size_t len, struct run *r, unsigned i
 	d = blk_acct_dev(r->acct, 0, "fuzz");
 	if (!d)
 		abort();
+	r->stream[0] = blk_cmem_file(r->cmem, 0, 0, "fuzz.blktrace.0",
+				     half ? BLK_CMEM_OPENED : BLK_CMEM_EMPTY);
 	if (half && blk_merge_add(m, data_reader(data, half, "fuzz.blktrace.0", repeat, 0), d, 0))
 		abort();
+	r->stream[1] = blk_cmem_file(r->cmem, 0, 1, "fuzz.blktrace.1",
+				     len - half ? BLK_CMEM_OPENED : BLK_CMEM_EMPTY);
 	if (len - half && blk_merge_add(m, data_reader(data + half, len - half, "fuzz.blktrace.1",
 						      repeat, 0), d, 1))
 		abort();
+	blk_cmem_file(r->cmem, 0, 2, "fuzz.blktrace.2", BLK_CMEM_MISSING);
 	if (!blk_merge_peek_time(m, &r->genesis))
 		r->genesis = 0;
 	while ((ret = blk_merge_next(m, &ev, &owner, &cpu)) > 0) {
@@ -397,8 +413,11 @@ static void file_mode(const uint8_t *data, size_t len, struct run *r, unsigned i
 
 		blk_acct_seen(od, cpu);
 		ev.time -= r->genesis;
+		blk_cmem_handle(r->cmem, r->stream[cpu & 1], ev.time);
 		blk_acct_last_time(od, ev.time);
 		emit(r, od, cpu, &ev);
+		blk_cmem_retire(r->cmem, r->stream[cpu & 1], ev.time, ev.device,
+				(uint32_t)ev.sequence);
 	}
 	if (ret < 0)
 		abort();
@@ -432,6 +451,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.acct = blk_acct_new(&ao);
 	if (!r.acct)
 		abort();
+	{
+		/* the classic tool's memory, as blkparse -t models it (classicmem.h) */
+		struct blk_cmem_arg arg = { (ctl & 1) ? 'i' : 'p', (ctl & 1) ? "fuzz" : "-" };
+		struct blk_cmem_opts co = { 0 };
+
+		co.args = &arg;
+		co.nargs = 1;
+		co.batch = batches[(ctl >> 1) & 3];
+		co.stdout_bufsize = 4096;
+		r.cmem = blk_cmem_new(&co);
+		if (!r.cmem)
+			abort();
+		blk_acct_set_cmem(r.acct, r.cmem);
+	}
 
 	if (ctl & 1) {
 		file_mode(data, size, &r, batches[(ctl >> 1) & 3], ctl >> 7);
@@ -443,6 +476,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	blk_strbuf_release(&r.line);
 	blk_acct_free(r.acct);
+	blk_cmem_free(r.cmem);
 	/* observable, so no pass is optimised away */
 	__asm__ volatile("" : : "r"(r.sink));
 	return 0;
