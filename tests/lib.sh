@@ -7,7 +7,8 @@ mkdir -p "$OUT"
 BLKPARSE="$TOP/blkparse"
 if [ -n "${VALGRIND:-}" ]; then
 	mkdir -p "$OUT/memcheck"
-	BLKPARSE="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --log-file=$OUT/memcheck/vg.%p.log $BLKPARSE"
+	export VG_LOG_DIR="$OUT/memcheck"
+	BLKPARSE="$TOP/tests/vg.sh $BLKPARSE"
 fi
 
 pass() { echo "PASS: $*"; }
