@@ -170,11 +170,10 @@ static unsigned int tidx(uint64_t nb)
 static int grow(struct blk_heapemu *h, uint64_t nbrk)
 {
 	if (nbrk > h->cap) {
-		uint64_t nc = h->cap ? h->cap : 1 << 18;
+		/* the break grows by pages, rarely: the image follows it in 64 KiB steps */
+		uint64_t nc = (nbrk + 0xffff) & ~(uint64_t)0xffff;
 		unsigned char *n;
 
-		while (nc < nbrk)
-			nc *= 2;
 		n = realloc(h->mem, nc);
 		if (!n) {
 			h->failed = 1;
