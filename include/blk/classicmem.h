@@ -12,7 +12,8 @@
  *
  * Calls follow the classic tool's order of work; blkparse.c and acct.c make them. When
  * the model cannot follow (out of memory, an input the classic tool would not read),
- * blk_cmem_failed() turns true and the stale values read as zero from then on.
+ * blk_cmem_failed() turns true and the stale values read as zero from then on. Every
+ * call takes a NULL model too, and then does nothing.
  */
 #ifndef BLK_CLASSICMEM_H
 #define BLK_CLASSICMEM_H
