@@ -58,7 +58,7 @@ struct file_in {
 struct parse_run {
 	struct parse_opts *o;
 	struct blk_acct *acct;
-	struct blk_cmem *cmem; /* the classic tool's memory, for -t (file mode), or NULL */
+	struct blk_cmem *cmem; /* the classic tool's memory, for -t (or NULL) */
 	struct file_in **fins;
 	int nfins;
 	struct blk_output *text; /* NULL when no text is produced */
