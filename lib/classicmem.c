@@ -74,6 +74,7 @@ struct cm_dev {
 
 struct cm_stream {
 	int dev, cpu;
+	unsigned int fd; /* the descriptor its file got */
 	struct cm_ent *q; /* records read, not yet handled */
 	size_t head, n, cap;
 };
@@ -328,7 +329,7 @@ static void mark_online(struct blk_cmem *c, struct cm_dev *d, int cpu)
 	}
 }
 
-static int new_stream(struct blk_cmem *c, int dev, int cpu)
+static int new_stream(struct blk_cmem *c, int dev, int cpu, unsigned int fd)
 {
 	struct cm_stream *ns = realloc(c->s, (size_t)(c->ns + 1) * sizeof(*ns));
 	uint64_t ms;
@@ -341,6 +342,7 @@ static int new_stream(struct blk_cmem *c, int dev, int cpu)
 	memset(&ns[c->ns], 0, sizeof(*ns));
 	ns[c->ns].dev = dev;
 	ns[c->ns].cpu = cpu;
+	ns[c->ns].fd = fd;
 	ms = xmalloc(c, 40);
 	put_zero(c, ms, 40);
 	put32(c, ms + 32, (uint32_t)cpu);
@@ -351,6 +353,7 @@ int blk_cmem_file(struct blk_cmem *c, int dev, int cpu, const char *path, enum b
 {
 	struct cm_dev *d;
 	uint64_t pci, p;
+	unsigned int fd;
 	char *slash;
 	size_t plen;
 
@@ -383,14 +386,11 @@ int blk_cmem_file(struct blk_cmem *c, int dev, int cpu, const char *path, enum b
 	put_zero(c, pci + CPU_FNAME + plen, 1);
 	if (st != BLK_CMEM_OPENED)
 		return -1;
-	{
-		unsigned int fd = 3;
-
-		while (fd < sizeof(c->fd_used) - 1 && c->fd_used[fd])
-			fd++;
-		c->fd_used[fd] = 1;
-		put32(c, pci + CPU_FD, fd);
-	}
+	fd = 3;
+	while (fd < sizeof(c->fd_used) - 1 && c->fd_used[fd])
+		fd++;
+	c->fd_used[fd] = 1;
+	put32(c, pci + CPU_FD, fd);
 	put32(c, pci + CPU_FDBLOCK, 1); /* its first (blocking) read sets this */
 	if (!c->stdout_buf_done) {
 		c->stdout_buf_done = 1;
@@ -413,7 +413,7 @@ int blk_cmem_file(struct blk_cmem *c, int dev, int cpu, const char *path, enum b
 	if (blk_cmem_failed(c))
 		return -1;
 	{
-		int sn = new_stream(c, dev, cpu);
+		int sn = new_stream(c, dev, cpu, fd);
 
 		if (sn < 0)
 			fail(c); /* a file the model cannot follow: stop rather than drift */
@@ -553,11 +553,10 @@ void blk_cmem_eof(struct blk_cmem *c, int stream)
 	{
 		struct cm_dev *d = &c->devs[c->s[stream].dev];
 		uint64_t pci = d->cpus + (uint64_t)c->s[stream].cpu * CPU_SIZE;
-		uint32_t fd;
 
-		blk_heapemu_read(H(c), pci + CPU_FD, &fd, 4);
-		if (fd < sizeof(c->fd_used))
-			c->fd_used[fd] = 0;
+		if (c->s[stream].fd < sizeof(c->fd_used))
+			c->fd_used[c->s[stream].fd] = 0;
+		c->s[stream].fd = UINT32_MAX;
 		put32(c, pci + CPU_FD, UINT32_MAX);
 	}
 }
