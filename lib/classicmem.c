@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * blkparse 1.2.0's heap in file mode, replayed on the allocator model; see classicmem.h.
+ * blkparse 1.2.0's heap, replayed on the allocator model; see classicmem.h.
  *
  * What the classic tool allocates, as observed (an allocation log of /usr/bin/blkparse
  * from Debian's blktrace 1.2.0-5 on glibc 2.36, checked call by call against heapemu.c):
@@ -19,7 +19,11 @@
  *   - per record handled: held for its CPU until more than batch x files are held, then
  *     the oldest is freed (record and node, to their caches when there is room);
  *   - per new pid: a 40-byte process map entry; per new process with -s: 432 bytes
- *     (calloc); per tracked request: 72 bytes, freed at its completion.
+ *     (calloc); per tracked request: 72 bytes, freed at its completion;
+ *   - reading a pipe instead: records and sort nodes per batch as above (notify records
+ *     are never freed), devices and per-CPU tables grown as records name them, each
+ *     record freed once printed, a 0-byte CPU map allocated and freed by the first
+ *     record of a CPU whose sequence is not 1, 32 bytes per sequence gap.
  */
 #include <errno.h>
 #include <stdio.h>
