@@ -549,24 +549,23 @@ static int is_pipe_input(const char *in);
 static struct blk_cmem *new_cmem(struct parse_run *r)
 {
 	struct parse_opts *o = r->o;
+	struct blk_cmem_opts co = {0};
 	struct blk_cmem *c;
 	struct stat st;
 	unsigned char fds[1024];
 	int piped = 0;
-	struct blk_cmem_opts co = {
-		.args = o->margs,
-		.nargs = o->nmargs,
-		.batch = o->batch,
-		.output_file = o->output != NULL,
-		.dump = o->dump ? (strcmp(o->dump, "-") ? 1 : 2) : 0,
-		.stdout_bufsize = fstat(STDOUT_FILENO, &st) ? 0 : (size_t)st.st_blksize,
-		.locale_alias = "/usr/share/locale/locale.alias",
-		.fds_open = fds,
-		.nfds = sizeof(fds),
-	};
 
 	if (!o->track || !r->text)
 		return NULL;
+	co.args = o->margs;
+	co.nargs = o->nmargs;
+	co.batch = o->batch;
+	co.output_file = o->output != NULL;
+	co.dump = o->dump ? (strcmp(o->dump, "-") ? 1 : 2) : 0;
+	co.stdout_bufsize = fstat(STDOUT_FILENO, &st) ? 0 : (size_t)st.st_blksize;
+	co.locale_alias = "/usr/share/locale/locale.alias";
+	co.fds_open = fds;
+	co.nfds = sizeof(fds);
 	/* the classic tool reads its first pipe input as such, the others as names */
 	for (int i = 0; i < o->nmargs; i++) {
 		if (o->margs[i].opt == 'i' && !piped && is_pipe_input(o->margs[i].val)) {

@@ -173,30 +173,40 @@ static void format_copies(struct blk_cmem *c, const char *fmt, int n)
 		strdup_at(c, fmt);
 }
 
-static void add_device(struct blk_cmem *c, const char *name)
+/*
+ * resize_devices(): the device table grows by one zeroed entry. Return its slot (the
+ * entry's heap address in *@at), or NULL.
+ */
+static struct cm_dev *new_device(struct blk_cmem *c, uint64_t *at)
 {
 	struct cm_dev *nd = realloc(c->devs, (size_t)(c->ndevs + 1) * sizeof(*nd));
-	const char *b;
-	size_t len;
 
 	if (!nd) {
 		fail(c);
-		return;
+		return NULL;
 	}
 	c->devs = nd;
 	memset(&nd[c->ndevs], 0, sizeof(*nd));
-	/* the classic tool cuts "NAME.blktrace.N" back to NAME before looking for files */
-	b = strstr(name, ".blktrace.");
-	len = b ? (size_t)(b - name) : strlen(name);
-	nd[c->ndevs].name = strndup(name, len);
-	if (!nd[c->ndevs].name) {
-		fail(c);
-		return;
-	}
 	c->devices = blk_heapemu_realloc(H(c), c->devices, (size_t)(c->ndevs + 1) * DEV_SIZE);
-	put_zero(c, c->devices + (uint64_t)c->ndevs * DEV_SIZE, DEV_SIZE);
-	put_ptr(c, c->devices + (uint64_t)c->ndevs * DEV_SIZE + 8, 1);
-	c->ndevs++;
+	*at = c->devices + (uint64_t)c->ndevs * DEV_SIZE;
+	put_zero(c, *at, DEV_SIZE);
+	return &nd[c->ndevs++];
+}
+
+static void add_device(struct blk_cmem *c, const char *name)
+{
+	const char *b = strstr(name, ".blktrace.");
+	struct cm_dev *d;
+	uint64_t at;
+
+	d = new_device(c, &at);
+	if (!d)
+		return;
+	/* the classic tool cuts "NAME.blktrace.N" back to NAME before looking for files */
+	d->name = strndup(name, b ? (size_t)(b - name) : strlen(name));
+	if (!d->name)
+		fail(c);
+	put_ptr(c, at + 8, 1);
 }
 
 /* setlocale(LC_NUMERIC, "en_US") on a system without that locale (Debian's default). */
@@ -671,7 +681,8 @@ void blk_cmem_retire(struct blk_cmem *c, int stream, uint64_t time, uint32_t dev
 /* get_dev_info(): the device's slot, claiming an unused one or growing the table. */
 static struct cm_dev *pipe_dev(struct blk_cmem *c, uint32_t devno)
 {
-	struct cm_dev *nd;
+	struct cm_dev *d;
+	uint64_t at;
 
 	for (int i = 0; i < c->ndevs; i++) {
 		if (!c->devs[i].devno) {
@@ -681,18 +692,12 @@ static struct cm_dev *pipe_dev(struct blk_cmem *c, uint32_t devno)
 		if (c->devs[i].devno == devno)
 			return &c->devs[i];
 	}
-	nd = realloc(c->devs, (size_t)(c->ndevs + 1) * sizeof(*nd));
-	if (!nd) {
-		fail(c);
+	d = new_device(c, &at);
+	if (!d)
 		return NULL;
-	}
-	c->devs = nd;
-	memset(&nd[c->ndevs], 0, sizeof(*nd));
-	nd[c->ndevs].devno = devno;
-	c->devices = blk_heapemu_realloc(H(c), c->devices, (size_t)(c->ndevs + 1) * DEV_SIZE);
-	put_zero(c, c->devices + (uint64_t)c->ndevs * DEV_SIZE, DEV_SIZE);
-	blk_heapemu_put64(H(c), c->devices + (uint64_t)c->ndevs * DEV_SIZE, devno);
-	return &c->devs[c->ndevs++];
+	d->devno = devno;
+	blk_heapemu_put64(H(c), at, devno);
+	return d;
 }
 
 uint64_t blk_cmem_pipe_record(struct blk_cmem *c, const struct blk_event *ev)

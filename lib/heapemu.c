@@ -496,26 +496,12 @@ static uint64_t int_malloc(struct blk_heapemu *h, size_t bytes)
 				return 0;
 			bck = rd(h, BK(victim));
 			size = csize(h, victim);
-			if (small(nb) && bck == unsorted && victim == h->last_remainder &&
-			    size > nb + MINSIZE) {
-				uint64_t rs = size - nb, rem = victim + nb;
-
-				wr(h, BK(unsorted), rem);
-				wr(h, FD(unsorted), rem);
-				h->last_remainder = rem;
-				wr(h, BK(rem), unsorted);
-				wr(h, FD(rem), unsorted);
-				if (!small(rs)) {
-					wr(h, FDN(rem), 0);
-					wr(h, BKN(rem), 0);
-				}
-				set_head(h, victim, nb | PREV_INUSE);
-				set_head(h, rem, rs | PREV_INUSE);
-				set_foot(h, rem, rs);
-				return victim + 16;
-			}
 			wr(h, BK(unsorted), bck);
 			wr(h, FD(bck), unsorted);
+			/* the last remainder, alone in the bin, is split again for a small request */
+			if (small(nb) && bck == unsorted && victim == h->last_remainder &&
+			    size > nb + MINSIZE)
+				return take(h, victim, size, nb, 1);
 			if (size == nb) {
 				set_inuse_at(h, victim, size);
 				if (tcache_nb && h->tcn[ti] < TCACHE_COUNT) {

@@ -15,6 +15,7 @@
 
 #include "blk/classicmem.h"
 #include "blk/trace.h"
+#include "helpers.h"
 
 static struct blk_cmem *new_model(int pipe)
 {
@@ -28,19 +29,10 @@ static struct blk_cmem *new_model(int pipe)
 	return blk_cmem_new(&o);
 }
 
+/* A record of sequence @seq at @time (helpers.h's event, version 7). */
 static struct blk_event event(uint64_t time, uint32_t seq, uint32_t action)
 {
-	struct blk_event ev;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.version = BLK_IO_TRACE_VERSION;
-	ev.time = time;
-	ev.sequence = seq;
-	ev.action = action;
-	ev.device = 8 << 20;
-	ev.sector = 100 * seq;
-	ev.bytes = 4096;
-	return ev;
+	return test_event(seq, time, 0, action, 100 * (uint64_t)seq, 4096);
 }
 
 static void test_track_reuse(void **state)
