@@ -439,6 +439,36 @@ int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
 
 	if (r->failed)
 		return 0;
+	/* the common case first: a host-order version-7 record, wholly buffered */
+	if (!r->swapped && r->end - r->pos >= sizeof(struct blk_io_trace)) {
+		struct blk_io_trace t;
+		size_t len;
+
+		p = r->buf + r->pos;
+		memcpy(&t, p, sizeof(t));
+		len = sizeof(t) + t.pdu_len;
+		if (t.magic == (BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION) &&
+		    r->end - r->pos >= len && t.cpu < BLK_MAX_CPUS) {
+			ev->sequence = t.sequence;
+			ev->time = t.time;
+			ev->sector = t.sector;
+			ev->bytes = t.bytes;
+			ev->action = t.action;
+			ev->pid = t.pid;
+			ev->device = t.device;
+			ev->cpu = t.cpu;
+			ev->error = t.error;
+			ev->pdu_len = t.pdu_len;
+			ev->version = BLK_IO_TRACE_VERSION;
+			ev->pdu = p + sizeof(t);
+			ev->offset = r->base + r->pos;
+			r->last_off = ev->offset;
+			r->last_pdu = t.pdu_len;
+			r->pos += len;
+			r->records++;
+			return 1;
+		}
+	}
 	ret = fill(r, 4);
 	if (ret < 0)
 		return io_error(r, ret, blk_reader_offset(r));
