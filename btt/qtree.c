@@ -4,6 +4,7 @@
  * bottom-up insertion with recolouring and rotations, erasure that splices in the
  * in-order successor.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -251,6 +252,10 @@ void qtree_reset(struct qtree *t)
 {
 	free(t->slot);
 	u64map_free(&t->regions);
+	for (size_t k = 0; t->pages.bits && k < ((size_t)1 << t->pages.bits); k++)
+		if (t->pages.key[k])
+			free((void *)(uintptr_t)t->pages.val[k]);
+	u64map_free(&t->pages);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -261,18 +266,67 @@ enum {
 	MAX_REGIONS = 16, /* a longer node counts in t->wide */
 };
 
+enum { PAGE_WORDS = QTREE_PAGE_REGIONS / 64 };
+
+/* the bitmap page of region @r (its last word counts the bits set), or NULL */
+static uint64_t *region_page(const struct qtree *t, uint64_t r)
+{
+	uint64_t *v = u64map_get(&t->pages, r / QTREE_PAGE_REGIONS + 1);
+
+	return v ? (uint64_t *)(uintptr_t)*v : NULL;
+}
+
 /* the region of @sector holds no part of a reaching node */
 static int region_clear(const struct qtree *t, uint64_t sector)
 {
-	return !t->wide && !u64map_get(&t->regions, (sector >> REGION_SHIFT) + 1);
+	uint64_t r = sector >> REGION_SHIFT, *pg;
+
+	if (t->wide)
+		return 0;
+	if (!t->regions.n)
+		return 1;
+	pg = region_page(t, r);
+	r %= QTREE_PAGE_REGIONS;
+	return !pg || !(pg[r / 64] >> (r % 64) & 1);
 }
 
 static void region_uncount(struct qtree *t, uint64_t r)
 {
-	uint64_t *c = u64map_get(&t->regions, r + 1);
+	uint64_t *c = u64map_get(&t->regions, r + 1), *pg;
 
-	if (!--*c)
-		u64map_del(&t->regions, r + 1);
+	if (--*c)
+		return;
+	u64map_del(&t->regions, r + 1);
+	pg = region_page(t, r);
+	pg[r % QTREE_PAGE_REGIONS / 64] &= ~(1ull << (r % 64));
+	if (!--pg[PAGE_WORDS]) {
+		u64map_del(&t->pages, r / QTREE_PAGE_REGIONS + 1);
+		free(pg);
+	}
+}
+
+/* a region's first reaching node: its count and its bit; -1 when out of memory */
+static int region_first(struct qtree *t, uint64_t r)
+{
+	uint64_t *pg = region_page(t, r);
+
+	if (!pg) {
+		pg = calloc(PAGE_WORDS + 1, sizeof(*pg));
+		if (!pg || u64map_put(&t->pages, r / QTREE_PAGE_REGIONS + 1, (uintptr_t)pg) < 0) {
+			free(pg);
+			return -1;
+		}
+	}
+	if (u64map_put(&t->regions, r + 1, 1) < 0) {
+		if (!pg[PAGE_WORDS]) {
+			u64map_del(&t->pages, r / QTREE_PAGE_REGIONS + 1);
+			free(pg);
+		}
+		return -1;
+	}
+	pg[r % QTREE_PAGE_REGIONS / 64] |= 1ull << (r % 64);
+	pg[PAGE_WORDS]++;
+	return 0;
 }
 
 /*
@@ -290,7 +344,7 @@ static int regions_count(struct qtree *t, uint64_t start, uint64_t end)
 
 		if (c) {
 			++*c;
-		} else if (u64map_put(&t->regions, r + 1, 1) < 0) {
+		} else if (region_first(t, r) < 0) {
 			for (uint64_t u = r0; u < r; u++)
 				region_uncount(t, u);
 			goto wide;
@@ -480,38 +534,15 @@ static void insert_color(struct qpool *p, uint32_t z, uint32_t *root)
 	SET_BLACK(*root);
 }
 
-uint32_t qtree_insert(struct qpool *p, struct qtree *t, uint64_t sector, uint32_t nsec,
-		      int *replaced)
+/* a new node at @sector (not in the tree) between @pred and @succ, child of @parent */
+static uint32_t link_new(struct qpool *p, struct qtree *t, uint64_t sector, uint32_t nsec,
+			 uint32_t parent, uint32_t pred, uint32_t succ)
 {
-	uint32_t *link = &t->root, parent = 0, pred = 0, succ = 0, i;
+	uint32_t i;
 
-	*replaced = 0;
-	while (*link) {
-		struct qnode *o = &N(*link);
-		int right = sector > o->sector;
-
-		parent = *link;
-		if (sector != o->sector) {
-			/* no branch on the direction */
-			pred = right ? parent : pred;
-			succ = right ? succ : parent;
-			link = &o->left + right;
-		} else {
-			/* same place, links and colour: only the length changes */
-			uint32_t s = next(p, parent);
-
-			set_reach(p, t, parent, 0);
-			t->zero -= empty(p, parent);
-			A(parent).nsec_red = (nsec << 3) | (A(parent).nsec_red & 1);
-			t->zero += empty(p, parent);
-			set_reach(p, t, parent, ov(p, parent, s));
-			*replaced = 1;
-			return parent;
-		}
-	}
 	if (hash_reserve(p, t) < 0)
 		return 0;
-	i = alloc_node(p); /* may move the arrays: link is not used below */
+	i = alloc_node(p);
 	if (!i)
 		return 0;
 	N(i).sector = sector;
@@ -530,7 +561,55 @@ uint32_t qtree_insert(struct qpool *p, struct qtree *t, uint64_t sector, uint32_
 	t->n++;
 	hash_put(p, t, i);
 	insert_color(p, i, &t->root);
+	t->hint_pred = i;
+	t->hint_succ = succ;
+	t->hint_ok = 1;
 	return i;
+}
+
+uint32_t qtree_insert(struct qpool *p, struct qtree *t, uint64_t sector, uint32_t nsec,
+		      int *replaced)
+{
+	uint32_t parent = 0, pred, succ, i;
+
+	*replaced = 0;
+	i = hash_get(p, t, sector);
+	if (i) {
+		/* same place, links and colour: only the length changes */
+		uint32_t s = next(p, i);
+
+		set_reach(p, t, i, 0);
+		t->zero -= empty(p, i);
+		A(i).nsec_red = (nsec << 3) | (A(i).nsec_red & 1);
+		t->zero += empty(p, i);
+		set_reach(p, t, i, ov(p, i, s));
+		*replaced = 1;
+		return i;
+	}
+	pred = t->hint_pred;
+	succ = t->hint_succ;
+	if (t->hint_ok && (!pred || N(pred).sector < sector) &&
+	    (!succ || sector < N(succ).sector)) {
+		/*
+		 * Adjacent in order, so one has a free link on the side of the other (pred's
+		 * right, or else succ's left): the end of the descent. An empty tree has neither.
+		 */
+		t->hinted++;
+		parent = pred && !N(pred).right ? pred : succ;
+		return link_new(p, t, sector, nsec, parent, pred, succ);
+	}
+	pred = succ = 0;
+	for (i = t->root; i;) {
+		const struct qnode *o = &N(i);
+		int right = sector > o->sector;
+
+		parent = i;
+		/* no branch on the direction */
+		pred = right ? parent : pred;
+		succ = right ? succ : parent;
+		i = (&o->left)[right];
+	}
+	return link_new(p, t, sector, nsec, parent, pred, succ);
 }
 
 static void erase_fixup(struct qpool *p, uint32_t x, uint32_t parent, uint32_t *root)
@@ -651,6 +730,10 @@ void qtree_erase(struct qpool *p, struct qtree *t, uint32_t z)
 {
 	uint32_t a = prev(p, z), b = next(p, z);
 
+	if (t->hint_ok && t->hint_pred == z)
+		t->hint_pred = a;
+	if (t->hint_ok && t->hint_succ == z)
+		t->hint_succ = b;
 	set_reach(p, t, z, 0);
 	set_reach(p, t, a, ov(p, a, b));
 	t->zero -= empty(p, z);

@@ -77,6 +77,8 @@ void u64map_free(struct u64map *m);
  * start). A search for the start of a request whose region no such node touches has only
  * one possible answer whatever the shape, and is answered from the table.
  */
+#define QTREE_PAGE_REGIONS 32768u
+
 struct qtree {
 	uint32_t root;
 	uint32_t n; /* nodes in the tree */
@@ -85,7 +87,18 @@ struct qtree {
 	uint32_t zero; /* nodes of no sectors */
 	uint32_t wide; /* reaching nodes too long to be counted per region */
 	struct u64map regions; /* region + 1 -> reaching nodes that touch it */
+	/* the same regions as bits (a search tests one bit, not a slot of the larger map):
+	 * page + 1 -> a page of QTREE_PAGE_REGIONS bits and its count of set bits */
+	struct u64map pages;
 	uint64_t fast, slow; /* searches answered from the table / by a descent */
+	/*
+	 * The last new node and its in-order successor (0: none), kept adjacent through
+	 * erasures: the next I/O of a sequential stream starts between them, and is linked in
+	 * where the descent would have put it without descending.
+	 */
+	uint32_t hint_pred, hint_succ;
+	int hint_ok;
+	uint64_t hinted; /* insertions placed by the hint */
 };
 
 /* the nodes a range search found, in the order the classic walk meets them */

@@ -30,6 +30,7 @@ struct world {
 	struct qtree t;
 	struct mnode **live; /* nodes in the model, for erasure */
 	size_t nlive, alive;
+	uint64_t last_end; /* end of the last insertion */
 	uint64_t rng;
 	/* sequences compared */
 	uint64_t *a, *b;
@@ -230,6 +231,7 @@ static void do_insert(struct world *w, uint64_t sector, uint32_t nsec)
 		assert_int_equal(i, m->qi);
 	m->qi = i;
 	*(uint64_t *)qpool_data(&w->pool, i) = sector;
+	w->last_end = sector + nsec;
 }
 
 static void do_erase(struct world *w, size_t k)
@@ -247,7 +249,8 @@ static void do_erase(struct world *w, size_t k)
  * lookups, over a sector space of @space: a small space gives overlaps, replacements and
  * nodes of no sectors, a large one mostly disjoint ranges.
  */
-static void run(uint64_t seed, uint64_t space, int ops, int target, uint64_t *fast)
+static void run(uint64_t seed, uint64_t space, int ops, int target, uint64_t *fast,
+		uint64_t *hinted)
 {
 	struct world w;
 
@@ -259,11 +262,13 @@ static void run(uint64_t seed, uint64_t space, int ops, int target, uint64_t *fa
 			uint64_t s = rnd(&w) % space;
 			uint32_t n = rnd(&w) % 50 == 0 ? 0 : (uint32_t)(1 + rnd(&w) % 64);
 
-			/* sequential runs: the next I/O starts where one ends */
+			/* sequential runs: the next I/O starts where one ends, often the last */
 			if (w.nlive && rnd(&w) % 3 == 0) {
 				struct mnode *m = w.live[rnd(&w) % w.nlive];
 
 				s = m->sector + m->nsec;
+			} else if (rnd(&w) % 3 == 0) {
+				s = w.last_end;
 			}
 			do_insert(&w, s, n);
 		} else if (r < 75 && w.nlive) {
@@ -305,28 +310,32 @@ static void run(uint64_t seed, uint64_t space, int ops, int target, uint64_t *fa
 		check_shape(&w);
 	}
 	*fast += w.t.fast;
+	*hinted += w.t.hinted;
 	world_free(&w);
 }
 
 static void test_overlapping(void **state)
 {
-	uint64_t fast = 0;
+	uint64_t fast = 0, hinted = 0;
 
 	(void)state;
 	for (uint64_t seed = 1; seed <= 20; seed++)
-		run(seed * 7919, 2000, 3000, 200, &fast);
+		run(seed * 7919, 2000, 3000, 200, &fast, &hinted);
 	assert_true(fast > 0);
+	/* insertions placed from the last one's neighbours, shape checked after each */
+	assert_true(hinted > 1000);
 }
 
 static void test_disjoint(void **state)
 {
-	uint64_t fast = 0;
+	uint64_t fast = 0, hinted = 0;
 
 	(void)state;
 	/* mostly disjoint ranges: the table answers most searches */
 	for (uint64_t seed = 1; seed <= 10; seed++)
-		run(seed * 104729, 1ull << 40, 4000, 300, &fast);
+		run(seed * 104729, 1ull << 40, 4000, 300, &fast, &hinted);
 	assert_true(fast > 10000);
+	assert_true(hinted > 1000);
 }
 
 static void test_regions(void **state)
