@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -439,32 +440,42 @@ int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
 
 	if (r->failed)
 		return 0;
-	/* the common case first: a host-order version-7 record, wholly buffered */
+	/*
+	 * The common case first: a host-order version-7 record, wholly buffered. Each field
+	 * is loaded straight from the buffer (a copy of the header through the stack made
+	 * the loads wait for the stores).
+	 */
 	if (!r->swapped && r->end - r->pos >= sizeof(struct blk_io_trace)) {
-		struct blk_io_trace t;
-		size_t len;
+		uint32_t magic, cpu;
+		uint16_t pdu_len;
 
 		p = r->buf + r->pos;
-		memcpy(&t, p, sizeof(t));
-		len = sizeof(t) + t.pdu_len;
-		if (t.magic == (BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION) &&
-		    r->end - r->pos >= len && t.cpu < BLK_MAX_CPUS) {
-			ev->sequence = t.sequence;
-			ev->time = t.time;
-			ev->sector = t.sector;
-			ev->bytes = t.bytes;
-			ev->action = t.action;
-			ev->pid = t.pid;
-			ev->device = t.device;
-			ev->cpu = t.cpu;
-			ev->error = t.error;
-			ev->pdu_len = t.pdu_len;
+#define FIELD(dst, name) memcpy(&(dst), p + offsetof(struct blk_io_trace, name), sizeof(dst))
+		FIELD(magic, magic);
+		FIELD(pdu_len, pdu_len);
+		FIELD(cpu, cpu);
+		if (magic == (BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION) &&
+		    r->end - r->pos >= sizeof(struct blk_io_trace) + pdu_len && cpu < BLK_MAX_CPUS) {
+			uint32_t action;
+
+			FIELD(ev->sequence, sequence);
+			FIELD(ev->time, time);
+			FIELD(ev->sector, sector);
+			FIELD(ev->bytes, bytes);
+			FIELD(action, action);
+			FIELD(ev->pid, pid);
+			FIELD(ev->device, device);
+			FIELD(ev->error, error);
+#undef FIELD
+			ev->action = action;
+			ev->cpu = cpu;
+			ev->pdu_len = pdu_len;
 			ev->version = BLK_IO_TRACE_VERSION;
-			ev->pdu = p + sizeof(t);
+			ev->pdu = p + sizeof(struct blk_io_trace);
 			ev->offset = r->base + r->pos;
 			r->last_off = ev->offset;
-			r->last_pdu = t.pdu_len;
-			r->pos += len;
+			r->last_pdu = pdu_len;
+			r->pos += sizeof(struct blk_io_trace) + pdu_len;
 			r->records++;
 			return 1;
 		}
