@@ -455,7 +455,8 @@ int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
 		FIELD(pdu_len, pdu_len);
 		FIELD(cpu, cpu);
 		if (magic == (BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION) &&
-		    r->end - r->pos >= sizeof(struct blk_io_trace) + pdu_len && cpu < BLK_MAX_CPUS) {
+		    r->end - r->pos >= sizeof(struct blk_io_trace) + pdu_len &&
+		    cpu < BLK_MAX_CPUS) {
 			uint32_t action;
 
 			FIELD(ev->sequence, sequence);
