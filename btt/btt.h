@@ -32,6 +32,10 @@ struct btt_opts {
 	const char *devices; /* -D */
 	const char *exes; /* -e */
 	double range_delta; /* -d */
+	/* the shortest gap, in ns, that bit_time() puts past range_delta (UINT64_MAX:
+	 * none does); a range test is then one integer comparison */
+	uint64_t range_gap;
+	int range_never;
 	double t_start, t_end; /* -t, -T */
 	double plat_freq; /* -L */
 	int iostat_interval; /* -S */
@@ -112,6 +116,8 @@ struct region {
 	struct ranges q, c;
 };
 
+/* -d: the gap that starts a new range */
+void ranges_set_delta(double delta);
 void region_add(struct ranges *rs, uint64_t t);
 void region_release(struct region *reg);
 
@@ -197,6 +203,7 @@ struct dev {
 	long nplugs, nplugs_t;
 	uint64_t nios_up, nios_upt;
 	double last_plug, plugged_time, start_time, end_time;
+	uint64_t last_ns; /* time of the last event taken (end_time once the trace ends) */
 	struct fp_counter fp;
 	FILE *d2c_fp, *q2c_fp, *q2d_fp;
 	char *d2c_fn, *q2c_fn, *q2d_fn;

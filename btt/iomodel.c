@@ -45,7 +45,7 @@ static struct dev *setup_pip(const struct blk_event *ev, int type, struct proc *
 			return NULL;
 		dip->pre_culling = 0;
 	}
-	dip->end_time = bit_time(ev->time);
+	dip->last_ns = ev->time;
 	/* every event taken names its process (it shows in the per-process rows) */
 	*pip = proc_get(ev->pid);
 	return dip;
@@ -532,6 +532,7 @@ void iomodel_finish(void)
 	for (size_t i = 0; i < bs.ndevs; i++) {
 		struct dev *dip = bs.devs[i];
 
+		dip->end_time = bit_time(dip->last_ns);
 		if (dip->is_plugged) {
 			dip->nplugs++;
 			unplug(dip, dip->end_time);

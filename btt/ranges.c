@@ -32,12 +32,30 @@ void region_add(struct ranges *rs, uint64_t t)
 	/* an event earlier than the current range (the input is not sorted) changes nothing */
 	if (cur && t < cur->end)
 		return;
-	if (!cur || bit_time(t - cur->end) > opts.range_delta) {
+	if (!cur || (!opts.range_never && t - cur->end >= opts.range_gap)) {
 		rs->v = grow(rs->v, &rs->alloc, rs->n, sizeof(*rs->v));
 		cur = &rs->v[rs->n++];
 		cur->start = t;
 	}
 	cur->end = t;
+}
+
+void ranges_set_delta(double delta)
+{
+	uint64_t lo = 0, hi = UINT64_MAX;
+
+	opts.range_delta = delta;
+	opts.range_never = !(bit_time(UINT64_MAX) > delta);
+	/* bit_time() never decreases: the first gap past delta, by bisection */
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (bit_time(mid) > delta)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	opts.range_gap = lo;
 }
 
 void region_release(struct region *reg)
