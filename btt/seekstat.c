@@ -805,25 +805,29 @@ static int run_fill(struct seekstat *ss, struct run *r)
 	return 0;
 }
 
-/* min-heap of run indices by their current value */
-static void heap_down(struct run *runs, size_t *h, size_t nh, size_t i)
+/* a run's current value and the run: the heap compares keys without following runs */
+struct head {
+	uint64_t v;
+	size_t run;
+};
+
+/* min-heap of the runs' current values */
+static void heap_down(struct head *h, size_t nh, size_t i)
 {
+	struct head x = h[i];
+
 	for (;;) {
-		size_t l = 2 * i + 1, m = i;
+		size_t l = 2 * i + 1, m;
 
-		if (l < nh && runs[h[l]].buf[runs[h[l]].pos] < runs[h[m]].buf[runs[h[m]].pos])
-			m = l;
-		if (l + 1 < nh &&
-		    runs[h[l + 1]].buf[runs[h[l + 1]].pos] < runs[h[m]].buf[runs[h[m]].pos])
-			m = l + 1;
-		if (m == i)
-			return;
-		size_t t = h[i];
-
+		if (l >= nh)
+			break;
+		m = l + 1 < nh && h[l + 1].v < h[l].v ? l + 1 : l;
+		if (!(h[m].v < x.v))
+			break;
 		h[i] = h[m];
-		h[m] = t;
 		i = m;
 	}
+	h[i] = x;
 }
 
 /* Only for a stream longer than a run (shorter ones are sorted in memory, see the caller). */
@@ -834,7 +838,8 @@ static int value_stats(struct seekstat *ss, uint64_t n, size_t *radix, struct st
 	uint64_t *a = big_alloc(chunk * 8), *tmp = big_alloc(chunk * 8);
 	unsigned int kb = bits_for(ss->max);
 	struct run *runs = NULL;
-	size_t *h = NULL, nh = 0;
+	struct head *h = NULL;
+	size_t nh = 0;
 	int rc = -1;
 
 	memset(st, 0, sizeof(*st));
@@ -868,14 +873,16 @@ static int value_stats(struct seekstat *ss, uint64_t n, size_t *radix, struct st
 		runs[r].end = n + (n - r * runlen < runlen ? n : (r + 1) * runlen);
 		if (run_fill(ss, &runs[r]))
 			goto out;
-		h[nh++] = (size_t)r;
+		h[nh].v = runs[r].buf[0];
+		h[nh++].run = (size_t)r;
 	}
 	for (size_t i = nh / 2; i-- > 0;)
-		heap_down(runs, h, nh, i);
+		heap_down(h, nh, i);
 	for (uint64_t i = 0; nh; i++) {
-		struct run *r = &runs[h[0]];
-		uint64_t v = r->buf[r->pos++];
+		struct run *r = &runs[h[0].run];
+		uint64_t v = h[0].v;
 
+		r->pos++;
 		if (i && v != prev) {
 			stats_add(st, prev, c, n / 2);
 			c = 0;
@@ -888,9 +895,12 @@ static int value_stats(struct seekstat *ss, uint64_t n, size_t *radix, struct st
 					goto out;
 			} else {
 				h[0] = h[--nh];
+				heap_down(h, nh, 0);
+				continue;
 			}
 		}
-		heap_down(runs, h, nh, 0);
+		h[0].v = r->buf[r->pos];
+		heap_down(h, nh, 0);
 	}
 	stats_add(st, prev, c, n / 2);
 	rc = 0;
