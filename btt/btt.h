@@ -139,6 +139,11 @@ void live_dump(const struct live *lp, const char *name, float base);
 struct seeki;
 struct seeki *seeki_new(const char *name, const char *dev, const char *kind);
 void seeki_add(struct seeki *sip, uint64_t time, uint64_t sector, uint32_t bytes, int is_read);
+/*
+ * Before the report: the long streams of @v (NULLs allowed) do their bounded-memory pass
+ * two at a time, on a second thread, with runs half as long (the memory of one pass).
+ */
+void seeki_prepare(struct seeki *const *v, size_t n);
 void seeki_free(struct seeki *sip);
 void seeki_sps_write(struct seeki *q2q, struct seeki *d2d, const char *dev);
 

@@ -376,6 +376,21 @@ static int run(struct blk_reader *r, struct blk_event *ev, off_t size)
 	return rc;
 }
 
+/* the seek streams' first pass, two at a time */
+static void prepare_seeks(void)
+{
+	struct seeki **v = malloc((bs.ndevs ? bs.ndevs : 1) * 2 * sizeof(*v));
+
+	if (!v)
+		die("out of memory");
+	for (size_t i = 0; i < bs.ndevs; i++) {
+		v[2 * i] = bs.devs[i]->q2q_seek;
+		v[2 * i + 1] = bs.devs[i]->d2d_seek;
+	}
+	seeki_prepare(v, 2 * bs.ndevs);
+	free(v);
+}
+
 static FILE *open_out(const char *suffix, char **name)
 {
 	char fn[4096];
@@ -441,6 +456,7 @@ int main(int argc, char **argv)
 	iomodel_finish();
 	devs_sort_procs();
 	devs_order();
+	prepare_seeks();
 
 	avg_fp = open_out("avg", &avg_name);
 	if (opts.percentiles != 2)

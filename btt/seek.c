@@ -4,6 +4,8 @@
  * distance buckets for mean, "median" and modes, and the optional -s files.
  */
 #include <float.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,6 +128,51 @@ static void finish(struct seeki *sip)
 	sip->finished = 1;
 	if (seekstat_finish(sip->dist, &sip->res))
 		die("%s", seekstat_error(sip->dist));
+}
+
+struct prep {
+	struct seekstat **ss;
+	size_t n;
+	atomic_size_t next;
+	int failed[];
+};
+
+static void *prep_work(void *arg)
+{
+	struct prep *pp = arg;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&pp->next, 1)) < pp->n)
+		pp->failed[i] = seekstat_prepare(pp->ss[i], 2) < 0;
+	return NULL;
+}
+
+void seeki_prepare(struct seeki *const *v, size_t n)
+{
+	struct prep *pp = calloc(1, sizeof(*pp) + n * sizeof(int));
+	struct seekstat **ss = malloc((n ? n : 1) * sizeof(*ss));
+	pthread_t th;
+	int threaded;
+
+	if (!pp || !ss)
+		die("out of memory");
+	pp->ss = ss;
+	for (size_t i = 0; i < n; i++)
+		if (v[i] && !v[i]->finished && seekstat_long(v[i]->dist))
+			ss[pp->n++] = v[i]->dist;
+	/* one long stream is left to finish() as it is */
+	if (pp->n >= 2) {
+		atomic_init(&pp->next, 0);
+		threaded = pthread_create(&th, NULL, prep_work, pp) == 0;
+		prep_work(pp);
+		if (threaded)
+			pthread_join(th, NULL);
+		for (size_t i = 0; i < pp->n; i++)
+			if (pp->failed[i])
+				die("%s", seekstat_error(ss[i]));
+	}
+	free(ss);
+	free(pp);
 }
 
 /* the first bucket, in pre-order, that alone holds half of the seeks (as the reference) */

@@ -26,12 +26,20 @@
 #define DEFAULT_MEMBUF 4096
 #define RADIX_BITS 13
 
+/* what a pass over the sorted values finds: whether the tree's shape shows at all */
+struct stats {
+	uint64_t distinct, most, nmost, mode, ncand, cand;
+};
+
 struct seekstat {
 	uint64_t *buf; /* values not yet in the file */
 	size_t nbuf, cap;
 	int fd; /* temporary file, -1 until the buffer first fills */
 	uint64_t nfile; /* values in the file */
 	uint64_t max;
+	/* seekstat_prepare() ran: the value statistics of a long stream */
+	int prepared;
+	struct stats pre;
 	char tmpdir[256];
 	char err[512];
 };
@@ -576,10 +584,6 @@ static int load(struct seekstat *ss, uint64_t *s)
 }
 
 /* what decides whether the tree is needed (see value_stats) */
-struct stats {
-	uint64_t distinct, most, nmost, mode, ncand, cand;
-};
-
 static void stats_add(struct stats *st, uint64_t v, uint64_t c, uint64_t target)
 {
 	st->distinct++;
@@ -831,9 +835,10 @@ static void heap_down(struct head *h, size_t nh, size_t i)
 }
 
 /* Only for a stream longer than a run (shorter ones are sorted in memory, see the caller). */
-static int value_stats(struct seekstat *ss, uint64_t n, size_t *radix, struct stats *st)
+static int value_stats(struct seekstat *ss, uint64_t n, size_t *radix, struct stats *st,
+		       uint64_t runlen)
 {
-	uint64_t runlen = (uint64_t)ss->cap * RUN_FACTOR, nruns = (n + runlen - 1) / runlen;
+	uint64_t nruns = (n + runlen - 1) / runlen;
 	uint64_t chunk = runlen, prev = 0, c = 0;
 	uint64_t *a = big_alloc(chunk * 8), *tmp = big_alloc(chunk * 8);
 	unsigned int kb = bits_for(ss->max);
@@ -912,6 +917,32 @@ out:
 	return rc;
 }
 
+int seekstat_long(const struct seekstat *ss)
+{
+	return ss->nfile + ss->nbuf > (uint64_t)ss->cap * RUN_FACTOR * 2;
+}
+
+int seekstat_prepare(struct seekstat *ss, unsigned int share)
+{
+	uint64_t n = ss->nfile + ss->nbuf;
+	size_t *radix;
+	struct stats st;
+	int rc;
+
+	if (!seekstat_long(ss) || ss->prepared || n >= UINT32_MAX)
+		return 0;
+	radix = malloc(sizeof(*radix) << RADIX_BITS);
+	if (!radix)
+		return oom(ss);
+	rc = value_stats(ss, n, radix, &st, (uint64_t)ss->cap * RUN_FACTOR / (share ? share : 1));
+	free(radix);
+	if (rc)
+		return -1;
+	ss->pre = st;
+	ss->prepared = 1;
+	return 0;
+}
+
 int seekstat_finish(struct seekstat *ss, struct seekstat_result *res)
 {
 	uint64_t n = ss->nfile + ss->nbuf;
@@ -938,8 +969,10 @@ int seekstat_finish(struct seekstat *ss, struct seekstat_result *res)
 	if (!radix)
 		return oom(ss);
 	/* a stream too long to sort in memory: first see, in bounded memory, whether the tree is needed */
-	if (n > (uint64_t)ss->cap * RUN_FACTOR * 2) {
-		if (value_stats(ss, n, radix, &st)) {
+	if (seekstat_long(ss)) {
+		if (ss->prepared) {
+			st = ss->pre;
+		} else if (value_stats(ss, n, radix, &st, (uint64_t)ss->cap * RUN_FACTOR)) {
 			free(radix);
 			return -1;
 		}

@@ -28,6 +28,17 @@ struct seekstat_result {
 struct seekstat *seekstat_new(size_t membuf);
 /* 0, or -1 with seekstat_error() set (the temporary file could not be written). */
 int seekstat_add(struct seekstat *ss, uint64_t v);
+/*
+ * A stream too long to sort in memory is first counted in bounded memory (sorted runs
+ * merged from the temporary file): 1 when this one is.
+ */
+int seekstat_long(const struct seekstat *ss);
+/*
+ * Do that pass now (nothing for a short stream), with runs of 1/@share of the usual
+ * length: @share passes on as many threads use the memory of one. Streams are
+ * independent: different ones may be prepared at once. 0, or -1 with seekstat_error().
+ */
+int seekstat_prepare(struct seekstat *ss, unsigned int share);
 /* 0, or -1 with seekstat_error() set. Call once; @res is zeroed for an empty stream. */
 int seekstat_finish(struct seekstat *ss, struct seekstat_result *res);
 const char *seekstat_error(const struct seekstat *ss);

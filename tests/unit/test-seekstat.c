@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,44 +90,80 @@ static void model_modes(struct model *m, struct rb_node *n)
 	m->most = b->n;
 }
 
-/* Feed @v to both, compare median, modes (order included) and their count. */
-static void check(const uint64_t *v, size_t n, size_t membuf)
-{
-	struct model m = {0};
-	struct seekstat *ss = seekstat_new(membuf);
-	struct seekstat_result res;
-
-	assert_non_null(ss);
-	m.pool = calloc(n ? n : 1, sizeof(*m.pool));
-	m.modes = calloc(n ? n : 1, sizeof(*m.modes));
-	assert_non_null(m.pool);
-	assert_non_null(m.modes);
-	for (size_t i = 0; i < n; i++) {
-		model_add(&m, v[i]);
-		assert_int_equal(seekstat_add(ss, v[i]), 0);
-	}
-	if (m.root.node) {
-		model_median(&m, m.root.node);
-		model_modes(&m, m.root.node);
-	}
-	assert_int_equal(seekstat_finish(ss, &res), 0);
-	assert_int_equal(res.median, m.median);
-	assert_int_equal(res.nmds, m.nmds);
-	assert_int_equal(res.most, m.most);
-	for (int i = 0; i < m.nmds; i++)
-		assert_int_equal(res.modes[i], m.modes[i]);
-	free(res.modes);
-	seekstat_free(ss);
-	free(m.pool);
-	free(m.modes);
-}
-
 static uint64_t rnd(uint64_t *s)
 {
 	*s ^= *s << 13;
 	*s ^= *s >> 7;
 	*s ^= *s << 17;
 	return *s;
+}
+
+/* the model's answers for @v */
+static void model_run(struct model *m, const uint64_t *v, size_t n)
+{
+	memset(m, 0, sizeof(*m));
+	m->pool = calloc(n ? n : 1, sizeof(*m->pool));
+	m->modes = calloc(n ? n : 1, sizeof(*m->modes));
+	assert_non_null(m->pool);
+	assert_non_null(m->modes);
+	for (size_t i = 0; i < n; i++)
+		model_add(m, v[i]);
+	if (m->root.node) {
+		model_median(m, m->root.node);
+		model_modes(m, m->root.node);
+	}
+}
+
+static void model_free(struct model *m)
+{
+	free(m->pool);
+	free(m->modes);
+}
+
+static struct seekstat *fed(const uint64_t *v, size_t n, size_t membuf)
+{
+	struct seekstat *ss = seekstat_new(membuf);
+
+	assert_non_null(ss);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(seekstat_add(ss, v[i]), 0);
+	return ss;
+}
+
+static void compare(struct seekstat *ss, const struct model *m)
+{
+	struct seekstat_result res;
+
+	assert_int_equal(seekstat_finish(ss, &res), 0);
+	assert_int_equal(res.median, m->median);
+	assert_int_equal(res.nmds, m->nmds);
+	assert_int_equal(res.most, m->most);
+	for (int i = 0; i < m->nmds; i++)
+		assert_int_equal(res.modes[i], m->modes[i]);
+	free(res.modes);
+	seekstat_free(ss);
+}
+
+/*
+ * Feed @v to both, compare median, modes (order included) and their count; a long
+ * stream also through seekstat_prepare() with runs a half and a third as long.
+ */
+static void check(const uint64_t *v, size_t n, size_t membuf)
+{
+	struct model m;
+	struct seekstat *ss = fed(v, n, membuf);
+
+	model_run(&m, v, n);
+	if (seekstat_long(ss)) {
+		for (unsigned int share = 2; share <= 3; share++) {
+			struct seekstat *ps = fed(v, n, membuf);
+
+			assert_int_equal(seekstat_prepare(ps, share), 0);
+			compare(ps, &m);
+		}
+	}
+	compare(ss, &m);
+	model_free(&m);
 }
 
 static void test_small(void **state)
@@ -229,6 +266,55 @@ static void test_runs(void **state)
 	check(v, 30000, 16);
 }
 
+struct job {
+	struct seekstat *ss;
+	int rc;
+};
+
+static void *prepare_job(void *arg)
+{
+	struct job *j = arg;
+
+	j->rc = seekstat_prepare(j->ss, 2);
+	return NULL;
+}
+
+/* long streams prepared two at a time on two threads, as btt does before its report */
+static void test_prepare_threads(void **state)
+{
+	enum { N = 40000, STREAMS = 4 };
+	static uint64_t v[STREAMS][N];
+	struct model m[STREAMS];
+	struct job j[STREAMS];
+	uint64_t s = 4242;
+
+	(void)state;
+	for (size_t i = 0; i < N; i++) {
+		v[0][i] = rnd(&s) % 100000;
+		v[1][i] = i % 3 ? 16u : rnd(&s) % 9000;
+		v[2][i] = i % 500;
+		v[3][i] = rnd(&s) % 4;
+	}
+	for (int k = 0; k < STREAMS; k++) {
+		model_run(&m[k], v[k], N);
+		j[k].ss = fed(v[k], N, 16);
+		assert_true(seekstat_long(j[k].ss));
+	}
+	for (int k = 0; k < STREAMS; k += 2) {
+		pthread_t th;
+
+		assert_int_equal(pthread_create(&th, NULL, prepare_job, &j[k]), 0);
+		prepare_job(&j[k + 1]);
+		assert_int_equal(pthread_join(th, NULL), 0);
+		assert_int_equal(j[k].rc, 0);
+		assert_int_equal(j[k + 1].rc, 0);
+	}
+	for (int k = 0; k < STREAMS; k++) {
+		compare(j[k].ss, &m[k]);
+		model_free(&m[k]);
+	}
+}
+
 static void test_unwritable_tmpdir(void **state)
 {
 	struct seekstat *ss;
@@ -257,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_wide_values),
 		cmocka_unit_test(test_large_random),
 		cmocka_unit_test(test_runs),
+		cmocka_unit_test(test_prepare_threads),
 		cmocka_unit_test(test_unwritable_tmpdir),
 	};
 
