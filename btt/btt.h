@@ -247,6 +247,8 @@ struct btt_state {
 	uint64_t n_traces; /* records other than notes, for -v */
 	struct qpool qpool; /* the nodes of every device's tree of queued I/Os */
 	struct u64map far; /* times too far from their Q for a 32-bit offset: by node and kind */
+	uint32_t relayout_at; /* queued I/Os at which the nodes are laid out again */
+	uint64_t relayout_events; /* events since the last layout */
 };
 
 extern struct btt_state bs;

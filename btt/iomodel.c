@@ -451,6 +451,54 @@ static void do_notify(const struct blk_event *ev)
 	}
 }
 
+/* the far times follow their nodes to their new indexes */
+static void far_remap(void *arg, const uint32_t *map, uint32_t n)
+{
+	struct u64map nf = {0};
+
+	(void)arg;
+	for (size_t h = 0; bs.far.bits && h < ((size_t)1 << bs.far.bits); h++) {
+		uint64_t key = bs.far.key[h], idx;
+
+		if (!key)
+			continue;
+		idx = (key - 1) >> 3;
+		if (idx >= n || u64map_put(&nf, ((uint64_t)map[idx] << 3 | ((key - 1) & 7)) + 1,
+					   bs.far.val[h]) < 0)
+			die("out of memory");
+	}
+	u64map_free(&bs.far);
+	bs.far = nf;
+}
+
+/*
+ * Once the queued I/Os no longer fit in the caches (requests that never complete pile
+ * up), and each time they grew by half since, their nodes are renumbered in tree order,
+ * if the trees were searched enough since to pay for it (a trace of nothing but queue
+ * events would only pay).
+ */
+#define RELAYOUT_FIRST 32768u
+#define RELAYOUT_EVENTS 16u /* events since the last layout, per queued I/O */
+
+static void maybe_relayout(void)
+{
+	struct qtree **t;
+
+	if (bs.qpool.live < (bs.relayout_at ? bs.relayout_at : RELAYOUT_FIRST) ||
+	    bs.relayout_events / RELAYOUT_EVENTS < bs.qpool.live)
+		return;
+	t = malloc(bs.ndevs * sizeof(*t));
+	if (!t)
+		die("out of memory");
+	for (size_t i = 0; i < bs.ndevs; i++)
+		t[i] = &bs.devs[i]->qt;
+	/* out of memory: the layout stays as it is */
+	(void)qpool_relayout(&bs.qpool, t, bs.ndevs, far_remap, NULL);
+	free(t);
+	bs.relayout_at = bs.qpool.live + bs.qpool.live / 2;
+	bs.relayout_events = 0;
+}
+
 void iomodel_event(const struct blk_event *ev)
 {
 	uint32_t act = blk_event_action32(ev);
@@ -473,6 +521,8 @@ void iomodel_event(const struct blk_event *ev)
 	}
 	bs.last_time = ev->time;
 	iostat_check_time(ev->time);
+	bs.relayout_events++;
+	maybe_relayout();
 	switch (code) {
 	case BLK_TA_QUEUE:
 	case BLK_TA_GETRQ:
