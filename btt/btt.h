@@ -121,16 +121,48 @@ void ranges_set_delta(double delta);
 void region_add(struct ranges *rs, uint64_t t);
 void region_release(struct region *reg);
 
+/*
+ * The issue times of the requests issued and not yet completed (a sorted multiset): a
+ * completion's live interval starts at one of them, so only they can be where a new
+ * interval reaches back into the live periods.
+ */
+struct dset_entry {
+	uint64_t t;
+	uint32_t n; /* 0: gone, dropped lazily */
+};
+
+struct dset {
+	struct dset_entry *v; /* ascending times */
+	size_t head, len, alloc; /* entries v[head, len) */
+	size_t live; /* sum of n */
+};
+
+void dset_add(struct dset *s, uint64_t t);
+void dset_del(struct dset *s, uint64_t t);
+void dset_release(struct dset *s);
+
+/* a live period, or several in a row that a new interval can only merge all together */
+struct live_span {
+	uint64_t start, end; /* of the first and the last period */
+	uint64_t total; /* live ns of its periods */
+	long n; /* periods */
+};
+
 /* union of D..C intervals */
 struct live {
 	uint64_t end; /* end of the latest interval seen */
 	uint64_t total; /* live time of the folded periods */
 	long nfolded;
-	struct range *v; /* recent periods, still open to merging */
+	struct live_span *v; /* periods still open to merging, oldest first */
 	size_t n, alloc;
+	size_t compact_at; /* span count at which they are grouped again */
 };
 
-void live_add(struct live *lp, uint64_t dt, uint64_t ct);
+/*
+ * The interval [@dt, @ct] of a completion; @s holds the issue times of the requests
+ * still in flight, @dt among them.
+ */
+void live_add(struct live *lp, uint64_t dt, uint64_t ct, const struct dset *s);
 /* number of periods, total live ns */
 void live_totals(const struct live *lp, long *n, uint64_t *total);
 void live_release(struct live *lp);
@@ -238,6 +270,7 @@ struct btt_state {
 	uint64_t last_q;
 	struct region all_regions;
 	struct live all_live;
+	struct dset issued; /* issue times of the requests in flight */
 	struct fp_counter sys_fp;
 	struct blk_hist hist[3];
 	FILE *msg_fp;

@@ -103,6 +103,12 @@ struct plat {
 	long n;
 };
 
+/* the middle of a window as btt 2.09 computes it (the halved sum rounds differently) */
+static double plat_mid(const struct plat *p)
+{
+	return p->start + (p->last - p->start) / 2;
+}
+
 void plat_add(struct dev *dip, int kind, uint64_t when, uint64_t lat)
 {
 	static const char *const kinds[] = {"q2c", "d2c", "q2d"};
@@ -124,7 +130,7 @@ void plat_add(struct dev *dip, int kind, uint64_t when, uint64_t lat)
 	if (p->n == 0) {
 		p->start = t;
 	} else if (t - p->start >= opts.plat_freq) {
-		fprintf(p->fp, "%lf %lf\n", (p->start + p->last) / 2, p->total / (double)p->n);
+		fprintf(p->fp, "%lf %lf\n", plat_mid(p), p->total / (double)p->n);
 		p->start = t;
 		p->total = 0;
 		p->n = 0;
@@ -142,8 +148,7 @@ void plat_finish(struct dev *dip)
 		if (!p)
 			continue;
 		if (p->n)
-			fprintf(p->fp, "%lf %lf\n", (p->start + p->last) / 2,
-				p->total / (double)p->n);
+			fprintf(p->fp, "%lf %lf\n", plat_mid(p), p->total / (double)p->n);
 		file_close(&p->fp, &p->name);
 		free(p);
 		dip->plat[k] = NULL;

@@ -18,6 +18,7 @@ enum { IOP_Q, IOP_A, IOP_G, IOP_S, IOP_I, IOP_M, IOP_D, IOP_C, IOP_R };
 
 static struct qmatch qm;
 static struct qio **matched;
+static uint64_t *issued; /* a completion's issue times, dropped once it is counted */
 static size_t nmatched, amatched;
 
 static void update(enum avg_kind k, struct qio *q, uint64_t t)
@@ -141,6 +142,10 @@ static struct qio *insert_q(struct dev *dip, uint64_t sector, uint32_t bytes)
 		die("out of memory for %u queued I/Os", bs.qpool.used);
 	q = qpool_data(&bs.qpool, i);
 	if (replaced) {
+		uint64_t d = qio_time(q, QT_D);
+
+		if (d != NO_TIME)
+			dset_del(&bs.issued, d);
 		qio_forget(q);
 		memset(q, 0, bs.qpool.data_size);
 	}
@@ -155,8 +160,10 @@ static void match(struct dev *dip, const struct blk_event *ev)
 	if (qm.n > amatched) {
 		amatched = qm.cap;
 		free(matched);
+		free(issued);
 		matched = malloc(amatched * sizeof(*matched));
-		if (!matched)
+		issued = malloc(amatched * sizeof(*issued));
+		if (!matched || !issued)
 			die("out of memory");
 	}
 	for (size_t i = 0; i < qm.n; i++)
@@ -322,12 +329,17 @@ static void do_issue(const struct blk_event *ev)
 		uint64_t q2d = ev->time - q->time;
 
 		uint64_t i_time = qio_time(q, QT_I), m_time = qio_time(q, QT_M);
+		uint64_t d_time = qio_time(q, QT_D);
 
 		if (i_time != NO_TIME)
 			update(AV_I2D, q, tdelta(i_time, ev->time));
 		else if (m_time != NO_TIME)
 			update(AV_M2D, q, tdelta(m_time, ev->time));
+		/* issued again (after a requeue): the later time counts */
+		if (d_time != NO_TIME)
+			dset_del(&bs.issued, d_time);
 		qio_set_time(q, QT_D, ev->time);
+		dset_add(&bs.issued, ev->time);
 		if (opts.per_io_name) {
 			q->d_sec = ev->sector;
 			q->d_nsec = ev->bytes >> 9;
@@ -344,6 +356,7 @@ static void do_complete(const struct blk_event *ev)
 	struct proc *pip;
 	struct dev *dip = setup_pip(ev, IOP_C, &pip);
 	uint64_t d_time = NO_TIME;
+	size_t nissued = 0;
 
 	if (!dip)
 		return;
@@ -380,16 +393,20 @@ static void do_complete(const struct blk_event *ev)
 			/* the live period starts at the earliest issue, as the reference's */
 			if (d_time == NO_TIME || q_d_time < d_time)
 				d_time = q_d_time;
+			issued[nissued++] = q_d_time;
 		}
 		extra_per_io(q, ev);
 		qio_forget(q);
-		qtree_erase(&bs.qpool, &dip->qt, qio_index(q));
+		qtree_erase(&bs.qpool, &dip->qt, qm.idx[i]); /* q's index, without a division */
 	}
 	extra_per_io_end();
 	if (d_time != NO_TIME) {
-		live_add(&dip->live, d_time, ev->time);
-		live_add(&bs.all_live, d_time, ev->time);
+		live_add(&dip->live, d_time, ev->time, &bs.issued);
+		live_add(&bs.all_live, d_time, ev->time, &bs.issued);
 	}
+	/* no longer in flight: only now, so that the interval above found its start */
+	while (nissued)
+		dset_del(&bs.issued, issued[--nissued]);
 }
 
 static void unplug(struct dev *dip, double now)
@@ -589,7 +606,10 @@ void iomodel_finish(void)
 		}
 	}
 	free(matched);
+	free(issued);
 	matched = NULL;
+	issued = NULL;
+	dset_release(&bs.issued);
 	nmatched = amatched = 0;
 	free(qm.idx);
 	memset(&qm, 0, sizeof(qm));
