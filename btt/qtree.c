@@ -187,16 +187,26 @@ void u64map_free(struct u64map *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static uint32_t hash_get(const struct qpool *p, const struct qtree *t, uint64_t sector)
+static inline uint32_t *recent(struct qtree *t, uint64_t sector)
 {
-	uint32_t mask, h, i;
+	return &t->recent[(sector ^ sector >> 10) % QTREE_RECENT];
+}
 
+/* the node starting at @sector, or 0 */
+static uint32_t hash_get(const struct qpool *p, struct qtree *t, uint64_t sector)
+{
+	uint32_t mask, h, i, *r = recent(t, sector);
+
+	if (*r && N(*r).sector == sector)
+		return *r;
 	if (!t->bits)
 		return 0;
 	mask = (1u << t->bits) - 1;
 	for (h = home(sector, t->bits); (i = t->slot[h]); h = (h + 1) & mask)
-		if (N(i).sector == sector)
+		if (N(i).sector == sector) {
+			*r = i;
 			return i;
+		}
 	return 0;
 }
 
@@ -204,6 +214,7 @@ static void hash_put(const struct qpool *p, struct qtree *t, uint32_t i)
 {
 	uint32_t mask = (1u << t->bits) - 1, h;
 
+	*recent(t, N(i).sector) = i;
 	for (h = home(N(i).sector, t->bits); t->slot[h]; h = (h + 1) & mask)
 		;
 	t->slot[h] = i;
@@ -237,8 +248,10 @@ static int hash_reserve(const struct qpool *p, struct qtree *t)
 /* backward-shift deletion: no tombstones */
 static void hash_del(const struct qpool *p, struct qtree *t, uint32_t i)
 {
-	uint32_t mask = (1u << t->bits) - 1, h, j;
+	uint32_t mask = (1u << t->bits) - 1, h, j, *r = recent(t, N(i).sector);
 
+	if (*r == i)
+		*r = 0;
 	for (h = home(N(i).sector, t->bits); t->slot[h] != i; h = (h + 1) & mask)
 		;
 	for (j = (h + 1) & mask; t->slot[j]; j = (j + 1) & mask) {
@@ -973,6 +986,8 @@ int qpool_relayout(struct qpool *p, struct qtree *const *t, size_t nt,
 		q->root = l.map[q->root];
 		q->hint_pred = l.map[q->hint_pred];
 		q->hint_succ = l.map[q->hint_succ];
+		for (size_t h = 0; h < QTREE_RECENT; h++)
+			q->recent[h] = l.map[q->recent[h]];
 		for (size_t h = 0; q->bits && h < ((size_t)1 << q->bits); h++)
 			q->slot[h] = l.map[q->slot[h]];
 	}

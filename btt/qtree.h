@@ -79,6 +79,7 @@ void u64map_free(struct u64map *m);
  * one possible answer whatever the shape, and is answered from the table.
  */
 #define QTREE_PAGE_REGIONS 32768u
+#define QTREE_RECENT 1024
 
 struct qtree {
 	uint32_t root;
@@ -99,6 +100,12 @@ struct qtree {
 	 */
 	uint32_t hint_pred, hint_succ;
 	int hint_ok;
+	/*
+	 * The nodes last looked up or added, by start sector (a request's events follow one
+	 * another closely: most searches are answered here, in the L1 cache, before the
+	 * table); a node leaves it when it leaves the tree.
+	 */
+	uint32_t recent[QTREE_RECENT];
 	uint64_t hinted; /* insertions placed by the hint */
 };
 

@@ -187,6 +187,18 @@ static void check_pool(struct world *w)
 	}
 	assert_int_equal(w->pool.live, w->nlive);
 	assert_int_equal(nfree + w->nlive + 1, w->pool.used);
+	/* the recent-lookup cache names only nodes in the tree */
+	for (size_t h = 0; h < QTREE_RECENT; h++) {
+		uint32_t i = w->t.recent[h];
+		size_t k;
+
+		if (!i)
+			continue;
+		for (k = 0; k < w->nlive && w->live[k]->qi != i; k++)
+			;
+		assert_true(k < w->nlive);
+		assert_int_equal(w->pool.node[i].sector, w->live[k]->sector);
+	}
 }
 
 static void remap_model(void *arg, const uint32_t *map, uint32_t n)
