@@ -746,14 +746,23 @@ static void erase(struct qpool *p, uint32_t *root, uint32_t z)
 
 void qtree_erase(struct qpool *p, struct qtree *t, uint32_t z)
 {
-	uint32_t a = prev(p, z), b = next(p, z);
+	int hint = t->hint_ok && (t->hint_pred == z || t->hint_succ == z);
 
-	if (t->hint_ok && t->hint_pred == z)
-		t->hint_pred = a;
-	if (t->hint_ok && t->hint_succ == z)
-		t->hint_succ = b;
-	set_reach(p, t, z, 0);
-	set_reach(p, t, a, ov(p, a, b));
+	/*
+	 * The neighbours matter when one of them is a hint, or when the predecessor may reach
+	 * past z's start (and so perhaps past the successor's): then z's region is not clear.
+	 * Otherwise the predecessor ends at or before z's start, so before the successor's.
+	 */
+	if (hint || REACH(z) || !region_clear(t, N(z).sector)) {
+		uint32_t a = prev(p, z), b = next(p, z);
+
+		if (t->hint_ok && t->hint_pred == z)
+			t->hint_pred = a;
+		if (t->hint_ok && t->hint_succ == z)
+			t->hint_succ = b;
+		set_reach(p, t, z, 0);
+		set_reach(p, t, a, ov(p, a, b));
+	}
 	t->zero -= empty(p, z);
 	t->n--;
 	hash_del(p, t, z);
