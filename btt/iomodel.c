@@ -480,8 +480,11 @@ static void far_remap(void *arg, const uint32_t *map, uint32_t n)
 		if (!key)
 			continue;
 		idx = (key - 1) >> 3;
-		if (idx >= n || u64map_put(&nf, ((uint64_t)map[idx] << 3 | ((key - 1) & 7)) + 1,
-					   bs.far.val[h]) < 0)
+		if (idx >= n)
+			die("internal error: a far time of node %llu, past the %u nodes renumbered",
+			    (unsigned long long)idx, n);
+		if (u64map_put(&nf, ((uint64_t)map[idx] << 3 | ((key - 1) & 7)) + 1,
+			       bs.far.val[h]) < 0)
 			die("out of memory");
 	}
 	u64map_free(&bs.far);
