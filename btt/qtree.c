@@ -584,32 +584,31 @@ static uint32_t link_new(struct qpool *p, struct qtree *t, uint64_t sector, uint
 	return i;
 }
 
+/* an I/O queued again at a node's start: same place, links and colour, a new length */
+static uint32_t replace(struct qpool *p, struct qtree *t, uint32_t i, uint32_t nsec)
+{
+	uint32_t s = next(p, i);
+
+	set_reach(p, t, i, 0);
+	t->zero -= empty(p, i);
+	A(i).nsec_red = (nsec << 3) | (A(i).nsec_red & 1);
+	t->zero += empty(p, i);
+	set_reach(p, t, i, ov(p, i, s));
+	return i;
+}
+
 uint32_t qtree_insert(struct qpool *p, struct qtree *t, uint64_t sector, uint32_t nsec,
 		      int *replaced)
 {
-	uint32_t parent = 0, pred, succ, i;
+	uint32_t parent = 0, pred = t->hint_pred, succ = t->hint_succ, i;
 
 	*replaced = 0;
-	i = hash_get(p, t, sector);
-	if (i) {
-		/* same place, links and colour: only the length changes */
-		uint32_t s = next(p, i);
-
-		set_reach(p, t, i, 0);
-		t->zero -= empty(p, i);
-		A(i).nsec_red = (nsec << 3) | (A(i).nsec_red & 1);
-		t->zero += empty(p, i);
-		set_reach(p, t, i, ov(p, i, s));
-		*replaced = 1;
-		return i;
-	}
-	pred = t->hint_pred;
-	succ = t->hint_succ;
 	if (t->hint_ok && (!pred || N(pred).sector < sector) &&
 	    (!succ || sector < N(succ).sector)) {
 		/*
-		 * Adjacent in order, so one has a free link on the side of the other (pred's
-		 * right, or else succ's left): the end of the descent. An empty tree has neither.
+		 * Strictly between two adjacent nodes (so no node starts there), and one of them
+		 * has a free link on the side of the other (pred's right, or else succ's left):
+		 * the end of the descent. An empty tree has neither.
 		 */
 		t->hinted++;
 		parent = pred && !N(pred).right ? pred : succ;
@@ -620,6 +619,10 @@ uint32_t qtree_insert(struct qpool *p, struct qtree *t, uint64_t sector, uint32_
 		const struct qnode *o = &N(i);
 		int right = sector > o->sector;
 
+		if (sector == o->sector) {
+			*replaced = 1;
+			return replace(p, t, i, nsec);
+		}
 		parent = i;
 		/* no branch on the direction */
 		pred = right ? parent : pred;
