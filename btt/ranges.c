@@ -164,6 +164,8 @@ static void live_compact(struct live *lp, const struct dset *s)
 	 * span last kept (as indexes of s->v; -1: none) */
 	ptrdiff_t grp = -1, kgrp = -1;
 
+	if (!old)
+		return;
 	for (size_t i = 0; i < old; i++) {
 		const struct live_span sp = lp->v[i];
 
