@@ -219,7 +219,9 @@ void live_add(struct live *lp, uint64_t dt, uint64_t ct, const struct dset *s)
 		/* -Z prints every period: nothing is folded then */
 		if (!opts.do_active && lp->n >= lp->compact_at) {
 			live_compact(lp, s);
-			lp->compact_at = 2 * lp->n + LIVE_KEEP;
+			/* a compaction walks the issue times too: at least as many appends until the
+			 * next one (however few periods they leave) */
+			lp->compact_at = 2 * lp->n + LIVE_KEEP + (s->len - s->head) / 16;
 		}
 		lp->v = grow(lp->v, &lp->alloc, lp->n, sizeof(*lp->v));
 		lp->v[lp->n] = (struct live_span){.start = dt, .end = ct, .total = ct - dt, .n = 1};

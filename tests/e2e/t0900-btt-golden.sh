@@ -370,6 +370,11 @@ PY
 		python3 "$TOP/tests/gen/btt-slow.py" "$syn/relayout.bin" 1 200000 relayout
 		bins="relayout"
 		claim "tree laid out again with far times in flight" -o x -l l -q q -A
+		# 20k requests issued at once and never completed, then 100k that complete: the
+		# live periods are grouped among many issue times in flight
+		python3 "$TOP/tests/gen/btt-slow.py" "$syn/burst.bin" 1 100000 burst
+		bins="burst"
+		claim "live periods among 20k issue times in flight" -o x -Z
 		bins=$bins_all
 	fi
 fi

@@ -12,6 +12,9 @@ Period" section merges far back. Each seed gives the same bytes.
         40000 requests that never complete first, then IOS requests of which one in ten
         waits over 4.4 s (its G, I and D more than 2^32 ns after its Q): btt lays its
         tree out again while such requests are in flight
+    btt-slow.py OUT.bin SEED IOS burst
+        20000 requests issued at once that never complete, then IOS requests that do:
+        many issue times in flight, few live periods to group
 """
 import random
 import struct
@@ -69,11 +72,25 @@ def relayout(n, ev):
         ev.append((g + 3 * step, C, s, DEV_A, 0))
 
 
+def burst(n, ev):
+    for k in range(20000):
+        s = (1 << 33) + k * 8
+        ev.append((10**6 + k, Q, s, DEV_A, 100))
+        ev.append((10**6 + k + 1, D, s, DEV_A, 100))
+    t = 2 * 10**9
+    for _ in range(n):
+        t += random.randrange(100, 200) * US
+        s = random.randrange(0, 1 << 30) * 8
+        ev.append((t, Q, s, DEV_A, 100))
+        ev.append((t + 5 * US, D, s, DEV_A, 100))
+        ev.append((t + 20 * US, C, s, DEV_A, 0))
+
+
 def main():
     out_name, seed, n, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     random.seed(seed)
     ev = []
-    {'mixed': mixed, 'relayout': relayout}[mode](n, ev)
+    {'mixed': mixed, 'relayout': relayout, 'burst': burst}[mode](n, ev)
     # stable: events at the same time keep the order they were made in
     ev = [e for _, e in sorted(((e[0], i), e) for i, e in enumerate(ev))]
     name = b'slow\0'
