@@ -116,8 +116,8 @@ struct region {
 	struct ranges q, c;
 };
 
-/* -d: the gap that starts a new range */
-void ranges_set_delta(double delta);
+/* after the options: the gap that starts a new range, from -d */
+void ranges_init(void);
 void region_add(struct ranges *rs, uint64_t t);
 void region_release(struct region *reg);
 

@@ -415,7 +415,7 @@ int main(int argc, char **argv)
 	set_progname("btt");
 	install_log_hook();
 	parse_args(argc, argv);
-	ranges_set_delta(opts.range_delta);
+	ranges_init();
 	if (opts.devmap_name && (rc = devmap_load(opts.devmap_name)) < 0)
 		die("cannot read device map '%s': %s", opts.devmap_name, strerror(-rc));
 

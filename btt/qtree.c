@@ -307,6 +307,13 @@ static int region_clear(const struct qtree *t, uint64_t sector)
 	return !pg || !(pg[r / 64] >> (r % 64) & 1);
 }
 
+/* a page left without a bit set goes */
+static void page_free(struct qtree *t, uint64_t r, uint64_t *pg)
+{
+	u64map_del(&t->pages, r / QTREE_PAGE_REGIONS + 1);
+	free(pg);
+}
+
 static void region_uncount(struct qtree *t, uint64_t r)
 {
 	uint64_t *c = u64map_get(&t->regions, r + 1), *pg;
@@ -316,10 +323,8 @@ static void region_uncount(struct qtree *t, uint64_t r)
 	u64map_del(&t->regions, r + 1);
 	pg = region_page(t, r);
 	pg[r % QTREE_PAGE_REGIONS / 64] &= ~(1ull << (r % 64));
-	if (!--pg[PAGE_WORDS]) {
-		u64map_del(&t->pages, r / QTREE_PAGE_REGIONS + 1);
-		free(pg);
-	}
+	if (!--pg[PAGE_WORDS])
+		page_free(t, r, pg);
 }
 
 /* a region's first reaching node: its count and its bit; -1 when out of memory */
@@ -335,10 +340,8 @@ static int region_first(struct qtree *t, uint64_t r)
 		}
 	}
 	if (u64map_put(&t->regions, r + 1, 1) < 0) {
-		if (!pg[PAGE_WORDS]) {
-			u64map_del(&t->pages, r / QTREE_PAGE_REGIONS + 1);
-			free(pg);
-		}
+		if (!pg[PAGE_WORDS])
+			page_free(t, r, pg);
 		return -1;
 	}
 	pg[r % QTREE_PAGE_REGIONS / 64] |= 1ull << (r % 64);

@@ -43,11 +43,11 @@ void region_add(struct ranges *rs, uint64_t t)
 	cur->end = t;
 }
 
-void ranges_set_delta(double delta)
+void ranges_init(void)
 {
 	uint64_t lo = 0, hi = UINT64_MAX;
+	double delta = opts.range_delta;
 
-	opts.range_delta = delta;
 	opts.range_never = !(bit_time(UINT64_MAX) > delta);
 	/* bit_time() never decreases: the first gap past delta, by bisection */
 	while (lo < hi) {

@@ -359,63 +359,70 @@ static uint32_t bswap32(uint32_t v)
 	return __builtin_bswap32(v);
 }
 
+/*
+ * Each field is loaded straight from the buffer: a copy of the header through a struct on
+ * the stack made the loads wait for the stores (this runs once per record).
+ */
+#define FIELD(dst, type, name)                                                          \
+	do {                                                                            \
+		_Static_assert(sizeof(dst) == sizeof(((type *)0)->name), "field size"); \
+		memcpy(&(dst), p + offsetof(type, name), sizeof(dst));                  \
+	} while (0)
+
 static void decode_v1(const unsigned char *p, int swap, struct blk_event *ev)
 {
-	struct blk_io_trace t;
+	uint32_t action;
 
-	memcpy(&t, p, sizeof(t));
+	FIELD(ev->sequence, struct blk_io_trace, sequence);
+	FIELD(ev->time, struct blk_io_trace, time);
+	FIELD(ev->sector, struct blk_io_trace, sector);
+	FIELD(ev->bytes, struct blk_io_trace, bytes);
+	FIELD(action, struct blk_io_trace, action);
+	FIELD(ev->pid, struct blk_io_trace, pid);
+	FIELD(ev->device, struct blk_io_trace, device);
+	FIELD(ev->cpu, struct blk_io_trace, cpu);
+	FIELD(ev->error, struct blk_io_trace, error);
+	FIELD(ev->pdu_len, struct blk_io_trace, pdu_len);
 	if (swap) {
-		t.sequence = bswap32(t.sequence);
-		t.time = __builtin_bswap64(t.time);
-		t.sector = __builtin_bswap64(t.sector);
-		t.bytes = bswap32(t.bytes);
-		t.action = bswap32(t.action);
-		t.pid = bswap32(t.pid);
-		t.device = bswap32(t.device);
-		t.cpu = bswap32(t.cpu);
-		t.error = __builtin_bswap16(t.error);
-		t.pdu_len = __builtin_bswap16(t.pdu_len);
+		ev->sequence = bswap32(ev->sequence);
+		ev->time = __builtin_bswap64(ev->time);
+		ev->sector = __builtin_bswap64(ev->sector);
+		ev->bytes = bswap32(ev->bytes);
+		action = bswap32(action);
+		ev->pid = bswap32(ev->pid);
+		ev->device = bswap32(ev->device);
+		ev->cpu = bswap32(ev->cpu);
+		ev->error = __builtin_bswap16(ev->error);
+		ev->pdu_len = __builtin_bswap16(ev->pdu_len);
 	}
-	ev->sequence = t.sequence;
-	ev->time = t.time;
-	ev->sector = t.sector;
-	ev->bytes = t.bytes;
-	ev->action = t.action;
-	ev->pid = t.pid;
-	ev->device = t.device;
-	ev->cpu = t.cpu;
-	ev->error = t.error;
-	ev->pdu_len = t.pdu_len;
+	ev->action = action;
 	ev->version = BLK_IO_TRACE_VERSION;
 }
 
 static void decode_v2(const unsigned char *p, int swap, struct blk_event *ev)
 {
-	struct blk_io_trace2 t;
-
-	memcpy(&t, p, sizeof(t));
+	FIELD(ev->sequence, struct blk_io_trace2, sequence);
+	FIELD(ev->time, struct blk_io_trace2, time);
+	FIELD(ev->sector, struct blk_io_trace2, sector);
+	FIELD(ev->bytes, struct blk_io_trace2, bytes);
+	FIELD(ev->pid, struct blk_io_trace2, pid);
+	FIELD(ev->action, struct blk_io_trace2, action);
+	FIELD(ev->device, struct blk_io_trace2, device);
+	FIELD(ev->cpu, struct blk_io_trace2, cpu);
+	FIELD(ev->error, struct blk_io_trace2, error);
+	FIELD(ev->pdu_len, struct blk_io_trace2, pdu_len);
 	if (swap) {
-		t.sequence = bswap32(t.sequence);
-		t.time = __builtin_bswap64(t.time);
-		t.sector = __builtin_bswap64(t.sector);
-		t.bytes = bswap32(t.bytes);
-		t.pid = bswap32(t.pid);
-		t.action = __builtin_bswap64(t.action);
-		t.device = bswap32(t.device);
-		t.cpu = bswap32(t.cpu);
-		t.error = __builtin_bswap16(t.error);
-		t.pdu_len = __builtin_bswap16(t.pdu_len);
+		ev->sequence = bswap32(ev->sequence);
+		ev->time = __builtin_bswap64(ev->time);
+		ev->sector = __builtin_bswap64(ev->sector);
+		ev->bytes = bswap32(ev->bytes);
+		ev->pid = bswap32(ev->pid);
+		ev->action = __builtin_bswap64(ev->action);
+		ev->device = bswap32(ev->device);
+		ev->cpu = bswap32(ev->cpu);
+		ev->error = __builtin_bswap16(ev->error);
+		ev->pdu_len = __builtin_bswap16(ev->pdu_len);
 	}
-	ev->sequence = t.sequence;
-	ev->time = t.time;
-	ev->sector = t.sector;
-	ev->bytes = t.bytes;
-	ev->action = t.action;
-	ev->pid = t.pid;
-	ev->device = t.device;
-	ev->cpu = t.cpu;
-	ev->error = t.error;
-	ev->pdu_len = t.pdu_len;
 	ev->version = BLK_IO_TRACE2_VERSION;
 }
 
@@ -430,6 +437,19 @@ static int io_error(struct blk_reader *r, int ret, uint64_t off)
 			 strerror(-ret));
 }
 
+/* @ev, decoded from the @hdr-byte header at @p (input offset @off): step over the record */
+static int take(struct blk_reader *r, struct blk_event *ev, unsigned char *p, size_t hdr,
+		uint64_t off)
+{
+	ev->pdu = p + hdr;
+	ev->offset = off;
+	r->pos += hdr + ev->pdu_len;
+	r->records++;
+	r->last_off = off;
+	r->last_pdu = ev->pdu_len;
+	return 1;
+}
+
 int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
 {
 	unsigned char *p;
@@ -440,45 +460,20 @@ int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
 
 	if (r->failed)
 		return 0;
-	/*
-	 * The common case first: a host-order version-7 record, wholly buffered. Each field
-	 * is loaded straight from the buffer (a copy of the header through the stack made
-	 * the loads wait for the stores).
-	 */
+	/* the common case first: a host-order version-7 record, wholly buffered */
 	if (!r->swapped && r->end - r->pos >= sizeof(struct blk_io_trace)) {
 		uint32_t magic, cpu;
 		uint16_t pdu_len;
 
 		p = r->buf + r->pos;
-#define FIELD(dst, name) memcpy(&(dst), p + offsetof(struct blk_io_trace, name), sizeof(dst))
-		FIELD(magic, magic);
-		FIELD(pdu_len, pdu_len);
-		FIELD(cpu, cpu);
+		FIELD(magic, struct blk_io_trace, magic);
+		FIELD(pdu_len, struct blk_io_trace, pdu_len);
+		FIELD(cpu, struct blk_io_trace, cpu);
 		if (magic == (BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION) &&
 		    r->end - r->pos >= sizeof(struct blk_io_trace) + pdu_len &&
 		    cpu < BLK_MAX_CPUS) {
-			uint32_t action;
-
-			FIELD(ev->sequence, sequence);
-			FIELD(ev->time, time);
-			FIELD(ev->sector, sector);
-			FIELD(ev->bytes, bytes);
-			FIELD(action, action);
-			FIELD(ev->pid, pid);
-			FIELD(ev->device, device);
-			FIELD(ev->error, error);
-#undef FIELD
-			ev->action = action;
-			ev->cpu = cpu;
-			ev->pdu_len = pdu_len;
-			ev->version = BLK_IO_TRACE_VERSION;
-			ev->pdu = p + sizeof(struct blk_io_trace);
-			ev->offset = r->base + r->pos;
-			r->last_off = ev->offset;
-			r->last_pdu = pdu_len;
-			r->pos += sizeof(struct blk_io_trace) + pdu_len;
-			r->records++;
-			return 1;
+			decode_v1(p, 0, ev);
+			return take(r, ev, p, sizeof(struct blk_io_trace), r->base + r->pos);
 		}
 	}
 	ret = fill(r, 4);
@@ -560,8 +555,6 @@ int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
 			r, EINVAL,
 			"impossible cpu %u in the record at offset %llu (damaged data or wrong byte order)",
 			ev->cpu, (unsigned long long)off);
-	ev->pdu = p + hdr;
-	ev->offset = off;
 	if (r->swapped && ev->pdu_len >= 8 &&
 	    blk_event_action32(ev) == BLK_TN_ACTION(BLK_TN_TIMESTAMP)) {
 		uint32_t w[2];
@@ -572,9 +565,5 @@ int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
 		w[1] = bswap32(w[1]);
 		memcpy(p + hdr, w, 8);
 	}
-	r->pos += hdr + ev->pdu_len;
-	r->records++;
-	r->last_off = off;
-	r->last_pdu = ev->pdu_len;
-	return 1;
+	return take(r, ev, p, hdr, off);
 }
