@@ -459,6 +459,67 @@ static void test_regions(void **state)
 	}
 }
 
+/*
+ * Starts that all hash to one slot of the table (its first size, 1024 slots; the hash is
+ * recomputed here only to find them): runs of several hundred entries, displacements past
+ * what a slot records (255), and deletions that shift them back. The table stays a linear
+ * probing table (each entry after its home with no hole between, its distance recorded);
+ * every node stays findable, an erased one is gone.
+ */
+static void check_table(struct world *w, uint64_t mul)
+{
+	uint32_t mask = (1u << w->t.bits) - 1, full = 0;
+
+	for (uint32_t h = 0; h <= mask; h++) {
+		uint32_t i = w->t.slot[h], home, d;
+
+		if (!i)
+			continue;
+		full++;
+		home = (uint32_t)((w->pool.node[i].sector * mul) >> (64 - w->t.bits));
+		d = (h - home) & mask;
+		assert_int_equal(w->t.disp[h], d < 255 ? d : 255);
+		/* linear probing: no hole between a key's home and its slot */
+		for (uint32_t k = home; k != h; k = (k + 1) & mask)
+			assert_int_not_equal(w->t.slot[k], 0);
+	}
+	assert_int_equal(full, w->nlive);
+}
+
+static void test_collisions(void **state)
+{
+	const uint64_t mul = 0x9E3779B97F4A7C15ull;
+	uint64_t keys[400];
+	size_t nk = 0;
+	struct world w;
+
+	(void)state;
+	for (uint64_t s = 8; nk < 400; s += 8)
+		if ((s * mul) >> 54 == (8 * mul) >> 54)
+			keys[nk++] = s;
+	world_init(&w, 7);
+	for (int round = 0; round < 3; round++) {
+		for (size_t k = 0; k < nk; k++)
+			if (!m_find(&w, keys[k]) && (round == 0 || rnd(&w) % 2))
+				do_insert(&w, keys[k], 1);
+		assert_int_equal(w.t.bits, 10);
+		while (w.nlive > (round == 2 ? 0 : 50)) {
+			uint64_t gone = w.live[0]->sector;
+
+			do_erase(&w, rnd(&w) % w.nlive);
+			gone = m_find(&w, gone) ? 0 : gone;
+			if (gone)
+				assert_int_equal(qtree_find(&w.pool, &w.t, gone), 0);
+			for (size_t k = 0; k < w.nlive; k++)
+				check_find(&w, w.live[k]->sector);
+			check_table(&w, mul);
+		}
+		check_shape(&w);
+		check_pool(&w);
+	}
+	world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -466,6 +527,7 @@ int main(void)
 		cmocka_unit_test(test_disjoint),
 		cmocka_unit_test(test_regions),
 		cmocka_unit_test(test_relayout),
+		cmocka_unit_test(test_collisions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
