@@ -84,7 +84,7 @@ asan:
 	@rm -rf tests/out/asan && mkdir -p tests/out/asan
 	@tar --exclude=./tests/out --exclude=./.git -cf - . | tar -C tests/out/asan -xf -
 	@$(MAKE) --no-print-directory -C tests/out/asan clean >/dev/null
-	@$(MAKE) --no-print-directory -C tests/out/asan CFLAGS="$(SAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" BTT_OPT= all $(UNIT) >/dev/null
+	@$(MAKE) --no-print-directory -C tests/out/asan CFLAGS="$(SAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" BTT_OPT= BTT_PGO= all $(UNIT) >/dev/null
 	@mkdir -p tests/out/asan/tests/out/memcheck
 	cd tests/out/asan && ASAN_OPTIONS=detect_leaks=1:log_path=$(CURDIR)/tests/out/asan/tests/out/memcheck/asan \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/tests/out/asan/tests/out/memcheck/asan \

@@ -19,13 +19,27 @@ btt/lib/%.o: lib/%.c
 
 btt: btt/btt
 
+# Profile-guided: btt/pgo.sh builds btt with counters, runs it on the real traces bundled
+# with the tests and builds it again with the counts (synthetic 20M events 7% faster,
+# large-perf 18%; the outputs are the same). "make BTT_PGO=" builds it without; the ASan
+# build does.
+BTT_PGO ?= 1
+BTT_TRAIN := $(filter-out %.blkiomon.bin.xz,$(wildcard tests/data/*/*.bin.xz))
+
+ifeq ($(BTT_PGO),1)
+btt/btt: btt/pgo.sh btt/btt.mk $(wildcard btt/*.c btt/*.h) $(LIB_SRC) common.c \
+		$(wildcard include/*.h include/blk/*.h) $(BTT_TRAIN)
+	@CC="$(CC)" CPPFLAGS="$(CPPFLAGS) -Ibtt" CFLAGS="$(CFLAGS) $(BTT_OPT)" LDFLAGS="$(LDFLAGS)" \
+		LIBS="$(LDLIBS_Z) -lm" sh btt/pgo.sh "$(wildcard btt/*.c) $(LIB_SRC) common.c" $(BTT_TRAIN)
+else
 btt/btt: $(BTT_OBJ) $(BTT_LIB_OBJ) common.o
 	$(CC) $(CFLAGS) $(BTT_OPT) $(LDFLAGS) -o $@ $(BTT_OBJ) $(BTT_LIB_OBJ) common.o \
 		$(LDLIBS_Z) -lm
+endif
 
 clean: btt-clean
 btt-clean:
-	rm -rf btt/btt btt/*.o btt/*.d btt/lib
+	rm -rf btt/btt btt/*.o btt/*.d btt/lib btt/pgo
 
 -include $(BTT_OBJ:.o=.d) $(BTT_LIB_OBJ:.o=.d)
 
