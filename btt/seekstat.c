@@ -834,9 +834,140 @@ static void heap_down(struct head *h, size_t nh, size_t i)
 	h[i] = x;
 }
 
-/* Only for a stream longer than a run (shorter ones are sorted in memory, see the caller). */
-static int value_stats(struct seekstat *ss, uint64_t n, size_t *radix, struct stats *st,
-		       uint64_t runlen)
+/*
+ * Before sorting: the frequent values, in two passes over the stream with a table of HH_K
+ * counters (Misra-Gries). After the first, every value seen more than n / (HH_K + 1) times
+ * is still in the table; the second counts those exactly. When the most frequent of them is
+ * that frequent, so is every value as frequent as it, and every value held by half the
+ * stream: the counts stats_add() would see for them are all known, in one pass each and a
+ * table in the first cache instead of an external sort. Seek streams usually have such a
+ * value (0: the next I/O starts where the last ended).
+ */
+#define HH_K 1023
+#define HH_BITS 11 /* 2048 slots: at most half full */
+#define HH_CHUNK 8192
+
+struct hh {
+	uint64_t key[1u << HH_BITS]; /* value + 1; 0 is an empty slot */
+	uint64_t cnt[1u << HH_BITS];
+	size_t n;
+};
+
+static size_t hh_slot(const struct hh *t, uint64_t key)
+{
+	size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - HH_BITS));
+
+	while (t->key[h] && t->key[h] != key)
+		h = (h + 1) & ((1u << HH_BITS) - 1);
+	return h;
+}
+
+/* every counter one down; those at zero leave (a pass does this at most n / (HH_K + 1) times) */
+static void hh_decrement(struct hh *t)
+{
+	uint64_t key[HH_K], cnt[HH_K];
+	size_t m = 0;
+
+	for (size_t h = 0; h < (1u << HH_BITS); h++)
+		if (t->key[h] && t->cnt[h] > 1) {
+			key[m] = t->key[h];
+			cnt[m++] = t->cnt[h] - 1;
+		}
+	memset(t->key, 0, sizeof(t->key));
+	for (size_t i = 0; i < m; i++) {
+		size_t h = hh_slot(t, key[i]);
+
+		t->key[h] = key[i];
+		t->cnt[h] = cnt[i];
+	}
+	t->n = m;
+}
+
+/*
+ * 1 with @st set (all but distinct) when the frequent values decide it, 0 when the most
+ * frequent value is rarer than n / (HH_K + 1) (the caller sorts), -1 on an error.
+ */
+static int heavy_stats(struct seekstat *ss, uint64_t n, struct stats *st)
+{
+	uint64_t *a = malloc(HH_CHUNK * sizeof(*a)), target = n / 2, drops = 0, most = 0;
+	struct hh *t = calloc(1, sizeof(*t));
+	int rc = -1;
+
+	if (!a || !t) {
+		oom(ss);
+		goto out;
+	}
+	/* a value counted as half the stream must be frequent enough to stay in the table */
+	if (n < 2 || target * (HH_K + 1) <= n) {
+		rc = 0;
+		goto out;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint64_t from = 0; from < n; from += HH_CHUNK) {
+			uint64_t m = n - from < HH_CHUNK ? n - from : HH_CHUNK;
+
+			if (read_values(ss, from, m, a))
+				goto out;
+			for (uint64_t i = 0; i < m; i++) {
+				size_t h = hh_slot(t, a[i] + 1);
+
+				if (t->key[h]) {
+					t->cnt[h]++;
+				} else if (pass) {
+					continue; /* not a candidate */
+				} else if (t->n < HH_K) {
+					t->key[h] = a[i] + 1;
+					t->cnt[h] = 1;
+					t->n++;
+				} else {
+					/* this value and one of each kept cancel out */
+					hh_decrement(t);
+					drops++;
+				}
+			}
+		}
+		if (pass)
+			break;
+		/* a counter is short of its value's count by at most the decrements */
+		for (size_t h = 0; h < (1u << HH_BITS); h++)
+			if (t->key[h] && t->cnt[h] + drops > most)
+				most = t->cnt[h] + drops;
+		if (most * (HH_K + 1) <= n) {
+			rc = 0; /* no value can be frequent enough */
+			goto out;
+		}
+		memset(t->cnt, 0, sizeof(t->cnt));
+	}
+	memset(st, 0, sizeof(*st));
+	for (size_t h = 0; h < (1u << HH_BITS); h++)
+		if (t->key[h] && t->cnt[h] > st->most)
+			st->most = t->cnt[h];
+	if (st->most * (HH_K + 1) <= n) {
+		rc = 0;
+		goto out;
+	}
+	/* in increasing order of value, as stats_add() meets them: the first of each wins */
+	for (size_t h = 0; h < (1u << HH_BITS); h++) {
+		uint64_t v, c = t->cnt[h];
+
+		if (!t->key[h])
+			continue;
+		v = t->key[h] - 1;
+		if (c == st->most && (!st->nmost++ || v < st->mode))
+			st->mode = v;
+		if (c >= target && (!st->ncand++ || v < st->cand))
+			st->cand = v;
+	}
+	rc = 1;
+out:
+	free(a);
+	free(t);
+	return rc;
+}
+
+/* the same by an external sort: runs sorted and written to the file, then merged */
+static int sorted_stats(struct seekstat *ss, uint64_t n, size_t *radix, struct stats *st,
+			uint64_t runlen)
 {
 	uint64_t nruns = (n + runlen - 1) / runlen;
 	uint64_t chunk = runlen, prev = 0, c = 0;
@@ -852,6 +983,7 @@ static int value_stats(struct seekstat *ss, uint64_t n, size_t *radix, struct st
 		oom(ss);
 		goto out;
 	}
+
 	/* sorted runs go after the stream in the temporary file */
 	for (uint64_t r = 0; r < nruns; r++) {
 		uint64_t from = r * runlen, m = n - from < runlen ? n - from : runlen;
@@ -915,6 +1047,17 @@ out:
 	free(runs);
 	free(h);
 	return rc;
+}
+
+/* Only for a stream longer than a run (shorter ones are sorted in memory, see the caller). */
+static int value_stats(struct seekstat *ss, uint64_t n, size_t *radix, struct stats *st,
+		       uint64_t runlen)
+{
+	int rc = heavy_stats(ss, n, st);
+
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	return sorted_stats(ss, n, radix, st, runlen);
 }
 
 int seekstat_long(const struct seekstat *ss)

@@ -29,8 +29,8 @@ struct seekstat *seekstat_new(size_t membuf);
 /* 0, or -1 with seekstat_error() set (the temporary file could not be written). */
 int seekstat_add(struct seekstat *ss, uint64_t v);
 /*
- * A stream too long to sort in memory is first counted in bounded memory (sorted runs
- * merged from the temporary file): 1 when this one is.
+ * A stream too long to sort in memory is first counted in bounded memory (its frequent
+ * values, else sorted runs merged from the temporary file): 1 when this one is.
  */
 int seekstat_long(const struct seekstat *ss);
 /*

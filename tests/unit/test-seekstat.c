@@ -266,6 +266,38 @@ static void test_runs(void **state)
 	check(v, 30000, 16);
 }
 
+/*
+ * Long streams decided by their frequent values (or not): none frequent enough (sorted
+ * after all), two as frequent as each other (the tree decides), one that only appears in
+ * the second half among many rare ones, one held by exactly half the stream, one just
+ * frequent enough among values that each once fill the table.
+ */
+static void test_frequent(void **state)
+{
+	static uint64_t v[40000];
+	uint64_t s = 777;
+
+	(void)state;
+	for (size_t i = 0; i < 40000; i++)
+		v[i] = rnd(&s) % 1000000;
+	check(v, 40000, 16);
+	for (size_t i = 0; i < 40000; i++)
+		v[i] = i % 4 == 0 ? 24 : i % 4 == 1 ? 8 : rnd(&s) % 100000;
+	check(v, 40000, 16);
+	for (size_t i = 0; i < 40000; i++)
+		v[i] = i >= 20000 && i % 10 == 0 ? 4096 : rnd(&s) % 100000;
+	check(v, 40000, 16);
+	for (size_t i = 0; i < 40000; i++)
+		v[i] = i % 2 ? 5 : 6 + rnd(&s) % 100000;
+	check(v, 40000, 16);
+	for (size_t i = 0; i < 40000; i++)
+		v[i] = i % 1000 == 0 ? 7 : 100 + i;
+	check(v, 40000, 16);
+	for (size_t i = 0; i < 40000; i++)
+		v[i] = i % 39 == 0 ? 7 : 100 + i;
+	check(v, 40000, 16);
+}
+
 struct job {
 	struct seekstat *ss;
 	int rc;
@@ -343,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_wide_values),
 		cmocka_unit_test(test_large_random),
 		cmocka_unit_test(test_runs),
+		cmocka_unit_test(test_frequent),
 		cmocka_unit_test(test_prepare_threads),
 		cmocka_unit_test(test_unwritable_tmpdir),
 	};
