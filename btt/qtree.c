@@ -107,9 +107,6 @@ static uint32_t alloc_node(struct qpool *p)
 
 /* ---- the table: start sector -> node, linear probing ---- */
 
-/* a slot's distance from its home, when it fits (a deletion moves entries without reading their nodes) */
-#define DISP_FAR 255
-
 static inline uint32_t home(uint64_t sector, unsigned int bits)
 {
 	return (uint32_t)((sector * 0x9E3779B97F4A7C15ull) >> (64 - bits));
@@ -215,20 +212,18 @@ static uint32_t hash_get(const struct qpool *p, struct qtree *t, uint64_t sector
 
 static void hash_put(const struct qpool *p, struct qtree *t, uint32_t i)
 {
-	uint32_t mask = (1u << t->bits) - 1, h, d = 0;
+	uint32_t mask = (1u << t->bits) - 1, h;
 
 	*recent(t, N(i).sector) = i;
 	for (h = home(N(i).sector, t->bits); t->slot[h]; h = (h + 1) & mask)
-		d++;
+		;
 	t->slot[h] = i;
-	t->disp[h] = d < DISP_FAR ? (uint8_t)d : DISP_FAR;
 }
 
 /* room for one more node (at most 3/4 full); -1 when out of memory */
 static int hash_reserve(const struct qpool *p, struct qtree *t)
 {
 	uint32_t *old = t->slot;
-	uint8_t *disp;
 	unsigned int bits = t->bits ? t->bits : 10, old_bits = t->bits;
 
 	while ((uint64_t)(t->n + 1) * 4 > (3ull << bits))
@@ -238,15 +233,10 @@ static int hash_reserve(const struct qpool *p, struct qtree *t)
 	if (bits > 32)
 		return -1;
 	t->slot = calloc((size_t)1 << bits, sizeof(*t->slot));
-	disp = malloc((size_t)1 << bits);
-	if (!t->slot || !disp) {
-		free(t->slot);
-		free(disp);
+	if (!t->slot) {
 		t->slot = old;
 		return -1;
 	}
-	free(t->disp);
-	t->disp = disp;
 	t->bits = bits;
 	for (size_t k = 0; old_bits && k < ((size_t)1 << old_bits); k++)
 		if (old[k])
@@ -265,14 +255,10 @@ static void hash_del(const struct qpool *p, struct qtree *t, uint32_t i)
 	for (h = home(N(i).sector, t->bits); t->slot[h] != i; h = (h + 1) & mask)
 		;
 	for (j = (h + 1) & mask; t->slot[j]; j = (j + 1) & mask) {
-		uint32_t dj = t->disp[j], gap = (j - h) & mask;
+		uint32_t hj = home(N(t->slot[j]).sector, t->bits);
 
-		if (dj == DISP_FAR)
-			dj = (j - home(N(t->slot[j]).sector, t->bits)) & mask;
-		if (dj >= gap) {
+		if (((j - hj) & mask) >= ((j - h) & mask)) {
 			t->slot[h] = t->slot[j];
-			dj -= gap;
-			t->disp[h] = dj < DISP_FAR ? (uint8_t)dj : DISP_FAR;
 			h = j;
 		}
 	}
@@ -282,7 +268,6 @@ static void hash_del(const struct qpool *p, struct qtree *t, uint32_t i)
 void qtree_reset(struct qtree *t)
 {
 	free(t->slot);
-	free(t->disp);
 	u64map_free(&t->regions);
 	for (size_t k = 0; t->pages.bits && k < ((size_t)1 << t->pages.bits); k++)
 		if (t->pages.key[k])

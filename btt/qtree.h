@@ -85,7 +85,6 @@ struct qtree {
 	uint32_t root;
 	uint32_t n; /* nodes in the tree */
 	uint32_t *slot; /* start sector -> node; 0 is empty */
-	uint8_t *disp; /* each full slot's distance from its home slot, 255 when farther */
 	unsigned int bits; /* the table has 1 << bits slots; 0: no table yet */
 	uint32_t zero; /* nodes of no sectors */
 	uint32_t wide; /* reaching nodes too long to be counted per region */
