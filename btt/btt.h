@@ -211,9 +211,8 @@ enum qio_time { QT_G, QT_S, QT_I, QT_M, QT_D, QT_N };
  * kept as offsets from the Q (qio_time(), qio_set_time()).
  */
 struct qio {
-	struct proc *pip;
 	uint64_t time;
-	uint32_t dev; /* index in bs.devs */
+	uint32_t who; /* the device and process of its Q: index in bs.who */
 	uint32_t dt[QT_N]; /* 0: none; QT_FAR: in bs.far; else time - Q's time + 1 */
 	/* only with -p (the payload ends here otherwise, see qio_size()) */
 	uint64_t d_sec; /* the issue that took it, for the per-IO dump */
@@ -256,6 +255,14 @@ struct proc {
 	struct region regions;
 	struct avgs avgs;
 	uint64_t last_q;
+	uint32_t idx; /* its own number (its place in bs.procs when it was registered) */
+	uint32_t who_dev, who; /* its last pair in bs.who: device index + 1 (0: none), index */
+};
+
+/* a device and a process that queued I/O on it (a queued I/O names its pair: 4 bytes) */
+struct who {
+	uint32_t dev; /* index in bs.devs */
+	struct proc *pip;
 };
 
 /* global state */
@@ -266,6 +273,9 @@ struct btt_state {
 	size_t nout;
 	struct proc **procs;
 	size_t nprocs, aprocs;
+	struct who *who; /* the pairs queued I/Os name */
+	size_t nwho, awho;
+	struct u64map who_map; /* device << 32 | process index, + 1 -> pair */
 	struct avgs all;
 	uint64_t last_q;
 	struct region all_regions;
@@ -294,7 +304,12 @@ uint32_t qio_nsec(const struct qio *q);
 
 static inline struct dev *qio_dev(const struct qio *q)
 {
-	return bs.devs[q->dev];
+	return bs.devs[bs.who[q->who].dev];
+}
+
+static inline struct proc *qio_proc(const struct qio *q)
+{
+	return bs.who[q->who].pip;
 }
 
 /* devs.c */

@@ -197,6 +197,7 @@ void proc_register(uint32_t pid, const char *name)
 	if (!pip->name)
 		die("out of memory");
 	pip->last_q = NO_TIME;
+	pip->idx = (uint32_t)bs.nprocs;
 	if (bs.nprocs == bs.aprocs) {
 		bs.aprocs = bs.aprocs ? bs.aprocs * 2 : 16;
 		bs.procs = realloc(bs.procs, bs.aprocs * sizeof(*bs.procs));

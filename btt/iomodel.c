@@ -24,9 +24,11 @@ static size_t nmatched, amatched;
 static void update(enum avg_kind k, struct qio *q, uint64_t t)
 {
 	avg_add(&bs.all.a[k], t);
-	avg_add(&qio_dev(q)->avgs.a[k], t);
-	if (q->pip)
-		avg_add(&q->pip->avgs.a[k], t);
+	struct who *w = &bs.who[q->who];
+
+	avg_add(&bs.devs[w->dev]->avgs.a[k], t);
+	if (w->pip)
+		avg_add(&w->pip->avgs.a[k], t);
 }
 
 static void update_lq(uint64_t *last, struct avg *ap, uint64_t t)
@@ -125,6 +127,41 @@ void qio_release_all(void)
 {
 	qpool_release(&bs.qpool);
 	u64map_free(&bs.far);
+	free(bs.who);
+	bs.who = NULL;
+	bs.nwho = bs.awho = 0;
+	u64map_free(&bs.who_map);
+}
+
+/* the index of the pair (@dip, @pip) in bs.who, added when new */
+static uint32_t who_get(struct dev *dip, struct proc *pip)
+{
+	uint64_t key = ((uint64_t)dip->idx << 32 | (pip ? pip->idx + 1 : 0)) + 1, *v;
+
+	if (pip && pip->who_dev == dip->idx + 1)
+		return pip->who;
+	v = u64map_get(&bs.who_map, key);
+	if (!v) {
+		if (bs.nwho == bs.awho) {
+			size_t a = bs.awho ? bs.awho * 2 : 16;
+			struct who *w = realloc(bs.who, a * sizeof(*w));
+
+			if (!w)
+				die("out of memory");
+			bs.who = w;
+			bs.awho = a;
+		}
+		if (bs.nwho >= UINT32_MAX || u64map_put(&bs.who_map, key, bs.nwho) < 0)
+			die("out of memory");
+		bs.who[bs.nwho] = (struct who){.dev = dip->idx, .pip = pip};
+		v = u64map_get(&bs.who_map, key);
+		bs.nwho++;
+	}
+	if (pip) {
+		pip->who_dev = dip->idx + 1;
+		pip->who = (uint32_t)*v;
+	}
+	return (uint32_t)*v;
 }
 
 /* a second I/O at the same start orphans the first: it takes its node */
@@ -188,8 +225,7 @@ static void do_queue(const struct blk_event *ev)
 	if (!dip)
 		return;
 	q = insert_q(dip, ev->sector, ev->bytes);
-	q->dev = dip->idx;
-	q->pip = pip;
+	q->who = who_get(dip, pip);
 	q->time = ev->time;
 
 	if (dip->remapper) {

@@ -983,7 +983,6 @@ static int sorted_stats(struct seekstat *ss, uint64_t n, size_t *radix, struct s
 		oom(ss);
 		goto out;
 	}
-
 	/* sorted runs go after the stream in the temporary file */
 	for (uint64_t r = 0; r < nruns; r++) {
 		uint64_t from = r * runlen, m = n - from < runlen ? n - from : runlen;
