@@ -131,6 +131,8 @@ void qio_release_all(void)
 	bs.who = NULL;
 	bs.nwho = bs.awho = 0;
 	u64map_free(&bs.who_map);
+	for (size_t i = 0; i < bs.nprocs; i++)
+		bs.procs[i]->who_dev = 0; /* their cached pairs are gone */
 }
 
 /* the index of the pair (@dip, @pip) in bs.who, added when new */
