@@ -116,6 +116,8 @@ struct region {
 	struct ranges q, c;
 };
 
+/* room for element @n of the array @v of @size-byte elements (doubling *@alloc); exits on no memory */
+void *array_grow(void *v, size_t *alloc, size_t n, size_t size);
 /* after the options: the gap that starts a new range, from -d */
 void ranges_init(void);
 void region_add(struct ranges *rs, uint64_t t);
@@ -305,11 +307,6 @@ uint32_t qio_nsec(const struct qio *q);
 static inline struct dev *qio_dev(const struct qio *q)
 {
 	return bs.devs[bs.who[q->who].dev];
-}
-
-static inline struct proc *qio_proc(const struct qio *q)
-{
-	return bs.who[q->who].pip;
 }
 
 /* devs.c */

@@ -23,9 +23,9 @@ static size_t nmatched, amatched;
 
 static void update(enum avg_kind k, struct qio *q, uint64_t t)
 {
-	avg_add(&bs.all.a[k], t);
-	struct who *w = &bs.who[q->who];
+	const struct who *w = &bs.who[q->who];
 
+	avg_add(&bs.all.a[k], t);
 	avg_add(&bs.devs[w->dev]->avgs.a[k], t);
 	if (w->pip)
 		avg_add(&w->pip->avgs.a[k], t);
@@ -139,31 +139,25 @@ void qio_release_all(void)
 static uint32_t who_get(struct dev *dip, struct proc *pip)
 {
 	uint64_t key = ((uint64_t)dip->idx << 32 | (pip ? pip->idx + 1 : 0)) + 1, *v;
+	uint32_t w;
 
 	if (pip && pip->who_dev == dip->idx + 1)
 		return pip->who;
 	v = u64map_get(&bs.who_map, key);
-	if (!v) {
-		if (bs.nwho == bs.awho) {
-			size_t a = bs.awho ? bs.awho * 2 : 16;
-			struct who *w = realloc(bs.who, a * sizeof(*w));
-
-			if (!w)
-				die("out of memory");
-			bs.who = w;
-			bs.awho = a;
-		}
+	if (v) {
+		w = (uint32_t)*v;
+	} else {
+		bs.who = array_grow(bs.who, &bs.awho, bs.nwho, sizeof(*bs.who));
 		if (bs.nwho >= UINT32_MAX || u64map_put(&bs.who_map, key, bs.nwho) < 0)
 			die("out of memory");
-		bs.who[bs.nwho] = (struct who){.dev = dip->idx, .pip = pip};
-		v = u64map_get(&bs.who_map, key);
-		bs.nwho++;
+		w = (uint32_t)bs.nwho++;
+		bs.who[w] = (struct who){.dev = dip->idx, .pip = pip};
 	}
 	if (pip) {
 		pip->who_dev = dip->idx + 1;
-		pip->who = (uint32_t)*v;
+		pip->who = w;
 	}
-	return (uint32_t)*v;
+	return w;
 }
 
 /* a second I/O at the same start orphans the first: it takes its node */

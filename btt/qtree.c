@@ -930,15 +930,14 @@ static void lay(struct lay *l, uint32_t r)
 int qpool_relayout(struct qpool *p, struct qtree *const *t, size_t nt,
 		   void (*remap)(void *arg, const uint32_t *map, uint32_t n), void *arg)
 {
-	uint64_t live = 0, *seen = NULL;
+	uint64_t *seen = NULL;
 	size_t words = ((size_t)p->cap + 63) / 64;
 	struct lay l = {.p = p, .k = 1};
 	unsigned char *tmp = NULL;
 	uint32_t end, next_new = 1;
+	int rc = -1;
 
-	for (size_t i = 0; i < nt; i++)
-		live += t[i]->n;
-	if (!live)
+	if (!p->live)
 		return 0;
 	/* lines left part empty need room: packed when the pool has not enough */
 	l.align = 1;
@@ -951,7 +950,7 @@ int qpool_relayout(struct qpool *p, struct qtree *const *t, size_t nt,
 	seen = calloc(words, sizeof(*seen));
 	tmp = malloc(p->data_size);
 	if (!l.map || !l.live || !seen || !tmp)
-		goto fail;
+		goto out;
 	for (size_t i = 0; i < nt; i++)
 		lay(&l, t[i]->root);
 	end = l.k > p->used ? (uint32_t)l.k : p->used;
@@ -1008,15 +1007,11 @@ int qpool_relayout(struct qpool *p, struct qtree *const *t, size_t nt,
 	}
 	if (remap)
 		remap(arg, l.map, end);
+	rc = 0;
+out:
 	free(l.map);
 	free(l.live);
 	free(seen);
 	free(tmp);
-	return 0;
-fail:
-	free(l.map);
-	free(l.live);
-	free(seen);
-	free(tmp);
-	return -1;
+	return rc;
 }

@@ -15,7 +15,7 @@
 
 #define LIVE_KEEP 256
 
-static void *grow(void *v, size_t *alloc, size_t n, size_t size)
+void *array_grow(void *v, size_t *alloc, size_t n, size_t size)
 {
 	if (n < *alloc)
 		return v;
@@ -36,7 +36,7 @@ void region_add(struct ranges *rs, uint64_t t)
 	if (cur && t < cur->end)
 		return;
 	if (!cur || (!opts.range_never && t - cur->end >= opts.range_gap)) {
-		rs->v = grow(rs->v, &rs->alloc, rs->n, sizeof(*rs->v));
+		rs->v = array_grow(rs->v, &rs->alloc, rs->n, sizeof(*rs->v));
 		cur = &rs->v[rs->n++];
 		cur->start = t;
 	}
@@ -105,7 +105,7 @@ void dset_add(struct dset *s, uint64_t t)
 		s->len -= s->head;
 		s->head = 0;
 	}
-	s->v = grow(s->v, &s->alloc, s->len, sizeof(*s->v));
+	s->v = array_grow(s->v, &s->alloc, s->len, sizeof(*s->v));
 	i = s->len > s->head ? dset_at(s, t) : (ptrdiff_t)s->head - 1;
 	if (i >= (ptrdiff_t)s->head && s->v[i].t == t) {
 		s->v[i].n++;
@@ -223,7 +223,7 @@ void live_add(struct live *lp, uint64_t dt, uint64_t ct, const struct dset *s)
 			 * next one (however few periods they leave) */
 			lp->compact_at = 2 * lp->n + LIVE_KEEP + (s->len - s->head) / 16;
 		}
-		lp->v = grow(lp->v, &lp->alloc, lp->n, sizeof(*lp->v));
+		lp->v = array_grow(lp->v, &lp->alloc, lp->n, sizeof(*lp->v));
 		lp->v[lp->n] = (struct live_span){.start = dt, .end = ct, .total = ct - dt, .n = 1};
 		lp->n++;
 	}

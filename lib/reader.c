@@ -369,6 +369,20 @@ static uint32_t bswap32(uint32_t v)
 		memcpy(&(dst), p + offsetof(type, name), sizeof(dst));                  \
 	} while (0)
 
+/* the fields both record versions share, from the other byte order (not the action) */
+static void swap_fields(struct blk_event *ev)
+{
+	ev->sequence = bswap32(ev->sequence);
+	ev->time = __builtin_bswap64(ev->time);
+	ev->sector = __builtin_bswap64(ev->sector);
+	ev->bytes = bswap32(ev->bytes);
+	ev->pid = bswap32(ev->pid);
+	ev->device = bswap32(ev->device);
+	ev->cpu = bswap32(ev->cpu);
+	ev->error = __builtin_bswap16(ev->error);
+	ev->pdu_len = __builtin_bswap16(ev->pdu_len);
+}
+
 static void decode_v1(const unsigned char *p, int swap, struct blk_event *ev)
 {
 	uint32_t action;
@@ -384,16 +398,8 @@ static void decode_v1(const unsigned char *p, int swap, struct blk_event *ev)
 	FIELD(ev->error, struct blk_io_trace, error);
 	FIELD(ev->pdu_len, struct blk_io_trace, pdu_len);
 	if (swap) {
-		ev->sequence = bswap32(ev->sequence);
-		ev->time = __builtin_bswap64(ev->time);
-		ev->sector = __builtin_bswap64(ev->sector);
-		ev->bytes = bswap32(ev->bytes);
+		swap_fields(ev);
 		action = bswap32(action);
-		ev->pid = bswap32(ev->pid);
-		ev->device = bswap32(ev->device);
-		ev->cpu = bswap32(ev->cpu);
-		ev->error = __builtin_bswap16(ev->error);
-		ev->pdu_len = __builtin_bswap16(ev->pdu_len);
 	}
 	ev->action = action;
 	ev->version = BLK_IO_TRACE_VERSION;
@@ -412,16 +418,8 @@ static void decode_v2(const unsigned char *p, int swap, struct blk_event *ev)
 	FIELD(ev->error, struct blk_io_trace2, error);
 	FIELD(ev->pdu_len, struct blk_io_trace2, pdu_len);
 	if (swap) {
-		ev->sequence = bswap32(ev->sequence);
-		ev->time = __builtin_bswap64(ev->time);
-		ev->sector = __builtin_bswap64(ev->sector);
-		ev->bytes = bswap32(ev->bytes);
-		ev->pid = bswap32(ev->pid);
+		swap_fields(ev);
 		ev->action = __builtin_bswap64(ev->action);
-		ev->device = bswap32(ev->device);
-		ev->cpu = bswap32(ev->cpu);
-		ev->error = __builtin_bswap16(ev->error);
-		ev->pdu_len = __builtin_bswap16(ev->pdu_len);
 	}
 	ev->version = BLK_IO_TRACE2_VERSION;
 }
