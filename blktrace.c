@@ -21,10 +21,12 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "blk/backend.h"
 #include "blk/kernel.h"
 #include "blk/net.h"
 #include "blk/output.h"
 #include "blk/trace.h"
+#include "blk/window.h"
 
 #define BLKTRACE_VERSION "2.0.0"
 #define MAX_CPUS 4096
@@ -38,6 +40,7 @@ struct bt_opts {
 	uint64_t act_mask; /* 0 = all */
 	unsigned int buf_kb;
 	unsigned int nbuf;
+	int buf_given; /* -b or -n given */
 	const char *output; /* -o */
 	const char *outdir; /* -D */
 	const char *debugfs; /* -r */
@@ -50,62 +53,56 @@ struct bt_opts {
 	enum backend backend;
 };
 
-/* Per device, per CPU counters (written by that CPU's thread only). */
+/* Per device counters of one CPU (written by that CPU's thread only). */
 struct bt_count {
 	uint64_t events, bytes;
-	uint64_t lost;
-};
-
-struct bt_dev {
-	const char *path;
-	int fd;
-	uint32_t devno; /* kernel encoding, as in records */
-	char sysname[64]; /* block name in sysfs (loop0, sda1) */
-	char name[64]; /* kernel trace name (relay) */
-	char outbase[4096]; /* output file base (dir/name) */
-	int set_up; /* relay set up (needs teardown) */
-	int started;
-	long long dropped;
-	struct bt_count cnt[MAX_CPUS];
 };
 
 struct bt_run;
 
 struct bt_cpu {
 	struct bt_run *run;
+	int k; /* index into run->cpus */
 	int cpu;
 	pthread_t th;
 	int started;
 	struct blk_output *out[MAX_DEVS]; /* this CPU's file of each device */
-	int rfd[MAX_DEVS]; /* relay: traceN of each device */
-	int tfd; /* tracefs: trace_pipe */
 	int nfd[MAX_DEVS]; /* network client: connection of each device */
-	unsigned char *buf;
-	size_t buflen, bufcap;
-	uint32_t seq[MAX_DEVS];
-	uint32_t *pids[MAX_DEVS]; /* pids announced (tracefs) */
-	size_t npids[MAX_DEVS], pidcap[MAX_DEVS];
-	unsigned char *carry[MAX_DEVS]; /* relay: partial record between reads */
-	size_t ncarry[MAX_DEVS];
+	struct bt_count cnt[MAX_DEVS];
 	int err;
 	char errmsg[512];
 };
 
+/* -o -: the CPUs' records merged in time order before they go to stdout */
+struct bt_stdout {
+	struct blk_output *out;
+	struct blk_window *win;
+	pthread_mutex_t mu;
+	pthread_cond_t data, space; /* something to take / room to push */
+	pthread_t th;
+	int started;
+	int pressure; /* a reader waits for room: take even what is not yet ordered */
+	int readers_done; /* every reader has ended: take everything, then end */
+	int err;
+};
+
 struct bt_run {
 	struct bt_opts *o;
-	struct bt_dev devs[MAX_DEVS];
+	struct blk_backend_dev devs[MAX_DEVS];
 	int ndevs;
-	enum backend backend;
-	char debugfs[4096];
-	char tracefs[4096];
-	struct blk_tfs *tfs;
+	char outbase[MAX_DEVS][4096];
 	int cpus[MAX_CPUS];
 	int ncpus;
 	struct bt_cpu *cpu;
-	struct blk_output *stdout_out; /* -o - */
+	struct blk_backend_cfg cfg;
+	const struct blk_backend_ops *ops;
+	struct blk_backend *be;
+	struct blk_backend_sink sink;
+	struct bt_stdout so;
+	int to_stdout;
 	int net; /* network client (-h) */
-	pthread_mutex_t stdout_mu;
-	volatile int draining; /* stop requested: read what is left, then end */
+	int draining; /* stop requested: read what is left, then end (atomic) */
+	int reader_failed; /* a reader ended with an error (atomic) */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -245,9 +242,11 @@ static void parse_args(int argc, char **argv, struct bt_opts *o)
 			exit(0);
 		case 'b':
 			o->buf_kb = (unsigned int)parse_opt_num(optarg, "-b", 1, 16384);
+			o->buf_given = 1;
 			break;
 		case 'n':
 			o->nbuf = (unsigned int)parse_opt_num(optarg, "-n", 1, 65536);
+			o->buf_given = 1;
 			break;
 		case 'D':
 			o->outdir = optarg;
@@ -296,7 +295,7 @@ static void parse_args(int argc, char **argv, struct bt_opts *o)
 
 /* ---- devices ---- */
 
-static void dev_sysname(struct bt_dev *d, struct stat *st)
+static void dev_sysname(struct blk_backend_dev *d, struct stat *st)
 {
 	char p[128], buf[512], *s;
 	FILE *f;
@@ -327,7 +326,7 @@ static void dev_sysname(struct bt_dev *d, struct stat *st)
 static void open_devs(struct bt_run *r)
 {
 	for (int i = 0; i < r->o->ndevs; i++) {
-		struct bt_dev *d = &r->devs[i];
+		struct blk_backend_dev *d = &r->devs[i];
 		struct stat st;
 
 		d->path = r->o->devs[i];
@@ -344,129 +343,244 @@ static void open_devs(struct bt_run *r)
 	}
 }
 
-static void set_outbase(struct bt_run *r, struct bt_dev *d)
-{
-	const char *base = r->o->output && strcmp(r->o->output, "-") ? r->o->output : d->name;
+/* ---- outputs ---- */
 
-	if (r->o->outdir)
-		snprintf(d->outbase, sizeof(d->outbase), "%s/%s", r->o->outdir, base);
-	else
-		snprintf(d->outbase, sizeof(d->outbase), "%s", base);
+static void file_path(struct bt_run *r, int dev, int cpu, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s.blktrace.%d", r->outbase[dev], cpu);
 }
 
-/* ---- writing ---- */
-
-static int emit(struct bt_cpu *c, int dev, const void *p, size_t n)
+/*
+ * Before the kernel is touched: the output directory exists (-D is created) and each
+ * file can be created there, so that a mistyped path fails with nothing to undo. The
+ * files themselves are truncated only once tracing is set up (a busy device must not
+ * cost the files of the trace that holds it).
+ */
+static void check_outputs(struct bt_run *r)
 {
-	struct bt_run *r = c->run;
+	char path[4200], dir[4200], *slash;
+	struct stat st;
+
+	if (r->to_stdout || r->net)
+		return;
+	if (r->o->outdir && mkdir(r->o->outdir, 0755) && errno != EEXIST)
+		die("cannot create '%s': %s", r->o->outdir, strerror(errno));
+	for (int i = 0; i < r->ndevs; i++) {
+		const char *base = r->o->output ? r->o->output : r->devs[i].sysname;
+
+		if (r->o->outdir)
+			snprintf(r->outbase[i], sizeof(r->outbase[i]), "%s/%s", r->o->outdir, base);
+		else
+			snprintf(r->outbase[i], sizeof(r->outbase[i]), "%s", base);
+		file_path(r, i, r->cpus[0], path, sizeof(path));
+		snprintf(dir, sizeof(dir), "%s", path);
+		slash = strrchr(dir, '/');
+		if (slash == dir)
+			dir[1] = '\0';
+		else if (slash)
+			*slash = '\0';
+		else
+			snprintf(dir, sizeof(dir), ".");
+		if (stat(dir, &st))
+			die("cannot create '%s': %s", path, strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			die("cannot create '%s': '%s' is not a directory", path, dir);
+		if (access(dir, W_OK | X_OK))
+			die("cannot create '%s': %s", path, strerror(errno));
+		if (!stat(path, &st) && S_ISDIR(st.st_mode))
+			die("cannot create '%s': %s", path, strerror(EISDIR));
+	}
+}
+
+static int open_files(struct bt_run *r)
+{
+	char path[4200];
+	int maxcpu = r->cpus[r->ncpus - 1];
+
+	for (int i = 0; i < r->ndevs; i++) {
+		/* offline CPUs get empty files, so that readers find every later CPU */
+		for (int cpu = 0; cpu <= maxcpu; cpu++) {
+			int k, fd;
+
+			file_path(r, i, cpu, path, sizeof(path));
+			for (k = 0; k < r->ncpus && r->cpus[k] != cpu; k++)
+				;
+			if (k == r->ncpus) {
+				fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+				if (fd < 0)
+					return error("cannot create '%s': %s", path,
+						     strerror(errno));
+				close(fd);
+				continue;
+			}
+			r->cpu[k].out[i] = blk_output_open(path, 0);
+			if (!r->cpu[k].out[i])
+				return error("cannot create '%s': %s", path, strerror(errno));
+		}
+	}
+	return 0;
+}
+
+/* ---- -o -: the ordering window and its writer ---- */
+
+#define STDOUT_WINDOW (128u << 20) /* records held while waiting for the slowest CPU */
+#define STDOUT_CHUNK (1u << 20)
+
+static void *stdout_thread(void *arg)
+{
+	struct bt_run *r = arg;
+	struct bt_stdout *so = &r->so;
+	size_t cap = STDOUT_CHUNK + 64 + 65536;
+	unsigned char *buf = malloc(cap);
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pthread_mutex_lock(&so->mu);
+	if (!buf)
+		so->err = -ENOMEM;
+	while (buf) {
+		size_t n = blk_window_take(so->win, buf, STDOUT_CHUNK,
+					   so->pressure || so->readers_done);
+		struct timespec ts;
+
+		if (n) {
+			int ret;
+
+			so->pressure = 0;
+			pthread_cond_broadcast(&so->space);
+			pthread_mutex_unlock(&so->mu);
+			ret = blk_output_write(so->out, buf, n);
+			if (!ret)
+				ret = blk_output_flush(so->out);
+			pthread_mutex_lock(&so->mu);
+			if (ret && !so->err) {
+				so->err = ret;
+				/* a lost output ends the run (threads block signals: main gets it) */
+				kill(getpid(), SIGTERM);
+			}
+			continue;
+		}
+		if (so->readers_done)
+			break;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 20 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_nsec -= 1000000000L;
+			ts.tv_sec++;
+		}
+		pthread_cond_timedwait(&so->data, &so->mu, &ts);
+	}
+	pthread_mutex_unlock(&so->mu);
+	free(buf);
+	return NULL;
+}
+
+static int stdout_open(struct bt_run *r)
+{
+	struct bt_stdout *so = &r->so;
 	int ret;
 
-	if (r->net) {
-		ret = blk_net_send_data(c->nfd[dev], r->devs[dev].name, (uint32_t)c->cpu,
-					(uint32_t)r->ncpus, p, n, r->o->buf_kb * 1024, r->o->nbuf);
-		if (ret && !c->err) {
-			c->err = ret;
-			snprintf(c->errmsg, sizeof(c->errmsg), "sending to %s: %s", r->o->host,
-				 strerror(-ret));
-			kill(getpid(), SIGTERM);
-		}
-		return ret;
+	so->out = blk_output_fdopen(STDOUT_FILENO, "(stdout)", BLK_OUTPUT_NOCLOSE);
+	so->win = blk_window_new(r->ncpus * r->ndevs, STDOUT_WINDOW);
+	if (!so->out || !so->win)
+		return error("out of memory");
+	pthread_mutex_init(&so->mu, NULL);
+	pthread_cond_init(&so->data, NULL);
+	pthread_cond_init(&so->space, NULL);
+	ret = pthread_create(&so->th, NULL, stdout_thread, r);
+	if (ret)
+		return error("cannot start the stdout writer: %s", strerror(ret));
+	so->started = 1;
+	return 0;
+}
+
+static int stdout_push(struct bt_run *r, int stream, const unsigned char *p, size_t n)
+{
+	struct bt_stdout *so = &r->so;
+	int ret;
+
+	pthread_mutex_lock(&so->mu);
+	while ((ret = blk_window_push(so->win, stream, p, n)) == -ENOBUFS && !so->err) {
+		so->pressure = 1;
+		pthread_cond_signal(&so->data);
+		pthread_cond_wait(&so->space, &so->mu);
 	}
-	if (r->stdout_out) {
-		pthread_mutex_lock(&r->stdout_mu);
-		ret = blk_output_write(r->stdout_out, p, n);
-		pthread_mutex_unlock(&r->stdout_mu);
-	} else {
-		ret = blk_output_write(c->out[dev], p, n);
-	}
-	if (ret && !c->err) {
-		c->err = ret;
-		snprintf(c->errmsg, sizeof(c->errmsg), "%s",
-			 blk_output_error(r->stdout_out ? r->stdout_out : c->out[dev]));
-		/* a lost output ends the run (the threads block signals: main gets it) */
-		kill(getpid(), SIGTERM);
-	}
+	if (!ret)
+		pthread_cond_signal(&so->data);
+	else if (so->err)
+		ret = so->err;
+	pthread_mutex_unlock(&so->mu);
 	return ret;
 }
 
-static int emit_event(struct bt_cpu *c, int dev, const struct blk_event *ev)
+/* After the readers ended: write what is held and end the writer. Return 0 or -errno. */
+static int stdout_close(struct bt_run *r, uint64_t *late)
 {
-	unsigned char buf[64 + 65536];
-	size_t n = blk_event_encode(ev, buf);
+	struct bt_stdout *so = &r->so;
+	int ret = 0;
 
-	c->run->devs[dev].cnt[c->cpu].events++;
-	c->run->devs[dev].cnt[c->cpu].bytes += n;
-	return emit(c, dev, buf, n);
+	if (so->started) {
+		pthread_mutex_lock(&so->mu);
+		so->readers_done = 1;
+		pthread_cond_signal(&so->data);
+		pthread_mutex_unlock(&so->mu);
+		pthread_join(so->th, NULL);
+		ret = so->err;
+		pthread_mutex_destroy(&so->mu);
+		pthread_cond_destroy(&so->data);
+		pthread_cond_destroy(&so->space);
+	}
+	*late = so->win ? blk_window_late(so->win) : 0;
+	if (so->out && blk_output_finish(so->out) && !ret)
+		ret = -EIO;
+	return ret;
 }
 
-/* ---- relay backend ---- */
+/* ---- what the backend reads ---- */
 
-/* Count whole records of @dev's stream and pass complete ones on. */
-static void relay_data(struct bt_cpu *c, int dev, const unsigned char *p, size_t n)
+static int on_records(void *ctx, int dev, int k, const unsigned char *p, size_t n,
+		      unsigned long events)
 {
-	struct bt_count *cnt = &c->run->devs[dev].cnt[c->cpu];
-	unsigned char *cb = c->carry[dev];
-	size_t have = c->ncarry[dev], off = 0, start = 0;
-	unsigned char *all;
+	struct bt_cpu *c = ctx;
+	struct bt_run *r = c->run;
+	int ret;
 
-	/* join the carried partial record with the new bytes (a buffer kept per thread) */
-	if (c->bufcap < have + n) {
-		unsigned char *nb = realloc(c->buf, have + n);
+	c->cnt[dev].events += events;
+	c->cnt[dev].bytes += n;
+	if (r->net) {
+		ret = blk_net_send_data(c->nfd[dev], r->devs[dev].name, (uint32_t)c->cpu,
+					(uint32_t)r->ncpus, p, n, r->o->buf_kb * 1024, r->o->nbuf);
+		if (ret && !c->err)
+			snprintf(c->errmsg, sizeof(c->errmsg), "sending to %s: %s", r->o->host,
+				 strerror(-ret));
+	} else if (r->to_stdout) {
+		ret = stdout_push(r, k * r->ndevs + dev, p, n);
+		if (ret && !c->err)
+			snprintf(c->errmsg, sizeof(c->errmsg), "%s",
+				 ret == -ENOMEM ? "out of memory for the stdout window"
+						: blk_output_error(r->so.out));
+	} else {
+		ret = blk_output_write(c->out[dev], p, n);
+		if (ret && !c->err)
+			snprintf(c->errmsg, sizeof(c->errmsg), "%s", blk_output_error(c->out[dev]));
+	}
+	if (ret && !c->err)
+		c->err = ret;
+	return ret;
+}
 
-		if (!nb)
-			return;
-		c->buf = nb;
-		c->bufcap = have + n;
-	}
-	all = c->buf;
-	if (have)
-		memcpy(all, cb, have);
-	memcpy(all + have, p, n);
-	n += have;
-	while (off + sizeof(struct blk_io_trace) <= n) {
-		struct blk_io_trace t;
-		size_t len;
+static void on_mark(void *ctx, int dev, int k, uint64_t time)
+{
+	struct bt_cpu *c = ctx;
+	struct bt_run *r = c->run;
 
-		memcpy(&t, all + off, sizeof(t));
-		if ((t.magic & BLK_IO_TRACE_MAGIC_MASK) != BLK_IO_TRACE_MAGIC) {
-			/* not a record boundary: pass the rest through unchanged */
-			off = n;
-			break;
-		}
-		len = ((t.magic & 0xff) == BLK_IO_TRACE2_VERSION ? sizeof(struct blk_io_trace2)
-								 : sizeof(t));
-		if (len == sizeof(struct blk_io_trace2)) {
-			struct blk_io_trace2 t2;
-
-			if (off + len > n)
-				break;
-			memcpy(&t2, all + off, sizeof(t2));
-			len += t2.pdu_len;
-		} else {
-			len += t.pdu_len;
-		}
-		if (off + len > n)
-			break;
-		off += len;
-		/* notes (process names, timestamps, messages) are not I/O events */
-		if (!(t.action & BLK_TC_ACT(BLK_TC_NOTIFY)))
-			cnt->events++;
-	}
-	if (off > start) {
-		emit(c, dev, all + start, off - start);
-		cnt->bytes += off - start;
-	}
-	/* keep the partial record for the next read */
-	free(cb);
-	c->carry[dev] = NULL;
-	c->ncarry[dev] = n - off;
-	if (n > off) {
-		c->carry[dev] = malloc(n - off);
-		if (c->carry[dev])
-			memcpy(c->carry[dev], all + off, n - off);
-		else
-			c->ncarry[dev] = 0;
-	}
+	if (!r->to_stdout)
+		return;
+	pthread_mutex_lock(&r->so.mu);
+	blk_window_mark(r->so.win, k * r->ndevs + dev, time);
+	pthread_cond_signal(&r->so.data);
+	pthread_mutex_unlock(&r->so.mu);
 }
 
 /*
@@ -483,370 +597,73 @@ static void pin_to_cpu(int cpu)
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
-static void *relay_thread(void *arg)
+static void *reader_thread(void *arg)
 {
 	struct bt_cpu *c = arg;
 	struct bt_run *r = c->run;
-	struct pollfd pfd[MAX_DEVS];
-	size_t bufsz = (size_t)r->o->buf_kb * 1024;
-	unsigned char *buf = malloc(bufsz);
+	struct blk_backend_sink sink = {.records = on_records, .mark = on_mark, .ctx = c};
+	char err[512];
 	sigset_t all;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	pin_to_cpu(c->cpu);
-	if (!buf)
-		return NULL;
-	for (;;) {
-		int draining = __atomic_load_n(&r->draining, __ATOMIC_ACQUIRE), got = 0;
-
-		for (int i = 0; i < r->ndevs; i++) {
-			pfd[i].fd = c->rfd[i];
-			pfd[i].events = POLLIN;
-			pfd[i].revents = 0;
-		}
-		if (!draining)
-			poll(pfd, (nfds_t)r->ndevs, r->stdout_out ? 50 : 200);
-		for (int i = 0; i < r->ndevs; i++) {
-			ssize_t n;
-
-			if (!draining && !(pfd[i].revents & POLLIN))
-				continue;
-			n = read(c->rfd[i], buf, bufsz);
-			if (n > 0) {
-				relay_data(c, i, buf, (size_t)n);
-				got = 1;
-			}
-		}
-		if (draining && !got)
-			break;
-	}
-	free(buf);
-	return NULL;
-}
-
-static int relay_setup_all(struct bt_run *r, char *why, size_t whylen)
-{
-	struct blk_relay_setup s;
-	char path[4400];
-	int ret, fd;
-
-	ret = blk_find_debugfs(r->o->debugfs, 1, r->debugfs, sizeof(r->debugfs));
-	if (ret) {
-		snprintf(why, whylen, "debugfs is not mounted%s%s (%s)",
-			 r->o->debugfs ? " at " : "", r->o->debugfs ? r->o->debugfs : "",
-			 strerror(-ret));
-		return ret;
-	}
-	for (int i = 0; i < r->ndevs; i++) {
-		struct bt_dev *d = &r->devs[i];
-
-		memset(&s, 0, sizeof(s));
-		s.act_mask = r->o->act_mask;
-		s.buf_size = r->o->buf_kb * 1024;
-		s.buf_nr = r->o->nbuf;
-		ret = blk_relay_setup(d->fd, &s);
-		if (ret) {
-			if (ret == -EBUSY)
-				snprintf(
-					why, whylen,
-					"'%s' is already being traced (BLKTRACESETUP: %s); 'blktrace -k -d %s' stops a left-over trace",
-					d->path, strerror(-ret), d->path);
-			else
-				snprintf(why, whylen, "BLKTRACESETUP on '%s' failed: %s", d->path,
-					 strerror(-ret));
-			return ret;
-		}
-		d->set_up = 1;
-		snprintf(d->name, sizeof(d->name), "%s", s.name);
-	}
-	/* lockdown shows here: the relay files exist but cannot be opened */
-	snprintf(path, sizeof(path), "%s/block/%s/trace%d", r->debugfs, r->devs[0].name,
-		 r->cpus[0]);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(why, whylen, "cannot open '%s': %s%s", path, strerror(-ret),
-			 ret == -EPERM ? " (kernel lockdown forbids relay files)" : "");
-		return ret;
-	}
-	close(fd);
-	return 0;
-}
-
-static void relay_teardown_all(struct bt_run *r)
-{
-	for (int i = 0; i < r->ndevs; i++) {
-		struct bt_dev *d = &r->devs[i];
-
-		if (!d->set_up)
-			continue;
-		blk_relay_stop(d->fd);
-		blk_relay_teardown(d->fd);
-		d->set_up = 0;
-	}
-}
-
-static int relay_open_cpu(struct bt_run *r, struct bt_cpu *c)
-{
-	char path[4400];
-
-	for (int i = 0; i < r->ndevs; i++) {
-		snprintf(path, sizeof(path), "%s/block/%s/trace%d", r->debugfs, r->devs[i].name,
-			 c->cpu);
-		c->rfd[i] = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		if (c->rfd[i] < 0)
-			return error("cannot open '%s': %s", path, strerror(errno));
-	}
-	return 0;
-}
-
-/* ---- tracefs backend ---- */
-
-static int dev_index(struct bt_run *r, uint32_t devno)
-{
-	for (int i = 0; i < r->ndevs; i++)
-		if (r->devs[i].devno == devno)
-			return i;
-	return -1;
-}
-
-static int pid_seen(struct bt_cpu *c, int dev, uint32_t pid)
-{
-	for (size_t i = 0; i < c->npids[dev]; i++)
-		if (c->pids[dev][i] == pid)
-			return 1;
-	if (c->npids[dev] == c->pidcap[dev]) {
-		size_t nc = c->pidcap[dev] ? c->pidcap[dev] * 2 : 64;
-		uint32_t *n = realloc(c->pids[dev], nc * sizeof(*n));
-
-		if (!n)
-			return 1;
-		c->pids[dev] = n;
-		c->pidcap[dev] = nc;
-	}
-	c->pids[dev][c->npids[dev]++] = pid;
-	return 0;
-}
-
-/* The process note the kernel writes the first time a task is seen. */
-static void announce(struct bt_cpu *c, int dev, const struct blk_event *ev)
-{
-	char comm[64] = "", path[64];
-	unsigned char pdu[16];
-	struct blk_event n = *ev;
-	FILE *f;
-
-	if (!blk_tfs_comm(c->run->tfs, ev->pid, comm, sizeof(comm))) {
-		if (ev->pid == 0) {
-			snprintf(comm, sizeof(comm), "swapper/%d", c->cpu);
-		} else {
-			snprintf(path, sizeof(path), "/proc/%u/comm", ev->pid);
-			f = fopen(path, "re");
-			if (!f || !fgets(comm, sizeof(comm), f))
-				snprintf(comm, sizeof(comm), "unknown");
-			if (f)
-				fclose(f);
-			comm[strcspn(comm, "\n")] = '\0';
-		}
-	}
-	memset(pdu, 0, sizeof(pdu));
-	memcpy(pdu, comm, strnlen(comm, 15));
-	n.action = BLK_TN_ACTION(BLK_TN_PROCESS);
-	n.sequence = 0;
-	n.sector = 0;
-	n.bytes = 0;
-	n.error = 0;
-	n.pdu = pdu;
-	n.pdu_len = sizeof(pdu);
-	n.version = BLK_IO_TRACE_VERSION;
-	emit_event(c, dev, &n);
-	c->run->devs[dev].cnt[c->cpu].events--; /* notes are not events in the summary */
-}
-
-/* Turn the records of one trace_pipe read into classic per-CPU records. */
-static size_t tfs_convert(struct bt_cpu *c, const unsigned char *p, size_t n)
-{
-	size_t off = 0;
-
-	while (off + sizeof(struct blk_tfs_ent) + sizeof(struct blk_io_trace) <= n) {
-		struct blk_io_trace t;
-		struct blk_event ev;
-		size_t len;
-		int dev;
-
-		memcpy(&t, p + off + sizeof(struct blk_tfs_ent), sizeof(t));
-		len = sizeof(struct blk_tfs_ent) + sizeof(t) + t.pdu_len;
-		if ((t.magic & BLK_IO_TRACE_MAGIC_MASK) != BLK_IO_TRACE_MAGIC) {
-			/* not ours (or out of step): skip what is left of this read */
-			return n;
-		}
-		if (off + len > n)
-			break;
-		dev = dev_index(c->run, t.device);
-		if (dev >= 0) {
-			memset(&ev, 0, sizeof(ev));
-			ev.time = t.time;
-			ev.sector = t.sector;
-			ev.bytes = t.bytes;
-			ev.action = t.action;
-			ev.pid = t.pid;
-			ev.device = t.device;
-			ev.cpu = (uint32_t)c->cpu;
-			ev.error = t.error;
-			ev.pdu_len = t.pdu_len;
-			ev.pdu = p + off + sizeof(struct blk_tfs_ent) + sizeof(t);
-			ev.version = BLK_IO_TRACE_VERSION;
-			if (!blk_event_is_notify(&ev)) {
-				if (!pid_seen(c, dev, ev.pid))
-					announce(c, dev, &ev);
-				ev.sequence = ++c->seq[dev];
-			}
-			emit_event(c, dev, &ev);
-		}
-		off += len;
-	}
-	return off;
-}
-
-static void *tfs_thread(void *arg)
-{
-	struct bt_cpu *c = arg;
-	struct bt_run *r = c->run;
-	struct pollfd pfd;
-	sigset_t all;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	pin_to_cpu(c->cpu);
-	c->bufcap = 1 << 20;
-	c->buf = malloc(c->bufcap);
-	if (!c->buf)
-		return NULL;
 	for (;;) {
 		int draining = __atomic_load_n(&r->draining, __ATOMIC_ACQUIRE);
-		ssize_t n;
-		size_t used;
+		int ret = r->ops->read(r->be, c->k, draining ? 0 : (r->to_stdout ? 50 : 200), &sink,
+				       err, sizeof(err));
 
-		pfd.fd = c->tfd;
-		pfd.events = POLLIN;
-		pfd.revents = 0;
-		if (!draining)
-			poll(&pfd, 1, r->stdout_out ? 50 : 200);
-		n = read(c->tfd, c->buf + c->buflen, c->bufcap - c->buflen);
-		if (n <= 0) {
-			if (draining && (n == 0 || errno == EAGAIN))
-				break;
-			if (n < 0 && errno != EAGAIN && errno != EINTR) {
-				snprintf(c->errmsg, sizeof(c->errmsg),
-					 "reading trace_pipe of CPU %d: %s", c->cpu,
-					 strerror(errno));
-				c->err = -errno;
-				break;
+		if (ret < 0) {
+			if (!c->err) {
+				c->err = ret;
+				snprintf(c->errmsg, sizeof(c->errmsg), "%s", err);
 			}
-			continue;
+			__atomic_store_n(&r->reader_failed, 1, __ATOMIC_RELEASE);
+			/* the threads block signals: the main thread gets it */
+			kill(getpid(), SIGTERM);
+			break;
 		}
-		c->buflen += (size_t)n;
-		used = tfs_convert(c, c->buf, c->buflen);
-		memmove(c->buf, c->buf + used, c->buflen - used);
-		c->buflen -= used;
+		if (draining && ret == 0)
+			break;
 	}
 	return NULL;
 }
 
-/* The timestamp note the kernel writes when tracing starts: pairs wall and trace time. */
-static void tfs_timestamp(struct bt_run *r)
-{
-	struct timespec mono, real;
-	uint32_t w[2];
-	struct blk_event ev;
-	struct bt_cpu *c = &r->cpu[0];
+/* ---- the summary ---- */
 
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &real);
-	w[0] = (uint32_t)real.tv_sec;
-	w[1] = (uint32_t)real.tv_nsec;
-	for (int i = 0; i < r->ndevs; i++) {
-		memset(&ev, 0, sizeof(ev));
-		ev.time = (uint64_t)mono.tv_sec * 1000000000ull + (uint64_t)mono.tv_nsec;
-		ev.action = BLK_TN_ACTION(BLK_TN_TIMESTAMP);
-		ev.pid = (uint32_t)getpid();
-		ev.device = r->devs[i].devno;
-		ev.cpu = (uint32_t)c->cpu;
-		ev.pdu = (const unsigned char *)w;
-		ev.pdu_len = sizeof(w);
-		ev.version = BLK_IO_TRACE_VERSION;
-		emit_event(c, i, &ev);
-		r->devs[i].cnt[c->cpu].events--;
-	}
-}
-
-/* ---- the run ---- */
-
-static void open_outputs(struct bt_run *r)
-{
-	char path[4200];
-	int maxcpu = r->cpus[r->ncpus - 1];
-
-	if (r->o->output && !strcmp(r->o->output, "-")) {
-		r->stdout_out = blk_output_fdopen(STDOUT_FILENO, "(stdout)", BLK_OUTPUT_NOCLOSE);
-		if (!r->stdout_out)
-			die("out of memory");
-		pthread_mutex_init(&r->stdout_mu, NULL);
-		return;
-	}
-	if (r->o->outdir && mkdir(r->o->outdir, 0755) && errno != EEXIST)
-		die("cannot create '%s': %s", r->o->outdir, strerror(errno));
-	for (int i = 0; i < r->ndevs; i++) {
-		set_outbase(r, &r->devs[i]);
-		/* offline CPUs get empty files, so that readers find every later CPU */
-		for (int cpu = 0; cpu <= maxcpu; cpu++) {
-			int k, fd;
-
-			snprintf(path, sizeof(path), "%s.blktrace.%d", r->devs[i].outbase, cpu);
-			for (k = 0; k < r->ncpus && r->cpus[k] != cpu; k++)
-				;
-			if (k == r->ncpus) {
-				fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-				if (fd < 0)
-					die("cannot create '%s': %s", path, strerror(errno));
-				close(fd);
-				continue;
-			}
-			r->cpu[k].out[i] = blk_output_open(path, 0);
-			if (!r->cpu[k].out[i])
-				die("cannot create '%s': %s", path, strerror(errno));
-		}
-	}
-}
-
-static void print_summary(struct bt_run *r, FILE *f)
+static void print_summary(struct bt_run *r, FILE *f, uint64_t late)
 {
 	uint64_t all_events = 0, all_lost = 0;
 
 	for (int i = 0; i < r->ndevs; i++) {
-		struct bt_dev *d = &r->devs[i];
-		uint64_t ev = 0, bytes = 0, lost = 0;
+		uint64_t ev = 0, bytes = 0, lost = 0, skipped = 0;
 
-		fprintf(f, "=== %s ===\n", d->name);
+		fprintf(f, "=== %s ===\n", r->devs[i].name);
 		for (int k = 0; k < r->ncpus; k++) {
-			struct bt_count *cnt = &d->cnt[r->cpus[k]];
+			struct bt_count *cnt = &r->cpu[k].cnt[i];
 
 			fprintf(f, "  CPU%3d: %20llu events, %8llu KiB data\n", r->cpus[k],
 				(unsigned long long)cnt->events,
 				(unsigned long long)((cnt->bytes + 1023) / 1024));
 			ev += cnt->events;
 			bytes += cnt->bytes;
-			lost += cnt->lost;
+			if (r->be) {
+				lost += r->ops->lost(r->be, i, k);
+				skipped += r->ops->skipped(r->be, i, k);
+			}
 		}
-		if (d->dropped > 0)
-			lost += (uint64_t)d->dropped;
 		fprintf(f, "  Total:  %20llu events (dropped %llu), %8llu KiB data\n",
 			(unsigned long long)ev, (unsigned long long)lost,
 			(unsigned long long)((bytes + 1023) / 1024));
+		if (skipped)
+			warning("%llu bytes of the kernel's stream of %s were not records and were skipped",
+				(unsigned long long)skipped, r->devs[i].name);
 		all_events += ev;
 		all_lost += lost;
 	}
+	if (late)
+		warning("%llu records reached stdout out of time order (the ordering window was full while a CPU lagged)",
+			(unsigned long long)late);
 	if (all_lost) {
 		fprintf(stderr, "You have %llu (%5.1f%%) dropped events\n",
 			(unsigned long long)all_lost,
@@ -856,61 +673,69 @@ static void print_summary(struct bt_run *r, FILE *f)
 	}
 }
 
+/* ---- -k ---- */
+
 static int kill_traces(struct bt_opts *o)
 {
 	const char *names[MAX_DEVS];
-	char tdir[4096];
-	int failed = 0, ndevs = 0;
+	struct blk_backend_dev devs[MAX_DEVS];
+	char tdir[4096], msg[1024];
+	int failed = 0, ndevs = 0, ret;
 
+	memset(devs, 0, sizeof(devs));
 	for (int i = 0; i < o->ndevs; i++) {
-		int fd = open(o->devs[i], O_RDONLY | O_NONBLOCK | O_CLOEXEC), r1, r2;
+		struct blk_backend_dev *d = &devs[ndevs];
+		struct stat st;
 
-		if (fd < 0) {
-			error("cannot open '%s': %s", o->devs[i], strerror(errno));
+		d->path = o->devs[i];
+		d->fd = open(d->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (d->fd < 0) {
+			error("cannot open '%s': %s", d->path, strerror(errno));
 			failed = 1;
 			continue;
 		}
-		r1 = blk_relay_stop(fd);
-		r2 = blk_relay_teardown(fd);
-		if (r2 && r2 != -EINVAL && r2 != -ENXIO) {
-			error("BLKTRACETEARDOWN on '%s' failed: %s", o->devs[i], strerror(-r2));
+		if (fstat(d->fd, &st) || !S_ISBLK(st.st_mode)) {
+			error("'%s' is not a block device", d->path);
+			close(d->fd);
 			failed = 1;
-		} else if (r1 == -EINVAL && r2) {
-			fprintf(stderr, "%s: no trace was running on '%s'\n", progname(),
-				o->devs[i]);
+			continue;
 		}
-		{
-			struct bt_dev d = {.path = o->devs[i]};
-			struct stat st;
+		dev_sysname(d, &st);
+		names[ndevs++] = d->sysname;
+	}
+	/* a trace through tracefs: its tracer notices and puts everything back itself */
+	ret = 0;
+	if (ndevs && !blk_find_tracefs(0, tdir, sizeof(tdir)))
+		ret = blk_tfs_kill(tdir, names, ndevs, 5000, msg, sizeof(msg));
+	if (ret < 0) {
+		error("%s", msg);
+		failed = 1;
+	} else if (ret > 0) {
+		fprintf(stderr, "%s: %s\n", progname(), msg);
+	}
+	for (int i = 0; i < ndevs; i++) {
+		if (!ret) {
+			/* a relay trace (BLKTRACESETUP) */
+			int r1 = blk_relay_stop(devs[i].fd), r2 = blk_relay_teardown(devs[i].fd);
 
-			if (!fstat(fd, &st) && S_ISBLK(st.st_mode)) {
-				dev_sysname(&d, &st);
-				names[ndevs] = strdup(d.sysname);
-				if (names[ndevs])
-					ndevs++;
+			if (r2 && r2 != -EINVAL && r2 != -ENXIO) {
+				error("BLKTRACETEARDOWN on '%s' failed: %s", devs[i].path,
+				      strerror(-r2));
+				failed = 1;
+			} else if (r1 == -EINVAL && r2) {
+				fprintf(stderr, "%s: no trace was running on '%s'\n", progname(),
+					devs[i].path);
 			}
 		}
-		close(fd);
+		close(devs[i].fd);
 	}
-	/* a tracer killed while using tracefs leaves the blk tracer set up */
-	if (ndevs && !blk_find_tracefs(0, tdir, sizeof(tdir))) {
-		int r = blk_tfs_reset(tdir, names, ndevs);
-
-		if (r < 0) {
-			error("could not reset the blk tracer in '%s': %s", tdir, strerror(-r));
-			failed = 1;
-		} else if (r > 0) {
-			fprintf(stderr, "%s: reset the tracefs blk tracer left set up in '%s'\n",
-				progname(), tdir);
-		}
-	}
-	for (int i = 0; i < ndevs; i++)
-		free((char *)names[i]);
 	return failed;
 }
 
+/* ---- network client ---- */
+
 /* -h: a connection per device per CPU (-s: one per CPU), each stream opened. */
-static void net_open(struct bt_run *r)
+static int net_open(struct bt_run *r)
 {
 	char err[512];
 
@@ -925,7 +750,7 @@ static void net_open(struct bt_run *r)
 			if (fd < 0) {
 				fd = blk_net_connect(r->o->host, r->o->port, err, sizeof(err));
 				if (fd < 0)
-					die("%s", err);
+					return error("%s", err);
 			}
 			if (r->o->no_sendfile)
 				shared = fd;
@@ -933,11 +758,13 @@ static void net_open(struct bt_run *r)
 			if (blk_net_send_hdr(fd, r->devs[i].name, (uint32_t)c->cpu,
 					     (uint32_t)r->ncpus, BLK_NET_OPEN, r->o->buf_kb * 1024,
 					     r->o->nbuf))
-				die("the server at %s did not accept the stream of %s, CPU %d",
-				    r->o->host, r->devs[i].name, c->cpu);
+				return error(
+					"the server at %s did not accept the stream of %s, CPU %d",
+					r->o->host, r->devs[i].name, c->cpu);
 		}
 	}
 	fprintf(stderr, "%s: connected!\n", progname());
+	return 0;
 }
 
 static int net_close(struct bt_run *r)
@@ -948,10 +775,10 @@ static int net_close(struct bt_run *r)
 		struct bt_cpu *c = &r->cpu[k];
 
 		for (int i = 0; i < r->ndevs; i++) {
-			uint64_t drops = r->devs[i].dropped > 0 ? (uint64_t)r->devs[i].dropped : 0;
+			uint64_t drops = 0;
 
-			for (int q = 0; q < r->ncpus; q++)
-				drops += r->devs[i].cnt[r->cpus[q]].lost;
+			for (int q = 0; r->be && q < r->ncpus; q++)
+				drops += r->ops->lost(r->be, i, q);
 			if (c->nfd[i] < 0)
 				continue;
 			if (blk_net_send_hdr(c->nfd[i], r->devs[i].name, (uint32_t)drops,
@@ -963,6 +790,7 @@ static int net_close(struct bt_run *r)
 			}
 			if (!r->o->no_sendfile || i == r->ndevs - 1)
 				close(c->nfd[i]);
+			c->nfd[i] = -1;
 		}
 	}
 	return failed;
@@ -990,118 +818,119 @@ static int run_server(struct bt_opts *o)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* ---- the run ---- */
+
+/* Choose and set up a backend (relay, else tracefs under --backend=auto). Return 0 or -1. */
+static int setup_backend(struct bt_run *r)
 {
-	struct bt_opts o = {.buf_kb = 512, .nbuf = 4, .port = 8462};
-	struct bt_run *r;
 	char why[1024] = "", err[1024] = "";
+	int e;
+
+	r->cfg = (struct blk_backend_cfg){
+		.devs = r->devs,
+		.ndevs = r->ndevs,
+		.cpus = r->cpus,
+		.ncpus = r->ncpus,
+		.act_mask = r->o->act_mask,
+		.buf_kb = r->o->buf_kb,
+		.nbuf = r->o->nbuf,
+		.buf_default = !r->o->buf_given,
+		.debugfs = r->o->debugfs,
+	};
+	if (r->o->backend != BACKEND_TRACEFS) {
+		r->ops = &blk_backend_relay;
+		r->be = r->ops->open(&r->cfg, why, sizeof(why));
+		if (r->be)
+			return 0;
+		e = errno;
+		if (r->o->backend == BACKEND_RELAY || e == EBUSY)
+			return error("%s", why);
+	}
+	r->ops = &blk_backend_tracefs;
+	r->be = r->ops->open(&r->cfg, err, sizeof(err));
+	if (!r->be) {
+		e = errno;
+		error("cannot trace through tracefs: %s", err);
+		if (e == EBUSY && strstr(err, "blk tracer"))
+			hint("'blktrace -k -d DEV' stops a running trace or resets a blk tracer left set up by a killed blktrace");
+		if (why[0])
+			hint("the relay path failed too: %s", why);
+		return -1;
+	}
+	fprintf(stderr, "%s: using the tracefs blk tracer (%s)\n", progname(),
+		why[0] ? why : "--backend=tracefs");
+	return 0;
+}
+
+/* Wait for a signal, the stopwatch or a device turned off from outside. Return 0 or -1. */
+static int wait_for_end(struct bt_run *r, const sigset_t *unblocked)
+{
+	struct timespec tick = {.tv_sec = 0, .tv_nsec = 250 * 1000000L}, now, end;
+	char msg[1024];
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += r->o->stopwatch;
+	while (!stop_requested) {
+		int ret;
+
+		ppoll(NULL, 0, &tick, unblocked);
+		if (stop_requested || __atomic_load_n(&r->reader_failed, __ATOMIC_ACQUIRE))
+			break;
+		ret = r->ops->tick(r->be, msg, sizeof(msg));
+		if (ret == 1) {
+			fprintf(stderr, "%s: %s\n", progname(), msg);
+		} else if (ret == -ESHUTDOWN) {
+			fprintf(stderr, "%s: %s\n", progname(), msg);
+			break;
+		} else if (ret < 0) {
+			return error("%s", msg);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (r->o->stopwatch && (now.tv_sec > end.tv_sec ||
+					(now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec)))
+			break;
+	}
+	return 0;
+}
+
+static int run(struct bt_run *r)
+{
 	struct sigaction sa;
-	sigset_t mask;
+	sigset_t mask, old;
+	char err[1024];
+	uint64_t late = 0;
 	int failed = 0, ret;
 
-	set_progname(argv[0]);
-	install_log_hook();
-	parse_args(argc, argv, &o);
-	if (o.kill)
-		return kill_traces(&o);
-	if (o.listen)
-		return run_server(&o);
-
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		die("out of memory");
-	r->o = &o;
-	r->ncpus = blk_online_cpus(r->cpus, MAX_CPUS);
-	if (r->ncpus <= 0)
-		die("cannot read the online CPUs: %s", strerror(r->ncpus ? -r->ncpus : EIO));
-	r->cpu = calloc((size_t)r->ncpus, sizeof(*r->cpu));
-	if (!r->cpu)
-		die("out of memory");
-	for (int k = 0; k < r->ncpus; k++) {
-		r->cpu[k].run = r;
-		r->cpu[k].cpu = r->cpus[k];
-		r->cpu[k].tfd = -1;
-		for (int i = 0; i < MAX_DEVS; i++)
-			r->cpu[k].rfd[i] = r->cpu[k].nfd[i] = -1;
-	}
-	open_devs(r);
-
-	/* signals end the run; the threads block them */
+	/* signals end the run: blocked except while the main thread waits */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGALRM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &mask, &old);
+	sigdelset(&old, SIGINT);
+	sigdelset(&old, SIGTERM);
+	sigdelset(&old, SIGHUP);
 
-	r->backend = o.backend;
-	if (r->backend != BACKEND_TRACEFS) {
-		ret = relay_setup_all(r, why, sizeof(why));
-		if (ret) {
-			relay_teardown_all(r);
-			if (r->backend == BACKEND_RELAY || ret == -EBUSY) {
-				error("%s", why);
-				exit(1);
-			}
-			r->backend = BACKEND_TRACEFS;
-		} else {
-			r->backend = BACKEND_RELAY;
-		}
-	}
-	if (r->backend == BACKEND_TRACEFS) {
-		const char *names[MAX_DEVS];
-
-		for (int i = 0; i < r->ndevs; i++)
-			names[i] = r->devs[i].sysname;
-		ret = blk_find_tracefs(1, r->tracefs, sizeof(r->tracefs));
-		if (ret)
-			die("relay path unusable (%s), and tracefs is not available: %s",
-			    why[0] ? why : "not tried", strerror(-ret));
-		r->tfs = blk_tfs_open(r->tracefs, names, r->ndevs, (uint32_t)o.act_mask,
-				      o.buf_kb * o.nbuf, err, sizeof(err));
-		if (!r->tfs) {
-			int e = errno;
-
-			error("cannot trace through tracefs: %s", err);
-			if (e == EBUSY && strstr(err, "blk tracer"))
-				hint("'blktrace -k -d DEV' resets a blk tracer left set up by a killed blktrace");
-			if (why[0])
-				hint("the relay path failed too: %s", why);
-			exit(1);
-		}
-		fprintf(stderr, "%s: using the tracefs blk tracer (%s)\n", progname(),
-			why[0] ? why : "--backend=tracefs");
-	}
-	if (o.host) {
-		r->net = 1;
-		net_open(r);
-	} else {
-		open_outputs(r);
-	}
-
-	if (r->backend == BACKEND_TRACEFS)
-		/* before the threads start: they own the outputs afterwards */
-		tfs_timestamp(r);
-	for (int k = 0; k < r->ncpus; k++) {
+	check_outputs(r);
+	if (setup_backend(r))
+		return 1;
+	/* from here on every path goes through the teardown below */
+	if (r->net)
+		failed = net_open(r) < 0;
+	else if (r->to_stdout)
+		failed = stdout_open(r) < 0;
+	else
+		failed = open_files(r) < 0;
+	for (int k = 0; !failed && k < r->ncpus; k++) {
 		struct bt_cpu *c = &r->cpu[k];
 
-		if (r->backend == BACKEND_RELAY) {
-			if (relay_open_cpu(r, c)) {
-				failed = 1;
-				break;
-			}
-			ret = pthread_create(&c->th, NULL, relay_thread, c);
-		} else {
-			c->tfd = blk_tfs_open_cpu(r->tfs, c->cpu);
-			if (c->tfd < 0) {
-				error("cannot open trace_pipe of CPU %d: %s", c->cpu,
-				      strerror(-c->tfd));
-				failed = 1;
-				break;
-			}
-			ret = pthread_create(&c->th, NULL, tfs_thread, c);
-		}
+		ret = pthread_create(&c->th, NULL, reader_thread, c);
 		if (ret) {
 			error("cannot start the thread of CPU %d: %s", c->cpu, strerror(ret));
 			failed = 1;
@@ -1109,68 +938,25 @@ int main(int argc, char **argv)
 		}
 		c->started = 1;
 	}
-
-	if (!failed) {
-		if (r->backend == BACKEND_RELAY) {
-			for (int i = 0; i < r->ndevs; i++) {
-				ret = blk_relay_start(r->devs[i].fd);
-				if (ret) {
-					error("BLKTRACESTART on '%s' failed: %s", r->devs[i].path,
-					      strerror(-ret));
-					failed = 1;
-					break;
-				}
-				r->devs[i].started = 1;
-			}
-		} else {
-			ret = blk_tfs_start(r->tfs);
-			if (ret) {
-				error("cannot start tracing: %s", strerror(-ret));
-				failed = 1;
-			}
-		}
+	if (!failed && r->ops->start(r->be, err, sizeof(err))) {
+		error("%s", err);
+		failed = 1;
 	}
-	if (!failed) {
-		if (o.stopwatch)
-			alarm(o.stopwatch);
-		sigemptyset(&mask);
-		while (!stop_requested)
-			sigsuspend(&mask);
-	}
+	if (!failed && !stop_requested && wait_for_end(r, &old))
+		failed = 1;
 
 	/* stop, drain, tear down: on every path */
-	if (r->backend == BACKEND_RELAY) {
-		for (int i = 0; i < r->ndevs; i++)
-			if (r->devs[i].started)
-				blk_relay_stop(r->devs[i].fd);
-	} else if (r->tfs) {
-		blk_tfs_stop(r->tfs);
-	}
+	r->ops->stop(r->be);
 	__atomic_store_n(&r->draining, 1, __ATOMIC_RELEASE);
 	for (int k = 0; k < r->ncpus; k++)
 		if (r->cpu[k].started)
 			pthread_join(r->cpu[k].th, NULL);
-	if (r->backend == BACKEND_RELAY) {
-		for (int i = 0; i < r->ndevs; i++)
-			r->devs[i].dropped = blk_relay_dropped(r->debugfs, r->devs[i].name);
-		for (int k = 0; k < r->ncpus; k++)
-			for (int i = 0; i < r->ndevs; i++)
-				if (r->cpu[k].rfd[i] >= 0)
-					close(r->cpu[k].rfd[i]);
-		relay_teardown_all(r);
-	} else if (r->tfs) {
-		for (int k = 0; k < r->ncpus; k++) {
-			/* the ring buffer is shared by the devices: its losses count for each */
-			unsigned long long lost = blk_tfs_lost(r->tfs, r->cpus[k]);
-
-			for (int i = 0; i < r->ndevs; i++)
-				r->devs[i].cnt[r->cpus[k]].lost = lost;
-			if (r->cpu[k].tfd >= 0)
-				close(r->cpu[k].tfd);
-		}
-		ret = blk_tfs_close(r->tfs);
+	if (r->to_stdout) {
+		ret = stdout_close(r, &late);
 		if (ret) {
-			error("could not restore every tracefs setting: %s", strerror(-ret));
+			const char *e = r->so.out ? blk_output_error(r->so.out) : "";
+
+			error("%s", e[0] ? e : strerror(-ret));
 			failed = 1;
 		}
 	}
@@ -1184,27 +970,63 @@ int main(int argc, char **argv)
 			failed = 1;
 		}
 		for (int i = 0; i < r->ndevs; i++) {
-			if (c->out[i] && blk_output_finish(c->out[i])) {
+			if (c->out[i] && blk_output_finish(c->out[i]) && !c->err) {
 				error("%s", blk_output_error(c->out[i]));
 				failed = 1;
 			}
-			blk_output_free(c->out[i]);
-			free(c->pids[i]);
-			free(c->carry[i]);
 		}
-		free(c->buf);
 	}
-	if (r->stdout_out) {
-		if (blk_output_finish(r->stdout_out)) {
-			error("%s", blk_output_error(r->stdout_out));
-			failed = 1;
-		}
-		blk_output_free(r->stdout_out);
+	/* with -o - the statistics must not mix with the stream */
+	print_summary(r, r->to_stdout ? stderr : stdout, late);
+	ret = r->ops->close(r->be, err, sizeof(err));
+	r->be = NULL;
+	if (ret) {
+		error("%s", err);
+		failed = 1;
 	}
-	if (!failed || r->backend) {
-		/* with -o - the statistics must not mix with the stream */
-		print_summary(r, r->stdout_out ? stderr : stdout);
+	return failed;
+}
+
+int main(int argc, char **argv)
+{
+	struct bt_opts o = {.buf_kb = 512, .nbuf = 4, .port = 8462};
+	struct bt_run *r;
+	int failed;
+
+	set_progname(argv[0]);
+	install_log_hook();
+	parse_args(argc, argv, &o);
+	if (o.kill)
+		return kill_traces(&o);
+	if (o.listen)
+		return run_server(&o);
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		die("out of memory");
+	r->o = &o;
+	r->to_stdout = o.output && !strcmp(o.output, "-");
+	r->net = o.host != NULL;
+	r->ncpus = blk_online_cpus(r->cpus, MAX_CPUS);
+	if (r->ncpus <= 0)
+		die("cannot read the online CPUs: %s", strerror(r->ncpus ? -r->ncpus : EIO));
+	r->cpu = calloc((size_t)r->ncpus, sizeof(*r->cpu));
+	if (!r->cpu)
+		die("out of memory");
+	for (int k = 0; k < r->ncpus; k++) {
+		r->cpu[k].run = r;
+		r->cpu[k].k = k;
+		r->cpu[k].cpu = r->cpus[k];
+		for (int i = 0; i < MAX_DEVS; i++)
+			r->cpu[k].nfd[i] = -1;
 	}
+	open_devs(r);
+	failed = run(r);
+	for (int k = 0; k < r->ncpus; k++)
+		for (int i = 0; i < r->ndevs; i++)
+			blk_output_free(r->cpu[k].out[i]);
+	blk_output_free(r->so.out);
+	blk_window_free(r->so.win);
 	for (int i = 0; i < r->ndevs; i++)
 		close(r->devs[i].fd);
 	free(r->cpu);

@@ -5,12 +5,17 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "blk/backend.h"
+#include "blk/frame.h"
 #include "blk/kernel.h"
 #include "blk/trace.h"
 
@@ -79,3 +84,340 @@ long long blk_relay_dropped(const char *debugfs, const char *name)
 	buf[n] = '\0';
 	return atoll(buf);
 }
+
+/* ---- the relay backend ---- */
+
+/* one CPU's relay file of one device, and the partial record left from its last read */
+struct relay_stream {
+	int fd;
+	unsigned char *buf;
+	size_t len, cap;
+	uint64_t skipped;
+	int swapped;
+};
+
+struct relay_backend {
+	struct blk_backend base;
+	const struct blk_backend_cfg *cfg;
+	char debugfs[4096];
+	size_t bufsz; /* bytes per read() */
+	struct relay_stream *st; /* [k * ndevs + dev] */
+	int *set_up, *started;
+	long long *dropped;
+};
+
+static struct relay_stream *rstream(struct relay_backend *r, int dev, int k)
+{
+	return &r->st[(size_t)k * (size_t)r->cfg->ndevs + (size_t)dev];
+}
+
+static void relay_errf(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void relay_errf(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+static int relay_close(struct blk_backend *b, char *err, size_t len)
+{
+	struct relay_backend *r = (struct relay_backend *)b;
+	int ret = 0;
+
+	if (!r)
+		return 0;
+	for (int k = 0; r->st && k < r->cfg->ncpus; k++)
+		for (int i = 0; i < r->cfg->ndevs; i++) {
+			struct relay_stream *s = rstream(r, i, k);
+
+			if (s->fd >= 0)
+				close(s->fd);
+			free(s->buf);
+		}
+	for (int i = 0; r->set_up && i < r->cfg->ndevs; i++) {
+		int e;
+
+		if (!r->set_up[i])
+			continue;
+		blk_relay_stop(r->cfg->devs[i].fd);
+		e = blk_relay_teardown(r->cfg->devs[i].fd);
+		if (e && !ret) {
+			ret = e;
+			relay_errf(err, len, "BLKTRACETEARDOWN on '%s' failed: %s",
+				   r->cfg->devs[i].path, strerror(-e));
+		}
+	}
+	free(r->st);
+	free(r->set_up);
+	free(r->started);
+	free(r->dropped);
+	free(r);
+	return ret;
+}
+
+static struct blk_backend *relay_open(const struct blk_backend_cfg *cfg, char *err, size_t len)
+{
+	struct relay_backend *r = calloc(1, sizeof(*r));
+	size_t n = (size_t)cfg->ncpus * (size_t)cfg->ndevs;
+	char path[4400];
+	int ret;
+
+	if (!r)
+		goto nomem;
+	r->base.ops = &blk_backend_relay;
+	r->cfg = cfg;
+	r->bufsz = (size_t)cfg->buf_kb * 1024;
+	r->st = calloc(n, sizeof(*r->st));
+	r->set_up = calloc((size_t)cfg->ndevs, sizeof(int));
+	r->started = calloc((size_t)cfg->ndevs, sizeof(int));
+	r->dropped = calloc((size_t)cfg->ndevs, sizeof(long long));
+	if (!r->st || !r->set_up || !r->started || !r->dropped)
+		goto nomem;
+	for (size_t i = 0; i < n; i++)
+		r->st[i].fd = -1;
+	ret = blk_find_debugfs(cfg->debugfs, 1, r->debugfs, sizeof(r->debugfs));
+	if (ret) {
+		relay_errf(err, len, "debugfs is not mounted%s%s (%s)", cfg->debugfs ? " at " : "",
+			   cfg->debugfs ? cfg->debugfs : "", strerror(-ret));
+		goto fail;
+	}
+	for (int i = 0; i < cfg->ndevs; i++) {
+		struct blk_backend_dev *d = &cfg->devs[i];
+		struct blk_relay_setup s;
+
+		memset(&s, 0, sizeof(s));
+		s.act_mask = cfg->act_mask;
+		s.buf_size = cfg->buf_kb * 1024;
+		s.buf_nr = cfg->nbuf;
+		ret = blk_relay_setup(d->fd, &s);
+		if (ret == -EBUSY) {
+			relay_errf(
+				err, len,
+				"'%s' is already being traced (BLKTRACESETUP: %s); 'blktrace -k -d %s' stops a left-over trace",
+				d->path, strerror(-ret), d->path);
+			goto fail;
+		} else if (ret) {
+			relay_errf(err, len, "BLKTRACESETUP on '%s' failed: %s", d->path,
+				   strerror(-ret));
+			goto fail;
+		}
+		r->set_up[i] = 1;
+		snprintf(d->name, sizeof(d->name), "%s", s.name);
+	}
+	/* lockdown shows here: the relay files exist but cannot be opened */
+	for (int k = 0; k < cfg->ncpus; k++)
+		for (int i = 0; i < cfg->ndevs; i++) {
+			struct relay_stream *s = rstream(r, i, k);
+
+			snprintf(path, sizeof(path), "%s/block/%s/trace%d", r->debugfs,
+				 cfg->devs[i].name, cfg->cpus[k]);
+			s->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+			if (s->fd < 0) {
+				ret = -errno;
+				relay_errf(err, len, "cannot open '%s': %s%s", path, strerror(-ret),
+					   ret == -EPERM ? " (kernel lockdown forbids relay files)"
+							 : "");
+				goto fail;
+			}
+			s->swapped = 0;
+		}
+	return &r->base;
+nomem:
+	ret = -ENOMEM;
+	relay_errf(err, len, "out of memory");
+fail:
+	relay_close(&r->base, NULL, 0);
+	errno = -ret;
+	return NULL;
+}
+
+static int relay_start(struct blk_backend *b, char *err, size_t len)
+{
+	struct relay_backend *r = (struct relay_backend *)b;
+
+	for (int i = 0; i < r->cfg->ndevs; i++) {
+		int ret = blk_relay_start(r->cfg->devs[i].fd);
+
+		if (ret) {
+			relay_errf(err, len, "BLKTRACESTART on '%s' failed: %s",
+				   r->cfg->devs[i].path, strerror(-ret));
+			return ret;
+		}
+		r->started[i] = 1;
+	}
+	return 0;
+}
+
+/* pass the whole records at the start of @s's buffer on; keep a partial one */
+static int relay_deliver(struct relay_backend *r, struct relay_stream *s, int dev, int k,
+			 const struct blk_backend_sink *sink)
+{
+	size_t off = 0;
+
+	while (off < s->len) {
+		unsigned long events;
+		long n = blk_frame_count(s->buf + off, s->len - off, &s->swapped, &events);
+		int ret;
+
+		if (n < 0) {
+			/* not a record boundary (damage): skip to the next magic */
+			size_t j = off + 1;
+
+			while (j + 4 <= s->len) {
+				uint32_t m;
+
+				memcpy(&m, s->buf + j, 4);
+				if ((m & BLK_IO_TRACE_MAGIC_MASK) == BLK_IO_TRACE_MAGIC)
+					break;
+				j++;
+			}
+			if (j + 4 > s->len)
+				j = s->len;
+			s->skipped += j - off;
+			off = j;
+			continue;
+		}
+		if (n == 0)
+			break;
+		ret = sink->records(sink->ctx, dev, k, s->buf + off, (size_t)n, events);
+		if (ret)
+			return ret;
+		off += (size_t)n;
+	}
+	memmove(s->buf, s->buf + off, s->len - off);
+	s->len -= off;
+	(void)r;
+	return 0;
+}
+
+static uint64_t mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int relay_read(struct blk_backend *b, int k, int wait_ms,
+		      const struct blk_backend_sink *sink, char *err, size_t len)
+{
+	struct relay_backend *r = (struct relay_backend *)b;
+	int nd = r->cfg->ndevs, got = 0;
+	struct pollfd pfd[64];
+	uint64_t now;
+
+	if (wait_ms > 0 && nd <= 64) {
+		for (int i = 0; i < nd; i++) {
+			pfd[i].fd = rstream(r, i, k)->fd;
+			pfd[i].events = POLLIN;
+			pfd[i].revents = 0;
+		}
+		poll(pfd, (nfds_t)nd, wait_ms);
+	}
+	now = mono_now();
+	for (int i = 0; i < nd; i++) {
+		struct relay_stream *s = rstream(r, i, k);
+		ssize_t n;
+		int ret;
+
+		if (s->cap - s->len < r->bufsz) {
+			size_t cap = s->len + r->bufsz;
+			unsigned char *nb = realloc(s->buf, cap);
+
+			if (!nb) {
+				relay_errf(err, len, "out of memory for the relay data of CPU %d",
+					   r->cfg->cpus[k]);
+				return -ENOMEM;
+			}
+			s->buf = nb;
+			s->cap = cap;
+		}
+		n = read(s->fd, s->buf + s->len, s->cap - s->len);
+		if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			ret = -errno;
+			relay_errf(err, len, "reading the relay file of '%s', CPU %d: %s",
+				   r->cfg->devs[i].name, r->cfg->cpus[k], strerror(-ret));
+			return ret;
+		}
+		if (n <= 0) {
+			if (sink->mark)
+				sink->mark(sink->ctx, i, k, now - BLK_BACKEND_SLACK_NS);
+			continue;
+		}
+		got = 1;
+		s->len += (size_t)n;
+		ret = relay_deliver(r, s, i, k, sink);
+		if (ret) {
+			relay_errf(err, len, "%s", strerror(-ret));
+			return ret;
+		}
+	}
+	return got;
+}
+
+static int relay_tick(struct blk_backend *b, char *msg, size_t len)
+{
+	struct relay_backend *r = (struct relay_backend *)b;
+	char path[4400];
+
+	for (int i = 0; i < r->cfg->ndevs; i++) {
+		snprintf(path, sizeof(path), "%s/block/%s", r->debugfs, r->cfg->devs[i].name);
+		if (access(path, F_OK) && errno == ENOENT) {
+			relay_errf(
+				msg, len,
+				"the trace of '%s' was torn down from outside (by 'blktrace -k'?); stopping",
+				r->cfg->devs[i].path);
+			return -ESHUTDOWN;
+		}
+	}
+	return 0;
+}
+
+static int relay_stop(struct blk_backend *b)
+{
+	struct relay_backend *r = (struct relay_backend *)b;
+	int ret = 0;
+
+	for (int i = 0; i < r->cfg->ndevs; i++) {
+		if (r->started[i]) {
+			int e = blk_relay_stop(r->cfg->devs[i].fd);
+
+			if (e && !ret)
+				ret = e;
+			r->started[i] = 0;
+		}
+		/* read while the files exist: teardown removes them */
+		r->dropped[i] = blk_relay_dropped(r->debugfs, r->cfg->devs[i].name);
+	}
+	return ret;
+}
+
+static uint64_t relay_lost(struct blk_backend *b, int dev, int k)
+{
+	struct relay_backend *r = (struct relay_backend *)b;
+
+	/* the kernel counts a device's drops over all CPUs */
+	return k == 0 && r->dropped[dev] > 0 ? (uint64_t)r->dropped[dev] : 0;
+}
+
+static uint64_t relay_skipped(struct blk_backend *b, int dev, int k)
+{
+	return rstream((struct relay_backend *)b, dev, k)->skipped;
+}
+
+const struct blk_backend_ops blk_backend_relay = {
+	.name = "relay",
+	.open = relay_open,
+	.start = relay_start,
+	.read = relay_read,
+	.tick = relay_tick,
+	.stop = relay_stop,
+	.lost = relay_lost,
+	.skipped = relay_skipped,
+	.close = relay_close,
+};

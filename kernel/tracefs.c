@@ -3,14 +3,19 @@
  * The ftrace "blk" tracer as a tracing backend where relay files cannot be used (kernel
  * lockdown). Every setting touched is saved first and put back by blk_tfs_close().
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "blk/backend.h"
+#include "blk/event.h"
 #include "blk/kernel.h"
 
 #define MAX_CPUS_TRACKED 4096
@@ -388,30 +393,569 @@ out:
 	return ret;
 }
 
-int blk_tfs_reset(const char *dir, const char *const *sysnames, int ndevs)
+/* a process other than us that holds a trace_pipe of the top-level buffer open, or 0 */
+static int pipe_holder(char *comm, size_t len)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *de;
+	int found = 0;
+
+	if (!proc)
+		return 0;
+	while (!found && (de = readdir(proc))) {
+		char p[300], link[4400];
+		DIR *fds;
+		struct dirent *fe;
+		int pid = atoi(de->d_name);
+
+		if (pid <= 0 || pid == getpid())
+			continue;
+		snprintf(p, sizeof(p), "/proc/%d/fd", pid);
+		fds = opendir(p);
+		if (!fds)
+			continue;
+		while ((fe = readdir(fds))) {
+			ssize_t n;
+
+			snprintf(p, sizeof(p), "/proc/%d/fd/%s", pid, fe->d_name);
+			n = readlink(p, link, sizeof(link) - 1);
+			if (n <= 0)
+				continue;
+			link[n] = '\0';
+			if (n > 11 && !strcmp(link + n - 11, "/trace_pipe") &&
+			    !strstr(link, "/instances/")) {
+				found = pid;
+				break;
+			}
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+	if (found) {
+		char p[64];
+
+		snprintf(p, sizeof(p), "/proc/%d/comm", found);
+		if (read_str(p, comm, len))
+			snprintf(comm, len, "?");
+	}
+	return found;
+}
+
+int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wait_ms, char *msg,
+		 size_t len)
 {
 	struct blk_tfs t;
-	char buf[256], p[4400];
-	int ret = 0, was_blk;
+	char buf[256], p[4400], comm[64];
+	int ret = 0, pid;
 
 	memset(&t, 0, sizeof(t));
 	snprintf(t.dir, sizeof(t.dir), "%s", dir);
 	if (tread(&t, "current_tracer", buf, sizeof(buf)))
-		return -ENOENT;
-	was_blk = !strcmp(buf, "blk");
+		return 0;
+	if (strcmp(buf, "blk"))
+		return 0;
+	/* turning a device off is what a running tracer of ours watches for */
 	for (int i = 0; i < ndevs; i++) {
 		snprintf(p, sizeof(p), "/sys/class/block/%s/trace/enable", sysnames[i]);
-		if (!read_str(p, buf, sizeof(buf)) && atoi(buf)) {
-			if (write_str(p, "0") && !ret)
-				ret = -EIO;
-			was_blk = 1;
+		if (!read_str(p, buf, sizeof(buf)) && atoi(buf) && write_str(p, "0") && !ret) {
+			ret = -EIO;
+			errf(msg, len, "cannot turn off '%s'", p);
 		}
 	}
-	if (!was_blk)
-		return 0;
-	if (twrite(&t, "current_tracer", "nop") && !ret)
-		ret = -EIO;
-	if (twrite(&t, "options/bin", "0") && !ret)
-		ret = -EIO;
-	return ret ? ret : 1;
+	if (ret)
+		return ret;
+	pid = pipe_holder(comm, sizeof(comm));
+	if (pid) {
+		/* a tracer is reading: it puts tracefs back itself when it notices */
+		for (int waited = 0; waited < wait_ms; waited += 50) {
+			if (!tread(&t, "current_tracer", buf, sizeof(buf)) && strcmp(buf, "blk")) {
+				errf(msg, len, "stopped the running trace (pid %d, %s)", pid, comm);
+				return 1;
+			}
+			usleep(50 * 1000);
+		}
+		errf(msg, len,
+		     "the tracer reading '%s' (pid %d, %s) did not stop within %d ms; stop it with 'kill %d'",
+		     dir, pid, comm, wait_ms, pid);
+		return -EBUSY;
+	}
+	/* nobody reads: a tracer killed with SIGKILL left it set up */
+	if (twrite(&t, "current_tracer", "nop")) {
+		errf(msg, len, "cannot reset '%s/current_tracer'", dir);
+		return -EIO;
+	}
+	if (twrite(&t, "options/bin", "0")) {
+		errf(msg, len, "cannot reset '%s/options/bin'", dir);
+		return -EIO;
+	}
+	errf(msg, len, "reset the tracefs blk tracer left set up in '%s'", dir);
+	return 2;
 }
+
+/* ---- the tracefs backend: trace_pipe records turned into classic per-CPU records ---- */
+
+#define TFS_READ_SIZE (1u << 20)
+#define TFS_DEFAULT_KB 16384u /* per CPU, when neither -b nor -n is given */
+#define TFS_MAX_KB 262144u /* growing after losses stops here */
+
+/* the pids announced with a process note on one CPU's stream of one device */
+struct pidset {
+	uint32_t *slot; /* pid + 1, 0 = free */
+	size_t cap, n;
+};
+
+struct tfs_stage {
+	unsigned char *buf; /* converted records not yet delivered */
+	size_t len, cap;
+	unsigned long events;
+	uint32_t seq;
+	struct pidset pids;
+};
+
+struct tfs_cpu {
+	int fd;
+	unsigned char *buf;
+	size_t len;
+	uint64_t skipped; /* bytes of entries that were not blk records */
+	struct tfs_stage *st; /* per device */
+};
+
+struct tfs_backend {
+	struct blk_backend base;
+	const struct blk_backend_cfg *cfg;
+	char dir[4096];
+	struct blk_tfs *t;
+	struct tfs_cpu *cpu;
+	unsigned int kb; /* ring buffer per CPU now */
+	int grow; /* may grow the ring after losses */
+	unsigned long long *seen_lost; /* per CPU index, at the last tick */
+	uint64_t start_mono;
+	uint32_t start_real[2];
+	int ts_sent;
+};
+
+static int pidset_add(struct pidset *s, uint32_t pid)
+{
+	size_t i;
+
+	if (s->n * 2 >= s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		uint32_t *nslot = calloc(cap, sizeof(*nslot));
+
+		if (!nslot)
+			return -ENOMEM;
+		for (size_t j = 0; j < s->cap; j++) {
+			if (!s->slot[j])
+				continue;
+			for (i = (s->slot[j] * 2654435761u) & (cap - 1); nslot[i];
+			     i = (i + 1) & (cap - 1))
+				;
+			nslot[i] = s->slot[j];
+		}
+		free(s->slot);
+		s->slot = nslot;
+		s->cap = cap;
+	}
+	for (i = ((pid + 1) * 2654435761u) & (s->cap - 1); s->slot[i]; i = (i + 1) & (s->cap - 1))
+		if (s->slot[i] == pid + 1)
+			return 0;
+	s->slot[i] = pid + 1;
+	s->n++;
+	return 1;
+}
+
+static int stage_put(struct tfs_stage *st, const struct blk_event *ev)
+{
+	size_t need = 64 + ev->pdu_len;
+
+	if (st->cap - st->len < need) {
+		size_t cap = st->cap ? st->cap : 64 * 1024;
+		unsigned char *nb;
+
+		while (cap - st->len < need)
+			cap *= 2;
+		nb = realloc(st->buf, cap);
+		if (!nb)
+			return -ENOMEM;
+		st->buf = nb;
+		st->cap = cap;
+	}
+	st->len += blk_event_encode(ev, st->buf + st->len);
+	if (!blk_event_is_notify(ev))
+		st->events++;
+	return 0;
+}
+
+/* the process note the relay path's kernel writes the first time it sees a task */
+static int announce(struct tfs_backend *b, int k, struct tfs_stage *st, const struct blk_event *ev)
+{
+	char comm[64] = "", path[64];
+	unsigned char pdu[16];
+	struct blk_event n = *ev;
+	FILE *f;
+
+	if (!blk_tfs_comm(b->t, ev->pid, comm, sizeof(comm))) {
+		if (ev->pid == 0) {
+			snprintf(comm, sizeof(comm), "swapper/%d", b->cfg->cpus[k]);
+		} else {
+			snprintf(path, sizeof(path), "/proc/%u/comm", ev->pid);
+			f = fopen(path, "re");
+			if (!f || !fgets(comm, sizeof(comm), f))
+				snprintf(comm, sizeof(comm), "unknown");
+			if (f)
+				fclose(f);
+			comm[strcspn(comm, "\n")] = '\0';
+		}
+	}
+	memset(pdu, 0, sizeof(pdu));
+	memcpy(pdu, comm, strnlen(comm, 15));
+	n.action = BLK_TN_ACTION(BLK_TN_PROCESS);
+	n.sequence = 0;
+	n.sector = 0;
+	n.bytes = 0;
+	n.error = 0;
+	n.pdu = pdu;
+	n.pdu_len = sizeof(pdu);
+	n.version = BLK_IO_TRACE_VERSION;
+	return stage_put(st, &n);
+}
+
+static int dev_index(const struct blk_backend_cfg *cfg, uint32_t devno)
+{
+	for (int i = 0; i < cfg->ndevs; i++)
+		if (cfg->devs[i].devno == devno)
+			return i;
+	return -1;
+}
+
+/*
+ * Convert the whole entries at the start of @p (@n bytes) into @c's stages. Return the
+ * bytes used, or -ENOMEM; *@last is the time of the last entry.
+ */
+static long tfs_convert(struct tfs_backend *b, int k, const unsigned char *p, size_t n,
+			uint64_t *last)
+{
+	struct tfs_cpu *c = &b->cpu[k];
+	size_t off = 0;
+
+	while (off + sizeof(struct blk_tfs_ent) + sizeof(struct blk_io_trace) <= n) {
+		struct blk_io_trace t;
+		struct blk_event ev;
+		struct tfs_stage *st;
+		size_t len;
+		int dev, ret;
+
+		memcpy(&t, p + off + sizeof(struct blk_tfs_ent), sizeof(t));
+		if ((t.magic & BLK_IO_TRACE_MAGIC_MASK) != BLK_IO_TRACE_MAGIC) {
+			/* not a blk entry (or out of step): skip what is left of this read */
+			c->skipped += n - off;
+			return (long)n;
+		}
+		len = sizeof(struct blk_tfs_ent) + sizeof(t) + t.pdu_len;
+		if (off + len > n)
+			break;
+		*last = t.time;
+		dev = dev_index(b->cfg, t.device);
+		if (dev < 0) {
+			off += len;
+			continue;
+		}
+		st = &c->st[dev];
+		memset(&ev, 0, sizeof(ev));
+		ev.time = t.time;
+		ev.sector = t.sector;
+		ev.bytes = t.bytes;
+		ev.action = t.action;
+		ev.pid = t.pid;
+		ev.device = t.device;
+		ev.cpu = (uint32_t)b->cfg->cpus[k];
+		ev.error = t.error;
+		ev.pdu_len = t.pdu_len;
+		ev.pdu = p + off + sizeof(struct blk_tfs_ent) + sizeof(t);
+		ev.version = BLK_IO_TRACE_VERSION;
+		if (!blk_event_is_notify(&ev)) {
+			ret = pidset_add(&st->pids, ev.pid);
+			if (ret < 0 || (ret > 0 && announce(b, k, st, &ev)))
+				return -ENOMEM;
+			ev.sequence = ++st->seq;
+		}
+		if (stage_put(st, &ev))
+			return -ENOMEM;
+		off += len;
+	}
+	return (long)off;
+}
+
+/* the timestamp note the relay path's kernel writes at start: wall and trace time paired */
+static int tfs_timestamp(struct tfs_backend *b)
+{
+	struct blk_event ev;
+
+	for (int i = 0; i < b->cfg->ndevs; i++) {
+		memset(&ev, 0, sizeof(ev));
+		ev.time = b->start_mono;
+		ev.action = BLK_TN_ACTION(BLK_TN_TIMESTAMP);
+		ev.pid = (uint32_t)getpid();
+		ev.device = b->cfg->devs[i].devno;
+		ev.cpu = (uint32_t)b->cfg->cpus[0];
+		ev.pdu = (const unsigned char *)b->start_real;
+		ev.pdu_len = sizeof(b->start_real);
+		ev.version = BLK_IO_TRACE_VERSION;
+		if (stage_put(&b->cpu[0].st[i], &ev))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static uint64_t tfs_mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int tfs_backend_close(struct blk_backend *bb, char *err, size_t len)
+{
+	struct tfs_backend *b = (struct tfs_backend *)bb;
+	int ret;
+
+	if (!b)
+		return 0;
+	for (int k = 0; b->cpu && k < b->cfg->ncpus; k++) {
+		struct tfs_cpu *c = &b->cpu[k];
+
+		if (c->fd >= 0)
+			close(c->fd);
+		free(c->buf);
+		for (int i = 0; c->st && i < b->cfg->ndevs; i++) {
+			free(c->st[i].buf);
+			free(c->st[i].pids.slot);
+		}
+		free(c->st);
+	}
+	free(b->cpu);
+	free(b->seen_lost);
+	ret = blk_tfs_close(b->t);
+	if (ret)
+		errf(err, len, "could not restore every tracefs setting in '%s': %s", b->dir,
+		     strerror(-ret));
+	free(b);
+	return ret;
+}
+
+static struct blk_backend *tfs_backend_open(const struct blk_backend_cfg *cfg, char *err,
+					    size_t len)
+{
+	struct tfs_backend *b = calloc(1, sizeof(*b));
+	const char *names[64];
+	char p[4400];
+	int ret;
+
+	if (!b || cfg->ndevs > 64)
+		goto nomem;
+	b->base.ops = &blk_backend_tracefs;
+	b->cfg = cfg;
+	b->cpu = calloc((size_t)cfg->ncpus, sizeof(*b->cpu));
+	b->seen_lost = calloc((size_t)cfg->ncpus, sizeof(*b->seen_lost));
+	if (!b->cpu || !b->seen_lost)
+		goto nomem;
+	for (int k = 0; k < cfg->ncpus; k++) {
+		b->cpu[k].fd = -1;
+		b->cpu[k].buf = malloc(TFS_READ_SIZE);
+		b->cpu[k].st = calloc((size_t)cfg->ndevs, sizeof(*b->cpu[k].st));
+		if (!b->cpu[k].buf || !b->cpu[k].st)
+			goto nomem;
+	}
+	ret = blk_find_tracefs(1, b->dir, sizeof(b->dir));
+	if (ret) {
+		errf(err, len, "tracefs is not available: %s", strerror(-ret));
+		goto fail;
+	}
+	for (int i = 0; i < cfg->ndevs; i++) {
+		names[i] = cfg->devs[i].sysname;
+		snprintf(cfg->devs[i].name, sizeof(cfg->devs[i].name), "%s", cfg->devs[i].sysname);
+	}
+	/* the relay path's buffers are per device; this ring is shared by all of them */
+	b->grow = cfg->buf_default;
+	b->kb = cfg->buf_default ? TFS_DEFAULT_KB : cfg->buf_kb * cfg->nbuf;
+	b->t = blk_tfs_open(b->dir, names, cfg->ndevs, (uint32_t)cfg->act_mask, b->kb, err, len);
+	if (!b->t) {
+		ret = -errno;
+		goto fail;
+	}
+	for (int k = 0; k < cfg->ncpus; k++) {
+		snprintf(p, sizeof(p), "%s/per_cpu/cpu%d/trace_pipe", b->dir, cfg->cpus[k]);
+		b->cpu[k].fd = open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (b->cpu[k].fd < 0) {
+			ret = -errno;
+			errf(err, len, "cannot open '%s': %s", p, strerror(-ret));
+			goto fail;
+		}
+	}
+	return &b->base;
+nomem:
+	ret = -ENOMEM;
+	errf(err, len, "out of memory");
+fail:
+	if (b && b->cfg) {
+		char ignored[256];
+
+		tfs_backend_close(&b->base, ignored, sizeof(ignored));
+	} else {
+		free(b);
+	}
+	errno = -ret;
+	return NULL;
+}
+
+static int tfs_backend_start(struct blk_backend *bb, char *err, size_t len)
+{
+	struct tfs_backend *b = (struct tfs_backend *)bb;
+	struct timespec real;
+	int ret;
+
+	b->start_mono = tfs_mono_now();
+	clock_gettime(CLOCK_REALTIME, &real);
+	b->start_real[0] = (uint32_t)real.tv_sec;
+	b->start_real[1] = (uint32_t)real.tv_nsec;
+	ret = blk_tfs_start(b->t);
+	if (ret)
+		errf(err, len, "cannot start tracing in '%s': %s", b->dir, strerror(-ret));
+	return ret;
+}
+
+static int tfs_backend_read(struct blk_backend *bb, int k, int wait_ms,
+			    const struct blk_backend_sink *sink, char *err, size_t len)
+{
+	struct tfs_backend *b = (struct tfs_backend *)bb;
+	struct tfs_cpu *c = &b->cpu[k];
+	uint64_t now, last = 0;
+	ssize_t n;
+	long used;
+	int ret;
+
+	if (k == 0 && !b->ts_sent) {
+		b->ts_sent = 1;
+		if (tfs_timestamp(b))
+			goto nomem;
+	}
+	if (wait_ms > 0) {
+		struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+
+		poll(&pfd, 1, wait_ms);
+	}
+	now = tfs_mono_now();
+	n = read(c->fd, c->buf + c->len, TFS_READ_SIZE - c->len);
+	if (n < 0 && errno != EAGAIN && errno != EINTR) {
+		ret = -errno;
+		errf(err, len, "reading trace_pipe of CPU %d: %s", b->cfg->cpus[k], strerror(-ret));
+		return ret;
+	}
+	if (n > 0) {
+		c->len += (size_t)n;
+		used = tfs_convert(b, k, c->buf, c->len, &last);
+		if (used < 0)
+			goto nomem;
+		memmove(c->buf, c->buf + used, c->len - (size_t)used);
+		c->len -= (size_t)used;
+	}
+	for (int i = 0; i < b->cfg->ndevs; i++) {
+		struct tfs_stage *st = &c->st[i];
+
+		if (st->len) {
+			ret = sink->records(sink->ctx, i, k, st->buf, st->len, st->events);
+			st->len = 0;
+			st->events = 0;
+			if (ret) {
+				errf(err, len, "%s", strerror(-ret));
+				return ret;
+			}
+		}
+		/* one pipe carries every device of this CPU, in time order */
+		if (sink->mark)
+			sink->mark(sink->ctx, i, k,
+				   n > 0 && last ? last : now - BLK_BACKEND_SLACK_NS);
+	}
+	return n > 0;
+nomem:
+	errf(err, len, "out of memory converting the records of CPU %d", b->cfg->cpus[k]);
+	return -ENOMEM;
+}
+
+static int tfs_backend_tick(struct blk_backend *bb, char *msg, size_t len)
+{
+	struct tfs_backend *b = (struct tfs_backend *)bb;
+	unsigned long long lost = 0;
+	char p[4400], v[32];
+	int worst = -1;
+
+	for (int i = 0; i < b->cfg->ndevs; i++) {
+		snprintf(p, sizeof(p), "/sys/class/block/%s/trace/enable", b->cfg->devs[i].sysname);
+		if (!read_str(p, v, sizeof(v)) && !strcmp(v, "0")) {
+			errf(msg, len,
+			     "tracing of '%s' was turned off from outside ('%s' is 0: stopped by 'blktrace -k'?); ending the trace",
+			     b->cfg->devs[i].path, p);
+			return -ESHUTDOWN;
+		}
+	}
+	for (int k = 0; k < b->cfg->ncpus; k++) {
+		unsigned long long now = blk_tfs_lost(b->t, b->cfg->cpus[k]);
+
+		if (now > b->seen_lost[k]) {
+			if (worst < 0 || now - b->seen_lost[k] > lost) {
+				lost = now - b->seen_lost[k];
+				worst = k;
+			}
+			b->seen_lost[k] = now;
+		}
+	}
+	if (worst >= 0 && b->grow && b->kb < TFS_MAX_KB) {
+		unsigned int kb = b->kb * 4 > TFS_MAX_KB ? TFS_MAX_KB : b->kb * 4;
+
+		snprintf(v, sizeof(v), "%u", kb);
+		if (twrite(b->t, "buffer_size_kb", v)) {
+			b->grow = 0;
+			errf(msg, len, "%llu events lost on CPU %d; could not grow the ring buffer",
+			     lost, b->cfg->cpus[worst]);
+			return 1;
+		}
+		errf(msg, len,
+		     "%llu events lost on CPU %d: tracefs ring buffer grown from %u to %u KiB per CPU",
+		     lost, b->cfg->cpus[worst], b->kb, kb);
+		b->kb = kb;
+		return 1;
+	}
+	return 0;
+}
+
+static int tfs_backend_stop(struct blk_backend *bb)
+{
+	return blk_tfs_stop(((struct tfs_backend *)bb)->t);
+}
+
+static uint64_t tfs_backend_lost(struct blk_backend *bb, int dev, int k)
+{
+	struct tfs_backend *b = (struct tfs_backend *)bb;
+
+	(void)dev; /* the ring buffer is shared by the devices: its losses count for each */
+	return blk_tfs_lost(b->t, b->cfg->cpus[k]);
+}
+
+static uint64_t tfs_backend_skipped(struct blk_backend *bb, int dev, int k)
+{
+	/* a CPU's pipe is shared by the devices: count what it skipped once */
+	return dev == 0 ? ((struct tfs_backend *)bb)->cpu[k].skipped : 0;
+}
+
+const struct blk_backend_ops blk_backend_tracefs = {
+	.name = "tracefs",
+	.open = tfs_backend_open,
+	.start = tfs_backend_start,
+	.read = tfs_backend_read,
+	.tick = tfs_backend_tick,
+	.stop = tfs_backend_stop,
+	.lost = tfs_backend_lost,
+	.skipped = tfs_backend_skipped,
+	.close = tfs_backend_close,
+};

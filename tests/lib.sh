@@ -103,3 +103,14 @@ wait_tracing() {
 	done
 	return 1
 }
+
+# A never-used ring buffer reads "7 (expanded: 1408)": the kernel expands it for any
+# tracer, to a size it then shows rounded to whole pages (1410 on 6.18), and it cannot be
+# shrunk back. Expand it first, as any tracer would, so that "as found" can be compared.
+expand_buffer() { # tracefs-dir
+	local b
+	b=$(cat "$1/buffer_size_kb")
+	case $b in
+	*expanded:*) echo "$b" | sed -E 's/.*expanded: ([0-9]+).*/\1/' >"$1/buffer_size_kb" ;;
+	esac
+}

@@ -79,11 +79,16 @@ const char *blk_tfs_comm(struct blk_tfs *t, uint32_t pid, char *buf, size_t len)
 int blk_tfs_close(struct blk_tfs *t);
 
 /*
- * blk_tfs_reset() - after a tracer was killed: disable tracing of the devices and put the
- * blk tracer and the bin option back to their defaults (nop, 0)
- * Return: 1 if something was reset, 0 if nothing was set up, or -errno.
+ * blk_tfs_kill() - blktrace -k through tracefs: when the blk tracer is in use, turn off
+ * tracing of the devices (@sysnames), then wait up to @wait_ms for the tracer reading the
+ * buffer to notice and put tracefs back; when no process reads it (a tracer killed with
+ * SIGKILL), put the blk tracer and the bin option back to their defaults (nop, 0) itself.
+ * The trace clock and buffer size are left as they are (what they were is not known).
+ * Return: 0 if the blk tracer was not in use, 1 if a running tracer stopped, 2 if a
+ * left-over was reset (a message in @msg for both), or -errno with the reason in @msg.
  */
-int blk_tfs_reset(const char *dir, const char *const *sysnames, int ndevs);
+int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wait_ms, char *msg,
+		 size_t len);
 
 /* What blk_tfs_close() restores, for messages: "current_tracer=nop, ...". */
 const char *blk_tfs_saved(const struct blk_tfs *t);

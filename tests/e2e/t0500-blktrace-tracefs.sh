@@ -33,12 +33,11 @@ state() {
 	for f in tracing_on current_tracer trace_clock options/bin; do
 		echo "$f=$(cat "$T/$f")"
 	done
-	# a never-used buffer shows "7 (expanded: 1408)": the kernel expands it for any
-	# tracer and it cannot be shrunk back, so compare the size it expands to
-	echo "buffer_size_kb=$(sed -E 's/.*expanded: ([0-9]+).*/\1/' "$T/buffer_size_kb")"
+	echo "buffer_size_kb=$(cat "$T/buffer_size_kb")"
 	echo "enable=$(cat /sys/block/$name/trace/enable)"
 }
 
+expand_buffer "$T"
 before=$(state)
 
 # 1. -w: stop after a few seconds
