@@ -103,8 +103,19 @@ struct relay_backend {
 	size_t bufsz; /* bytes per read() */
 	struct relay_stream *st; /* [k * ndevs + dev] */
 	int *set_up, *started;
+	int *gone; /* torn down from outside (blktrace -k): the relay files are dead */
 	long long *dropped;
 };
+
+/* did someone else tear @dev's trace down? (its relay files leave debugfs) */
+static int relay_gone(struct relay_backend *r, int dev)
+{
+	char path[4400];
+
+	/* block/NAME itself stays with blk-mq's debugfs: the relay files go */
+	snprintf(path, sizeof(path), "%s/block/%s/dropped", r->debugfs, r->cfg->devs[dev].name);
+	return access(path, F_OK) && errno == ENOENT;
+}
 
 static struct relay_stream *rstream(struct relay_backend *r, int dev, int k)
 {
@@ -142,7 +153,7 @@ static int relay_close(struct blk_backend *b, char *err, size_t len)
 	for (int i = 0; r->set_up && i < r->cfg->ndevs; i++) {
 		int e;
 
-		if (!r->set_up[i])
+		if (!r->set_up[i] || r->gone[i])
 			continue;
 		blk_relay_stop(r->cfg->devs[i].fd);
 		e = blk_relay_teardown(r->cfg->devs[i].fd);
@@ -155,6 +166,7 @@ static int relay_close(struct blk_backend *b, char *err, size_t len)
 	free(r->st);
 	free(r->set_up);
 	free(r->started);
+	free(r->gone);
 	free(r->dropped);
 	free(r);
 	return ret;
@@ -175,8 +187,9 @@ static struct blk_backend *relay_open(const struct blk_backend_cfg *cfg, char *e
 	r->st = calloc(n, sizeof(*r->st));
 	r->set_up = calloc((size_t)cfg->ndevs, sizeof(int));
 	r->started = calloc((size_t)cfg->ndevs, sizeof(int));
+	r->gone = calloc((size_t)cfg->ndevs, sizeof(int));
 	r->dropped = calloc((size_t)cfg->ndevs, sizeof(long long));
-	if (!r->st || !r->set_up || !r->started || !r->dropped)
+	if (!r->st || !r->set_up || !r->started || !r->gone || !r->dropped)
 		goto nomem;
 	for (size_t i = 0; i < n; i++)
 		r->st[i].fd = -1;
@@ -337,7 +350,16 @@ static int relay_read(struct blk_backend *b, int k, int wait_ms,
 			s->buf = nb;
 			s->cap = cap;
 		}
+		if (__atomic_load_n(&r->gone[i], __ATOMIC_ACQUIRE))
+			continue;
 		n = read(s->fd, s->buf + s->len, s->cap - s->len);
+		if (n < 0 && errno == EIO && relay_gone(r, i)) {
+			/* torn down from outside: nothing more will come */
+			__atomic_store_n(&r->gone[i], 1, __ATOMIC_RELEASE);
+			if (sink->mark)
+				sink->mark(sink->ctx, i, k, UINT64_MAX);
+			continue;
+		}
 		if (n < 0 && errno != EAGAIN && errno != EINTR) {
 			ret = -errno;
 			relay_errf(err, len, "reading the relay file of '%s', CPU %d: %s",
@@ -363,11 +385,15 @@ static int relay_read(struct blk_backend *b, int k, int wait_ms,
 static int relay_tick(struct blk_backend *b, char *msg, size_t len)
 {
 	struct relay_backend *r = (struct relay_backend *)b;
-	char path[4400];
 
 	for (int i = 0; i < r->cfg->ndevs; i++) {
-		snprintf(path, sizeof(path), "%s/block/%s", r->debugfs, r->cfg->devs[i].name);
-		if (access(path, F_OK) && errno == ENOENT) {
+		long long d = blk_relay_dropped(r->debugfs, r->cfg->devs[i].name);
+
+		/* kept as it goes: a trace torn down from outside takes its counter along */
+		if (d >= 0)
+			r->dropped[i] = d;
+		if (__atomic_load_n(&r->gone[i], __ATOMIC_ACQUIRE) || relay_gone(r, i)) {
+			__atomic_store_n(&r->gone[i], 1, __ATOMIC_RELEASE);
 			relay_errf(
 				msg, len,
 				"the trace of '%s' was torn down from outside (by 'blktrace -k'?); stopping",
@@ -384,6 +410,8 @@ static int relay_stop(struct blk_backend *b)
 	int ret = 0;
 
 	for (int i = 0; i < r->cfg->ndevs; i++) {
+		if (__atomic_load_n(&r->gone[i], __ATOMIC_ACQUIRE))
+			continue; /* its counter went with it: the last one read stays */
 		if (r->started[i]) {
 			int e = blk_relay_stop(r->cfg->devs[i].fd);
 

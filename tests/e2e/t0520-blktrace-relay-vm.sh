@@ -50,3 +50,68 @@ run() { # label outdir run-trace-args...
 
 run "VM null_blk" "$OUT/vm-nullb" --device nullb
 run "VM virtio disk, -b 1024 -n 8" "$OUT/vm-virtio" --device virtio -- -b 1024 -n 8
+
+# blktrace -k from another shell during a relay trace: the running tracer notices the
+# teardown, ends by itself with a message, exit 0, the I/Os before -k in its files
+d="$OUT/vm-kill"
+rm -rf "$d"; mkdir -p "$d"
+cat >"$d.workload" <<'WL'
+for i in 0 1 2 3 4 5 6 7; do io_write $((i * 8192)) 4096; io_read $((i * 12288)) 4096; done
+sleep 1
+blktrace -k -d "$DEV" >/out/kill.out 2>&1
+echo "exit $?" >>/out/kill.out
+sleep 2
+WL
+"$vm/run-trace.sh" "$TOP/blktrace" "$d" --workload "$d.workload" >"$d.log" 2>&1
+rc=$?
+get() { sed -n "s/^$1=//p" "$d/status" 2>/dev/null | tail -n 1; }
+if [ $rc = 0 ]; then
+	"$TOP/blkparse" -i trace -D "$d/trace" >"$d/parsed.txt" 2>/dev/null
+	if [ "$(get tracer_stop)" = exited-early ] && [ "$(get tracer_rc)" = 0 ] &&
+		grep -q "torn down from outside" "$d/blktrace.stderr" && grep -q "exit 0" "$d/kill.out" &&
+		[ "$(get teardown_ok)" = 1 ]; then
+		pass "VM relay: blktrace -k during a trace: the tracer ended by itself, exit 0 ($(head -n1 "$d/blktrace.stderr"))"
+	else
+		fail "VM relay: -k during a trace: stop=$(get tracer_stop) rc=$(get tracer_rc) k: $(tr '\n' ' ' <"$d/kill.out") stderr: $(head -c 300 "$d/blktrace.stderr")"
+	fi
+	if "$vm/check-ios.py" "$d/expected.txt" "$d/parsed.txt" >"$d/check-ios.txt"; then
+		pass "VM relay: trace stopped by -k: $(tail -n 1 "$d/check-ios.txt" | sed 's/^check-ios: //')"
+	else
+		fail "VM relay: trace stopped by -k: $(tail -n 1 "$d/check-ios.txt")"
+	fi
+else
+	fail "VM relay: -k during a trace: run-trace exit $rc $(tail -n 3 "$d.log" | tr '\n' ' ')"
+fi
+
+# -o - on the relay path: writers on both CPUs at once, the stream in time order
+d="$OUT/vm-stream"
+rm -rf "$d"; mkdir -p "$d"
+cat >"$d.workload" <<'WL'
+for w in 0 1 2 3; do
+	(for i in $(seq 0 149); do dd if=/dev/zero of="$DEV" bs=4096 count=1 seek=$((w * 1000 + i)) oflag=direct conv=notrunc 2>/dev/null; done) &
+done
+wait
+WL
+"$vm/run-trace.sh" "$TOP/blktrace" "$d" --workload "$d.workload" -- -o - >"$d.log" 2>&1
+rc=$?
+if [ $rc = 0 ]; then
+	read -r n back < <(PYTHONPATH="$TOP/tests/gen" python3 -B -c '
+import sys, blkrec
+n = back = 0
+prev = None
+for r in blkrec.records(open(sys.argv[1], "rb").read()):
+    n += 1
+    if prev is not None and r.time < prev:
+        back += 1
+    prev = r.time if prev is None else max(prev, r.time)
+print(n, back)' "$d/blktrace.stdout")
+	cpus=$("$TOP/blkparse" -i - <"$d/blktrace.stdout" 2>/dev/null | awk '$6 == "C" {print $2}' | sort -u | wc -l)
+	writes=$("$TOP/blkparse" -i - <"$d/blktrace.stdout" 2>/dev/null | awk '$6 == "C" && $7 ~ /W/' | wc -l)
+	if [ "$(get tracer_rc)" = 0 ] && [ "${n:-0}" -gt 1000 ] && [ "$back" = 0 ] && [ "$writes" -ge 600 ]; then
+		pass "VM relay: -o - stream of $n records from $cpus CPUs in time order, all 600 writes completed in it"
+	else
+		fail "VM relay: -o - stream: rc=$(get tracer_rc) $n records, $back steps back, $writes write completions, $cpus CPUs $(head -c 200 "$d/blktrace.stderr")"
+	fi
+else
+	fail "VM relay: -o - stream: run-trace exit $rc $(tail -n 3 "$d.log" | tr '\n' ' ')"
+fi
