@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blk/frame.h"
 #include "blk/net.h"
 #include "blk/output.h"
 #include "blk/trace.h"
@@ -159,9 +160,10 @@ struct stream {
 	uint32_t cpu;
 	struct blk_output *out;
 	uint64_t bytes, events;
-	unsigned char carry[64]; /* partial record header between messages */
-	size_t ncarry;
-	uint64_t skip; /* payload bytes of the current record left to pass */
+	unsigned char *acc; /* a partial record left from the last message, then the next one */
+	size_t nacc, cap;
+	int swapped; /* the records' byte order, -1 unknown */
+	int damaged; /* the stream held something that is not a record: counting stopped */
 	uint64_t drops; /* reported by the client's close */
 };
 
@@ -228,6 +230,7 @@ static struct stream *find_stream(struct server *sv, int host, const char *name,
 		return NULL;
 	s = &sv->s[sv->ns];
 	memset(s, 0, sizeof(*s));
+	s->swapped = -1;
 	s->host = host;
 	s->cpu = cpu;
 	snprintf(s->name, sizeof(s->name), "%s", name);
@@ -243,39 +246,41 @@ static struct stream *find_stream(struct server *sv, int host, const char *name,
 	return s;
 }
 
-/* Count the records passing through (headers may straddle messages). */
-static void count_records(struct stream *s, const unsigned char *p, size_t n, int swap)
+/* Count the I/O events passing through (records may straddle messages). */
+static void count_records(struct stream *s, const unsigned char *p, size_t n)
 {
-	while (n) {
-		if (s->skip) {
-			size_t k = s->skip < n ? (size_t)s->skip : n;
+	unsigned long events;
+	long used;
 
-			s->skip -= k;
-			p += k;
-			n -= k;
-			continue;
-		}
-		{
-			size_t need = sizeof(struct blk_io_trace) - s->ncarry;
-			size_t k = need < n ? need : n;
-			struct blk_io_trace t;
+	if (s->damaged)
+		return;
+	if (s->cap - s->nacc < n) {
+		size_t cap = s->nacc + n;
+		unsigned char *nb = realloc(s->acc, cap);
 
-			memcpy(s->carry + s->ncarry, p, k);
-			s->ncarry += k;
-			p += k;
-			n -= k;
-			if (s->ncarry < sizeof(t))
-				return;
-			memcpy(&t, s->carry, sizeof(t));
-			s->ncarry = 0;
-			/* notes (process names, timestamps) are not events */
-			if (!(sw32(t.action, swap) & BLK_TC_ACT(BLK_TC_NOTIFY)))
-				s->events++;
-			s->skip = swap ? __builtin_bswap16(t.pdu_len) : t.pdu_len;
-			if ((sw32(t.magic, swap) & 0xff) == BLK_IO_TRACE2_VERSION)
-				s->skip = 0; /* v2 headers are longer: counting stops being exact */
+		if (!nb) {
+			fprintf(stderr,
+				"blktrace: server: out of memory counting the records of %s, CPU %u (the data is still written)\n",
+				s->name, s->cpu);
+			s->damaged = 1;
+			return;
 		}
+		s->acc = nb;
+		s->cap = cap;
 	}
+	memcpy(s->acc + s->nacc, p, n);
+	s->nacc += n;
+	used = blk_frame_count(s->acc, s->nacc, &s->swapped, &events);
+	if (used < 0) {
+		fprintf(stderr,
+			"blktrace: server: the stream of %s, CPU %u holds something that is not a trace record after %llu events (the data is still written; its count stops here)\n",
+			s->name, s->cpu, (unsigned long long)s->events);
+		s->damaged = 1;
+		return;
+	}
+	s->events += events;
+	memmove(s->acc, s->acc + used, s->nacc - (size_t)used);
+	s->nacc -= (size_t)used;
 }
 
 static void print_host_stats(struct server *sv, int host)
@@ -378,6 +383,7 @@ static int handle(struct server *sv, struct conn *c)
 			for (int i = 0; i < sv->ns;) {
 				if (sv->s[i].host == c->host) {
 					blk_output_free(sv->s[i].out);
+					free(sv->s[i].acc);
 					sv->s[i] = sv->s[--sv->ns];
 				} else {
 					i++;
@@ -396,7 +402,7 @@ static int handle(struct server *sv, struct conn *c)
 
 			if (recv_all(c->fd, buf, k))
 				return -1;
-			count_records(s, buf, k, c->swap);
+			count_records(s, buf, k);
 			s->bytes += k;
 			if (s->out && blk_output_write(s->out, buf, k)) {
 				fprintf(stderr, "blktrace: server: %s\n", blk_output_error(s->out));
@@ -500,8 +506,10 @@ out:
 		close(lfd);
 	for (int i = 0; i < sv->nc; i++)
 		close(sv->c[i].fd);
-	for (int i = 0; i < sv->ns; i++)
+	for (int i = 0; i < sv->ns; i++) {
 		blk_output_close(sv->s[i].out);
+		free(sv->s[i].acc);
+	}
 	for (int i = 0; i < sv->nh; i++)
 		free(sv->h[i]);
 	free(sv);

@@ -370,11 +370,9 @@ static void check_file(struct rv_file *f)
 		if (ret == 1) {
 			f->have_last = 1;
 			f->last_off = f->base + ev.offset;
-			f->last_hdr = ev.version == BLK_IO_TRACE2_VERSION
-					      ? sizeof(struct blk_io_trace2)
-					      : sizeof(struct blk_io_trace);
+			f->last_hdr = blk_event_record_len(&ev) - ev.pdu_len;
 			f->last_pdu = ev.pdu_len;
-			f->next_off = f->last_off + f->last_hdr + ev.pdu_len;
+			f->next_off = f->last_off + blk_event_record_len(&ev);
 			check_event(f, &ev);
 			continue;
 		}

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "blk/event.h"
+#include "blk/frame.h"
 #include "blk/reader.h"
 #include "resync.h"
 
@@ -91,20 +92,13 @@ static int records_at(const char *path, uint64_t off)
 	return ok;
 }
 
-/* Whether @p holds the first word of a record the reader knows, in either byte order. */
-static int is_magic_word(const unsigned char *p)
+/* Whether @p (@n bytes) starts like a record the library knows, in either byte order. */
+static int is_record_start(const unsigned char *p, size_t n)
 {
-	static const uint32_t versions[] = {BLK_IO_TRACE_VERSION, BLK_IO_TRACE2_VERSION};
-	uint32_t w;
+	struct blk_event ev;
+	int swapped = -1;
 
-	memcpy(&w, p, 4);
-	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
-		uint32_t m = BLK_IO_TRACE_MAGIC | versions[i];
-
-		if (w == m || w == __builtin_bswap32(m))
-			return 1;
-	}
-	return 0;
+	return blk_frame(p, n, &swapped, &ev) >= 0;
 }
 
 int64_t resync_find(const char *path, uint64_t from)
@@ -128,7 +122,8 @@ int64_t resync_find(const char *path, uint64_t from)
 			for (int back = 2; back >= 1; back--) {
 				const unsigned char *w = p - back;
 
-				if (w >= buf && w + 4 <= buf + n && is_magic_word(w) &&
+				if (w >= buf && w + 4 <= buf + n &&
+				    is_record_start(w, (size_t)(buf + n - w)) &&
 				    records_at(path, pos + (uint64_t)(w - buf))) {
 					found = (int64_t)(pos + (uint64_t)(w - buf));
 					break;

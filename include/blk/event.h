@@ -51,6 +51,14 @@ static inline int blk_event_is_write(const struct blk_event *ev)
 	return blk_event_has_cat(ev, BLK_TC_WRITE);
 }
 
+/* The length of the record @ev was decoded from: its version's header and the payload. */
+static inline unsigned int blk_event_record_len(const struct blk_event *ev)
+{
+	return (ev->version == BLK_IO_TRACE2_VERSION ? (unsigned int)sizeof(struct blk_io_trace2)
+						     : (unsigned int)sizeof(struct blk_io_trace)) +
+	       ev->pdu_len;
+}
+
 /* bytes >> 9, as printed */
 static inline unsigned int blk_event_sectors(const struct blk_event *ev)
 {
