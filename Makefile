@@ -57,6 +57,32 @@ tests/gen/%: tests/gen/%.o $(LIB)
 tests/unit/test-%: tests/unit/test-%.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
+# ---- install ----
+# make install [PREFIX=/usr/local] [DESTDIR=...]: the programs in $(PREFIX)/bin (btrace is the
+# wrapper script), the man pages in $(PREFIX)/share/man/man1 and man8. 'make uninstall'
+# removes exactly those files.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+INSTALL ?= install
+INSTALL_PROGS = blktrace blkparse blkiomon btt/btt iowatcher/iowatcher btreplay/btrecord \
+	btreplay/btreplay verify_blkparse blkrawverify
+INSTALL_SCRIPTS = btrace
+MAN1 = $(wildcard doc/*.1)
+MAN8 = $(wildcard doc/*.8)
+
+.PHONY: install uninstall
+install: $(INSTALL_PROGS)
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
+	$(INSTALL) -m 0755 $(INSTALL_PROGS) $(INSTALL_SCRIPTS) $(DESTDIR)$(BINDIR)/
+	$(INSTALL) -m 0644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_PROGS) $(INSTALL_SCRIPTS))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MAN8)))
+
 # ---- tests ----
 .PHONY: all check check-plain unit e2e asan valgrind fuzz bench demo deps clean hdr-check format format-check
 deps:
@@ -84,7 +110,7 @@ asan:
 	@rm -rf tests/out/asan && mkdir -p tests/out/asan
 	@tar --exclude=./tests/out --exclude=./.git -cf - . | tar -C tests/out/asan -xf -
 	@$(MAKE) --no-print-directory -C tests/out/asan clean >/dev/null
-	@$(MAKE) --no-print-directory -C tests/out/asan CFLAGS="$(SAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" BTT_OPT= BTT_PGO= all $(UNIT) >/dev/null
+	@$(MAKE) --no-print-directory -C tests/out/asan CFLAGS="$(SAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" all $(UNIT) >/dev/null
 	@mkdir -p tests/out/asan/tests/out/memcheck
 	cd tests/out/asan && ASAN_OPTIONS=detect_leaks=1:log_path=$(CURDIR)/tests/out/asan/tests/out/memcheck/asan \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/tests/out/asan/tests/out/memcheck/asan \

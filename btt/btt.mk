@@ -4,51 +4,55 @@ TOOLS += btt/btt
 BTT_OBJ := $(patsubst %.c,%.o,$(wildcard btt/*.c))
 .PHONY: btt btt-clean
 
-# btt handles every event through calls across its files and the library's reader: it is
-# built with -O3 and link-time optimisation, the library compiled again into btt/lib/ for
-# it, so that those calls inline (10-15% faster). "make BTT_OPT=" builds it as the rest.
-BTT_OPT ?= -O3 -flto=auto
-BTT_LIB_OBJ := $(patsubst lib/%.c,btt/lib/%.o,$(LIB_SRC))
-
 btt/%.o: CPPFLAGS += -Ibtt
-btt/%.o: CFLAGS += $(BTT_OPT)
-
-btt/lib/%.o: lib/%.c
-	@mkdir -p btt/lib
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 btt: btt/btt
 
-# Profile-guided: btt/pgo.sh builds btt with counters, runs it on the real traces bundled
-# with the tests and builds it again with the counts (synthetic 20M events 7% faster,
-# large-perf 18%; the outputs are the same). "make BTT_PGO=" builds it without; the ASan
-# build does.
-BTT_PGO ?= 1
-BTT_TRAIN := $(filter-out %.blkiomon.bin.xz,$(wildcard tests/data/*/*.bin.xz))
+# btt is built as every other tool: its objects and the library, with the common flags.
+# Two opt-in builds make the per-event calls across its files and the library's reader
+# inline (measured on large-perf: bench/bench-btt.sh, figures in README.md):
+#   make LTO=1   -O3 and link-time optimisation, the library compiled again into btt/lib/
+#   make pgo     the same, profile-guided: btt/pgo.sh builds btt with counters, runs it on
+#                the real traces bundled with the tests and builds it again with the counts
+# Both replace btt/btt; 'make btt-clean' (or 'make clean') goes back to the default.
+BTT_LTO_FLAGS := -O3 -flto=auto
+BTT_LIB_OBJ := $(patsubst lib/%.c,btt/lib/%.o,$(LIB_SRC))
+BTT_LTO_OBJ := $(patsubst %.c,btt/lto/%.o,$(wildcard btt/*.c)) btt/lto/common.o
+BTT_TRAIN = $(filter-out %.blkiomon.bin.xz,$(wildcard tests/data/*/*.bin.xz))
 
-ifeq ($(BTT_PGO),1)
-btt/btt: btt/pgo.sh btt/btt.mk $(wildcard btt/*.c btt/*.h) $(LIB_SRC) common.c \
-		$(wildcard include/*.h include/blk/*.h) $(BTT_TRAIN)
-	@CC="$(CC)" CPPFLAGS="$(CPPFLAGS) -Ibtt" CFLAGS="$(CFLAGS) $(BTT_OPT)" LDFLAGS="$(LDFLAGS)" \
-		LIBS="$(LDLIBS_Z) -lm" sh btt/pgo.sh "$(wildcard btt/*.c) $(LIB_SRC) common.c" $(BTT_TRAIN)
+btt/lib/%.o: lib/%.c
+	@mkdir -p btt/lib
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(BTT_LTO_FLAGS) -c -o $@ $<
+
+btt/lto/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Ibtt $(CFLAGS) $(BTT_LTO_FLAGS) -c -o $@ $<
+
+ifeq ($(LTO),1)
+btt/btt: $(BTT_LTO_OBJ) $(BTT_LIB_OBJ)
+	$(CC) $(CFLAGS) $(BTT_LTO_FLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z) -lm
 else
-btt/btt: $(BTT_OBJ) $(BTT_LIB_OBJ) common.o
-	$(CC) $(CFLAGS) $(BTT_OPT) $(LDFLAGS) -o $@ $(BTT_OBJ) $(BTT_LIB_OBJ) common.o \
-		$(LDLIBS_Z) -lm
+btt/btt: $(BTT_OBJ) common.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z) -lm
 endif
+
+.PHONY: pgo
+pgo:
+	@CC="$(CC)" CPPFLAGS="$(CPPFLAGS) -Ibtt" CFLAGS="$(CFLAGS) $(BTT_LTO_FLAGS)" LDFLAGS="$(LDFLAGS)" \
+		LIBS="$(LDLIBS_Z) -lm" sh btt/pgo.sh "$(wildcard btt/*.c) $(LIB_SRC) common.c" $(BTT_TRAIN)
 
 clean: btt-clean
 btt-clean:
-	rm -rf btt/btt btt/*.o btt/*.d btt/lib btt/pgo
+	rm -rf btt/btt btt/*.o btt/*.d btt/lib btt/lto btt/pgo
 
--include $(BTT_OBJ:.o=.d) $(BTT_LIB_OBJ:.o=.d)
+-include $(BTT_OBJ:.o=.d) $(wildcard btt/lib/*.d btt/lto/*.d btt/lto/btt/*.d)
 
 # the seek statistics' unit test checks them against the pointer red-black tree model
 tests/unit/test-seekstat.o: CPPFLAGS += -Ibtt
 tests/unit/test-seekstat: tests/unit/test-seekstat.o btt/seekstat.o tests/unit/rbtree.o $(LIB)
-	$(CC) $(CFLAGS) $(BTT_OPT) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
 # the compact trees of queued I/Os against the same pointer red-black tree
 tests/unit/test-qtree.o: CPPFLAGS += -Ibtt
 tests/unit/test-qtree: tests/unit/test-qtree.o btt/qtree.o tests/unit/rbtree.o $(LIB)
-	$(CC) $(CFLAGS) $(BTT_OPT) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)

@@ -1,9 +1,9 @@
 #!/bin/sh
-# Build btt/btt with profile-guided optimisation (btt.mk, BTT_PGO=1, the default): the
+# Build btt/btt with profile-guided optimisation (btt.mk: "make pgo", opt-in): the
 # sources are compiled with counters, that build reads the real traces bundled with the
 # tests (tests/data/*/*.bin.xz: the default report, then -A with -l and -q files), and the
 # sources are compiled again with the counts, which tell the compiler the common paths.
-# Without those traces or xz, the second build simply has no profile (the code BTT_PGO=
+# Without those traces or xz, the second build simply has no profile (the code "make LTO=1"
 # gives). The objects and counts stay in btt/pgo/.
 #
 # usage: CC=.. CPPFLAGS=.. CFLAGS=.. LDFLAGS=.. LIBS=.. sh btt/pgo.sh "SOURCES" TRACE.bin.xz...

@@ -1,7 +1,8 @@
 #!/bin/bash
-# Installs what building and testing need (Debian/Ubuntu). As root it runs apt-get;
-# otherwise it prints the exact command to run.
-pkgs="build-essential pkg-config zlib1g-dev libcmocka-dev libaio-dev xz-utils blktrace fio clang valgrind qemu-system-x86 busybox-static cpio kmod librsvg2-bin chromium ffmpeg e2fsprogs util-linux python3 bc clang-format libclang-rt-14-dev locales"
+# Installs what building and testing need (Debian/Ubuntu): the packages listed in
+# tests/packages.txt. As root it runs apt-get; otherwise it prints the exact command to run.
+here=$(cd "$(dirname "$0")" && pwd)
+pkgs=$(sed -e 's/#.*//' "$here/packages.txt" | tr -s ' \n' ' ')
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"

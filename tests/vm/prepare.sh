@@ -7,8 +7,8 @@
 #   -q     print nothing but errors and skip reasons
 #   --env  print only the shell assignments (VM_KVER, VM_VMLINUZ, VM_MODDIR, VM_BUSYBOX, VM_QEMU...)
 #
-# Installs (apt-get, only when root and only what is missing): qemu-system-x86, busybox-static,
-# cpio, xz-utils, kmod. Finds the kernel package that linux-image-amd64 depends on, downloads
+# Installs what is missing of qemu-system-x86, busybox-static, cpio, xz-utils and kmod (as root,
+# through tests/deps.sh, which installs the project's package list). Finds the kernel package that linux-image-amd64 depends on, downloads
 # exactly that package, extracts it into $VM_CACHE/kernel/PKG/ and runs depmod there.
 # Writes $VM_CACHE/env.sh (the same assignments as --env) and prints the paths.
 #
@@ -57,16 +57,13 @@ apt_update() {
 
 if [ ${#need_pkgs[@]} -gt 0 ]; then
 	[ $is_root = 1 ] || skip "missing host packages (${need_pkgs[*]}) and not root: run as root or 'apt-get install ${need_pkgs[*]}'"
-	command -v apt-get >/dev/null 2>&1 || skip "missing host packages (${need_pkgs[*]}) and no apt-get"
-	log "installing ${need_pkgs[*]}"
-	if ! apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/tmp/prepare-apt.$$.log 2>&1; then
-		apt_update
-		if ! apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}" >/tmp/prepare-apt.$$.log 2>&1; then
-			tail -n 5 /tmp/prepare-apt.$$.log >&2
-			rm -f /tmp/prepare-apt.$$.log
-			skip "apt-get install ${need_pkgs[*]} failed"
-		fi
-	fi
+	# the one package list of the project (tests/packages.txt) has them
+	log "installing the test packages (missing: ${need_pkgs[*]})"
+	"$(dirname "${BASH_SOURCE[0]}")/../deps.sh" >/tmp/prepare-apt.$$.log 2>&1 || {
+		tail -n 5 /tmp/prepare-apt.$$.log >&2
+		rm -f /tmp/prepare-apt.$$.log
+		skip "installing ${need_pkgs[*]} (tests/deps.sh) failed"
+	}
 	rm -f /tmp/prepare-apt.$$.log
 fi
 DEPMOD=$(command -v depmod || echo /sbin/depmod)

@@ -1,0 +1,42 @@
+#!/bin/bash
+# make install / make uninstall as a packager runs them: PREFIX and DESTDIR honoured, every
+# program and man page in place and usable from there, and uninstall removes exactly them.
+. "$(dirname "$0")/../lib.sh"
+
+d="$OUT/install"
+rm -rf "$d"; mkdir -p "$d"
+if ! make -s -C "$TOP" install DESTDIR="$d" PREFIX=/usr >"$d.log" 2>&1; then
+	fail "make install DESTDIR=... PREFIX=/usr: $(tail -n 3 "$d.log" | tr '\n' ' ')"
+	exit 0
+fi
+progs="blktrace blkparse blkiomon btt iowatcher btrecord btreplay verify_blkparse blkrawverify btrace"
+missing=""
+for p in $progs; do
+	[ -x "$d/usr/bin/$p" ] || missing="$missing $p"
+done
+[ -z "$missing" ] && pass "make install: all $(echo $progs | wc -w) programs in DESTDIR/usr/bin, executable" ||
+	fail "make install: missing or not executable:$missing"
+pages=$(cd "$TOP/doc" && ls *.1 *.8)
+missing=""
+for m in $pages; do
+	[ -f "$d/usr/share/man/man${m##*.}/$m" ] || missing="$missing $m"
+done
+[ -z "$missing" ] && pass "make install: $(echo $pages | wc -w) man pages in DESTDIR/usr/share/man/man1 and man8" ||
+	fail "make install: man pages missing:$missing"
+# the installed programs run from there, alone (no source tree needed)
+bad=""
+for p in blkparse blkiomon btt iowatcher btrecord btreplay verify_blkparse blkrawverify blktrace; do
+	(cd / && "$d/usr/bin/$p" --help >/dev/null 2>&1) || bad="$bad $p"
+done
+[ -z "$bad" ] && pass "the installed programs run from DESTDIR (--help exits 0)" || fail "installed programs failing --help:$bad"
+data=$(unpack ext4-mixed)
+if (cd "$data" && "$d/usr/bin/blkparse" -i ext4-mixed -D . >"$d.out" 2>/dev/null) &&
+	cmp -s "$data/ext4-mixed.blkparse.txt" "$d.out"; then
+	pass "installed blkparse prints the reference text for the bundled ext4 trace"
+else
+	fail "installed blkparse output differs from the reference on ext4-mixed"
+fi
+make -s -C "$TOP" uninstall DESTDIR="$d" PREFIX=/usr >>"$d.log" 2>&1
+left=$(find "$d" -type f | wc -l)
+[ "$left" = 0 ] && pass "make uninstall removes every installed file" ||
+	fail "make uninstall left $left files: $(find "$d" -type f | head -n 3 | tr '\n' ' ')"
