@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <locale.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,62 @@
 
 #define BLKPARSE_VERSION "1.2.0"
 #define NS_PER_SEC 1000000000ull
+
+/*
+ * Interrupts (SIGINT, SIGTERM, SIGHUP), as the classic tool catches them. Files stop being
+ * read at the first one. A pipe is read on to its end: the tracer stopped by the same Ctrl-C
+ * drains its buffers and then closes its output. The interrupt that cuts a pipe short (the
+ * second one) replaces its descriptor by /dev/null, so that a read waiting there ends as the
+ * input does and the sorter then prints everything read, with the summary. The library sees
+ * nothing of this.
+ */
+static volatile sig_atomic_t interrupts;
+static volatile sig_atomic_t cut_at = 1; /* interrupts that cut the input being read */
+static volatile sig_atomic_t cut_fd = -1; /* that input's descriptor, or -1 */
+static volatile sig_atomic_t null_fd = -1;
+static volatile sig_atomic_t cut_done;
+
+static void cut_input(void)
+{
+	if (cut_fd < 0 || cut_done)
+		return;
+	if (null_fd >= 0 && dup2(null_fd, cut_fd) >= 0)
+		cut_done = 1;
+}
+
+static void on_interrupt(int sig)
+{
+	int e = errno;
+
+	if (interrupts < 2)
+		interrupts++;
+	if (interrupts >= cut_at) {
+		cut_input();
+		if (!cut_done && cut_fd >= 0) {
+			/* no /dev/null to read: end as if the interrupt was not caught */
+			signal(sig, SIG_DFL);
+			raise(sig);
+		}
+	}
+	errno = e;
+}
+
+static void catch_interrupts(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_interrupt;
+	/* reads and writes resume after the handler: stdio and the outputs see no EINTR */
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	sigaddset(&sa.sa_mask, SIGHUP);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
 
 struct parse_opts {
 	const char **inputs;
@@ -676,7 +733,7 @@ static void run_file_mode(struct parse_run *r)
 	struct blk_merge *m = blk_merge_new(o->batch, on_record, r);
 	struct blk_event ev;
 	void *owner;
-	int cpu, ret;
+	int cpu, ret = 1; /* > 0 after the loop: more records may follow */
 
 	if (!m)
 		die("out of memory");
@@ -693,7 +750,7 @@ static void run_file_mode(struct parse_run *r)
 	}
 	if (!blk_merge_peek_time(m, &r->genesis))
 		r->genesis = 0;
-	while ((ret = blk_merge_next(m, &ev, &owner, &cpu)) > 0) {
+	while (!interrupts && (ret = blk_merge_next(m, &ev, &owner, &cpu)) > 0) {
 		struct file_in *fi = owner;
 		struct blk_acct_dev *d = fi->d;
 
@@ -713,6 +770,8 @@ static void run_file_mode(struct parse_run *r)
 	}
 	if (ret < 0 && ret != -EIO)
 		die("%s", strerror(-ret));
+	if (interrupts && ret > 0)
+		warning("interrupted: the rest of the input was not read (the summary covers the events before)");
 	for (unsigned int i = 0; i < blk_merge_nerrors(m); i++) {
 		error("%s", blk_merge_error(m, i));
 		r->failed = 1;
@@ -741,11 +800,17 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 	struct blk_pipesort *ps;
 	struct blk_reader *rd;
 	struct blk_event ev;
-	int ret;
+	int fd, ret;
 
-	rd = blk_reader_open(in);
+	fd = strcmp(in, "-") ? open(in, O_RDONLY | O_CLOEXEC) : dup(STDIN_FILENO);
+	rd = fd < 0 ? NULL : blk_reader_fdopen(fd, in);
 	if (!rd)
 		die("cannot open '%s': %s", in, strerror(errno));
+	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	cut_at = is_pipe_input(in) ? 2 : 1;
+	cut_fd = fd;
+	if (interrupts >= cut_at)
+		cut_input();
 	po.batch = o->batch;
 	/*
 	 * A batch ends when the pipe stays empty for 20 ms (the classic tool ends it as soon
@@ -797,11 +862,20 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 	if (blk_pipesort_forced(ps))
 		warning("%llu records were released from a stalled reorder window (sequence gaps in the input)",
 			(unsigned long long)blk_pipesort_forced(ps));
-	if (blk_pipesort_error(ps)) {
+	cut_fd = -1; /* before the descriptor is closed (and its number reused) */
+	if (cut_done) {
+		warning("interrupted: stopped reading '%s' before its end (the summary covers the %llu records read)",
+			in, (unsigned long long)blk_reader_records(rd));
+		if (blk_pipesort_error(ps))
+			hint("the last record was cut short: %s", blk_pipesort_error(ps));
+	} else if (blk_pipesort_error(ps)) {
 		error("%s", blk_pipesort_error(ps));
 		r->failed = 1;
 	}
 	blk_pipesort_free(ps);
+	if (null_fd >= 0)
+		close(null_fd);
+	null_fd = -1;
 	blk_acct_set_cmem(r->acct, NULL);
 	blk_cmem_free(r->cmem);
 	r->cmem = NULL;
@@ -835,6 +909,7 @@ int main(int argc, char **argv)
 	o.text = 1;
 	o.stop_end = UINT64_MAX;
 	parse_args(argc, argv, &o);
+	catch_interrupts();
 
 	r.o = &o;
 	dump_stdout = o.dump && !strcmp(o.dump, "-");
