@@ -41,6 +41,7 @@ struct dstat {
 	struct dstat *next;
 	struct mon_stat s;
 	struct blk_hist d2c; /* percentiles (--percentiles, --csv) */
+	uint64_t before_issue; /* in this interval: completions before their issue, left out */
 	int used;
 };
 
@@ -68,6 +69,7 @@ struct mon {
 	struct parked *park[PARK_BUCKETS];
 	struct parked *free_parked;
 	uint64_t matched, dropped, leftover, zero_d2c;
+	uint64_t before_issue; /* completions older than the issue they met (all intervals) */
 	int have_ts;
 	int64_t ts_sec;
 	uint64_t ts_time;
@@ -173,10 +175,29 @@ static void debug_event(struct mon *m, const char *what, const struct blk_event 
 		ev->bytes, (uint32_t)ev->action, (unsigned long long)ev->time);
 }
 
-/* Pair each issue with its completion (same device, sector and direction bits). */
+static void park(struct mon *m, struct parked *p)
+{
+	p->next = m->park[p->ev.sector % PARK_BUCKETS];
+	m->park[p->ev.sector % PARK_BUCKETS] = p;
+}
+
+static void recycle(struct mon *m, struct parked *p)
+{
+	p->next = m->free_parked;
+	m->free_parked = p;
+}
+
+/*
+ * Pair each issue with its completion (same device, sector and direction bits) as the
+ * classic tool does: of the two records that meet, the older by time must be the issue and
+ * the younger the completion; otherwise the older one is dropped and the younger waits.
+ * A completion read before its issue (a stream out of time order: per-CPU chunks) still
+ * pairs, and no D2C is negative.
+ */
 static void pair(struct mon *m, const struct blk_event *ev)
 {
 	struct parked **pp = &m->park[ev->sector % PARK_BUCKETS], *p;
+	const struct blk_event *old, *young;
 
 	for (; (p = *pp); pp = &p->next) {
 		if (p->ev.device == ev->device && p->ev.sector == ev->sector &&
@@ -184,19 +205,37 @@ static void pair(struct mon *m, const struct blk_event *ev)
 			break;
 	}
 	if (p) {
+		int parked_older = p->ev.time < ev->time; /* a tie: the record read is older */
+
 		*pp = p->next;
-		if (blk_event_has_cat(&p->ev, BLK_TC_ISSUE) &&
-		    blk_event_has_cat(ev, BLK_TC_COMPLETE)) {
-			account(m, &p->ev, ev);
-			p->next = m->free_parked;
-			m->free_parked = p;
+		old = parked_older ? &p->ev : ev;
+		young = parked_older ? ev : &p->ev;
+		if (blk_event_has_cat(old, BLK_TC_ISSUE) &&
+		    blk_event_has_cat(young, BLK_TC_COMPLETE)) {
+			account(m, old, young);
+			recycle(m, p);
 			return;
 		}
-		/* not an issue followed by its completion: the older one is dropped */
-		debug_event(m, "mismatch", &p->ev);
+		if (ev->time < p->ev.time && blk_event_has_cat(&p->ev, BLK_TC_ISSUE) &&
+		    blk_event_has_cat(ev, BLK_TC_COMPLETE)) {
+			/*
+			 * A completion older than the issue read before it: it completes an
+			 * earlier request (an unordered stream). Taken as a pair, its D2C would
+			 * be negative; counted, and dropped as the classic tool drops it.
+			 */
+			struct dstat *ds = get_dstat(m, ev->device);
+
+			ds->before_issue++;
+			ds->used = 1;
+			m->before_issue++;
+		}
+		debug_event(m, "mismatch", old);
 		m->dropped++;
-		p->next = m->free_parked;
-		m->free_parked = p;
+		if (!parked_older) {
+			park(m, p); /* the parked record is the younger: it waits on */
+			return;
+		}
+		recycle(m, p);
 	}
 	p = m->free_parked;
 	if (p)
@@ -206,8 +245,7 @@ static void pair(struct mon *m, const struct blk_event *ev)
 	p->ev = *ev;
 	p->ev.pdu = NULL;
 	p->ev.pdu_len = 0;
-	p->next = m->park[ev->sector % PARK_BUCKETS];
-	m->park[ev->sector % PARK_BUCKETS] = p;
+	park(m, p);
 }
 
 static void print_minmax(FILE *f, const char *name, const struct minmax *mm)
@@ -298,6 +336,9 @@ static void report(struct mon *m, time_t when, const char *label)
 				   1024);
 			print_hist(f, "d2c histogram (usec)", s->d2c_hist, D2C_BUCKETS, 0, 8);
 			fprintf(f, "bidirectional requests: %llu\n", (unsigned long long)s->bidir);
+			if (d->before_issue) /* an addition: never printed for an ordered stream */
+				fprintf(f, "completions before their issue (left out): %llu\n",
+					(unsigned long long)d->before_issue);
 			if (m->o->percentiles)
 				fprintf(f,
 					"d2c percentiles (usec): p50 %llu, p99 %llu, p99.9 %llu, max %llu\n",
@@ -340,6 +381,7 @@ static void report(struct mon *m, time_t when, const char *label)
 		}
 		stat_reset(s, s->device);
 		blk_hist_clear(&d->d2c);
+		d->before_issue = 0;
 		d->used = 0;
 	}
 }
@@ -593,9 +635,16 @@ int main(int argc, char **argv)
 		free(p);
 	}
 	if (m.debug)
-		fprintf(m.debug, "matched %llu, dropped %llu, leftover %llu, D2C under 1 us %llu\n",
+		fprintf(m.debug,
+			"matched %llu, dropped %llu, leftover %llu, D2C under 1 us %llu, completions before their issue %llu\n",
 			(unsigned long long)m.matched, (unsigned long long)m.dropped,
-			(unsigned long long)m.leftover, (unsigned long long)m.zero_d2c);
+			(unsigned long long)m.leftover, (unsigned long long)m.zero_d2c,
+			(unsigned long long)m.before_issue);
+	if (m.before_issue) {
+		warning("%llu completions came before the issue they met (the input is not in time order); they were left out of the statistics",
+			(unsigned long long)m.before_issue);
+		hint("blktrace -o - sends each CPU's records in chunks; a saved stream sorted with 'blkparse -i FILE -d SORTED -O' pairs them all");
+	}
 	if (m.zero_d2c)
 		warning("%llu requests completed less than 1 us after issue (the classic blkiomon dies on them); their throughput was computed with 1 us",
 			(unsigned long long)m.zero_d2c);
