@@ -58,6 +58,7 @@ struct mon_opts {
 	long msg_id;
 	int trace_time;
 	int percentiles;
+	int exact_thrput;
 };
 
 struct mon {
@@ -74,6 +75,31 @@ struct mon {
 	int64_t ts_sec;
 	uint64_t ts_time;
 };
+
+/*
+ * ---- The classic tool's arithmetic, reproduced by default (text and -b records stay
+ * byte-identical) ----
+ * Its variance squares the sum in 64-bit integers, which wraps for large sums; the rest is
+ * double. Its throughput multiplies the request size by 1000 in 32 bits before dividing
+ * by the D2C time, which wraps for requests over 4294967 bytes (4 MiB + 3711 bytes, e.g.
+ * large discards); --exact-throughput computes it in 64 bits.
+ */
+static double classic_var(uint64_t sum, uint64_t sos, uint64_t num)
+{
+	uint64_t sum2 = sum * sum;
+
+	return num ? ((double)sos - (double)sum2 / (double)num) / (double)num : 0.0;
+}
+
+static uint64_t throughput(uint32_t bytes, uint64_t d2c_us, int exact)
+{
+	uint64_t scaled = exact ? (uint64_t)bytes * 1000 : (uint32_t)(bytes * 1000u);
+
+	/* the classic tool divides by zero when D->C is under 1 us: count it as 1 us */
+	return scaled / (d2c_us ? d2c_us : 1);
+}
+
+/* ---- statistics ---- */
 
 static void minmax_reset(struct minmax *m)
 {
@@ -142,10 +168,9 @@ static void account(struct mon *m, const struct blk_event *d, const struct blk_e
 	struct dstat *ds = get_dstat(m, d->device);
 	uint32_t dir = (uint32_t)(c->action >> BLK_TC_SHIFT) & (BLK_TC_READ | BLK_TC_WRITE);
 
-	/* the classic tool divides by zero here when D->C is under 1 us: count it as 1 us */
 	if (!d2c)
 		m->zero_d2c++;
-	thrput = size * 1000 / (d2c ? d2c : 1);
+	thrput = throughput(d->bytes, d2c, m->o->exact_thrput);
 	if (dir & BLK_TC_READ) {
 		minmax_add(&ds->s.thrput_r, thrput);
 		minmax_add(&ds->s.size_r, size);
@@ -251,13 +276,7 @@ static void pair(struct mon *m, const struct blk_event *ev)
 static void print_minmax(FILE *f, const char *name, const struct minmax *mm)
 {
 	double avg = mm->num ? (double)mm->sum / (double)mm->num : 0.0;
-	/*
-	 * As the classic tool computes it: sum^2 in 64-bit integers (it wraps for large
-	 * values), the rest in double (the text stays identical; --csv has no variance).
-	 */
-	uint64_t sum2 = mm->sum * mm->sum;
-	double var = mm->num ? ((double)mm->sos - (double)sum2 / (double)mm->num) / (double)mm->num
-			     : 0.0;
+	double var = classic_var(mm->sum, mm->sos, mm->num); /* --csv has no variance */
 
 	fprintf(f, "%s: num %llu, min %lld, max %llu, sum %llu, squ %llu, avg %.1f, var %.1f\n",
 		name, (unsigned long long)mm->num, (long long)mm->min, (unsigned long long)mm->max,
@@ -412,6 +431,7 @@ static const struct option long_opts[] = {
 	{"csv", required_argument, NULL, 1001},
 	{"percentiles", no_argument, NULL, 1002},
 	{"help", no_argument, NULL, 1003},
+	{"exact-throughput", no_argument, NULL, 1004},
 	{NULL, 0, NULL, 0},
 };
 
@@ -432,6 +452,8 @@ static void usage(FILE *f)
 		"                             file gives the same report every run (last interval too)\n"
 		"      --csv=FILE             one CSV line per device and interval\n"
 		"      --percentiles          add p50/p99/p99.9 of D2C to the text report\n"
+		"      --exact-throughput     throughput of requests over 4 MiB without the classic\n"
+		"                             tool's 32-bit overflow (text and -b records change)\n"
 		"  -V, --version              print the version\n");
 }
 
@@ -500,6 +522,9 @@ int main(int argc, char **argv)
 		case 1003:
 			usage(stdout);
 			return 0;
+		case 1004:
+			o.exact_thrput = 1;
+			break;
 		default:
 			usage(stderr);
 			return 1;
