@@ -41,6 +41,7 @@ struct dstat {
 	struct dstat *next;
 	struct mon_stat s;
 	struct blk_hist d2c; /* percentiles (--percentiles, --csv) */
+	uint64_t before_issue; /* in this interval: completions before their issue, left out */
 	int used;
 };
 
@@ -57,6 +58,7 @@ struct mon_opts {
 	long msg_id;
 	int trace_time;
 	int percentiles;
+	int exact_thrput;
 };
 
 struct mon {
@@ -68,10 +70,36 @@ struct mon {
 	struct parked *park[PARK_BUCKETS];
 	struct parked *free_parked;
 	uint64_t matched, dropped, leftover, zero_d2c;
+	uint64_t before_issue; /* completions older than the issue they met (all intervals) */
 	int have_ts;
 	int64_t ts_sec;
 	uint64_t ts_time;
 };
+
+/*
+ * ---- The classic tool's arithmetic, reproduced by default (text and -b records stay
+ * byte-identical) ----
+ * Its variance squares the sum in 64-bit integers, which wraps for large sums; the rest is
+ * double. Its throughput multiplies the request size by 1000 in 32 bits before dividing
+ * by the D2C time, which wraps for requests over 4294967 bytes (4 MiB + 3711 bytes, e.g.
+ * large discards); --exact-throughput computes it in 64 bits.
+ */
+static double classic_var(uint64_t sum, uint64_t sos, uint64_t num)
+{
+	uint64_t sum2 = sum * sum;
+
+	return num ? ((double)sos - (double)sum2 / (double)num) / (double)num : 0.0;
+}
+
+static uint64_t throughput(uint32_t bytes, uint64_t d2c_us, int exact)
+{
+	uint64_t scaled = exact ? (uint64_t)bytes * 1000 : (uint32_t)(bytes * 1000u);
+
+	/* the classic tool divides by zero when D->C is under 1 us: count it as 1 us */
+	return scaled / (d2c_us ? d2c_us : 1);
+}
+
+/* ---- statistics ---- */
 
 static void minmax_reset(struct minmax *m)
 {
@@ -140,10 +168,9 @@ static void account(struct mon *m, const struct blk_event *d, const struct blk_e
 	struct dstat *ds = get_dstat(m, d->device);
 	uint32_t dir = (uint32_t)(c->action >> BLK_TC_SHIFT) & (BLK_TC_READ | BLK_TC_WRITE);
 
-	/* the classic tool divides by zero here when D->C is under 1 us: count it as 1 us */
 	if (!d2c)
 		m->zero_d2c++;
-	thrput = size * 1000 / (d2c ? d2c : 1);
+	thrput = throughput(d->bytes, d2c, m->o->exact_thrput);
 	if (dir & BLK_TC_READ) {
 		minmax_add(&ds->s.thrput_r, thrput);
 		minmax_add(&ds->s.size_r, size);
@@ -173,10 +200,29 @@ static void debug_event(struct mon *m, const char *what, const struct blk_event 
 		ev->bytes, (uint32_t)ev->action, (unsigned long long)ev->time);
 }
 
-/* Pair each issue with its completion (same device, sector and direction bits). */
+static void park(struct mon *m, struct parked *p)
+{
+	p->next = m->park[p->ev.sector % PARK_BUCKETS];
+	m->park[p->ev.sector % PARK_BUCKETS] = p;
+}
+
+static void recycle(struct mon *m, struct parked *p)
+{
+	p->next = m->free_parked;
+	m->free_parked = p;
+}
+
+/*
+ * Pair each issue with its completion (same device, sector and direction bits) as the
+ * classic tool does: of the two records that meet, the older by time must be the issue and
+ * the younger the completion; otherwise the older one is dropped and the younger waits.
+ * A completion read before its issue (a stream out of time order: per-CPU chunks) still
+ * pairs, and no D2C is negative.
+ */
 static void pair(struct mon *m, const struct blk_event *ev)
 {
 	struct parked **pp = &m->park[ev->sector % PARK_BUCKETS], *p;
+	const struct blk_event *old, *young;
 
 	for (; (p = *pp); pp = &p->next) {
 		if (p->ev.device == ev->device && p->ev.sector == ev->sector &&
@@ -184,19 +230,37 @@ static void pair(struct mon *m, const struct blk_event *ev)
 			break;
 	}
 	if (p) {
+		int parked_older = p->ev.time < ev->time; /* a tie: the record read is older */
+
 		*pp = p->next;
-		if (blk_event_has_cat(&p->ev, BLK_TC_ISSUE) &&
-		    blk_event_has_cat(ev, BLK_TC_COMPLETE)) {
-			account(m, &p->ev, ev);
-			p->next = m->free_parked;
-			m->free_parked = p;
+		old = parked_older ? &p->ev : ev;
+		young = parked_older ? ev : &p->ev;
+		if (blk_event_has_cat(old, BLK_TC_ISSUE) &&
+		    blk_event_has_cat(young, BLK_TC_COMPLETE)) {
+			account(m, old, young);
+			recycle(m, p);
 			return;
 		}
-		/* not an issue followed by its completion: the older one is dropped */
-		debug_event(m, "mismatch", &p->ev);
+		if (ev->time < p->ev.time && blk_event_has_cat(&p->ev, BLK_TC_ISSUE) &&
+		    blk_event_has_cat(ev, BLK_TC_COMPLETE)) {
+			/*
+			 * A completion older than the issue read before it: it completes an
+			 * earlier request (an unordered stream). Taken as a pair, its D2C would
+			 * be negative; counted, and dropped as the classic tool drops it.
+			 */
+			struct dstat *ds = get_dstat(m, ev->device);
+
+			ds->before_issue++;
+			ds->used = 1;
+			m->before_issue++;
+		}
+		debug_event(m, "mismatch", old);
 		m->dropped++;
-		p->next = m->free_parked;
-		m->free_parked = p;
+		if (!parked_older) {
+			park(m, p); /* the parked record is the younger: it waits on */
+			return;
+		}
+		recycle(m, p);
 	}
 	p = m->free_parked;
 	if (p)
@@ -206,20 +270,13 @@ static void pair(struct mon *m, const struct blk_event *ev)
 	p->ev = *ev;
 	p->ev.pdu = NULL;
 	p->ev.pdu_len = 0;
-	p->next = m->park[ev->sector % PARK_BUCKETS];
-	m->park[ev->sector % PARK_BUCKETS] = p;
+	park(m, p);
 }
 
 static void print_minmax(FILE *f, const char *name, const struct minmax *mm)
 {
 	double avg = mm->num ? (double)mm->sum / (double)mm->num : 0.0;
-	/*
-	 * As the classic tool computes it: sum^2 in 64-bit integers (it wraps for large
-	 * values), the rest in double (the text stays identical; --csv has no variance).
-	 */
-	uint64_t sum2 = mm->sum * mm->sum;
-	double var = mm->num ? ((double)mm->sos - (double)sum2 / (double)mm->num) / (double)mm->num
-			     : 0.0;
+	double var = classic_var(mm->sum, mm->sos, mm->num); /* --csv has no variance */
 
 	fprintf(f, "%s: num %llu, min %lld, max %llu, sum %llu, squ %llu, avg %.1f, var %.1f\n",
 		name, (unsigned long long)mm->num, (long long)mm->min, (unsigned long long)mm->max,
@@ -298,6 +355,9 @@ static void report(struct mon *m, time_t when, const char *label)
 				   1024);
 			print_hist(f, "d2c histogram (usec)", s->d2c_hist, D2C_BUCKETS, 0, 8);
 			fprintf(f, "bidirectional requests: %llu\n", (unsigned long long)s->bidir);
+			if (d->before_issue) /* an addition: never printed for an ordered stream */
+				fprintf(f, "completions before their issue (left out): %llu\n",
+					(unsigned long long)d->before_issue);
 			if (m->o->percentiles)
 				fprintf(f,
 					"d2c percentiles (usec): p50 %llu, p99 %llu, p99.9 %llu, max %llu\n",
@@ -340,6 +400,7 @@ static void report(struct mon *m, time_t when, const char *label)
 		}
 		stat_reset(s, s->device);
 		blk_hist_clear(&d->d2c);
+		d->before_issue = 0;
 		d->used = 0;
 	}
 }
@@ -370,6 +431,7 @@ static const struct option long_opts[] = {
 	{"csv", required_argument, NULL, 1001},
 	{"percentiles", no_argument, NULL, 1002},
 	{"help", no_argument, NULL, 1003},
+	{"exact-throughput", no_argument, NULL, 1004},
 	{NULL, 0, NULL, 0},
 };
 
@@ -390,6 +452,8 @@ static void usage(FILE *f)
 		"                             file gives the same report every run (last interval too)\n"
 		"      --csv=FILE             one CSV line per device and interval\n"
 		"      --percentiles          add p50/p99/p99.9 of D2C to the text report\n"
+		"      --exact-throughput     throughput of requests over 4 MiB without the classic\n"
+		"                             tool's 32-bit overflow (text and -b records change)\n"
 		"  -V, --version              print the version\n");
 }
 
@@ -458,6 +522,9 @@ int main(int argc, char **argv)
 		case 1003:
 			usage(stdout);
 			return 0;
+		case 1004:
+			o.exact_thrput = 1;
+			break;
 		default:
 			usage(stderr);
 			return 1;
@@ -593,9 +660,16 @@ int main(int argc, char **argv)
 		free(p);
 	}
 	if (m.debug)
-		fprintf(m.debug, "matched %llu, dropped %llu, leftover %llu, D2C under 1 us %llu\n",
+		fprintf(m.debug,
+			"matched %llu, dropped %llu, leftover %llu, D2C under 1 us %llu, completions before their issue %llu\n",
 			(unsigned long long)m.matched, (unsigned long long)m.dropped,
-			(unsigned long long)m.leftover, (unsigned long long)m.zero_d2c);
+			(unsigned long long)m.leftover, (unsigned long long)m.zero_d2c,
+			(unsigned long long)m.before_issue);
+	if (m.before_issue) {
+		warning("%llu completions came before the issue they met (the input is not in time order); they were left out of the statistics",
+			(unsigned long long)m.before_issue);
+		hint("blktrace -o - sends each CPU's records in chunks; a saved stream sorted with 'blkparse -i FILE -d SORTED -O' pairs them all");
+	}
 	if (m.zero_d2c)
 		warning("%llu requests completed less than 1 us after issue (the classic blkiomon dies on them); their throughput was computed with 1 us",
 			(unsigned long long)m.zero_d2c);

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <locale.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +22,66 @@
 #include "blk/output.h"
 #include "blk/pipesort.h"
 #include "blk/reader.h"
+#include "blk/wallclock.h"
 
 #define BLKPARSE_VERSION "1.2.0"
 #define NS_PER_SEC 1000000000ull
+
+/*
+ * Interrupts (SIGINT, SIGTERM, SIGHUP), as the classic tool catches them. Files stop being
+ * read at the first one. A pipe is read on to its end: the tracer stopped by the same Ctrl-C
+ * drains its buffers and then closes its output. The interrupt that cuts a pipe short (the
+ * second one) replaces its descriptor by /dev/null, so that a read waiting there ends as the
+ * input does and the sorter then prints everything read, with the summary. The library sees
+ * nothing of this.
+ */
+static volatile sig_atomic_t interrupts;
+static volatile sig_atomic_t cut_at = 1; /* interrupts that cut the input being read */
+static volatile sig_atomic_t cut_fd = -1; /* that input's descriptor, or -1 */
+static volatile sig_atomic_t null_fd = -1;
+static volatile sig_atomic_t cut_done;
+
+static void cut_input(void)
+{
+	if (cut_fd < 0 || cut_done)
+		return;
+	if (null_fd >= 0 && dup2(null_fd, cut_fd) >= 0)
+		cut_done = 1;
+}
+
+static void on_interrupt(int sig)
+{
+	int e = errno;
+
+	if (interrupts < 2)
+		interrupts++;
+	if (interrupts >= cut_at) {
+		cut_input();
+		if (!cut_done && cut_fd >= 0) {
+			/* no /dev/null to read: end as if the interrupt was not caught */
+			signal(sig, SIG_DFL);
+			raise(sig);
+		}
+	}
+	errno = e;
+}
+
+static void catch_interrupts(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_interrupt;
+	/* reads and writes resume after the handler: stdio and the outputs see no EINTR */
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	sigaddset(&sa.sa_mask, SIGHUP);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
 
 struct parse_opts {
 	const char **inputs;
@@ -67,12 +125,13 @@ struct parse_run {
 	int stdout_now; /* stdout is a terminal: print it at once */
 	int file_mode;
 	uint64_t genesis;
-	int have_ts;
-	int wall_valid; /* wall (below) matches the timestamp note and genesis */
+	uint64_t rebase; /* subtracted from the input time of the event being printed */
+	struct blk_wallclock *clock; /* for %z */
+	int wall_valid; /* wall (below) is that of clock's generation wall_gen and rebase */
+	unsigned int wall_gen;
+	uint64_t wall_rebase;
+	enum blk_wall_kind wall_kind;
 	struct blk_fmt_ctx wall; /* only its wall-clock fields are used */
-	uint64_t ts_time; /* trace time of the timestamp note */
-	int64_t ts_sec;
-	long ts_nsec;
 	uint64_t hidden_cgroup; /* cgroup-tagged notes the classic tool hides */
 	uint64_t bad_cpu;
 	int have_drv_data;
@@ -352,6 +411,8 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 			      cpu, ev->cpu, (unsigned long long)ev->offset);
 		return 0;
 	}
+	if (r->text)
+		blk_wallclock_record(r->clock, ev);
 	a = blk_event_action32(ev);
 	if (!blk_event_is_notify(ev) || a == BLK_TN_ACTION(BLK_TN_MESSAGE) ||
 	    (r->o->show_cgroup && (a & ~BLK_TA_CGROUP) == BLK_TN_ACTION(BLK_TN_MESSAGE))) {
@@ -369,18 +430,6 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 	case BLK_TN_ACTION(BLK_TN_PROCESS):
 		blk_acct_set_comm(r->acct, ev->pid, (const char *)ev->pdu, ev->pdu_len);
 		break;
-	case BLK_TN_ACTION(BLK_TN_TIMESTAMP):
-		if (ev->pdu_len == 8) {
-			uint32_t w[2];
-
-			memcpy(w, ev->pdu, 8);
-			r->have_ts = 1;
-			r->wall_valid = 0;
-			r->ts_time = ev->time;
-			r->ts_sec = w[0];
-			r->ts_nsec = (long)w[1];
-		}
-		break;
 	default:
 		if (is_cgroup_note(ev))
 			r->hidden_cgroup++;
@@ -390,25 +439,31 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 	return write_dump(r, ev) ? -EIO : 1;
 }
 
-/* Wall clock of (rebased) time 0, for %z: computed once per timestamp note, not per event. */
+/*
+ * Wall clock of printed time 0, for %z: the input's (wallclock.h) plus what was subtracted
+ * from the event's time; computed again only when either changes.
+ */
 static void fill_wall(struct parse_run *r, struct blk_fmt_ctx *c)
 {
-	int64_t delta;
+	if (!r->wall_valid || r->wall_gen != blk_wallclock_generation(r->clock) ||
+	    r->wall_rebase != r->rebase) {
+		int64_t sec;
+		long nsec;
 
-	if (!r->wall_valid) {
 		r->wall_valid = 1;
-		r->wall.have_wall = r->have_ts;
-		if (r->have_ts) {
-			delta = (int64_t)(r->genesis - r->ts_time);
-			r->wall.wall_sec = r->ts_sec + delta / (int64_t)NS_PER_SEC;
-			r->wall.wall_nsec = r->ts_nsec + (long)(delta % (int64_t)NS_PER_SEC);
-			if (r->wall.wall_nsec < 0) {
-				r->wall.wall_nsec += (long)NS_PER_SEC;
-				r->wall.wall_sec--;
-			} else if (r->wall.wall_nsec >= (long)NS_PER_SEC) {
-				r->wall.wall_nsec -= (long)NS_PER_SEC;
-				r->wall.wall_sec++;
+		r->wall_gen = blk_wallclock_generation(r->clock);
+		r->wall_rebase = r->rebase;
+		r->wall_kind = blk_wallclock_base(r->clock, &sec, &nsec);
+		r->wall.have_wall = r->wall_kind != BLK_WALL_NONE;
+		if (r->wall.have_wall) {
+			nsec += (long)(r->rebase % NS_PER_SEC);
+			sec += (int64_t)(r->rebase / NS_PER_SEC);
+			if (nsec >= (long)NS_PER_SEC) {
+				nsec -= (long)NS_PER_SEC;
+				sec++;
 			}
+			r->wall.wall_sec = sec;
+			r->wall.wall_nsec = nsec;
 		}
 	}
 	c->have_wall = r->wall.have_wall;
@@ -676,7 +731,7 @@ static void run_file_mode(struct parse_run *r)
 	struct blk_merge *m = blk_merge_new(o->batch, on_record, r);
 	struct blk_event ev;
 	void *owner;
-	int cpu, ret;
+	int cpu, ret = 1; /* > 0 after the loop: more records may follow */
 
 	if (!m)
 		die("out of memory");
@@ -693,7 +748,8 @@ static void run_file_mode(struct parse_run *r)
 	}
 	if (!blk_merge_peek_time(m, &r->genesis))
 		r->genesis = 0;
-	while ((ret = blk_merge_next(m, &ev, &owner, &cpu)) > 0) {
+	r->rebase = r->genesis;
+	while (!interrupts && (ret = blk_merge_next(m, &ev, &owner, &cpu)) > 0) {
 		struct file_in *fi = owner;
 		struct blk_acct_dev *d = fi->d;
 
@@ -713,6 +769,8 @@ static void run_file_mode(struct parse_run *r)
 	}
 	if (ret < 0 && ret != -EIO)
 		die("%s", strerror(-ret));
+	if (interrupts && ret > 0)
+		warning("interrupted: the rest of the input was not read (the summary covers the events before)");
 	for (unsigned int i = 0; i < blk_merge_nerrors(m); i++) {
 		error("%s", blk_merge_error(m, i));
 		r->failed = 1;
@@ -741,11 +799,17 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 	struct blk_pipesort *ps;
 	struct blk_reader *rd;
 	struct blk_event ev;
-	int ret;
+	int fd, ret;
 
-	rd = blk_reader_open(in);
+	fd = strcmp(in, "-") ? open(in, O_RDONLY | O_CLOEXEC) : dup(STDIN_FILENO);
+	rd = fd < 0 ? NULL : blk_reader_fdopen(fd, in);
 	if (!rd)
 		die("cannot open '%s': %s", in, strerror(errno));
+	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	cut_at = is_pipe_input(in) ? 2 : 1;
+	cut_fd = fd;
+	if (interrupts >= cut_at)
+		cut_input();
 	po.batch = o->batch;
 	/*
 	 * A batch ends when the pipe stays empty for 20 ms (the classic tool ends it as soon
@@ -773,6 +837,7 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 		ret = blk_pipesort_next(ps, &ev);
 		if (ret <= 0)
 			break;
+		r->rebase = blk_pipesort_rebase(ps);
 		d = blk_acct_dev(r->acct, ev.device, NULL);
 		if (!d)
 			die("out of memory");
@@ -797,14 +862,31 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 	if (blk_pipesort_forced(ps))
 		warning("%llu records were released from a stalled reorder window (sequence gaps in the input)",
 			(unsigned long long)blk_pipesort_forced(ps));
-	if (blk_pipesort_error(ps)) {
+	cut_fd = -1; /* before the descriptor is closed (and its number reused) */
+	if (cut_done) {
+		warning("interrupted: stopped reading '%s' before its end (the summary covers the %llu records read)",
+			in, (unsigned long long)blk_reader_records(rd));
+		if (blk_pipesort_error(ps))
+			hint("the last record was cut short: %s", blk_pipesort_error(ps));
+	} else if (blk_pipesort_error(ps)) {
 		error("%s", blk_pipesort_error(ps));
 		r->failed = 1;
 	}
 	blk_pipesort_free(ps);
+	if (null_fd >= 0)
+		close(null_fd);
+	null_fd = -1;
 	blk_acct_set_cmem(r->acct, NULL);
 	blk_cmem_free(r->cmem);
 	r->cmem = NULL;
+}
+
+static int uses_wall(const struct parse_opts *o)
+{
+	for (int i = 0; i < 256; i++)
+		if (o->fmt[i] && blk_format_needs_wall(o->fmt[i]))
+			return 1;
+	return 0;
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -835,6 +917,7 @@ int main(int argc, char **argv)
 	o.text = 1;
 	o.stop_end = UINT64_MAX;
 	parse_args(argc, argv, &o);
+	catch_interrupts();
 
 	r.o = &o;
 	dump_stdout = o.dump && !strcmp(o.dump, "-");
@@ -844,7 +927,8 @@ int main(int argc, char **argv)
 					   o.sort_key};
 
 		r.acct = blk_acct_new(&ao);
-		if (!r.acct)
+		r.clock = blk_wallclock_new();
+		if (!r.acct || !r.clock)
 			die("out of memory");
 	}
 	if (o.dump) {
@@ -908,6 +992,10 @@ int main(int argc, char **argv)
 	if (r.bad_cpu)
 		warning("%llu records were dropped because their cpu field did not match their file",
 			(unsigned long long)r.bad_cpu);
+	if (r.wall_kind == BLK_WALL_GUESSED && uses_wall(&o)) {
+		warning("%%z may be early: the input is a merged trace (its events start at 0) and its first event has no process note to date it");
+		hint("%%z takes that event to be at the start of tracing; the per-CPU trace files give the exact time");
+	}
 	if (r.hidden_cgroup && !o.show_cgroup) {
 		warning("%llu cgroup-tagged message records were not shown (blkparse 1.2.0 hides them)",
 			(unsigned long long)r.hidden_cgroup);
@@ -917,6 +1005,7 @@ int main(int argc, char **argv)
 	blk_output_free(r.dump);
 	blk_strbuf_release(&r.stdout_later);
 	blk_acct_free(r.acct);
+	blk_wallclock_free(r.clock);
 	for (int i = 0; i < 256; i++)
 		blk_format_free(o.fmt[i]);
 	free(o.inputs);

@@ -22,6 +22,7 @@ struct blk_format {
 	size_t nops;
 	char *text;
 	int needs_elapsed;
+	int needs_wall;
 };
 
 #define NS_PER_SEC 1000000000ull
@@ -94,6 +95,8 @@ struct blk_format *blk_format_compile(const char *spec, char *err, size_t errlen
 			op.field = *p++;
 			if (op.field == 'u')
 				f->needs_elapsed = 1;
+			if (op.field == 'z')
+				f->needs_wall = 1;
 			FLUSH_LIT();
 			if (add_op(f, &cap, &op))
 				goto nomem;
@@ -147,6 +150,11 @@ void blk_format_free(struct blk_format *f)
 int blk_format_needs_elapsed(const struct blk_format *f)
 {
 	return f->needs_elapsed;
+}
+
+int blk_format_needs_wall(const struct blk_format *f)
+{
+	return f->needs_wall;
 }
 
 void blk_format_pdu_hex(struct blk_strbuf *sb, const unsigned char *p, unsigned int len)

@@ -11,6 +11,7 @@ struct pnode {
 	struct blk_event ev;
 	uint64_t tag; /* its record in the classic tool's memory (classicmem.h) */
 	uint64_t batch;
+	uint64_t rebase; /* subtracted from the record's time */
 	uint32_t idx;
 	unsigned char *big; /* payload larger than the inline space */
 	struct pnode *next_free;
@@ -302,6 +303,7 @@ static int read_batch(struct blk_pipesort *ps)
 		struct pcpu *pc;
 
 		node->ev.time -= ps->genesis;
+		node->rebase = ps->genesis;
 		if (node->ev.time < youngest || !youngest)
 			youngest = node->ev.time;
 		blk_cmem_pipe_sorted(ps->o.cmem, node->tag, node->ev.device, node->ev.cpu,
@@ -505,6 +507,11 @@ int blk_pipesort_next(struct blk_pipesort *ps, struct blk_event *ev)
 		if (ret < 0)
 			return ret;
 	}
+}
+
+uint64_t blk_pipesort_rebase(const struct blk_pipesort *ps)
+{
+	return ps->out ? ps->out->rebase : ps->genesis;
 }
 
 int blk_pipesort_needs_input(const struct blk_pipesort *ps)

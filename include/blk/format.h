@@ -41,6 +41,9 @@ void blk_format_free(struct blk_format *f);
 /* 1 if @f uses %u (elapsed time), which needs -t. */
 int blk_format_needs_elapsed(const struct blk_format *f);
 
+/* 1 if @f uses %z (wall-clock time). */
+int blk_format_needs_wall(const struct blk_format *f);
+
 /**
  * blk_format_render() - append @ev rendered with @f to @sb
  * Return: 0, or -EINVAL if the format asks for %u and c->elapsed is BLK_NO_ELAPSED.

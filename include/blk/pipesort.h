@@ -41,6 +41,13 @@ struct blk_pipesort *blk_pipesort_new(struct blk_reader *r, const struct blk_pip
  */
 int blk_pipesort_next(struct blk_pipesort *ps, struct blk_event *ev);
 
+/*
+ * blk_pipesort_rebase() - what was subtracted from the time of the record last returned:
+ * the genesis (the smallest time of the first batch; as in the classic tool, found again in
+ * the next batch while it is 0, so a merged file's later batches have a second one).
+ */
+uint64_t blk_pipesort_rebase(const struct blk_pipesort *ps);
+
 /* 1 if the next blk_pipesort_next() would read more input (good moment to flush output). */
 int blk_pipesort_needs_input(const struct blk_pipesort *ps);
 
