@@ -104,20 +104,28 @@ check-plain: all $(UNIT)
 	@./tests/run-all.sh $(UNIT)
 
 # Sanitizer and valgrind runs of the whole suite. asan builds a copy of the tree under
-# tests/out/asan so that the normal build stays as it is.
+# tests/out/asan (asan-build) so that the normal build stays as it is; the valgrind run keeps
+# its scratch files in tests/out/valgrind, so both can run beside the plain one.
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-asan:
+.PHONY: asan-build
+asan-build:
 	@rm -rf tests/out/asan && mkdir -p tests/out/asan
 	@tar --exclude=./tests/out --exclude=./.git -cf - . | tar -C tests/out/asan -xf -
 	@$(MAKE) --no-print-directory -C tests/out/asan clean >/dev/null
 	@$(MAKE) --no-print-directory -C tests/out/asan CFLAGS="$(SAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" all $(UNIT) >/dev/null
+
+asan: asan-build
+	@$(MAKE) --no-print-directory asan-run
+
+.PHONY: asan-run
+asan-run:
 	@mkdir -p tests/out/asan/tests/out/memcheck
 	cd tests/out/asan && ASAN_OPTIONS=detect_leaks=1:log_path=$(CURDIR)/tests/out/asan/tests/out/memcheck/asan \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/tests/out/asan/tests/out/memcheck/asan \
 		./tests/run-all.sh $(UNIT)
 
 valgrind: all $(UNIT)
-	VALGRIND=1 ./tests/run-all.sh $(UNIT)
+	VALGRIND=1 TEST_OUT=$(CURDIR)/tests/out/valgrind ./tests/run-all.sh $(UNIT)
 
 fuzz:
 	@./tests/fuzz/run-fuzz.sh

@@ -1,17 +1,24 @@
 #!/bin/bash
-# The whole test run of `make check`: plain, ASan+UBSan, valgrind. Prints each run's lines
-# and ends with the total "N passed, N failed, N skipped".
+# The whole test run of `make check`: the suite as built, under ASan+UBSan and under
+# valgrind, and the fuzz targets. The ASan tree is built while the plain run goes on; the
+# ASan run, the valgrind run and the fuzzing then go on side by side (tests/lib.sh's locks
+# keep the scripts that need the kernel's tracer or the VM to one at a time). Each run's
+# lines are printed when it ends, then the total "N passed, N failed, N skipped".
+# CHECK_QUICK=1: the plain run only.
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
+out=$top/tests/out
+mkdir -p "$out"
 tp=0 tf=0 ts=0
-run() { # label command...
-	local label=$1 line p f s
-	shift
-	echo "######## $label"
-	"$@" 2>&1 | tee "$top/tests/out/.run.log"
-	line=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed' "$top/tests/out/.run.log" | tail -n1 | sed -E 's/^[A-Za-z]+: //')
+t0=$SECONDS
+# count LABEL LOG: add the run's result line to the totals
+count() {
+	local label=$1 log=$2 line p f s
+	echo "######## $label ($(sed -n 's/^__seconds=//p' "$log") s)"
+	grep -v '^__seconds=' "$log"
+	line=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed' "$log" | tail -n1 | sed -E 's/^[A-Za-z]+: //')
 	if [ -z "$line" ]; then
-		echo "$label: no result line (the run broke)"
+		echo "FAIL: $label: no result line (the run broke)"
 		tf=$((tf + 1))
 		return
 	fi
@@ -21,34 +28,65 @@ run() { # label command...
 	tp=$((tp + p)); tf=$((tf + f)); ts=$((ts + ${s:-0}))
 	echo "######## $label: $line"
 }
-mkdir -p "$top/tests/out"
+# start LOG COMMAND...: run it in the background, its output and duration into LOG
+start() {
+	local log=$1
+	shift
+	( s=$SECONDS; "$@" >"$log" 2>&1; echo "__seconds=$((SECONDS - s))" >>"$log" ) &
+}
+
 if command -v clang-format >/dev/null; then
-	if make --no-print-directory format-check >"$top/tests/out/.format.log" 2>&1; then
+	if make --no-print-directory format-check >"$out/.format.log" 2>&1; then
 		echo "PASS: clang-format: the tree is formatted"; tp=$((tp + 1))
 	else
-		echo "FAIL: clang-format: $(grep -c warning "$top/tests/out/.format.log") places differ (make format)"
+		echo "FAIL: clang-format: $(grep -c warning "$out/.format.log") places differ (make format)"
 		tf=$((tf + 1))
 	fi
 else
 	echo "SKIP: clang-format not installed"; ts=$((ts + 1))
 fi
-run "plain build" ./tests/run-all.sh "$@"
+
+asan=0
 if [ -z "${CHECK_QUICK:-}" ]; then
 	if command -v clang >/dev/null || gcc -fsanitize=address -x c -o /dev/null - <<<'int main(void){return 0;}' 2>/dev/null; then
-		run "ASan+UBSan build" make --no-print-directory asan
-	else
-		echo "SKIP: ASan run (no sanitizer runtime)"; ts=$((ts + 1))
-	fi
-	if command -v clang >/dev/null; then
-		run "fuzzing (${FUZZ_SECONDS:-30} s)" env FUZZ_SECONDS="${FUZZ_SECONDS:-30}" ./tests/fuzz/run-fuzz.sh
-	else
-		echo "SKIP: fuzzing (clang not installed)"; ts=$((ts + 1))
-	fi
-	if command -v valgrind >/dev/null; then
-		run "valgrind" env VALGRIND=1 ./tests/run-all.sh "$@"
-	else
-		echo "SKIP: valgrind run (valgrind not installed)"; ts=$((ts + 1))
+		asan=1
+		start "$out/.asan-build.log" make --no-print-directory asan-build
+		asan_build=$!
 	fi
 fi
+start "$out/.plain.log" ./tests/run-all.sh "$@"
+wait $!
+count "plain build" "$out/.plain.log"
+if [ -n "${CHECK_QUICK:-}" ]; then
+	echo "SKIP: ASan+UBSan, valgrind and fuzzing runs (CHECK_QUICK is set)"
+	ts=$((ts + 1))
+else
+	pids=()
+	if [ $asan = 1 ]; then
+		if wait $asan_build && ! grep -q . <(grep -v '^__seconds=' "$out/.asan-build.log"); then
+			start "$out/.asan.log" make --no-print-directory asan-run
+			pids+=($!)
+		else
+			echo "FAIL: ASan build: $(grep -v '^__seconds=' "$out/.asan-build.log" | tail -n 5 | tr '\n' ' ')"
+			tf=$((tf + 1)); asan=0
+		fi
+	fi
+	if command -v valgrind >/dev/null; then
+		start "$out/.valgrind.log" make --no-print-directory valgrind
+		pids+=($!)
+	fi
+	if command -v clang >/dev/null; then
+		start "$out/.fuzz.log" env FUZZ_SECONDS="${FUZZ_SECONDS:-30}" ./tests/fuzz/run-fuzz.sh
+		pids+=($!)
+	fi
+	wait "${pids[@]}"
+	if [ $asan = 1 ]; then count "ASan+UBSan build" "$out/.asan.log"
+	elif ! command -v clang >/dev/null; then echo "SKIP: ASan run (no sanitizer runtime)"; ts=$((ts + 1)); fi
+	if [ -f "$out/.valgrind.log" ] && command -v valgrind >/dev/null; then count "valgrind" "$out/.valgrind.log"
+	else echo "SKIP: valgrind run (valgrind not installed)"; ts=$((ts + 1)); fi
+	if command -v clang >/dev/null; then count "fuzzing (${FUZZ_SECONDS:-30} s)" "$out/.fuzz.log"
+	else echo "SKIP: fuzzing (clang not installed)"; ts=$((ts + 1)); fi
+fi
+echo "check: $((SECONDS - t0)) s"
 echo "$tp passed, $tf failed, $ts skipped"
 [ "$tf" = 0 ]

@@ -14,7 +14,7 @@ if [ -z "$why" ]; then
 	w="$OUT/demo"
 	rm -rf "$w"; mkdir -p "$w"
 	truncate -s 64M "$w/disk.img"
-	loop=$(losetup -f --show "$w/disk.img" 2>/dev/null) || why="no loop device could be set up"
+	loop=$(loop_attach "$w/disk.img" 2>/dev/null) || why="no loop device could be set up"
 fi
 if [ -z "$why" ]; then
 	trap 'losetup -d "$loop"' EXIT

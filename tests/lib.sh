@@ -114,3 +114,25 @@ expand_buffer() { # tracefs-dir
 	*expanded:*) echo "$b" | sed -E 's/.*expanded: ([0-9]+).*/\1/' >"$1/buffer_size_kb" ;;
 	esac
 }
+
+# Tests run in parallel (tests/run-e2e.sh), and the plain, ASan and valgrind runs of make
+# check at the same time. State the whole machine shares is taken under a lock, released
+# when the script ends:
+# kernel_lock: the tracefs blk tracer (one tracer at a time; a second one is refused).
+kernel_lock() {
+	exec 8>/tmp/blktrace-ng.kernel.lock
+	flock 8
+}
+# vm_lock: the qemu VM of tests/vm (two TCG guests at once would starve each other).
+vm_lock() {
+	exec 7>/tmp/blktrace-ng.vm.lock
+	flock 7
+}
+# loop_attach [losetup options] FILE: losetup -f --show, one at a time (two scripts asking
+# for the first free device at once can be handed the same one). Prints the device.
+loop_attach() {
+	(
+		flock 6
+		losetup -f --show "$@"
+	) 6>/tmp/blktrace-ng.losetup.lock
+}

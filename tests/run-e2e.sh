@@ -1,29 +1,65 @@
 #!/bin/bash
-# Runs every tests/e2e/t*.sh and counts their PASS/FAIL/SKIP lines.
+# Runs every tests/e2e/t*.sh, TEST_JOBS (default 4) at a time, and counts their
+# PASS/FAIL/SKIP lines. Each script's output goes to its own log; the logs are printed in
+# name order once all have ended, so the output reads the same whatever the timing.
+# Scripts that touch state the whole machine shares (the tracefs blk tracer; the qemu VM)
+# take a lock in tests/lib.sh (kernel_lock, vm_lock), so they run one at a time, also
+# across the plain, ASan and valgrind runs of make check.
+# ONLY=PATTERN runs the scripts whose name contains PATTERN.
 top=$(cd "$(dirname "$0")/.." && pwd)
+out=${TEST_OUT:-$top/tests/out}
+jobs=${TEST_JOBS:-4}
+logs=$out/e2e-logs
 p=0 f=0 s=0 x=0
-rm -rf "$top/tests/out/memcheck"
-mkdir -p "$top/tests/out/memcheck"
+rm -rf "$out/memcheck" "$logs"
+mkdir -p "$out/memcheck" "$logs"
+
+all=()
 for t in "$top"/tests/e2e/t*.sh; do
 	[ -n "${ONLY:-}" ] && [[ $(basename "$t") != *${ONLY}* ]] && continue
-	echo "== $(basename "$t")"
+	all+=("$t")
+done
+# the longest first, so that the run does not end waiting for one of them
+order=()
+for long in t0520 t1000 t0900 t0530 t0600 t0500 t0700 t0510 t0400; do
+	for t in "${all[@]}"; do [[ $(basename "$t") == $long-* ]] && order+=("$t"); done
+done
+for t in "${all[@]}"; do
+	case " ${order[*]} " in *" $t "*) ;; *) order+=("$t") ;; esac
+done
+
+run_one() { # script
+	local log="$logs/$(basename "$1").log" t0=$SECONDS
+	bash "$1" >"$log" 2>&1
+	echo "__rc=$? __seconds=$((SECONDS - t0))" >>"$log"
+}
+for t in "${order[@]}"; do
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+	run_one "$t" &
+done
+wait
+
+for t in "${all[@]}"; do
+	log="$logs/$(basename "$t").log"
+	echo "== $(basename "$t") ($(sed -n 's/^__rc=.* __seconds=//p' "$log") s)"
 	while IFS= read -r line; do
-		echo "$line"
 		case $line in
+		__rc=*) continue ;;
 		PASS:*) p=$((p + 1)) ;;
 		FAIL:*) f=$((f + 1)) ;;
 		SKIP:*) s=$((s + 1)) ;;
 		XFAIL:*) x=$((x + 1)) ;;
 		esac
-	done < <(bash "$t" 2>&1; echo "__rc=$?")
+		echo "$line"
+	done <"$log"
 done
 # memory checkers write reports to files: any report is a failure
-for log in "$top"/tests/out/memcheck/vg.*.log "$top"/tests/out/memcheck/asan.*; do
+for log in "$out"/memcheck/vg.*.log "$out"/memcheck/asan.*; do
 	[ -s "$log" ] || continue
 	echo "FAIL: memory error report $log:"
 	head -n 20 "$log" | sed 's/^/    /'
 	f=$((f + 1))
 done
 echo "e2e: $p passed, $f failed, $s skipped ($x known gaps, XFAIL)"
-echo "$p $f $s" >"$top/tests/out/.e2e-counts"
+echo "$p $f $s" >"$out/.e2e-counts"
 [ "$f" = 0 ]

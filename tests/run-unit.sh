@@ -1,20 +1,38 @@
 #!/bin/bash
-# Runs the cmocka unit test binaries given as arguments; prints "unit: N passed, N failed".
+# Runs the cmocka unit test binaries given as arguments, TEST_JOBS (default 4) at a time
+# (under valgrind with VALGRIND=1); prints their results in argument order and
+# "unit: N passed, N failed".
+out=${TEST_OUT:-$(cd "$(dirname "$0")" && pwd)/out}
+jobs=${TEST_JOBS:-4}
+logs=$out/unit-logs
+rm -rf "$logs"
+mkdir -p "$logs"
 p=0 f=0
+run_one() { # binary
+	local log="$logs/$(basename "$1").log"
+	if [ -n "${VALGRIND:-}" ]; then
+		valgrind -q --leak-check=full --error-exitcode=99 "$1" >"$log" 2>&1
+	else
+		"$1" >"$log" 2>&1
+	fi
+	echo "__rc=$?" >>"$log"
+}
 for t in "$@"; do
 	[ -x "$t" ] || continue
-	if [ -n "${VALGRIND:-}" ]; then
-		out=$(valgrind -q --leak-check=full --error-exitcode=99 "$t" 2>&1); rc=$?
-	else
-		out=$("$t" 2>&1); rc=$?
-	fi
-	echo "$out" | grep -E '^\[  (PASSED|FAILED)|^\[  ERROR|^==' | sed "s|^|$(basename "$t"): |"
-	np=$(echo "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -n1)
-	nf=$(echo "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | tail -n1)
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+	run_one "$t" &
+done
+wait
+for t in "$@"; do
+	[ -x "$t" ] || continue
+	log="$logs/$(basename "$t").log"
+	rc=$(sed -n 's/^__rc=//p' "$log")
+	grep -E '^\[  (PASSED|FAILED)|^\[  ERROR|^==' "$log" | sed "s|^|$(basename "$t"): |"
+	np=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n1)
+	nf=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n1)
 	p=$((p + ${np:-0})); f=$((f + ${nf:-0}))
-	if [ $rc != 0 ] && [ -z "$nf" ]; then f=$((f + 1)); echo "$(basename "$t"): exit status $rc"; fi
+	if [ "$rc" != 0 ] && [ -z "$nf" ]; then f=$((f + 1)); echo "$(basename "$t"): exit status $rc"; fi
 done
 echo "unit: $p passed, $f failed"
-mkdir -p "$(dirname "$0")/out"
-echo "$p $f" >"$(dirname "$0")/out/.unit-counts"
+echo "$p $f" >"$out/.unit-counts"
 [ "$f" = 0 ]

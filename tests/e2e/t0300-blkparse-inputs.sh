@@ -73,7 +73,7 @@ elif ! is_root; then
 else
 	img="$w/replay.img"
 	truncate -s 300M "$img"
-	loop=$(losetup -f --show "$img" 2>/dev/null)
+	loop=$(loop_attach "$img" 2>/dev/null)
 	if [ -z "$loop" ]; then
 		skip "fio replay of the -d dump (losetup failed)"
 	else

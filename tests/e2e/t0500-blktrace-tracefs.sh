@@ -10,10 +10,11 @@ if ! is_root; then
 	skip "blktrace tests (need root for loop devices and tracefs)"
 	exit 0
 fi
+kernel_lock
 w="$OUT/bt"
 rm -rf "$w"; mkdir -p "$w"
 truncate -s 64M "$w/disk.img"
-loop=$(losetup -f --show "$w/disk.img" 2>/dev/null)
+loop=$(loop_attach "$w/disk.img" 2>/dev/null)
 if [ -z "$loop" ]; then
 	skip "blktrace tests (losetup failed: no loop device support)"
 	exit 0
@@ -164,7 +165,7 @@ fi
 
 # 4c. the device goes away mid-trace (loop device detached): clean end, settings restored
 truncate -s 16M "$w/gone.img"
-gone=$(losetup -f --show "$w/gone.img" 2>/dev/null)
+gone=$(loop_attach "$w/gone.img" 2>/dev/null)
 if [ -n "$gone" ]; then
 	mkdir -p "$w/gone"
 	(cd "$w/gone" && "$BT" -d "$gone" -w 5 >out.txt 2>err.txt; echo $? >rc) &

@@ -8,10 +8,11 @@ if ! is_root; then
 	skip "network mode tests (need root for loop devices and tracing)"
 	exit 0
 fi
+kernel_lock
 w="$OUT/btnet"
 rm -rf "$w"; mkdir -p "$w"
 truncate -s 64M "$w/disk.img"
-loop=$(losetup -f --show "$w/disk.img" 2>/dev/null) || { skip "network mode tests (losetup failed)"; exit 0; }
+loop=$(loop_attach "$w/disk.img" 2>/dev/null) || { skip "network mode tests (losetup failed)"; exit 0; }
 srv=
 trap 'losetup -d "$loop" 2>/dev/null; [ -n "$srv" ] && kill $srv 2>/dev/null' EXIT
 name=$(basename "$loop")

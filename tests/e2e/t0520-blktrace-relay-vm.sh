@@ -10,6 +10,7 @@ if ! is_root; then
 	skip "relay path in a VM (needs root to install qemu and the kernel image)"
 	exit 0
 fi
+vm_lock # also around prepare.sh: it fills a cache shared by every run
 prep=$("$vm/prepare.sh" -q 2>&1)
 rc=$?
 if [ $rc = 77 ]; then

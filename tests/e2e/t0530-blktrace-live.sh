@@ -11,10 +11,11 @@ if ! is_root; then
 	skip "live tracer tests (need root for loop devices and tracefs)"
 	exit 0
 fi
+kernel_lock
 w="$OUT/btlive"
 rm -rf "$w"; mkdir -p "$w"
 truncate -s 256M "$w/disk.img"
-loop=$(losetup -f --show "$w/disk.img" 2>/dev/null)
+loop=$(loop_attach "$w/disk.img" 2>/dev/null)
 if [ -z "$loop" ]; then
 	skip "live tracer tests (losetup failed: no loop device support)"
 	exit 0

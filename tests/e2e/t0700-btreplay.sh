@@ -132,6 +132,7 @@ if [ -z "$T" ] || ! grep -qw blk "$T/available_tracers" 2>/dev/null; then
 	skip "record and replay on loop devices (no tracefs with the blk tracer)"
 	exit 0
 fi
+kernel_lock
 loops=()
 mnt=
 cleanup() {
@@ -142,7 +143,7 @@ trap cleanup EXIT
 newloop() { # variable image size [losetup options]: attach a loop device, remember it
 	local l
 	truncate -s "$3" "$2"
-	l=$(losetup -f --show ${4:-} "$2" 2>/dev/null) || return 1
+	l=$(loop_attach ${4:-} "$2" 2>/dev/null) || return 1
 	loops+=("$l")
 	printf -v "$1" '%s' "$l"
 }

@@ -413,9 +413,10 @@ live_tests() {
 		skip "iowatcher -d/-p (no block tracing support in this kernel)"
 		return
 	fi
+	kernel_lock
 	img="$w/disk.img"
 	truncate -s 64M "$img"
-	loop=$(losetup -f --show "$img" 2>/dev/null)
+	loop=$(loop_attach "$img" 2>/dev/null)
 	if [ -z "$loop" ]; then
 		skip "iowatcher -d/-p (losetup failed: no loop device support)"
 		return
@@ -471,7 +472,7 @@ live_tests() {
 	fi
 	# two devices: one trace, each device in its own bank of the I/O map
 	truncate -s 32M "$w/disk2.img"
-	loop2=$(losetup -f --show "$w/disk2.img" 2>/dev/null)
+	loop2=$(loop_attach "$w/disk2.img" 2>/dev/null)
 	if [ -n "$loop2" ]; then
 		for try in 1 2 3 4 5 6; do
 			rm -rf "$w/live3"
