@@ -136,3 +136,43 @@ loop_attach() {
 		losetup -f --show "$@"
 	) 6>/tmp/blktrace-ng.losetup.lock
 }
+
+# The bundled traces (tests/data) a loop checks. Under valgrind, where a process takes 0.4 s
+# to start and runs 20-50 times slower, only VG_TRACES: the real ext4 workload and the
+# partition remaps (the other three hold the same kinds of records, in larger numbers);
+# skip_vg_traces prints one SKIP line for each trace left out, so the count shows it.
+VG_TRACES="ext4-mixed part-remap"
+bundled_traces() {
+	local t
+	for t in "$TOP"/tests/data/*/; do
+		t=$(basename "$t")
+		if [ -z "${VALGRIND:-}" ] || [[ " $VG_TRACES " == *" $t "* ]]; then
+			echo "$t"
+		fi
+	done
+}
+skip_vg_traces() { # what the loop checks
+	local t
+	[ -n "${VALGRIND:-}" ] || return 0
+	for t in "$TOP"/tests/data/*/; do
+		t=$(basename "$t")
+		[[ " $VG_TRACES " == *" $t "* ]] ||
+			skip "$1 on $t under valgrind (valgrind takes $VG_TRACES; the plain and ASan runs check every trace)"
+	done
+}
+# A whole script left out of the valgrind run: SKIP with the reason and end it.
+skip_under_valgrind() { # what why
+	if [ -n "${VALGRIND:-}" ]; then
+		skip "$1 under valgrind ($2)"
+		exit 0
+	fi
+}
+# In a loop over generated inputs of one kind: under valgrind only the first VG_SAMPLE (2) are
+# run; for the others this prints SKIP and returns 1.  vg_sample INDEX(1-based) WHAT || continue
+VG_SAMPLE=2
+vg_sample() {
+	[ -z "${VALGRIND:-}" ] && return 0
+	[ "$1" -le "$VG_SAMPLE" ] && return 0
+	skip "$2 under valgrind (it takes the first $VG_SAMPLE inputs of this kind; the plain and ASan runs take all)"
+	return 1
+}

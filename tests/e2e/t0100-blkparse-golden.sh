@@ -3,8 +3,8 @@
 # real trace (commands as in each MANIFEST.md), byte for byte, and the merged binary dump.
 . "$(dirname "$0")/../lib.sh"
 
-for t in "$TOP"/tests/data/*/; do
-	t=$(basename "$t")
+skip_vg_traces "blkparse golden outputs (11 comparisons)"
+for t in $(bundled_traces); do
 	d=$(unpack "$t")
 	inputs=()
 	for f in "$d"/*.blktrace.0; do f=$(basename "$f"); inputs+=(-i "${f%.blktrace.0}"); done

@@ -4,8 +4,8 @@
 # (this runs under ASan and valgrind too), and the complete events before the damage printed.
 . "$(dirname "$0")/../lib.sh"
 
-for t in "$TOP"/tests/data/*/; do
-	t=$(basename "$t")
+skip_vg_traces "damaged copies of the trace"
+for t in $(bundled_traces); do
 	src=$(unpack "$t")
 	f0=$(ls "$src"/*.blktrace.0 | head -n1)
 	name=$(basename "${f0%.blktrace.0}")

@@ -25,7 +25,10 @@ if [ ! -x /usr/bin/blkparse ]; then
 	exit 0
 fi
 n=0
+vi=0
 for spec in "1 1 1" "2 2 7" "4 1 3" "8 1 5" "2 3 9"; do
+	vi=$((vi + 1))
+	vg_sample $vi "differential runs on the synthetic trace '$spec' (CPUs, devices, seed)" || continue
 	set -- $spec
 	cpus=$1 devs=$2 seed=$3
 	d="$w/d$n"; n=$((n + 1))
@@ -68,7 +71,10 @@ done
 # -t on random edge-case traces split per CPU (several devices, one maybe device-mapper,
 # merges, requeues, remaps, completions without issue, time stepping back): the times the
 # classic tool computes from reused memory must come out the same (lib/classicmem.c)
+vi=0
 for spec in "101 3000" "17 5000" "150 3500 ordered" "219 8000" "22 2000 ordered" "9 6000"; do
+	vi=$((vi + 1))
+	vg_sample $vi "-t on the random trace '$spec'" || continue
 	set -- $spec
 	d="$w/edge$1"
 	mkdir -p "$d"
@@ -86,8 +92,8 @@ done
 # replayed too; real merged traces (the bundled ones) and random time-ordered ones (seeds
 # whose reference output does not vary from run to run: on some traces the classic tool
 # reads a pointer as a time, which address randomisation changes at every run)
-for t in "$TOP"/tests/data/*/; do
-	t=$(basename "$t")
+skip_vg_traces "-t from a pipe (3 option sets)"
+for t in $(bundled_traces); do
 	dd=$(unpack "$t")
 	for opts in "-t" "-t -s -b 7" "-t -w 0.01:0.5"; do
 		(cd "$dd" && /usr/bin/blkparse -i - $opts <"$t.bin" >"$w/$t-pipe-ref.txt" 2>/dev/null)
@@ -95,7 +101,10 @@ for t in "$TOP"/tests/data/*/; do
 		check_same "$t read from a pipe, options '$opts': same as the reference" "$w/$t-pipe-ref.txt" "$w/$t-pipe-ours.txt"
 	done
 done
+vi=0
 for seed in 4 14 28; do
+	vi=$((vi + 1))
+	vg_sample $vi "-t from a pipe on the random time-ordered trace $seed" || continue
 	d="$w/pipe$seed"
 	mkdir -p "$d"
 	python3 "$TOP/tests/gen/btt-edge.py" "$d/m.bin" "$seed" 4000 ordered >/dev/null

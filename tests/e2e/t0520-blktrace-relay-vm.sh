@@ -6,6 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 vm="$TOP/tests/vm"
+skip_under_valgrind "the relay path in a VM" "the tracer runs natively in the VM, valgrind would only check blkparse on its files; the plain and ASan runs run it"
 if ! is_root; then
 	skip "relay path in a VM (needs root to install qemu and the kernel image)"
 	exit 0

@@ -6,6 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 BT="$TOP/blktrace"
+skip_under_valgrind "live tracing under fio" "the tracer runs natively; consumers under valgrind cannot keep up with fio's 300k events/s; the plain and ASan runs run it"
 PY="python3 -B"
 if ! is_root; then
 	skip "live tracer tests (need root for loop devices and tracefs)"

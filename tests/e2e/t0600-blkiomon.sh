@@ -19,8 +19,8 @@ sys.stdout.buffer.write(b''.join(d[i + 8:i + 424] for i in range(0, len(d), 424)
 PY
 }
 
-for t in "$TOP"/tests/data/*/; do
-	t=$(basename "$t")
+skip_vg_traces "blkiomon golden report"
+for t in $(bundled_traces); do
 	d=$(unpack "$t")
 	[ -f "$d/$t.blkiomon.txt" ] || continue
 	# The reference read the whole file within its first 1 s interval, so its report is

@@ -52,8 +52,8 @@ vb_compare() { # what file
 }
 
 # good input: every stored blkparse output of every bundled trace
-for t in "$TOP"/tests/data/*/; do
-	t=$(basename "$t")
+skip_vg_traces "verify_blkparse on the stored blkparse outputs"
+for t in $(bundled_traces); do
 	d=$(unpack "$t")
 	for f in "$d"/*.blkparse*.txt; do
 		vb_compare "$(basename "$f")" "$f"
@@ -210,8 +210,8 @@ rv_compare() { # what dir name exact|norm dev...
 }
 
 # good input: every bundled trace, and both devices of multi-dev in one run
-for t in "$TOP"/tests/data/*/; do
-	t=$(basename "$t")
+skip_vg_traces "blkrawverify on the per-CPU files"
+for t in $(bundled_traces); do
 	d=$(unpack "$t")
 	devs=()
 	for f in "$d"/*.blktrace.0; do

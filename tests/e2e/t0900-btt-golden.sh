@@ -45,7 +45,8 @@ run_in() {
 }
 
 # ---- 1. stored reference outputs of the real traces ----
-for t in complete-only ext4-mixed multi-dev nullb-randrw part-remap; do
+skip_vg_traces "btt against the stored reference outputs"
+for t in $(bundled_traces); do
 	d=$(unpack "$t")
 	bin="$d/$t.bin"
 	exp=$(ref_file "$t" "$t.btt.txt")
@@ -445,7 +446,10 @@ exp=$(ref_file ext4-mixed ext4-mixed.btt.txt)
 [ -n "$exp" ] && check_same "btt on a gzip-compressed trace" "$exp" "$o/gz.out"
 
 # ---- 4. percentiles (an addition): bounded relative error against exact values ----
+vi=0
 for t in ext4-mixed multi-dev nullb-randrw; do
+	vi=$((vi + 1))
+	VG_SAMPLE=1 vg_sample $vi "btt $t --percentiles (4 checks)" || continue
 	d=$(unpack "$t")
 	o="$w/$t/pct"
 	run_in "$o" $BTT -i "$d/$t.bin" --percentiles -l lat -q lat -z lat

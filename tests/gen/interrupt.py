@@ -18,7 +18,8 @@ Interrupt a command as Ctrl-C does: SIGINT to its whole process group.
           --feed 'STREAM COPY PER DELAY ON_SIGNAL'  CMD's stdin is a writer as above, in the group
           --stdout FILE      CMD's stdout (default /dev/null)
           --stderr FILE      CMD's stderr (default: this script's)
-          --wait S           seconds before the first signal (default 1)
+          --wait S           seconds before the first signal (default 1), counted with --feed
+                             from when CMD has read 192 KiB (a slow start meets no signal)
           --after-bytes N    instead: once N bytes of CMD's stdout were read (stdout is then
                              a pipe read 4 KiB at a time, so that CMD waits on its writes)
           --signals N        signals to send, 0.5 s apart (default 1)
@@ -113,6 +114,16 @@ def run(argv):
             got += b
             time.sleep(0.01)
     else:
+        if writer:
+            # CMD has started reading (its handlers are set: a slow start, e.g. under
+            # valgrind, must not meet the signal first) once the writer got past what the
+            # pipe holds: the writer copies what it wrote to the copy file as it goes
+            copy = opts['--feed'].split()[1]
+            t0 = time.time()
+            while time.time() - t0 < 30 and writer.poll() is None:
+                if os.path.exists(copy) and os.path.getsize(copy) >= 3 * 65536:
+                    break
+                time.sleep(0.02)
         time.sleep(float(opts['--wait']))
     for i in range(int(opts['--signals'])):
         if i:
