@@ -44,7 +44,7 @@ void pct_print(FILE *ofp)
 	if (!d2c || !total)
 		die("out of memory");
 
-	fprintf(ofp, "==================== Latency Percentiles ====================\n\n");
+	fprintf(ofp, "==================== Latency Percentiles (seconds) ====================\n\n");
 	fprintf(ofp, "%10s | %-3s %11s", "DEV", "LAT", "N");
 	for (size_t i = 0; i < NPCT; i++)
 		fprintf(ofp, " %13s", pct_names[i]);

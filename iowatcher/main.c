@@ -67,7 +67,7 @@ static const char usage_text[] =
 	"  -w, --width=PX              width of each graph (default 700)\n"
 	"  -c, --columns=N             graphs per row (default 1)\n"
 	"  -x, --xzoom=MIN:MAX         time range in seconds (either side optional)\n"
-	"  -y, --yzoom=MIN:MAX         offset range of the I/O map in MB (either side optional)\n"
+	"  -y, --yzoom=MIN:MAX         offset range of the I/O map in MiB (either side optional)\n"
 	"  -a, --io-plot-action=Q|D|C  event plotted on the I/O map (default Q, then D, then C)\n"
 	"  -P, --per-process-io        one colour per process on the I/O map\n"
 	"      --help                  this text\n";

@@ -408,11 +408,11 @@ static void graph_io(struct plot *p, double x, double y)
 {
 	const struct iow_opts *o = p->o;
 	struct blk_strbuf *sb = p->sb;
-	double mb1 = o->y1 / 2048.0, mb0 = o->y0 / 2048.0, top;
+	double mb1 = o->y1 / 2048.0, mb0 = o->y0 / 2048.0, top; /* MiB */
 	double step = nice_step(mb1 - mb0 > 0 ? mb1 - mb0 : 1, 4);
 	char buf[64];
 
-	begin_graph(p, IOW_G_IO, x, y, "Device IO", "Time (seconds)", "Offset (MB)");
+	begin_graph(p, IOW_G_IO, x, y, "Device IO", "Time (seconds)", "Offset (MiB)");
 	time_axis(p);
 	top = mb1;
 	for (double v = ceil(mb0 / step) * step; v <= top + 1e-9; v += step) {
@@ -519,7 +519,7 @@ static void graph_io(struct plot *p, double x, double y)
 
 static const char *scale_bytes(double max, double *div)
 {
-	static const char *const units[] = {"B/s", "KB/s", "MB/s", "GB/s", "TB/s"};
+	static const char *const units[] = {"B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"};
 	int u = 0;
 
 	*div = 1;
@@ -879,7 +879,7 @@ static void graph_fio(struct plot *p, double x, double y)
 		if (max_of(v[i], IOW_NBUCKETS) > max)
 			max = max_of(v[i], IOW_NBUCKETS);
 	}
-	begin_graph(p, IOW_G_FIO, x, y, "Fio Throughput", "Time (seconds)", "KB/s");
+	begin_graph(p, IOW_G_FIO, x, y, "Fio Throughput", "Time (seconds)", "KiB/s");
 	time_axis(p);
 	top = value_axis(p, max);
 	for (int i = 0; i < o->nfios; i++)

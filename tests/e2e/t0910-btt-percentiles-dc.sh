@@ -49,6 +49,13 @@ else
 	skip "btt --percentiles on the D+C trace: classic report (no /usr/bin/btt)"
 fi
 
+# the values are seconds (checked below against nanoseconds / 10^9): the title says so
+if grep -q '^==================== Latency Percentiles (seconds) ====================$' "$w/pct.out"; then
+	pass "btt --percentiles: the table's title gives its unit (seconds)"
+else
+	fail "btt --percentiles: no unit in the title: $(grep -m1 'Latency Percentiles' "$w/pct.out")"
+fi
+
 res=$(python3 - "$w/dc.txt" "$w/pct.out" <<'PY'
 import math, sys
 P = (50, 90, 99, 99.9, 99.99, 100)
