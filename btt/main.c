@@ -218,7 +218,7 @@ static void parse_args(int argc, char **argv)
 			opts.unplug_name = optarg;
 			break;
 		case 'V':
-			printf("btt version 2.09\n");
+			print_version("btt version 2.09");
 			exit(0);
 		case 'v':
 			opts.verbose++;

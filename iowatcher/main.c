@@ -38,6 +38,7 @@ static const struct option long_opts[] = {
 	{"per-process-io", no_argument, NULL, 'P'},
 	{"html", required_argument, NULL, OPT_HTML},
 	{"help", no_argument, NULL, OPT_HELP},
+	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
 };
 
@@ -71,6 +72,7 @@ static const char usage_text[] =
 	"  -y, --yzoom=MIN:MAX         offset range of the I/O map in MiB (either side optional)\n"
 	"  -a, --io-plot-action=Q|D|C  event plotted on the I/O map (default Q, then D, then C)\n"
 	"  -P, --per-process-io        one colour per process on the I/O map\n"
+	"  -V, --version               print the version\n"
 	"      --help                  this text\n";
 
 static void usage_error(const char *fmt, const char *arg)
@@ -187,7 +189,7 @@ static void parse_args(int argc, char **argv, struct iow_opts *o)
 {
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+t:F:l:T:o:O:N:d:D:pm::C:Kr:h:w:c:x:y:a:P", long_opts,
+	while ((c = getopt_long(argc, argv, "+t:F:l:T:o:O:N:d:D:pm::C:Kr:h:w:c:x:y:a:PV", long_opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 't':
@@ -289,6 +291,10 @@ static void parse_args(int argc, char **argv, struct iow_opts *o)
 			break;
 		case OPT_HELP:
 			fputs(usage_text, stdout);
+			exit(0);
+		case 'V':
+			/* the classic iowatcher has no version option */
+			print_version("iowatcher");
 			exit(0);
 		default:
 			fputs("hint: see 'iowatcher --help'\n", stderr);
