@@ -286,6 +286,8 @@ static void parse_args(int argc, char **argv, struct bt_opts *o)
 	while (optind < argc)
 		add_dev(o, argv[optind++]);
 	if (!o->ndevs && !o->listen) {
+		/* the classic tool prints only the usage, and exits 1 */
+		error("no device given");
 		usage(stderr);
 		exit(1);
 	}
