@@ -84,7 +84,12 @@ uninstall:
 		$(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MAN8)))
 
 # ---- tests ----
-.PHONY: all check check-plain unit e2e asan valgrind fuzz bench demo deps clean hdr-check format format-check
+.PHONY: all check check-plain unit e2e asan valgrind fuzz bench demo deps clean hdr-check format format-check version
+# the suite's version, from its one definition (each tool's -V prints it after its classic line)
+SUITE_VERSION := $(shell sed -n 's/^\#define BLKTRACE_NG_VERSION "\(.*\)"$$/\1/p' include/version.h)
+version:
+	@echo $(SUITE_VERSION)
+
 deps:
 	@./tests/deps.sh
 
@@ -138,11 +143,11 @@ demo: deps all
 	@./tests/demo.sh
 
 hdr-check:
-	@for h in include/blk/*.h include/common.h; do \
+	@for h in include/blk/*.h include/common.h include/version.h; do \
 		echo '#include "'$${h#include/}'"' | $(CC) $(CPPFLAGS) -std=gnu11 -Wall -Werror -x c -c -o /dev/null - || exit 1; \
 	done; echo "headers compile on their own"
 
-FORMAT_SRC = $(LIB_SRC) $(KERNEL_SRC) include/blk/*.h include/common.h *.c \
+FORMAT_SRC = $(LIB_SRC) $(KERNEL_SRC) include/blk/*.h include/common.h include/version.h *.c \
 	$(wildcard btt/*.[ch] iowatcher/*.[ch] btreplay/*.[ch] verify/*.[ch])
 
 format:

@@ -508,7 +508,7 @@ int main(int argc, char **argv)
 				die("option '-m': the message type must be > 0");
 			break;
 		case 'V':
-			printf("%s version %s\n", progname(), BLKIOMON_VERSION);
+			print_version("%s version %s", progname(), BLKIOMON_VERSION);
 			return 0;
 		case 1000:
 			o.trace_time = 1;

@@ -335,7 +335,7 @@ static void parse_args(int argc, char **argv, struct parse_opts *o)
 			o->verbose++;
 			break;
 		case 'V':
-			printf("%s version %s\n", progname(), BLKPARSE_VERSION);
+			print_version("%s version %s", progname(), BLKPARSE_VERSION);
 			exit(0);
 		case 1000:
 			o->show_cgroup = 1;

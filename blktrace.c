@@ -238,7 +238,7 @@ static void parse_args(int argc, char **argv, struct bt_opts *o)
 			break;
 		case 'v':
 		case 'V':
-			printf("%s version %s\n", progname(), BLKTRACE_VERSION);
+			print_version("%s version %s", progname(), BLKTRACE_VERSION);
 			exit(0);
 		case 'b':
 			o->buf_kb = (unsigned int)parse_opt_num(optarg, "-b", 1, 16384);
@@ -285,6 +285,8 @@ static void parse_args(int argc, char **argv, struct bt_opts *o)
 	while (optind < argc)
 		add_dev(o, argv[optind++]);
 	if (!o->ndevs && !o->listen) {
+		/* the classic tool prints only the usage, and exits 1 */
+		error("no device given");
 		usage(stderr);
 		exit(1);
 	}

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "version.h"
 #include "blk/log.h"
 
 static const char *prog = "blk";
@@ -105,4 +106,14 @@ unsigned long long parse_opt_num(const char *s, const char *opt, unsigned long l
 	if (end == s || *end || errno || *s == '-' || v < lo || v > hi)
 		die("option '%s': invalid value '%s' (%llu..%llu)", opt, s, lo, hi);
 	return v;
+}
+
+void print_version(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf(" (blktrace-ng %s)\n", BLKTRACE_NG_VERSION);
 }

@@ -125,8 +125,8 @@ static void parse_args(int argc, char **argv, struct rec_opts *o)
 			o->verbose++;
 			break;
 		case 'V':
-			printf("btrecord version %s (replay files version 1.0.0)\n",
-			       BTRECORD_VERSION);
+			print_version("btrecord version %s (replay files version 1.0.0)",
+				      BTRECORD_VERSION);
 			exit(0);
 		default:
 			fprintf(stderr, "Try 'btrecord --help' for more information.\n");

@@ -199,8 +199,8 @@ static void parse_args(int argc, char **argv, struct rp_opts *o)
 			o->verbose++;
 			break;
 		case 'V':
-			printf("btreplay version %s (replay files version 1.0.0)\n",
-			       BTREPLAY_VERSION);
+			print_version("btreplay version %s (replay files version 1.0.0)",
+				      BTREPLAY_VERSION);
 			exit(0);
 		case 'W':
 			o->write_enable = 1;

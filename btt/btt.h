@@ -204,6 +204,13 @@ struct dev;
 
 #define Q2D_BUCKETS 10
 
+/*
+ * --percentiles: the histograms of a device (and, but the last, in total). The last one
+ * holds the D2C times seen before the device's first Q, which the classic model ignores:
+ * a trace recorded with "-a issue -a complete" has no Q, and then they are its D2C.
+ */
+enum { HIST_Q2C, HIST_D2C, HIST_Q2D, HIST_D2C_NO_Q, HIST_NR };
+
 /* the times a queued I/O records after its Q */
 enum qio_time { QT_G, QT_S, QT_I, QT_M, QT_D, QT_N };
 
@@ -245,7 +252,9 @@ struct dev {
 	struct fp_counter fp;
 	FILE *d2c_fp, *q2c_fp, *q2d_fp;
 	char *d2c_fn, *q2c_fn, *q2d_fn;
-	struct blk_hist *hist; /* Q2C, D2C, Q2D for --percentiles */
+	/* --percentiles: Q2C, D2C, Q2D; and D2C before the device's first Q (HIST_D2C_NO_Q) */
+	struct blk_hist *hist;
+	struct u64map d_no_q; /* issues before the first Q: start sector + 1 -> issue time */
 	uint64_t q2d_hist[Q2D_BUCKETS]; /* -A */
 	struct dev_files *files; /* -B -Q -u -P */
 	struct plat *plat[3]; /* -L: Q2C, D2C, Q2D */
@@ -284,7 +293,7 @@ struct btt_state {
 	struct live all_live;
 	struct dset issued; /* issue times of the requests in flight */
 	struct fp_counter sys_fp;
-	struct blk_hist hist[3];
+	struct blk_hist hist[HIST_D2C_NO_Q]; /* --percentiles: Q2C, D2C, Q2D in total */
 	FILE *msg_fp;
 	FILE *per_io_fp;
 	int done;

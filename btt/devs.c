@@ -84,7 +84,7 @@ struct dev *dev_get(uint32_t device, uint64_t time)
 	dip->q2c_fp = lat_file(opts.q2c_name, name, "q2c", &dip->q2c_fn);
 	dip->q2d_fp = lat_file(opts.q2d_name, name, "q2d", &dip->q2d_fn);
 	if (opts.percentiles)
-		dip->hist = xcalloc(3, sizeof(*dip->hist));
+		dip->hist = xcalloc(HIST_NR, sizeof(*dip->hist));
 	if (bs.ndevs == bs.adevs) {
 		bs.adevs = bs.adevs ? bs.adevs * 2 : 8;
 		bs.devs = realloc(bs.devs, bs.adevs * sizeof(*bs.devs));
@@ -307,6 +307,7 @@ void devs_release(void)
 		seeki_free(dip->q2q_seek);
 		seeki_free(dip->d2d_seek);
 		free(dip->hist);
+		u64map_free(&dip->d_no_q);
 		free(dip);
 	}
 	free(bs.devs);

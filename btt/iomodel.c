@@ -47,6 +47,10 @@ static struct dev *setup_pip(const struct blk_event *ev, int type, struct proc *
 		if (type != IOP_Q && type != IOP_A)
 			return NULL;
 		dip->pre_culling = 0;
+		/* the device has queued I/O: its D2C is the classic one */
+		u64map_free(&dip->d_no_q);
+		if (dip->hist)
+			blk_hist_clear(&dip->hist[HIST_D2C_NO_Q]);
 	}
 	dip->last_ns = ev->time;
 	/* every event taken names its process (it shows in the per-process rows) */
@@ -212,6 +216,39 @@ static void hist_add(struct dev *dip, int which, uint64_t v)
 	blk_hist_add(&bs.hist[which], v);
 }
 
+/*
+ * Before a device's first Q the classic model ignores its events; the percentiles pair
+ * its issues with the completions that start at the same sector (as iowatcher does), for
+ * a trace without Q events. A second issue at the same start replaces the first.
+ */
+static void no_q_issue(const struct blk_event *ev)
+{
+	struct dev *dip = dev_find(ev->device);
+	uint64_t *t;
+
+	if (!dip || !dip->hist || ev->sector == UINT64_MAX)
+		return;
+	t = u64map_get(&dip->d_no_q, ev->sector + 1);
+	if (t)
+		*t = ev->time;
+	else if (u64map_put(&dip->d_no_q, ev->sector + 1, ev->time) < 0)
+		die("out of memory");
+}
+
+static void no_q_complete(const struct blk_event *ev)
+{
+	struct dev *dip = dev_find(ev->device);
+	uint64_t *t;
+
+	if (!dip || !dip->d_no_q.n || ev->sector == UINT64_MAX)
+		return;
+	t = u64map_get(&dip->d_no_q, ev->sector + 1);
+	if (!t)
+		return;
+	blk_hist_add(&dip->hist[HIST_D2C_NO_Q], tdelta(*t, ev->time));
+	u64map_del(&dip->d_no_q, ev->sector + 1);
+}
+
 static void do_queue(const struct blk_event *ev)
 {
 	struct proc *pip;
@@ -347,8 +384,10 @@ static void do_issue(const struct blk_event *ev)
 {
 	struct dev *dip = setup(ev, IOP_D);
 
-	if (!dip)
+	if (!dip) {
+		no_q_issue(ev);
 		return;
+	}
 	if (dip->n_act_q)
 		dip->n_act_q--;
 	seeki_add(dip->d2d_seek, ev->time, ev->sector, ev->bytes, !blk_event_is_write(ev));
@@ -379,7 +418,7 @@ static void do_issue(const struct blk_event *ev)
 		extra_q2d(q, q2d);
 		latency_write(dip->q2d_fp, ev->time, q2d);
 		plat_add(dip, 2, ev->time, q2d);
-		hist_add(dip, 2, tdelta(q->time, ev->time));
+		hist_add(dip, HIST_Q2D, tdelta(q->time, ev->time));
 	}
 }
 
@@ -390,8 +429,10 @@ static void do_complete(const struct blk_event *ev)
 	uint64_t d_time = NO_TIME;
 	size_t nissued = 0;
 
-	if (!dip)
+	if (!dip) {
+		no_q_complete(ev);
 		return;
+	}
 	fp_add(&bs.sys_fp, ev->time, ev->bytes >> 9);
 	fp_add(&dip->fp, ev->time, ev->bytes >> 9);
 	avg_add(&bs.all.a[AV_BLKS], ev->bytes >> 9);
@@ -413,14 +454,14 @@ static void do_complete(const struct blk_event *ev)
 		update(dip->remapper ? AV_Q2C_DM : AV_Q2C, q, q2c);
 		latency_write(dip->q2c_fp, q->time, q2c);
 		plat_add(dip, 0, q->time, q2c);
-		hist_add(dip, 0, q2c);
+		hist_add(dip, HIST_Q2C, q2c);
 		if (q_d_time != NO_TIME) {
 			uint64_t d2c = tdelta(q_d_time, ev->time);
 
 			update(AV_D2C, q, d2c);
 			latency_write(dip->d2c_fp, ev->time, d2c);
 			plat_add(dip, 1, ev->time, d2c);
-			hist_add(dip, 1, d2c);
+			hist_add(dip, HIST_D2C, d2c);
 			extra_q_done(q, ev);
 			/* the live period starts at the earliest issue, as the reference's */
 			if (d_time == NO_TIME || q_d_time < d_time)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "btt.h"
 #include "common.h"
@@ -218,7 +219,7 @@ static void parse_args(int argc, char **argv)
 			opts.unplug_name = optarg;
 			break;
 		case 'V':
-			printf("btt version 2.09\n");
+			print_version("btt version 2.09");
 			exit(0);
 		case 'v':
 			opts.verbose++;
@@ -401,6 +402,20 @@ static FILE *open_out(const char *suffix, char **name)
 	return file_create(fn, name);
 }
 
+/* -i names no file: a base name of per-CPU files (NAME.blktrace.N) is the usual slip */
+static void __attribute__((noreturn)) open_failed(const char *input)
+{
+	int e = errno;
+	char cpu0[4096];
+
+	error("cannot open '%s': %s", input, strerror(e));
+	snprintf(cpu0, sizeof(cpu0), "%s.blktrace.0", input);
+	if (e == ENOENT && !access(cpu0, F_OK))
+		hint("'%s' looks like per-CPU trace files (%s ...): run 'blkparse -i %s -d %s.bin -O' and then 'btt -i %s.bin'",
+		     input, cpu0, input, input, input);
+	exit(1);
+}
+
 int main(int argc, char **argv)
 {
 	struct blk_reader *r;
@@ -421,7 +436,7 @@ int main(int argc, char **argv)
 
 	r = blk_reader_open(opts.input);
 	if (!r)
-		die("cannot open '%s': %s", opts.input, strerror(errno));
+		open_failed(opts.input);
 	blk_reader_set_readahead(r, 1);
 	bs.last_q = NO_TIME;
 	if (opts.verbose && stat(opts.input, &st) == 0)

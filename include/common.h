@@ -28,6 +28,12 @@ void hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 unsigned long long parse_opt_num(const char *s, const char *opt, unsigned long long lo,
 				 unsigned long long hi);
 
+/*
+ * Print the -V line to stdout: the classic tool's version line (@fmt, without a newline),
+ * then " (blktrace-ng VERSION)" and a newline, e.g. "blkparse version 1.2.0 (blktrace-ng 0.3)".
+ */
+void print_version(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Install a library log hook that prints with the tool's prefix. */
 void install_log_hook(void);
 

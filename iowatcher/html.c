@@ -44,7 +44,7 @@ static void summary(struct blk_strbuf *sb, const struct iow_opts *o)
 		sb,
 		"<h2>Summary</h2>\n<table class=\"summary\">\n<tr><th>trace</th><th>events</th>"
 		"<th>Q</th><th>D</th><th>C</th><th>duration</th><th>read IOs</th>"
-		"<th>write IOs</th><th>read MB</th><th>write MB</th><th>IOPS</th><th>MB/s</th>"
+		"<th>write IOs</th><th>read MiB</th><th>write MiB</th><th>IOPS</th><th>MiB/s</th>"
 		"<th>latency</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>max</th></tr>\n");
 	for (int i = 0; i < o->ntraces; i++) {
 		const struct iow_trace *t = o->traces[i];

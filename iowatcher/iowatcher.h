@@ -209,6 +209,49 @@ void iow_svg(struct blk_strbuf *sb, const struct iow_opts *o, const struct iow_f
 const char *iow_colour(unsigned int i);
 void iow_xml_escape(struct blk_strbuf *sb, const char *s);
 
+/* legend.c: the legend column of a graph */
+struct iow_legend_item {
+	int trace; /* entries: data-trace */
+	const char *colour; /* entries: the swatch (a static string) */
+	int dashed, note;
+	size_t text; /* offset of the whole text in iow_legend.text */
+	/* the layout: lines NUL-terminated one after the other from iow_legend.lines + line0 */
+	size_t line0;
+	int nlines, size; /* font size in px */
+	double x, baseline, pitch; /* the text's left edge, first baseline, line pitch */
+	double swatch_y; /* entries: the swatch line's y */
+};
+
+struct iow_legend {
+	struct iow_legend_item *item;
+	size_t n, cap, nentries;
+	size_t shown; /* after iow_legend_layout(): items placed (the first ones) */
+	struct blk_strbuf text, lines;
+};
+
+/* the column: left edge, top, width and the lowest a text may reach */
+struct iow_legend_box {
+	double x, top, width, bottom;
+};
+
+/* An entry: a swatch of @colour and the text @label@suffix (both copied). */
+void iow_legend_entry(struct iow_legend *l, int trace, const char *colour, const char *label,
+		      const char *suffix, int dashed);
+/* A note, formatted: shown after the entries, smaller, without a swatch. */
+void iow_legend_note(struct iow_legend *l, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/*
+ * Lay out the items of @l within @b: at 15 px (notes 13) with the texts on one line when
+ * they fit, else wrapped, else smaller, else cut, and the last resort counts the entries
+ * left out. Sets each item's placement and l->shown.
+ */
+void iow_legend_layout(struct iow_legend *l, const struct iow_legend_box *b);
+/* Forget the items (memory kept for the next graph). */
+void iow_legend_clear(struct iow_legend *l);
+void iow_legend_release(struct iow_legend *l);
+/* The estimated width in px of @s at font @size (see legend.c). */
+double iow_text_width(const char *s, double size);
+
 /* html.c */
 int iow_html(const struct iow_opts *o, const struct blk_strbuf *svg, const char *path);
 

@@ -38,6 +38,7 @@ static const struct option long_opts[] = {
 	{"per-process-io", no_argument, NULL, 'P'},
 	{"html", required_argument, NULL, OPT_HTML},
 	{"help", no_argument, NULL, OPT_HELP},
+	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
 };
 
@@ -50,7 +51,8 @@ static const char usage_text[] =
 	"  -l, --label=TEXT            legend label of the n-th trace (repeatable)\n"
 	"  -T, --title=TEXT            title of the page\n"
 	"  -o, --output=FILE           output: FILE.svg (default trace.svg), FILE.png (through\n"
-	"                              rsvg-convert), or the movie with -m\n"
+	"                              rsvg-convert), or with -m the movie: FILE.mp4 (default\n"
+	"                              trace.mp4), .mkv, .mov, .avi or .webm (through ffmpeg)\n"
 	"      --html=FILE             also write a self-contained HTML report with summary tables\n"
 	"  -O, --only-graph=NAME       draw only this graph (repeatable)\n"
 	"  -N, --no-graph=NAME         do not draw this graph (repeatable)\n"
@@ -67,9 +69,10 @@ static const char usage_text[] =
 	"  -w, --width=PX              width of each graph (default 700)\n"
 	"  -c, --columns=N             graphs per row (default 1)\n"
 	"  -x, --xzoom=MIN:MAX         time range in seconds (either side optional)\n"
-	"  -y, --yzoom=MIN:MAX         offset range of the I/O map in MB (either side optional)\n"
+	"  -y, --yzoom=MIN:MAX         offset range of the I/O map in MiB (either side optional)\n"
 	"  -a, --io-plot-action=Q|D|C  event plotted on the I/O map (default Q, then D, then C)\n"
 	"  -P, --per-process-io        one colour per process on the I/O map\n"
+	"  -V, --version               print the version\n"
 	"      --help                  this text\n";
 
 static void usage_error(const char *fmt, const char *arg)
@@ -142,11 +145,51 @@ static void set_graph(struct iow_opts *o, const char *name, int on)
 	o->graphs[g] = on;
 }
 
+static int ends_with(const char *s, const char *sfx)
+{
+	size_t a = strlen(s), b = strlen(sfx);
+
+	return a >= b && !strcasecmp(s + a - b, sfx);
+}
+
+/* what ffmpeg writes a movie as, by the name's ending (the default codec is libx264) */
+static const char *const movie_names[] = {".mp4", ".mkv", ".mov", ".avi", ".webm"};
+#define NMOVIE (sizeof(movie_names) / sizeof(movie_names[0]))
+
+/*
+ * -o picks the format by its ending: .svg or .png for a picture, a video container with
+ * -m. Anything else would be an SVG under a misleading name: a usage error.
+ */
+static void check_output(const struct iow_opts *o)
+{
+	const char *out = o->output, *also = "";
+	int movie_name = 0, picture_name = ends_with(out, ".svg") || ends_with(out, ".png");
+
+	for (size_t i = 0; i < NMOVIE; i++)
+		movie_name |= ends_with(out, movie_names[i]);
+	if (o->movie ? movie_name : picture_name)
+		return;
+	if (o->movie) {
+		error("option '-o': unknown movie type '%s'", out);
+		hint("with -m, name it FILE.mp4, .mkv, .mov, .avi or .webm (made by ffmpeg)%s",
+		     picture_name ? "; for a picture leave out -m" : "");
+		exit(2);
+	}
+	if (movie_name)
+		also = "; a movie needs -m";
+	else if (ends_with(out, ".html") || ends_with(out, ".htm"))
+		also = "; an HTML report is --html=FILE";
+	error("option '-o': unknown output type '%s'", out);
+	hint("name it FILE.svg or FILE.png (made by rsvg-convert), or with -m FILE.mp4, .mkv, .mov, .avi or .webm%s",
+	     also);
+	exit(2);
+}
+
 static void parse_args(int argc, char **argv, struct iow_opts *o)
 {
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+t:F:l:T:o:O:N:d:D:pm::C:Kr:h:w:c:x:y:a:P", long_opts,
+	while ((c = getopt_long(argc, argv, "+t:F:l:T:o:O:N:d:D:pm::C:Kr:h:w:c:x:y:a:PV", long_opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 't':
@@ -249,6 +292,10 @@ static void parse_args(int argc, char **argv, struct iow_opts *o)
 		case OPT_HELP:
 			fputs(usage_text, stdout);
 			exit(0);
+		case 'V':
+			/* the classic iowatcher has no version option */
+			print_version("iowatcher");
+			exit(0);
 		default:
 			fputs("hint: see 'iowatcher --help'\n", stderr);
 			exit(2);
@@ -267,13 +314,8 @@ static void parse_args(int argc, char **argv, struct iow_opts *o)
 		usage_error("%s", "option '--prog' needs a device to trace (-d)");
 	if (!o->ntraces && !o->nfios && !o->ndevices)
 		usage_error("%s", "no trace given (-t NAME, -F FILE, or -d DEV)");
-}
-
-static int ends_with(const char *s, const char *sfx)
-{
-	size_t a = strlen(s), b = strlen(sfx);
-
-	return a >= b && !strcasecmp(s + a - b, sfx);
+	if (o->output)
+		check_output(o);
 }
 
 /* Read the traces, then draw; return 0 or -1 (with a message). */

@@ -39,7 +39,7 @@ struct plot {
 	const struct iow_frame *f;
 	double w, h; /* plot area size */
 	double ymax; /* data value at the top of the plot area */
-	int nlegend;
+	struct iow_legend legend; /* the current graph's, laid out when it ends */
 };
 
 void iow_xml_escape(struct blk_strbuf *sb, const char *s)
@@ -222,11 +222,75 @@ static void begin_graph(struct plot *p, int g, double x, double y, const char *t
 	attr(sb, "width", p->w);
 	attr(sb, "height", p->h);
 	blk_strbuf_addstr(sb, " fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n");
-	p->nlegend = 0;
+	iow_legend_clear(&p->legend);
+}
+
+/* a text of one line as text() writes it, or of several as tspans */
+static void legend_text(struct plot *p, const char *cls, const struct iow_legend_item *it)
+{
+	struct blk_strbuf *sb = p->sb;
+	const char *line = p->legend.lines.buf + it->line0;
+
+	blk_strbuf_addstr(sb, "<text");
+	if (cls)
+		blk_strbuf_addf(sb, " class=\"%s\"", cls);
+	attr(sb, "x", it->x);
+	attr(sb, "y", it->baseline);
+	blk_strbuf_addf(sb, " font-size=\"%d\"%s>", it->size, cls ? " text-anchor=\"start\"" : "");
+	if (it->nlines == 1) {
+		iow_xml_escape(sb, line);
+	} else {
+		for (int k = 0; k < it->nlines; k++) {
+			blk_strbuf_addstr(sb, "<tspan");
+			attr(sb, "x", it->x);
+			attr(sb, "y", it->baseline + k * it->pitch);
+			blk_strbuf_addch(sb, '>');
+			iow_xml_escape(sb, line);
+			blk_strbuf_addstr(sb, "</tspan>");
+			line += strlen(line) + 1;
+		}
+	}
+	blk_strbuf_addstr(sb, "</text>");
+}
+
+/* Lay out and write the legend so far, in the column right of the plot area. */
+static void legend_flush(struct plot *p)
+{
+	struct blk_strbuf *sb = p->sb;
+	struct iow_legend *l = &p->legend;
+	const struct iow_legend_box box = {
+		.x = PAD_LEFT + p->w + 20,
+		.top = PAD_TOP,
+		.width = PAD_RIGHT - 40,
+		.bottom = PAD_TOP + p->h + PAD_BOTTOM - 15,
+	};
+
+	iow_legend_layout(l, &box);
+	for (size_t i = 0; i < l->shown; i++) {
+		const struct iow_legend_item *it = &l->item[i];
+
+		if (it->note) {
+			legend_text(p, "legend-note", it);
+			blk_strbuf_addch(sb, '\n');
+			continue;
+		}
+		blk_strbuf_addf(sb, "<g class=\"legend-entry\" data-trace=\"%d\">", it->trace);
+		blk_strbuf_addstr(sb, "<line");
+		attr(sb, "x1", box.x);
+		attr(sb, "y1", it->swatch_y);
+		attr(sb, "x2", box.x + 24);
+		attr(sb, "y2", it->swatch_y);
+		blk_strbuf_addf(sb, " stroke=\"%s\" stroke-width=\"4\"%s/>", it->colour,
+				it->dashed ? " stroke-dasharray=\"4,3\"" : "");
+		legend_text(p, NULL, it);
+		blk_strbuf_addstr(sb, "</g>\n");
+	}
+	iow_legend_clear(l);
 }
 
 static void end_graph(struct plot *p)
 {
+	legend_flush(p);
 	if (p->f && p->f->active && p->o->x1 > p->o->x0) {
 		double x = PAD_LEFT + (double)(p->f->now - p->o->x0) / (p->o->x1 - p->o->x0) * p->w;
 
@@ -244,31 +308,14 @@ static void end_graph(struct plot *p)
 
 static void nodata(struct plot *p, const char *why)
 {
+	legend_flush(p);
 	text(p, "nodata", PAD_LEFT + p->w / 2, PAD_TOP + p->h / 2, 16, "middle", why);
 }
 
 static void legend(struct plot *p, int trace, const char *colour, const char *label,
 		   const char *suffix, int dashed)
 {
-	struct blk_strbuf *sb = p->sb;
-	double x = PAD_LEFT + p->w + 20, y = PAD_TOP + 10 + p->nlegend * 22;
-
-	blk_strbuf_addf(sb, "<g class=\"legend-entry\" data-trace=\"%d\">", trace);
-	blk_strbuf_addstr(sb, "<line");
-	attr(sb, "x1", x);
-	attr(sb, "y1", y);
-	attr(sb, "x2", x + 24);
-	attr(sb, "y2", y);
-	blk_strbuf_addf(sb, " stroke=\"%s\" stroke-width=\"4\"%s/>", colour,
-			dashed ? " stroke-dasharray=\"4,3\"" : "");
-	blk_strbuf_addstr(sb, "<text");
-	attr(sb, "x", x + 32);
-	attr(sb, "y", y + 5);
-	blk_strbuf_addstr(sb, " font-size=\"15\">");
-	iow_xml_escape(sb, label);
-	iow_xml_escape(sb, suffix);
-	blk_strbuf_addstr(sb, "</text></g>\n");
-	p->nlegend++;
+	iow_legend_entry(&p->legend, trace, colour, label, suffix, dashed);
 }
 
 /* buckets shown: all, or in a movie frame those that started before the cursor */
@@ -361,11 +408,11 @@ static void graph_io(struct plot *p, double x, double y)
 {
 	const struct iow_opts *o = p->o;
 	struct blk_strbuf *sb = p->sb;
-	double mb1 = o->y1 / 2048.0, mb0 = o->y0 / 2048.0, top;
+	double mb1 = o->y1 / 2048.0, mb0 = o->y0 / 2048.0, top; /* MiB */
 	double step = nice_step(mb1 - mb0 > 0 ? mb1 - mb0 : 1, 4);
 	char buf[64];
 
-	begin_graph(p, IOW_G_IO, x, y, "Device IO", "Time (seconds)", "Offset (MB)");
+	begin_graph(p, IOW_G_IO, x, y, "Device IO", "Time (seconds)", "Offset (MiB)");
 	time_axis(p);
 	top = mb1;
 	for (double v = ceil(mb0 / step) * step; v <= top + 1e-9; v += step) {
@@ -472,7 +519,7 @@ static void graph_io(struct plot *p, double x, double y)
 
 static const char *scale_bytes(double max, double *div)
 {
-	static const char *const units[] = {"B/s", "KB/s", "MB/s", "GB/s", "TB/s"};
+	static const char *const units[] = {"B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"};
 	int u = 0;
 
 	*div = 1;
@@ -688,10 +735,8 @@ static void graph_latency(struct plot *p, double x, double y)
 		legend(p, i, trace_colour(i), o->traces[i]->label,
 		       o->traces[i]->lat_all.n ? " mean" : " (no data)", 0);
 	if (any) {
-		double lx = PAD_LEFT + p->w + 20, ly = PAD_TOP + 10 + p->nlegend * 22 + 10;
-
-		text(p, "legend-note", lx, ly, 13, "start", "shaded: p50 to p99");
-		text(p, "legend-note", lx, ly + 17, 13, "start", "dashed: p50, dotted: p99");
+		iow_legend_note(&p->legend, "shaded: p50 to p99");
+		iow_legend_note(&p->legend, "dashed: p50, dotted: p99");
 	} else {
 		nodata(p, "no data: the trace has no issue or queue events");
 	}
@@ -807,18 +852,16 @@ static void graph_lathist(struct plot *p, double x, double y)
 	}
 	for (int i = 0; i < o->ntraces; i++)
 		legend(p, i, trace_colour(i), o->traces[i]->label, "", 0);
-	for (int i = 0, line = 0; i < o->ntraces; i++) {
+	for (int i = 0; i < o->ntraces; i++) {
 		const struct iow_trace *t = o->traces[i];
-		double lx = PAD_LEFT + p->w + 20, ly = PAD_TOP + 10 + p->nlegend * 22 + 10;
-		char note[96], a[24], b[24];
+		char a[24], b[24];
 
 		if (!t->lat_all.n)
 			continue;
 		lat_label(a, sizeof(a), (double)blk_hist_percentile(&t->lat_all, 50));
 		lat_label(b, sizeof(b), (double)blk_hist_percentile(&t->lat_all, 99));
-		snprintf(note, sizeof(note), "%s%sp50 %s, p99 %s", o->ntraces > 1 ? t->label : "",
-			 o->ntraces > 1 ? ": " : "", a, b);
-		text(p, "legend-note", lx, ly + 17 * line++, 13, "start", note);
+		iow_legend_note(&p->legend, "%s%sp50 %s, p99 %s", o->ntraces > 1 ? t->label : "",
+				o->ntraces > 1 ? ": " : "", a, b);
 	}
 	end_graph(p);
 }
@@ -836,7 +879,7 @@ static void graph_fio(struct plot *p, double x, double y)
 		if (max_of(v[i], IOW_NBUCKETS) > max)
 			max = max_of(v[i], IOW_NBUCKETS);
 	}
-	begin_graph(p, IOW_G_FIO, x, y, "Fio Throughput", "Time (seconds)", "KB/s");
+	begin_graph(p, IOW_G_FIO, x, y, "Fio Throughput", "Time (seconds)", "KiB/s");
 	time_axis(p);
 	top = value_axis(p, max);
 	for (int i = 0; i < o->nfios; i++)
@@ -888,7 +931,7 @@ static int graph_available(const struct iow_opts *o, int g)
 
 void iow_svg(struct blk_strbuf *sb, const struct iow_opts *o, const struct iow_frame *f)
 {
-	struct plot p = {sb, o, f, o->width, o->height, 0, 0};
+	struct plot p = {.sb = sb, .o = o, .f = f, .w = o->width, .h = o->height};
 	double pw = PAD_LEFT + p.w + PAD_RIGHT, ph = PAD_TOP + p.h + PAD_BOTTOM;
 	double band = o->title ? 50 : 10;
 	int n = 0, rows;
@@ -959,4 +1002,5 @@ void iow_svg(struct blk_strbuf *sb, const struct iow_opts *o, const struct iow_f
 		}
 	}
 	blk_strbuf_addstr(sb, "</svg>\n");
+	iow_legend_release(&p.legend);
 }

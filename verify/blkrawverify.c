@@ -60,6 +60,7 @@ struct rv_file {
 
 static const struct option long_opts[] = {
 	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
 };
 
@@ -69,7 +70,8 @@ static void usage(FILE *f)
 		   "Check the trace files DEV.blktrace.0, DEV.blktrace.1, ... record by record.\n"
 		   "One line per CPU file goes to stdout, the details to DEV.verify.out.\n"
 		   "Exit status 1 if a record is bad or a file cannot be read.\n\n"
-		   "  -h, --help    this text\n");
+		   "  -h, --help    this text\n"
+		   "  -V, --version print the version\n");
 }
 
 static void parse_args(int argc, char **argv)
@@ -77,10 +79,14 @@ static void parse_args(int argc, char **argv)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+hV", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case 'V':
+			/* the classic tool has no version option */
+			print_version("%s", "blkrawverify");
 			exit(0);
 		default:
 			if (optopt)

@@ -48,6 +48,7 @@ struct vb_run {
 
 static const struct option long_opts[] = {
 	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
 };
 
@@ -58,7 +59,8 @@ static void usage(FILE *f)
 		"Check that the events in FILE, the text output of blkparse ('-' reads standard\n"
 		"input), are in time order and that no CPU repeats a sequence number.\n"
 		"Exit status 1 if an event is out of order.\n\n"
-		"  -h, --help    this text\n");
+		"  -h, --help    this text\n"
+		"  -V, --version print the version\n");
 }
 
 static void parse_args(int argc, char **argv, struct vb_opts *o)
@@ -66,10 +68,14 @@ static void parse_args(int argc, char **argv, struct vb_opts *o)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+hV", long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case 'V':
+			/* the classic tool has no version option */
+			print_version("%s", "verify_blkparse");
 			exit(0);
 		default:
 			if (optopt)

@@ -421,7 +421,9 @@ rc=$?
 [ $rc = 1 ] && grep -q "missing.bin" "$o/m.err" && pass "btt on a missing file: status 1, names it" ||
 	fail "btt on a missing file: status $rc"
 (cd "$o" && $BTT -V >v.out 2>&1)
-grep -qx 'btt version 2.09' "$o/v.out" && pass "btt -V" || fail "btt -V: $(cat "$o/v.out")"
+# the classic line, then the suite's version (include/version.h) in parentheses
+ngv=$(sed -n 's/^#define BLKTRACE_NG_VERSION "\(.*\)"$/\1/p' "$TOP/include/version.h")
+grep -qx "btt version 2.09 (blktrace-ng $ngv)" "$o/v.out" && pass "btt -V" || fail "btt -V: $(cat "$o/v.out")"
 # -D naming a device the trace does not have (the reference crashes): an empty report
 run_in "$o/D" $BTT -i "$d/ext4-mixed.bin" -D "9,9"
 [ "$(cat "$o/D/rc")" = 0 ] && grep -q '^ Total Sys |' "$o/D/stdout" && ! grep -q '254, 16' "$o/D/stdout" &&
