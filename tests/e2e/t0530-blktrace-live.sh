@@ -147,6 +147,16 @@ else
 	fail "blktrace -o - under fio: $(grep -E 'Total|dropped' "$w/stream/err.txt" | tr '\n' ' ')"
 fi
 
+# the reference blkparse reads the stream as ours does (README: -i - byte-identical)
+if [ -x /usr/bin/blkparse ]; then
+	/usr/bin/blkparse -i - <"$w/stream/stream.bin" >"$w/stream/ref.txt" 2>/dev/null
+	$BLKPARSE -i - <"$w/stream/stream.bin" >"$w/stream/ours.txt" 2>/dev/null
+	check_same "blkparse -i - on the live stream of $n records: same text as the reference blkparse" \
+		"$w/stream/ref.txt" "$w/stream/ours.txt"
+else
+	skip "reference blkparse on the live stream (apt-get install blktrace)"
+fi
+
 # blkiomon fed live (the seed example of its use): no wrapped or impossible D2C
 mkdir -p "$w/iomon"
 (cd "$w/iomon" && "$BT" -d "$loop" -a issue -a complete -w 5 -o - 2>bt.err |
