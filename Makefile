@@ -21,7 +21,7 @@ LIB_SRC := lib/event.c lib/reader.c lib/merge.c lib/pipesort.c lib/strbuf.c lib/
 LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB := lib/libblk.a
 
-KERNEL_SRC := kernel/fs.c kernel/relay.c kernel/tracefs.c
+KERNEL_SRC := kernel/fs.c kernel/relay.c kernel/tracefs.c kernel/util.c
 KERNEL_OBJ := $(KERNEL_SRC:.c=.o)
 TOOLS := blkparse blktrace blkiomon
 GEN := $(patsubst %.c,%,$(wildcard tests/gen/*.c))
@@ -147,7 +147,7 @@ hdr-check:
 		echo '#include "'$${h#include/}'"' | $(CC) $(CPPFLAGS) -std=gnu11 -Wall -Werror -x c -c -o /dev/null - || exit 1; \
 	done; echo "headers compile on their own"
 
-FORMAT_SRC = $(LIB_SRC) $(KERNEL_SRC) include/blk/*.h include/common.h include/version.h *.c \
+FORMAT_SRC = $(LIB_SRC) $(KERNEL_SRC) kernel/*.h include/blk/*.h include/common.h include/version.h *.c \
 	$(wildcard btt/*.[ch] iowatcher/*.[ch] btreplay/*.[ch] verify/*.[ch])
 
 format:

@@ -17,6 +17,7 @@
 #include "blk/backend.h"
 #include "blk/frame.h"
 #include "blk/kernel.h"
+#include "util.h"
 #include "blk/trace.h"
 
 #define BLKTRACESETUP _IOWR(0x12, BLKTRACESETUP_NR, struct blk_user_trace_setup)
@@ -122,19 +123,6 @@ static struct relay_stream *rstream(struct relay_backend *r, int dev, int k)
 	return &r->st[(size_t)k * (size_t)r->cfg->ndevs + (size_t)dev];
 }
 
-static void relay_errf(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void relay_errf(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
-
 static int relay_close(struct blk_backend *b, char *err, size_t len)
 {
 	struct relay_backend *r = (struct relay_backend *)b;
@@ -159,8 +147,8 @@ static int relay_close(struct blk_backend *b, char *err, size_t len)
 		e = blk_relay_teardown(r->cfg->devs[i].fd);
 		if (e && !ret) {
 			ret = e;
-			relay_errf(err, len, "BLKTRACETEARDOWN on '%s' failed: %s",
-				   r->cfg->devs[i].path, strerror(-e));
+			kerr(err, len, "BLKTRACETEARDOWN on '%s' failed: %s", r->cfg->devs[i].path,
+			     strerror(-e));
 		}
 	}
 	free(r->st);
@@ -195,8 +183,8 @@ static struct blk_backend *relay_open(const struct blk_backend_cfg *cfg, char *e
 		r->st[i].fd = -1;
 	ret = blk_find_debugfs(cfg->debugfs, 1, r->debugfs, sizeof(r->debugfs));
 	if (ret) {
-		relay_errf(err, len, "debugfs is not mounted%s%s (%s)", cfg->debugfs ? " at " : "",
-			   cfg->debugfs ? cfg->debugfs : "", strerror(-ret));
+		kerr(err, len, "debugfs is not mounted%s%s (%s)", cfg->debugfs ? " at " : "",
+		     cfg->debugfs ? cfg->debugfs : "", strerror(-ret));
 		goto fail;
 	}
 	for (int i = 0; i < cfg->ndevs; i++) {
@@ -209,14 +197,12 @@ static struct blk_backend *relay_open(const struct blk_backend_cfg *cfg, char *e
 		s.buf_nr = cfg->nbuf;
 		ret = blk_relay_setup(d->fd, &s);
 		if (ret == -EBUSY) {
-			relay_errf(
-				err, len,
-				"'%s' is already being traced (BLKTRACESETUP: %s); 'blktrace -k -d %s' stops a left-over trace",
-				d->path, strerror(-ret), d->path);
+			kerr(err, len,
+			     "'%s' is already being traced (BLKTRACESETUP: %s); 'blktrace -k -d %s' stops a left-over trace",
+			     d->path, strerror(-ret), d->path);
 			goto fail;
 		} else if (ret) {
-			relay_errf(err, len, "BLKTRACESETUP on '%s' failed: %s", d->path,
-				   strerror(-ret));
+			kerr(err, len, "BLKTRACESETUP on '%s' failed: %s", d->path, strerror(-ret));
 			goto fail;
 		}
 		r->set_up[i] = 1;
@@ -232,9 +218,8 @@ static struct blk_backend *relay_open(const struct blk_backend_cfg *cfg, char *e
 			s->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 			if (s->fd < 0) {
 				ret = -errno;
-				relay_errf(err, len, "cannot open '%s': %s%s", path, strerror(-ret),
-					   ret == -EPERM ? " (kernel lockdown forbids relay files)"
-							 : "");
+				kerr(err, len, "cannot open '%s': %s%s", path, strerror(-ret),
+				     ret == -EPERM ? " (kernel lockdown forbids relay files)" : "");
 				goto fail;
 			}
 			s->swapped = 0;
@@ -242,7 +227,7 @@ static struct blk_backend *relay_open(const struct blk_backend_cfg *cfg, char *e
 	return &r->base;
 nomem:
 	ret = -ENOMEM;
-	relay_errf(err, len, "out of memory");
+	kerr(err, len, "out of memory");
 fail:
 	relay_close(&r->base, NULL, 0);
 	errno = -ret;
@@ -257,8 +242,8 @@ static int relay_start(struct blk_backend *b, char *err, size_t len)
 		int ret = blk_relay_start(r->cfg->devs[i].fd);
 
 		if (ret) {
-			relay_errf(err, len, "BLKTRACESTART on '%s' failed: %s",
-				   r->cfg->devs[i].path, strerror(-ret));
+			kerr(err, len, "BLKTRACESTART on '%s' failed: %s", r->cfg->devs[i].path,
+			     strerror(-ret));
 			return ret;
 		}
 		r->started[i] = 1;
@@ -343,8 +328,8 @@ static int relay_read(struct blk_backend *b, int k, int wait_ms,
 			unsigned char *nb = realloc(s->buf, cap);
 
 			if (!nb) {
-				relay_errf(err, len, "out of memory for the relay data of CPU %d",
-					   r->cfg->cpus[k]);
+				kerr(err, len, "out of memory for the relay data of CPU %d",
+				     r->cfg->cpus[k]);
 				return -ENOMEM;
 			}
 			s->buf = nb;
@@ -362,8 +347,8 @@ static int relay_read(struct blk_backend *b, int k, int wait_ms,
 		}
 		if (n < 0 && errno != EAGAIN && errno != EINTR) {
 			ret = -errno;
-			relay_errf(err, len, "reading the relay file of '%s', CPU %d: %s",
-				   r->cfg->devs[i].name, r->cfg->cpus[k], strerror(-ret));
+			kerr(err, len, "reading the relay file of '%s', CPU %d: %s",
+			     r->cfg->devs[i].name, r->cfg->cpus[k], strerror(-ret));
 			return ret;
 		}
 		if (n <= 0) {
@@ -375,7 +360,7 @@ static int relay_read(struct blk_backend *b, int k, int wait_ms,
 		s->len += (size_t)n;
 		ret = relay_deliver(r, s, i, k, sink);
 		if (ret) {
-			relay_errf(err, len, "%s", strerror(-ret));
+			kerr(err, len, "%s", strerror(-ret));
 			return ret;
 		}
 	}
@@ -394,10 +379,9 @@ static int relay_tick(struct blk_backend *b, char *msg, size_t len)
 			r->dropped[i] = d;
 		if (__atomic_load_n(&r->gone[i], __ATOMIC_ACQUIRE) || relay_gone(r, i)) {
 			__atomic_store_n(&r->gone[i], 1, __ATOMIC_RELEASE);
-			relay_errf(
-				msg, len,
-				"the trace of '%s' was torn down from outside (by 'blktrace -k'?); stopping",
-				r->cfg->devs[i].path);
+			kerr(msg, len,
+			     "the trace of '%s' was torn down from outside (by 'blktrace -k'?); stopping",
+			     r->cfg->devs[i].path);
 			return -ESHUTDOWN;
 		}
 	}

@@ -17,6 +17,7 @@
 #include "blk/backend.h"
 #include "blk/event.h"
 #include "blk/kernel.h"
+#include "util.h"
 
 #define MAX_CPUS_TRACKED 4096
 
@@ -43,45 +44,6 @@ struct blk_tfs {
 	char saved[512];
 };
 
-static int read_str(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	if (n < 0) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
-	close(fd);
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return 0;
-}
-
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	if (n < 0) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
-	close(fd);
-	return 0;
-}
-
 static int tpath(const struct blk_tfs *t, char *buf, size_t len, const char *rel)
 {
 	return snprintf(buf, len, "%s/%s", t->dir, rel) >= (int)len ? -ENAMETOOLONG : 0;
@@ -103,17 +65,6 @@ static int twrite(const struct blk_tfs *t, const char *rel, const char *s)
 	if (tpath(t, p, sizeof(p), rel))
 		return -ENAMETOOLONG;
 	return write_str(p, s);
-}
-
-static void errf(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
 }
 
 /* "[local] global counter" -> "local" */
@@ -168,38 +119,38 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 	}
 	/* save */
 	if ((ret = tread(t, "tracing_on", buf, sizeof(buf)))) {
-		errf(err, errlen, "cannot read '%s/tracing_on': %s", dir, strerror(-ret));
+		kerr(err, errlen, "cannot read '%s/tracing_on': %s", dir, strerror(-ret));
 		goto fail;
 	}
 	t->was_on = atoi(buf);
 	if ((ret = tread(t, "current_tracer", t->tracer, sizeof(t->tracer)))) {
-		errf(err, errlen, "cannot read '%s/current_tracer': %s", dir, strerror(-ret));
+		kerr(err, errlen, "cannot read '%s/current_tracer': %s", dir, strerror(-ret));
 		goto fail;
 	}
 	if (tread(t, "available_tracers", buf, sizeof(buf)) || !strstr(buf, "blk")) {
 		ret = -EOPNOTSUPP;
-		errf(err, errlen, "the kernel has no 'blk' tracer (CONFIG_BLK_DEV_IO_TRACE)");
+		kerr(err, errlen, "the kernel has no 'blk' tracer (CONFIG_BLK_DEV_IO_TRACE)");
 		goto fail;
 	}
 	if (!strcmp(t->tracer, "blk")) {
 		ret = -EBUSY;
-		errf(err, errlen,
+		kerr(err, errlen,
 		     "the blk tracer is already in use in '%s' (another blktrace, or one that was killed)",
 		     dir);
 		goto fail;
 	}
 	if (strcmp(t->tracer, "nop")) {
 		ret = -EBUSY;
-		errf(err, errlen, "tracefs is in use by the '%s' tracer", t->tracer);
+		kerr(err, errlen, "tracefs is in use by the '%s' tracer", t->tracer);
 		goto fail;
 	}
 	if ((ret = tread(t, "trace_clock", buf, sizeof(buf)))) {
-		errf(err, errlen, "cannot read '%s/trace_clock': %s", dir, strerror(-ret));
+		kerr(err, errlen, "cannot read '%s/trace_clock': %s", dir, strerror(-ret));
 		goto fail;
 	}
 	bracketed(buf, t->clock, sizeof(t->clock));
 	if ((ret = tread(t, "options/bin", buf, sizeof(buf)))) {
-		errf(err, errlen, "cannot read '%s/options/bin': %s", dir, strerror(-ret));
+		kerr(err, errlen, "cannot read '%s/options/bin': %s", dir, strerror(-ret));
 		goto fail;
 	}
 	t->bin = atoi(buf);
@@ -216,13 +167,13 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 		snprintf(d->dir, sizeof(d->dir), "/sys/class/block/%s/trace", sysnames[i]);
 		snprintf(p, sizeof(p), "%s/enable", d->dir);
 		if ((ret = read_str(p, buf, sizeof(buf)))) {
-			errf(err, errlen, "cannot read '%s': %s", p, strerror(-ret));
+			kerr(err, errlen, "cannot read '%s': %s", p, strerror(-ret));
 			goto fail;
 		}
 		d->was_enabled = atoi(buf);
 		if (d->was_enabled) {
 			ret = -EBUSY;
-			errf(err, errlen,
+			kerr(err, errlen,
 			     "'%s' is already being traced through tracefs ('%s' is 1)",
 			     sysnames[i], p);
 			goto fail;
@@ -252,7 +203,7 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 		snprintf(p, sizeof(p), "%s/enable", d->dir);
 		d->enabled = 1;
 		if ((ret = write_str(p, "1"))) {
-			errf(err, errlen, "cannot enable tracing of '%s' (%s): %s", d->name, p,
+			kerr(err, errlen, "cannot enable tracing of '%s' (%s): %s", d->name, p,
 			     strerror(-ret));
 			goto fail;
 		}
@@ -260,7 +211,7 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 			snprintf(p, sizeof(p), "%s/act_mask", d->dir);
 			snprintf(buf, sizeof(buf), "0x%x", act_mask);
 			if ((ret = write_str(p, buf))) {
-				errf(err, errlen, "cannot set '%s': %s", p, strerror(-ret));
+				kerr(err, errlen, "cannot set '%s': %s", p, strerror(-ret));
 				goto fail;
 			}
 		}
@@ -284,7 +235,7 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 	}
 	return t;
 werr:
-	errf(err, errlen, "cannot set up the blk tracer in '%s': %s", dir, strerror(-ret));
+	kerr(err, errlen, "cannot set up the blk tracer in '%s': %s", dir, strerror(-ret));
 fail:
 	blk_tfs_close(t);
 	errno = -ret;
@@ -459,7 +410,7 @@ int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wa
 		snprintf(p, sizeof(p), "/sys/class/block/%s/trace/enable", sysnames[i]);
 		if (!read_str(p, buf, sizeof(buf)) && atoi(buf) && write_str(p, "0") && !ret) {
 			ret = -EIO;
-			errf(msg, len, "cannot turn off '%s'", p);
+			kerr(msg, len, "cannot turn off '%s'", p);
 		}
 	}
 	if (ret)
@@ -469,26 +420,26 @@ int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wa
 		/* a tracer is reading: it puts tracefs back itself when it notices */
 		for (int waited = 0; waited < wait_ms; waited += 50) {
 			if (!tread(&t, "current_tracer", buf, sizeof(buf)) && strcmp(buf, "blk")) {
-				errf(msg, len, "stopped the running trace (pid %d, %s)", pid, comm);
+				kerr(msg, len, "stopped the running trace (pid %d, %s)", pid, comm);
 				return 1;
 			}
 			usleep(50 * 1000);
 		}
-		errf(msg, len,
+		kerr(msg, len,
 		     "the tracer reading '%s' (pid %d, %s) did not stop within %d ms; stop it with 'kill %d'",
 		     dir, pid, comm, wait_ms, pid);
 		return -EBUSY;
 	}
 	/* nobody reads: a tracer killed with SIGKILL left it set up */
 	if (twrite(&t, "current_tracer", "nop")) {
-		errf(msg, len, "cannot reset '%s/current_tracer'", dir);
+		kerr(msg, len, "cannot reset '%s/current_tracer'", dir);
 		return -EIO;
 	}
 	if (twrite(&t, "options/bin", "0")) {
-		errf(msg, len, "cannot reset '%s/options/bin'", dir);
+		kerr(msg, len, "cannot reset '%s/options/bin'", dir);
 		return -EIO;
 	}
-	errf(msg, len, "reset the tracefs blk tracer left set up in '%s'", dir);
+	kerr(msg, len, "reset the tracefs blk tracer left set up in '%s'", dir);
 	return 2;
 }
 
@@ -738,7 +689,7 @@ static int tfs_backend_close(struct blk_backend *bb, char *err, size_t len)
 	free(b->seen_lost);
 	ret = blk_tfs_close(b->t);
 	if (ret)
-		errf(err, len, "could not restore every tracefs setting in '%s': %s", b->dir,
+		kerr(err, len, "could not restore every tracefs setting in '%s': %s", b->dir,
 		     strerror(-ret));
 	free(b);
 	return ret;
@@ -769,7 +720,7 @@ static struct blk_backend *tfs_backend_open(const struct blk_backend_cfg *cfg, c
 	}
 	ret = blk_find_tracefs(1, b->dir, sizeof(b->dir));
 	if (ret) {
-		errf(err, len, "tracefs is not available: %s", strerror(-ret));
+		kerr(err, len, "tracefs is not available: %s", strerror(-ret));
 		goto fail;
 	}
 	for (int i = 0; i < cfg->ndevs; i++) {
@@ -789,14 +740,14 @@ static struct blk_backend *tfs_backend_open(const struct blk_backend_cfg *cfg, c
 		b->cpu[k].fd = open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		if (b->cpu[k].fd < 0) {
 			ret = -errno;
-			errf(err, len, "cannot open '%s': %s", p, strerror(-ret));
+			kerr(err, len, "cannot open '%s': %s", p, strerror(-ret));
 			goto fail;
 		}
 	}
 	return &b->base;
 nomem:
 	ret = -ENOMEM;
-	errf(err, len, "out of memory");
+	kerr(err, len, "out of memory");
 fail:
 	if (b && b->cfg) {
 		char ignored[256];
@@ -821,7 +772,7 @@ static int tfs_backend_start(struct blk_backend *bb, char *err, size_t len)
 	b->start_real[1] = (uint32_t)real.tv_nsec;
 	ret = blk_tfs_start(b->t);
 	if (ret)
-		errf(err, len, "cannot start tracing in '%s': %s", b->dir, strerror(-ret));
+		kerr(err, len, "cannot start tracing in '%s': %s", b->dir, strerror(-ret));
 	return ret;
 }
 
@@ -849,7 +800,7 @@ static int tfs_backend_read(struct blk_backend *bb, int k, int wait_ms,
 	n = read(c->fd, c->buf + c->len, TFS_READ_SIZE - c->len);
 	if (n < 0 && errno != EAGAIN && errno != EINTR) {
 		ret = -errno;
-		errf(err, len, "reading trace_pipe of CPU %d: %s", b->cfg->cpus[k], strerror(-ret));
+		kerr(err, len, "reading trace_pipe of CPU %d: %s", b->cfg->cpus[k], strerror(-ret));
 		return ret;
 	}
 	if (n > 0) {
@@ -868,7 +819,7 @@ static int tfs_backend_read(struct blk_backend *bb, int k, int wait_ms,
 			st->len = 0;
 			st->events = 0;
 			if (ret) {
-				errf(err, len, "%s", strerror(-ret));
+				kerr(err, len, "%s", strerror(-ret));
 				return ret;
 			}
 		}
@@ -879,7 +830,7 @@ static int tfs_backend_read(struct blk_backend *bb, int k, int wait_ms,
 	}
 	return n > 0;
 nomem:
-	errf(err, len, "out of memory converting the records of CPU %d", b->cfg->cpus[k]);
+	kerr(err, len, "out of memory converting the records of CPU %d", b->cfg->cpus[k]);
 	return -ENOMEM;
 }
 
@@ -893,7 +844,7 @@ static int tfs_backend_tick(struct blk_backend *bb, char *msg, size_t len)
 	for (int i = 0; i < b->cfg->ndevs; i++) {
 		snprintf(p, sizeof(p), "/sys/class/block/%s/trace/enable", b->cfg->devs[i].sysname);
 		if (!read_str(p, v, sizeof(v)) && !strcmp(v, "0")) {
-			errf(msg, len,
+			kerr(msg, len,
 			     "tracing of '%s' was turned off from outside ('%s' is 0: stopped by 'blktrace -k'?); ending the trace",
 			     b->cfg->devs[i].path, p);
 			return -ESHUTDOWN;
@@ -916,11 +867,11 @@ static int tfs_backend_tick(struct blk_backend *bb, char *msg, size_t len)
 		snprintf(v, sizeof(v), "%u", kb);
 		if (twrite(b->t, "buffer_size_kb", v)) {
 			b->grow = 0;
-			errf(msg, len, "%llu events lost on CPU %d; could not grow the ring buffer",
+			kerr(msg, len, "%llu events lost on CPU %d; could not grow the ring buffer",
 			     lost, b->cfg->cpus[worst]);
 			return 1;
 		}
-		errf(msg, len,
+		kerr(msg, len,
 		     "%llu events lost on CPU %d: tracefs ring buffer grown from %u to %u KiB per CPU",
 		     lost, b->cfg->cpus[worst], b->kb, kb);
 		b->kb = kb;

@@ -176,3 +176,34 @@ vg_sample() {
 	skip "$2 under valgrind (it takes the first $VG_SAMPLE inputs of this kind; the plain and ASan runs take all)"
 	return 1
 }
+
+# The set-up of a tracer test: root, the kernel lock, a scratch loop device of SIZE backed by
+# DIR/disk.img (detached when the script ends) and tracefs with the blk tracer. Sets w, loop,
+# name and T, or prints SKIP (naming WHAT) and ends the script.
+tracer_setup() { # what dir size
+	if ! is_root; then
+		skip "$1 (need root for loop devices and tracefs)"
+		exit 0
+	fi
+	kernel_lock
+	w=$2
+	rm -rf "$w"
+	mkdir -p "$w"
+	truncate -s "$3" "$w/disk.img"
+	loop=$(loop_attach "$w/disk.img" 2>/dev/null)
+	if [ -z "$loop" ]; then
+		skip "$1 (losetup failed: no loop device support)"
+		exit 0
+	fi
+	trap 'losetup -d "$loop" 2>/dev/null' EXIT
+	name=$(basename "$loop")
+	T=$(awk '$3 == "tracefs" {print $2; exit}' /proc/mounts)
+	if [ -z "$T" ]; then
+		mount -t tracefs none /sys/kernel/tracing 2>/dev/null && T=/sys/kernel/tracing
+	fi
+	if [ -z "$T" ] || ! grep -qw blk "$T/available_tracers" 2>/dev/null; then
+		skip "$1 (no tracefs with the blk tracer)"
+		exit 0
+	fi
+	expand_buffer "$T"
+}

@@ -6,29 +6,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 BT="$TOP/blktrace"
-if ! is_root; then
-	skip "blktrace tests (need root for loop devices and tracefs)"
-	exit 0
-fi
-kernel_lock
-w="$OUT/bt"
-rm -rf "$w"; mkdir -p "$w"
-truncate -s 64M "$w/disk.img"
-loop=$(loop_attach "$w/disk.img" 2>/dev/null)
-if [ -z "$loop" ]; then
-	skip "blktrace tests (losetup failed: no loop device support)"
-	exit 0
-fi
-trap 'losetup -d "$loop" 2>/dev/null' EXIT
-name=$(basename "$loop")
-T=$(awk '$3 == "tracefs" {print $2; exit}' /proc/mounts)
-if [ -z "$T" ]; then
-	mount -t tracefs none /sys/kernel/tracing 2>/dev/null && T=/sys/kernel/tracing
-fi
-if [ -z "$T" ] || ! grep -qw blk "$T/available_tracers" 2>/dev/null; then
-	skip "blktrace tests (no tracefs with the blk tracer)"
-	exit 0
-fi
+tracer_setup "blktrace tests" "$OUT/bt" 64M
 
 state() {
 	for f in tracing_on current_tracer trace_clock options/bin; do
@@ -38,7 +16,6 @@ state() {
 	echo "enable=$(cat /sys/block/$name/trace/enable)"
 }
 
-expand_buffer "$T"
 before=$(state)
 
 # 1. -w: stop after a few seconds

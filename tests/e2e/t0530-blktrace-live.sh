@@ -8,30 +8,7 @@
 BT="$TOP/blktrace"
 skip_under_valgrind "live tracing under fio" "the tracer runs natively; consumers under valgrind cannot keep up with fio's 300k events/s; the plain and ASan runs run it"
 PY="python3 -B"
-if ! is_root; then
-	skip "live tracer tests (need root for loop devices and tracefs)"
-	exit 0
-fi
-kernel_lock
-w="$OUT/btlive"
-rm -rf "$w"; mkdir -p "$w"
-truncate -s 256M "$w/disk.img"
-loop=$(loop_attach "$w/disk.img" 2>/dev/null)
-if [ -z "$loop" ]; then
-	skip "live tracer tests (losetup failed: no loop device support)"
-	exit 0
-fi
-trap 'losetup -d "$loop" 2>/dev/null' EXIT
-name=$(basename "$loop")
-T=$(awk '$3 == "tracefs" {print $2; exit}' /proc/mounts)
-if [ -z "$T" ]; then
-	mount -t tracefs none /sys/kernel/tracing 2>/dev/null && T=/sys/kernel/tracing
-fi
-if [ -z "$T" ] || ! grep -qw blk "$T/available_tracers" 2>/dev/null; then
-	skip "live tracer tests (no tracefs with the blk tracer)"
-	exit 0
-fi
-expand_buffer "$T"
+tracer_setup "live tracer tests" "$OUT/btlive" 256M
 
 state() {
 	for f in tracing_on current_tracer trace_clock options/bin buffer_size_kb; do
@@ -113,19 +90,20 @@ fiojob() { # seconds output
 	fio --name=live --filename="$loop" --rw=randrw --ioengine=libaio --iodepth=16 --direct=1 \
 		--bsrange=4k-128k --runtime="$1" --time_based=1 --output="$2" >/dev/null 2>&1
 }
-# times never go backwards; prints "records backward-steps max-backward-ns"
+# prints "records backward-steps max-backward-ns notes" of a stream (times must not go back)
 order() {
 	PYTHONPATH="$TOP/tests/gen" $PY -c '
 import sys, blkrec
-n = back = worst = 0
+n = back = worst = notes = 0
 prev = None
 for r in blkrec.records(open(sys.argv[1], "rb").read()):
     n += 1
+    notes += bool(r.action & (1 << 26))
     if prev is not None and r.time < prev:
         back += 1
         worst = max(worst, prev - r.time)
     prev = r.time if prev is None else max(prev, r.time)
-print(n, back, worst)' "$1"
+print(n, back, worst, notes)' "$1"
 }
 
 mkdir -p "$w/stream"
@@ -134,7 +112,7 @@ bt=$!
 wait_tracing
 fiojob 3 "$w/stream/fio.txt"
 wait $bt
-read -r n back worst < <(order "$w/stream/stream.bin")
+read -r n back worst notes < <(order "$w/stream/stream.bin")
 ev=$(awk '/Total:/ {print $2}' "$w/stream/err.txt")
 if [ "$(cat "$w/stream/rc")" = 0 ] && [ "${n:-0}" -gt 10000 ] && [ "$back" = 0 ]; then
 	pass "blktrace -o - under fio: $n records in time order (no step backwards)"
@@ -195,11 +173,8 @@ bt=$!
 wait_tracing
 fiojob 3 "$w/slow/fio.txt"
 wait $bt
-read -r n back worst < <(order "$w/slow/stream.bin")
+read -r n back worst notes < <(order "$w/slow/stream.bin")
 ev=$(awk '/Total:/ {print $2}' "$w/slow/err.txt")
-notes=$(PYTHONPATH="$TOP/tests/gen" $PY -c '
-import sys, blkrec
-print(sum(1 for r in blkrec.records(open(sys.argv[1], "rb").read()) if r.action & (1 << 26)))' "$w/slow/stream.bin")
 if grep -qE "Total: +[0-9]+ events \(dropped 0\)" "$w/slow/err.txt" && [ -n "$ev" ] &&
 	[ "$((ev + notes))" = "$n" ] && [ "$back" = 0 ]; then
 	pass "a reader stalled for 2 s: $ev events, none dropped, all $n records delivered in order"
