@@ -38,7 +38,7 @@ $(LIB): $(LIB_OBJ)
 
 common.o: common.c
 
-blkparse: blkparse.o common.o $(LIB)
+blkparse: blkparse.o parse-run.o common.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
 blkiomon: blkiomon.o common.o $(LIB)
@@ -138,11 +138,11 @@ demo: deps all
 	@./tests/demo.sh
 
 hdr-check:
-	@for h in include/blk/*.h include/common.h; do \
+	@for h in include/blk/*.h include/common.h $(wildcard *.h); do \
 		echo '#include "'$${h#include/}'"' | $(CC) $(CPPFLAGS) -std=gnu11 -Wall -Werror -x c -c -o /dev/null - || exit 1; \
 	done; echo "headers compile on their own"
 
-FORMAT_SRC = $(LIB_SRC) $(KERNEL_SRC) include/blk/*.h include/common.h *.c \
+FORMAT_SRC = $(LIB_SRC) $(KERNEL_SRC) include/blk/*.h include/common.h *.c $(wildcard *.h) \
 	$(wildcard btt/*.[ch] iowatcher/*.[ch] btreplay/*.[ch] verify/*.[ch])
 
 format:
