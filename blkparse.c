@@ -217,7 +217,7 @@ static void parse_args(int argc, char **argv, struct parse_opts *o)
 		case 'f': {
 			struct blk_format *f = blk_format_compile(optarg, err, sizeof(err));
 
-			o->margs[o->nmargs++] = (struct blk_cmem_arg){'f', optarg};
+			o->args[o->nargs++] = (struct parse_arg){'f', optarg};
 			if (!f)
 				die("option '-f': %s", err);
 			for (const char *p = "ABCDFGIMPQRSTUWX"; *p; p++) {
@@ -242,14 +242,14 @@ static void parse_args(int argc, char **argv, struct parse_opts *o)
 				die("option '-F': %s", err);
 			blk_format_free(o->fmt[k]);
 			o->fmt[k] = f;
-			o->margs[o->nmargs++] = (struct blk_cmem_arg){'F', optarg};
+			o->args[o->nargs++] = (struct parse_arg){'F', optarg};
 			break;
 		}
 		case 'h':
 			o->hash_by_name = 1;
 			break;
 		case 'i':
-			o->margs[o->nmargs++] = (struct blk_cmem_arg){'i', optarg};
+			o->args[o->nargs++] = (struct parse_arg){'i', optarg};
 			o->inputs[o->ninputs++] = optarg;
 			break;
 		case 'M':
@@ -314,7 +314,7 @@ static void parse_args(int argc, char **argv, struct parse_opts *o)
 		}
 	}
 	while (optind < argc) {
-		o->margs[o->nmargs++] = (struct blk_cmem_arg){'i', argv[optind]};
+		o->args[o->nargs++] = (struct parse_arg){'i', argv[optind]};
 		o->inputs[o->ninputs++] = argv[optind++];
 	}
 	if (!o->ninputs) {
@@ -333,8 +333,8 @@ int main(int argc, char **argv)
 	install_log_hook();
 	setlocale(LC_NUMERIC, "en_US");
 	o.inputs = calloc((size_t)argc + 1, sizeof(*o.inputs));
-	o.margs = calloc((size_t)argc + 1, sizeof(*o.margs));
-	if (!o.inputs || !o.margs)
+	o.args = calloc((size_t)argc + 1, sizeof(*o.args));
+	if (!o.inputs || !o.args)
 		die("out of memory");
 	o.act_mask = 0xffff;
 	o.batch = 512;
@@ -347,6 +347,6 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 256; i++)
 		blk_format_free(o.fmt[i]);
 	free(o.inputs);
-	free(o.margs);
+	free(o.args);
 	return ret;
 }

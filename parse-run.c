@@ -13,8 +13,9 @@
 
 #include "common.h"
 #include "parse-run.h"
+#include "compat/classicmem.h"
+#include "compat/parse-model.h"
 #include "blk/acct.h"
-#include "blk/classicmem.h"
 #include "blk/format.h"
 #include "blk/merge.h"
 #include "blk/output.h"
@@ -35,7 +36,9 @@ struct parse_run {
 	struct parse_opts *o;
 	const struct parse_env *env;
 	struct blk_acct *acct;
-	struct blk_cmem *cmem; /* the classic tool's memory, for -t (or NULL) */
+	struct blk_cmem *cmem; /* -t: the classic tool's memory (compat/), or NULL */
+	struct blk_acct_hooks acct_hooks; /* that replay it */
+	struct blk_pipesort_hooks sort_hooks;
 	struct file_in **fins;
 	int nfins;
 	struct blk_output *text; /* NULL when no text is produced */
@@ -299,47 +302,25 @@ static void split_input(const char *in, const char *dir_opt, char **dir, char **
 	}
 }
 
-static int is_pipe_input(const char *in);
-
 /*
- * -t: replay the classic tool's memory to print its stale times (classicmem.h); NULL
- * when not needed (no -t, no text).
+ * -t: replay the classic tool's memory to print its stale times (compat/parse-model.h);
+ * not when there is no text.
  */
-static struct blk_cmem *new_cmem(struct parse_run *r)
+static void start_model(struct parse_run *r)
 {
-	struct parse_opts *o = r->o;
-	struct blk_cmem_opts co = {0};
-	struct blk_cmem *c;
-	struct stat st;
-	unsigned char fds[1024];
-	int piped = 0;
+	r->cmem = r->text ? parse_model_new(r->o, fileno(r->env->out)) : NULL;
+	if (!r->cmem)
+		return;
+	parse_model_acct_hooks(r->cmem, &r->acct_hooks);
+	parse_model_pipesort_hooks(r->cmem, &r->sort_hooks);
+	blk_acct_set_hooks(r->acct, &r->acct_hooks);
+}
 
-	if (!o->track || !r->text)
-		return NULL;
-	co.args = o->margs;
-	co.nargs = o->nmargs;
-	co.batch = o->batch;
-	co.output_file = o->output != NULL;
-	co.dump = o->dump ? (strcmp(o->dump, "-") ? 1 : 2) : 0;
-	co.stdout_bufsize = fstat(fileno(r->env->out), &st) ? 0 : (size_t)st.st_blksize;
-	co.locale_alias = "/usr/share/locale/locale.alias";
-	co.fds_open = fds;
-	co.nfds = sizeof(fds);
-	/* the classic tool reads its first pipe input as such, the others as names */
-	for (int i = 0; i < o->nmargs; i++) {
-		if (o->margs[i].opt == 'i' && !piped && is_pipe_input(o->margs[i].val)) {
-			o->margs[i].opt = 'p';
-			piped = 1;
-		}
-	}
-	/* our output files are open, as the classic tool's are when it opens its inputs */
-	for (int fd = 0; fd < (int)sizeof(fds); fd++)
-		fds[fd] = fcntl(fd, F_GETFD) != -1;
-	c = blk_cmem_new(&co);
-	if (!c)
-		die("out of memory");
-	blk_acct_set_cmem(r->acct, c);
-	return c;
+static void stop_model(struct parse_run *r)
+{
+	blk_acct_set_hooks(r->acct, NULL);
+	blk_cmem_free(r->cmem);
+	r->cmem = NULL;
 }
 
 static struct file_in *new_file_in(struct parse_run *r, struct blk_acct_dev *d, int stream)
@@ -440,7 +421,7 @@ static void run_file_mode(struct parse_run *r)
 	if (!m)
 		die("out of memory");
 	r->file_mode = 1;
-	r->cmem = new_cmem(r);
+	start_model(r);
 	for (int i = 0; i < o->ninputs; i++) {
 		if (!add_file_inputs(r, m, i)) {
 			error("No input files found for %s", o->inputs[i]);
@@ -480,9 +461,7 @@ static void run_file_mode(struct parse_run *r)
 		r->failed = 1;
 	}
 	blk_merge_free(m);
-	blk_acct_set_cmem(r->acct, NULL);
-	blk_cmem_free(r->cmem);
-	r->cmem = NULL;
+	stop_model(r);
 	for (int i = 0; i < r->nfins; i++)
 		free(r->fins[i]);
 	free(r->fins);
@@ -524,8 +503,9 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 	po.arg = r;
 	/* the classic tool reads a pipe (not a merged file, which it cannot read at all) */
 	if (is_pipe_input(in)) {
-		r->cmem = new_cmem(r);
-		po.cmem = r->cmem;
+		start_model(r);
+		if (r->cmem)
+			po.hooks = &r->sort_hooks;
 	}
 	ps = blk_pipesort_new(rd, &po);
 	if (!ps)
@@ -574,9 +554,7 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 		r->failed = 1;
 	}
 	blk_pipesort_free(ps);
-	blk_acct_set_cmem(r->acct, NULL);
-	blk_cmem_free(r->cmem);
-	r->cmem = NULL;
+	stop_model(r);
 }
 
 static int uses_wall(const struct parse_opts *o)

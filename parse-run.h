@@ -11,8 +11,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "blk/classicmem.h"
 #include "blk/format.h"
+
+/* An option whose order matters to -t's model of the classic tool (compat/parse-model.c). */
+struct parse_arg {
+	char opt; /* 'i' (an input, -i or not), 'f' (-f) or 'F' (-F) */
+	const char *val;
+};
 
 /* What the command line asked for (blkparse.c parse_args()). */
 struct parse_opts {
@@ -34,8 +39,8 @@ struct parse_opts {
 	int verbose;
 	int show_cgroup; /* --cgroup-msgs */
 	struct blk_format *fmt[256];
-	struct blk_cmem_arg *margs; /* -i/-f/-F in command-line order (classicmem.h) */
-	int nmargs;
+	struct parse_arg *args; /* -i/-f/-F and the inputs, in command-line order */
+	int nargs;
 };
 
 /*

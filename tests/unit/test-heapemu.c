@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "blk/heapemu.h"
+#include "compat/heapemu.h"
 
 #define SLOTS 4096
 #ifndef SEEDS
