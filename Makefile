@@ -42,7 +42,7 @@ common.o: common.c
 blkparse: blkparse.o parse-run.o common.o $(COMPAT) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
-blkiomon: blkiomon.o common.o $(LIB)
+blkiomon: blkiomon.o mon-run.o common.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
 blktrace: blktrace.o net.o common.o $(KERNEL_OBJ) $(LIB)
