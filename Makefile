@@ -17,8 +17,7 @@ CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 LIB_SRC := lib/event.c lib/reader.c lib/merge.c lib/pipesort.c lib/strbuf.c lib/output.c \
 	lib/format.c lib/acct.c lib/log.c lib/hist.c lib/readahead.c \
-	lib/heapemu.c lib/classicmem.c lib/frame.c lib/window.c lib/wallclock.c \
-	lib/protobuf.c lib/perfetto.c
+	lib/frame.c lib/window.c lib/wallclock.c lib/protobuf.c lib/perfetto.c
 LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB := lib/libblk.a
 
@@ -35,14 +34,15 @@ UNIT := $(UNIT_SRC:.c=)
 all: $(TOOLS) $(GEN)
 
 $(LIB): $(LIB_OBJ)
+	@rm -f $@
 	$(AR) rcs $@ $^
 
 common.o: common.c
 
-blkparse: blkparse.o common.o $(LIB)
+blkparse: blkparse.o parse-run.o common.o $(COMPAT) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
-blkiomon: blkiomon.o common.o $(LIB)
+blkiomon: blkiomon.o mon-run.o common.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
 blktrace: blktrace.o net.o common.o $(KERNEL_OBJ) $(LIB)
@@ -144,12 +144,12 @@ demo: deps all
 	@./tests/demo.sh
 
 hdr-check:
-	@for h in include/blk/*.h include/common.h include/version.h; do \
-		echo '#include "'$${h#include/}'"' | $(CC) $(CPPFLAGS) -std=gnu11 -Wall -Werror -x c -c -o /dev/null - || exit 1; \
+	@for h in include/blk/*.h include/common.h include/version.h $(wildcard *.h) compat/*.h; do \
+		echo '#include "'$${h#include/}'"' | $(CC) $(CPPFLAGS) -I. -std=gnu11 -Wall -Werror -x c -c -o /dev/null - || exit 1; \
 	done; echo "headers compile on their own"
 
-FORMAT_SRC = $(LIB_SRC) $(KERNEL_SRC) kernel/*.h include/blk/*.h include/common.h include/version.h *.c \
-	$(wildcard btt/*.[ch] iowatcher/*.[ch] btreplay/*.[ch] verify/*.[ch])
+FORMAT_SRC = $(LIB_SRC) $(KERNEL_SRC) kernel/*.h include/blk/*.h include/common.h include/version.h \
+	*.c $(wildcard *.h) $(wildcard compat/*.[ch] btt/*.[ch] iowatcher/*.[ch] btreplay/*.[ch] verify/*.[ch])
 
 format:
 	clang-format -i $(FORMAT_SRC)

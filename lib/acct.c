@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "blk/acct.h"
-#include "blk/classicmem.h"
 #include "blk/log.h"
 
 struct io_stats {
@@ -34,7 +33,7 @@ struct track {
 	uint64_t sector;
 	uint32_t pid; /* whose name the request carries */
 	uint64_t allocation_time, queue_time, dispatch_time;
-	uint64_t addr; /* where the classic tool holds it (classicmem.h), 0 if not modelled */
+	uint64_t tag; /* the observer's (blk_acct_hooks.track_new), 0 if none */
 	struct track *next;
 };
 
@@ -69,7 +68,7 @@ struct proc {
 
 struct blk_acct {
 	struct blk_acct_opts o;
-	struct blk_cmem *cmem; /* the classic tool's memory, for -t's stale times (or NULL) */
+	struct blk_acct_hooks hooks; /* the observer (all NULL: none) */
 	struct blk_acct_dev **devs;
 	unsigned int ndevs;
 	struct comm_ent *comms;
@@ -239,7 +238,8 @@ static struct comm_ent *comm_add(struct blk_acct *a, uint32_t pid, const char *c
 	e->comm[len] = '\0';
 	e->comm[strnlen(e->comm, len)] = '\0';
 	a->ncomm++;
-	blk_cmem_ppm_new(a->cmem, pid, e->comm);
+	if (a->hooks.comm_added)
+		a->hooks.comm_added(a->hooks.ctx, pid, e->comm);
 	return e;
 }
 
@@ -356,7 +356,8 @@ static struct io_stats *proc_stats(struct blk_acct *a, uint32_t pid)
 	if (p)
 		return &p->ios;
 	/* the classic tool allocates its block here, before naming an unknown pid */
-	blk_cmem_ppi_new(a->cmem);
+	if (a->hooks.proc_missed)
+		a->hooks.proc_missed(a->hooks.ctx);
 	name = comm_or_unknown(a, pid);
 	if (a->o.hash_by_name) {
 		p = proc_lookup(a, pid, name);
@@ -464,16 +465,19 @@ static int track_insert(struct blk_acct_dev *d, struct track *t)
 	return 0;
 }
 
-void blk_acct_set_cmem(struct blk_acct *a, struct blk_cmem *c)
+void blk_acct_set_hooks(struct blk_acct *a, const struct blk_acct_hooks *h)
 {
-	a->cmem = c;
+	if (h)
+		a->hooks = *h;
+	else
+		memset(&a->hooks, 0, sizeof(a->hooks));
 }
 
 static struct track *track_get(struct blk_acct *a, struct blk_acct_dev *d, uint32_t pid,
 			       uint64_t sector)
 {
 	struct track *t = track_find(d, sector);
-	struct blk_cmem_track m;
+	struct blk_acct_track_init m = {0};
 
 	if (t)
 		return t;
@@ -481,8 +485,9 @@ static struct track *track_get(struct blk_acct *a, struct blk_acct_dev *d, uint3
 	if (!t)
 		return NULL;
 	/* the classic tool's entry is malloc()ed: its times are what the memory held */
-	blk_cmem_track_new(a->cmem, &m);
-	t->addr = m.addr;
+	if (a->hooks.track_new)
+		a->hooks.track_new(a->hooks.ctx, &m);
+	t->tag = m.tag;
 	t->allocation_time = m.allocation_time;
 	t->queue_time = m.queue_time;
 	t->dispatch_time = m.dispatch_time;
@@ -569,7 +574,8 @@ static uint64_t track_complete_time(struct blk_acct *a, struct blk_acct_dev *d,
 	{
 		uint64_t times[4] = {t->allocation_time, t->queue_time, t->dispatch_time, ev->time};
 
-		blk_cmem_track_free(a->cmem, t->addr, t->sector, times);
+		if (a->hooks.track_freed)
+			a->hooks.track_freed(a->hooks.ctx, t->tag, t->sector, times);
 	}
 	free(t);
 	return e;

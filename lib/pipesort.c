@@ -9,7 +9,7 @@
 
 struct pnode {
 	struct blk_event ev;
-	uint64_t tag; /* its record in the classic tool's memory (classicmem.h) */
+	uint64_t tag; /* the observer's tag (blk_pipesort_hooks.record_read) */
 	uint64_t batch;
 	uint64_t rebase; /* subtracted from the record's time */
 	uint32_t idx;
@@ -20,7 +20,7 @@ struct pnode {
 
 struct pskip {
 	uint64_t start, end;
-	uint64_t addr; /* in the classic tool's memory */
+	uint64_t tag; /* the observer's tag (blk_pipesort_hooks.gap_recorded) */
 	struct pskip *prev, *next;
 };
 
@@ -58,6 +58,17 @@ struct blk_pipesort {
 	unsigned int ndevs;
 	char *err;
 };
+
+/* Call hook @name of @ps's observer, if there is one. */
+#define HOOK(ps, name, ...)                                                     \
+	do {                                                                    \
+		if ((ps)->o.hooks && (ps)->o.hooks->name)                       \
+			(ps)->o.hooks->name((ps)->o.hooks->ctx, ##__VA_ARGS__); \
+	} while (0)
+#define HOOK_TAG(ps, name, ...)                                         \
+	((ps)->o.hooks && (ps)->o.hooks->name                           \
+		 ? (ps)->o.hooks->name((ps)->o.hooks->ctx, __VA_ARGS__) \
+		 : 0)
 
 struct blk_pipesort *blk_pipesort_new(struct blk_reader *r, const struct blk_pipesort_opts *o)
 {
@@ -265,7 +276,7 @@ static int read_batch(struct blk_pipesort *ps)
 			}
 			ps->eof = 1;
 			ps->eof_mid = n > 0;
-			blk_cmem_pipe_eof(ps->o.cmem);
+			HOOK(ps, input_end);
 			break;
 		}
 		if (ps->o.fn) {
@@ -280,7 +291,7 @@ static int read_batch(struct blk_pipesort *ps)
 			ret = -ENOMEM;
 			goto fail;
 		}
-		node->tag = blk_cmem_pipe_record(ps->o.cmem, &ev);
+		node->tag = HOOK_TAG(ps, record_read, &ev);
 		node->batch = ps->batchno;
 		node->idx = n;
 		ps->batchv[n++] = node;
@@ -288,7 +299,7 @@ static int read_batch(struct blk_pipesort *ps)
 	if (!n)
 		return 0;
 	ps->batchno++;
-	blk_cmem_pipe_batch(ps->o.cmem);
+	HOOK(ps, batch_read);
 	if (!ps->genesis) {
 		/* as the classic tool: recomputed while the genesis found is 0 */
 		uint64_t g = UINT64_MAX;
@@ -306,8 +317,7 @@ static int read_batch(struct blk_pipesort *ps)
 		node->rebase = ps->genesis;
 		if (node->ev.time < youngest || !youngest)
 			youngest = node->ev.time;
-		blk_cmem_pipe_sorted(ps->o.cmem, node->tag, node->ev.device, node->ev.cpu,
-				     node->ev.time);
+		HOOK(ps, record_sorted, node->tag, node->ev.device, node->ev.cpu, node->ev.time);
 		pc = get_cpu(ps, node->ev.device, node->ev.cpu);
 		if (!pc) {
 			node_free(ps, node);
@@ -317,7 +327,7 @@ static int read_batch(struct blk_pipesort *ps)
 		if (node->ev.sequence < pc->smallest_seq)
 			pc->smallest_seq = node->ev.sequence;
 		if (node->ev.time >= ps->o.stop_end || node->ev.time < ps->o.stop_start) {
-			blk_cmem_pipe_release(ps->o.cmem, node->tag);
+			HOOK(ps, record_released, node->tag);
 			node_free(ps, node);
 			continue;
 		}
@@ -338,7 +348,7 @@ fail:
 	return ret;
 }
 
-static void insert_skip(struct blk_cmem *cm, struct pcpu *pc, uint64_t start, uint64_t end)
+static void insert_skip(struct blk_pipesort *ps, struct pcpu *pc, uint64_t start, uint64_t end)
 {
 	struct pskip *s;
 
@@ -357,7 +367,7 @@ static void insert_skip(struct blk_cmem *cm, struct pcpu *pc, uint64_t start, ui
 		return;
 	s->start = start;
 	s->end = end;
-	s->addr = blk_cmem_skip_new(cm, start, end);
+	s->tag = HOOK_TAG(ps, gap_recorded, start, end);
 	s->prev = pc->tail;
 	if (pc->tail)
 		pc->tail->next = s;
@@ -366,9 +376,9 @@ static void insert_skip(struct blk_cmem *cm, struct pcpu *pc, uint64_t start, ui
 	pc->tail = s;
 }
 
-static void remove_skip(struct blk_cmem *cm, struct pcpu *pc, struct pskip *s)
+static void remove_skip(struct blk_pipesort *ps, struct pcpu *pc, struct pskip *s)
 {
-	blk_cmem_skip_free(cm, s->addr);
+	HOOK(ps, gap_filled, s->tag);
 	if (s->prev)
 		s->prev->next = s->next;
 	else
@@ -381,14 +391,14 @@ static void remove_skip(struct blk_cmem *cm, struct pcpu *pc, struct pskip *s)
 }
 
 /* A late record fills part of a gap: carve it out. Return 1 if @seq was in a gap. */
-static int carve_skip(struct blk_cmem *cm, struct pcpu *pc, uint64_t seq)
+static int carve_skip(struct blk_pipesort *ps, struct pcpu *pc, uint64_t seq)
 {
 	for (struct pskip *s = pc->tail; s; s = s->prev) {
 		if (seq < s->start || seq > s->end)
 			continue;
 		if (s->start == seq) {
 			if (s->end == seq)
-				remove_skip(cm, pc, s);
+				remove_skip(ps, pc, s);
 			else
 				s->start++;
 		} else if (s->end == seq) {
@@ -397,7 +407,7 @@ static int carve_skip(struct blk_cmem *cm, struct pcpu *pc, uint64_t seq)
 			uint64_t end = s->end;
 
 			s->end = seq - 1;
-			insert_skip(cm, pc, seq + 1, end);
+			insert_skip(ps, pc, seq + 1, end);
 		}
 		return 1;
 	}
@@ -417,17 +427,17 @@ static int cpus_present(struct blk_pipesort *ps, uint32_t dev)
 	return 1;
 }
 
-/* The classic tool's check of the CPUs present, for its memory (classicmem.h). */
+/* The check of the CPUs present, for the observer (blk_pipesort_hooks.cpu_check). */
 static void cpu_check(struct blk_pipesort *ps)
 {
 	uint64_t mask = 0;
 
-	if (!ps->o.cmem)
+	if (!ps->o.hooks || !ps->o.hooks->cpu_check)
 		return;
 	for (size_t i = 0; i < ps->nheap; i++)
 		if (ps->heap[i]->ev.cpu < 64)
 			mask |= 1ULL << ps->heap[i]->ev.cpu;
-	blk_cmem_pipe_cpu_check(ps->o.cmem, mask);
+	ps->o.hooks->cpu_check(ps->o.hooks->ctx, mask);
 }
 
 /* Return 0 if @n may be emitted now, 1 to wait for more input. */
@@ -452,10 +462,10 @@ static int check_sequence(struct blk_pipesort *ps, struct pnode *n, int force)
 		return 0;
 	if (expected >= pc->smallest_seq && !force)
 		return 1;
-	if (carve_skip(ps->o.cmem, pc, seq))
+	if (carve_skip(ps, pc, seq))
 		return 0;
 	if (expected < seq)
-		insert_skip(ps->o.cmem, pc, expected, seq - 1);
+		insert_skip(ps, pc, expected, seq - 1);
 	return 0;
 }
 
@@ -465,7 +475,7 @@ int blk_pipesort_next(struct blk_pipesort *ps, struct blk_event *ev)
 
 	if (ps->out) {
 		/* printed: the classic tool frees it at once (it holds none back in pipe mode) */
-		blk_cmem_pipe_release(ps->o.cmem, ps->out->tag);
+		HOOK(ps, record_released, ps->out->tag);
 		node_free(ps, ps->out);
 		ps->out = NULL;
 	}
@@ -495,7 +505,7 @@ int blk_pipesort_next(struct blk_pipesort *ps, struct blk_event *ev)
 			if (ps->eof_mid) {
 				/* the classic tool's next read finds the end again */
 				ps->eof_mid = 0;
-				blk_cmem_pipe_eof(ps->o.cmem);
+				HOOK(ps, input_end);
 			}
 			if (ps->nheap && !ps->force) {
 				ps->force = 1;

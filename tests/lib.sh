@@ -41,6 +41,29 @@ unpack() {
 
 is_root() { [ "$(id -u)" = 0 ]; }
 
+# ---- blkparse -t: its stale times come from a model of one C library's allocator ----
+# The model (compat/heapemu.c) replays glibc BLK_HEAPEMU_GLIBC's malloc (compat/heapemu.h
+# says which); on another C library the reference's stale times are not what the model
+# computes, so -t output is compared with the reference only on that one.
+# TEST_GLIBC_VERSION=X.Y pretends this machine has glibc X.Y (to try the skip path);
+# test-heapemu applies the same rule.
+modelled_glibc() { sed -n 's/^#define BLK_HEAPEMU_GLIBC "\(.*\)"$/\1/p' "$TOP/compat/heapemu.h"; }
+host_glibc() {
+	if [ -n "${TEST_GLIBC_VERSION:-}" ]; then
+		echo "$TEST_GLIBC_VERSION"
+	else
+		getconf GNU_LIBC_VERSION 2>/dev/null | sed -n 's/^glibc //p'
+	fi
+}
+have_modelled_glibc() { [ -n "$(modelled_glibc)" ] && [ "$(host_glibc)" = "$(modelled_glibc)" ]; }
+# needs_modelled_glibc "what": true when -t output can be compared with the reference
+# here, else prints the SKIP line for "what" and fails
+needs_modelled_glibc() {
+	have_modelled_glibc && return 0
+	skip "$1 (the -t model replays glibc $(modelled_glibc)'s allocator; this machine has glibc $(host_glibc || true))"
+	return 1
+}
+
 # ---- tracer tests: a known workload on $loop and the check that every I/O was seen ----
 # workload: direct 4 KiB writes and reads at known offsets, a buffered write + fsync
 workload() { # expected-file

@@ -42,12 +42,37 @@ void blk_acct_set_comm(struct blk_acct *a, uint32_t pid, const char *comm, size_
 /* @pid's name, or NULL when unknown; valid while @a lives. */
 const char *blk_acct_comm(struct blk_acct *a, uint32_t pid);
 
-struct blk_cmem;
+/* A new -t tracking entry: what its times start as (0 unless a hook says otherwise). */
+struct blk_acct_track_init {
+	uint64_t tag; /* the observer's number for the entry, handed back when it is freed */
+	uint64_t allocation_time, queue_time, dispatch_time;
+};
+
 /*
- * Model the classic tool's memory with @c (owned by the caller) so that -t prints the
- * same stale times as blkparse 1.2.0 (see classicmem.h); NULL: new entries read as zero.
+ * What the accounting does, for an observer that follows it (blkparse -t follows the
+ * classic tool's memory this way). Every member may be NULL.
  */
-void blk_acct_set_cmem(struct blk_acct *a, struct blk_cmem *c);
+struct blk_acct_hooks {
+	/* a pid -> name entry was created (@comm: the name as kept, NUL-terminated) */
+	void (*comm_added)(void *ctx, uint32_t pid, const char *comm);
+	/*
+	 * -s: a record's pid has no per-process block yet; called before the pid is named and
+	 * before a block is looked up by name (-h) or created
+	 */
+	void (*proc_missed)(void *ctx);
+	/* a tracking entry is created; @t is zeroed, the hook may fill it */
+	void (*track_new)(void *ctx, struct blk_acct_track_init *t);
+	/*
+	 * the tracking entry @tag, for @sector, is freed at its completion, holding these
+	 * times (allocation, queue, dispatch, completion)
+	 */
+	void (*track_freed)(void *ctx, uint64_t tag, uint64_t sector, const uint64_t times[4]);
+	void *ctx;
+};
+
+/* Report to @h (copied; NULL: to nobody) from now on. */
+void blk_acct_set_hooks(struct blk_acct *a, const struct blk_acct_hooks *h);
+
 /* Count a record of @dev on @cpu (any record read, shown or not). */
 void blk_acct_seen(struct blk_acct_dev *d, int cpu);
 

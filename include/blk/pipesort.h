@@ -11,12 +11,45 @@
 
 #include <stdint.h>
 
-#include "blk/classicmem.h"
 #include "blk/event.h"
 #include "blk/merge.h"
 #include "blk/reader.h"
 
 struct blk_pipesort;
+
+/*
+ * What the sorter does, for an observer that follows it (blkparse -t follows the classic
+ * tool's memory this way). Every member may be NULL; so may the table. A tag is the
+ * observer's own number for a record or a gap, handed back in later calls (0 when the
+ * hook is absent).
+ */
+struct blk_pipesort_hooks {
+	/* a record kept for sorting was read into the batch; Return: its tag */
+	uint64_t (*record_read)(void *ctx, const struct blk_event *ev);
+	/* a read found the end of the input (once more if it ended inside a batch) */
+	void (*input_end)(void *ctx);
+	/* a batch was read; it is sorted next (its records newest-read first) */
+	void (*batch_read)(void *ctx);
+	/* the record @tag was sorted: its time rebased to @time, its CPU looked up */
+	void (*record_sorted)(void *ctx, uint64_t tag, uint32_t device, uint32_t cpu,
+			      uint64_t time);
+	/*
+	 * the record @tag was dropped (outside the stopwatch), or was returned and the next
+	 * blk_pipesort_next() call came (records still held at blk_pipesort_free() are not
+	 * reported)
+	 */
+	void (*record_released)(void *ctx, uint64_t tag);
+	/*
+	 * a CPU's first record to be returned has a sequence number other than 0 and 1: the
+	 * CPUs with a record in the window were looked at (@mask: those below 64)
+	 */
+	void (*cpu_check)(void *ctx, uint64_t mask);
+	/* a new gap in a CPU's sequence numbers was recorded; Return: its tag */
+	uint64_t (*gap_recorded)(void *ctx, uint64_t start, uint64_t end);
+	/* the gap @tag was filled by late records and forgotten */
+	void (*gap_filled)(void *ctx, uint64_t tag);
+	void *ctx;
+};
 
 struct blk_pipesort_opts {
 	unsigned int batch; /* records per batch (default 512) */
@@ -25,7 +58,7 @@ struct blk_pipesort_opts {
 	int wait_ms; /* a batch ends when the input is idle this long */
 	blk_merge_note_fn fn; /* called for every record read (BLK_NOTE_RECORD) */
 	void *arg;
-	struct blk_cmem *cmem; /* optional: the classic tool's memory to follow (classicmem.h) */
+	const struct blk_pipesort_hooks *hooks; /* optional; must outlive the sorter */
 };
 
 /**

@@ -17,8 +17,8 @@ for t in $(bundled_traces); do
 	run -s -s
 	# -t: the classic tool prints times computed from uninitialised memory for requests it
 	# never saw queued; we replay its allocations on a model of glibc's allocator
-	# (lib/heapemu.c, lib/classicmem.c), so these lines must match too.
-	run -t -t
+	# (compat/heapemu.c, compat/classicmem.c), so these lines must match too.
+	needs_modelled_glibc "blkparse golden $t -t" && run -t -t
 	run -q -q
 	run -f -f "%D %2c %8s %5T.%9t %5p %2a %3d %S %n\n"
 	run -f2 -f "%M,%m cpu%c #%s %T.%t pid=%p %a %d sec=%S blks=%n bytes=%N err=%e [%C] pdu=%P\n"

@@ -32,7 +32,6 @@
 #include <unistd.h>
 
 #include "blk/acct.h"
-#include "blk/classicmem.h"
 #include "blk/event.h"
 #include "blk/format.h"
 #include "blk/log.h"
@@ -40,6 +39,8 @@
 #include "blk/pipesort.h"
 #include "blk/reader.h"
 #include "blk/strbuf.h"
+#include "compat/classicmem.h"
+#include "compat/parse-model.h"
 
 #define NS_PER_SEC 1000000000ull
 #define ALL_FIELDS "%a %c %C %d %D %e %m %M %n %N %p %P %s %S %t %T %U %z\n"
@@ -49,6 +50,8 @@ static struct blk_format *all_fmt;
 struct run {
 	struct blk_acct *acct;
 	struct blk_cmem *cmem;		/* the classic tool's memory (-t's stale times) */
+	struct blk_acct_hooks acct_hooks; /* that replay it (compat/parse-model.h) */
+	struct blk_pipesort_hooks sort_hooks;
 	int stream[2];			/* file mode: model stream of CPU 0 and 1 */
 	int file_mode;
 	uint64_t genesis;
@@ -344,7 +347,7 @@ static void pipe_mode(const uint8_t *data, size_t len, struct run *r, unsigned i
 	po.stop_end = UINT64_MAX;
 	po.fn = on_record;
 	po.arg = r;
-	po.cmem = r->cmem;
+	po.hooks = &r->sort_hooks;
 	ps = blk_pipesort_new(data_reader(data, len, "fuzz-pipe", repeat, 1), &po);
 	if (!ps)
 		abort();
@@ -463,7 +466,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r.cmem = blk_cmem_new(&co);
 		if (!r.cmem)
 			abort();
-		blk_acct_set_cmem(r.acct, r.cmem);
+		parse_model_acct_hooks(r.cmem, &r.acct_hooks);
+		parse_model_pipesort_hooks(r.cmem, &r.sort_hooks);
+		blk_acct_set_hooks(r.acct, &r.acct_hooks);
 	}
 
 	if (ctl & 1) {

@@ -32,7 +32,7 @@ mkdir -p "$corpus" "$artifacts"
 
 echo "building $bin"
 if ! clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
-	-Iinclude tests/fuzz/fuzz-reader.c lib/*.c -lz -o "$bin"; then
+	-Iinclude -I. tests/fuzz/fuzz-reader.c lib/*.c compat/*.c common.c -lz -o "$bin"; then
 	echo "run-fuzz: build failed (libFuzzer needs the clang runtime, e.g. libclang-rt-dev)" >&2
 	echo "fuzz: 0 passed, 1 failed"
 	exit 1

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "blk/classicmem.h"
+#include "compat/classicmem.h"
 #include "blk/trace.h"
 #include "helpers.h"
 

@@ -16,6 +16,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * The C library modelled (as getconf GNU_LIBC_VERSION names it, without "glibc "): the
+ * -t outputs match the reference only there (tests/lib.sh have_modelled_glibc).
+ */
+#define BLK_HEAPEMU_GLIBC "2.36"
+
 struct blk_heapemu;
 
 /* Return: a new empty heap, or NULL (ENOMEM). */

@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blk/classicmem.h"
-#include "blk/heapemu.h"
+#include "classicmem.h"
+#include "heapemu.h"
 
 #define DEV_SIZE 480u
 #define CPU_SIZE 4512u

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blk/heapemu.h"
+#include "heapemu.h"
 
 #define SZ 8u
 #define MINSIZE 32u
