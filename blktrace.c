@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +33,7 @@
 #define BLKTRACE_VERSION "2.0.0"
 #define MAX_CPUS 4096
 #define MAX_DEVS 64
+#define READER_NICE -10 /* the readers of the kernel's buffers */
 
 enum backend { BACKEND_AUTO, BACKEND_RELAY, BACKEND_TRACEFS };
 
@@ -610,6 +613,11 @@ static void *reader_thread(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	pin_to_cpu(c->cpu);
+	/*
+	 * The kernel's buffers fill at the workload's pace whatever else runs: a busy machine
+	 * must not starve their readers into drops (root only; without it, the usual priority)
+	 */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), READER_NICE);
 	for (;;) {
 		int draining = __atomic_load_n(&r->draining, __ATOMIC_ACQUIRE);
 		int ret = r->ops->read(r->be, c->k, draining ? 0 : (r->to_stdout ? 50 : 200), &sink,

@@ -446,7 +446,9 @@ int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wa
 /* ---- the tracefs backend: trace_pipe records turned into classic per-CPU records ---- */
 
 #define TFS_READ_SIZE (1u << 20)
-#define TFS_DEFAULT_KB 16384u /* per CPU, when neither -b nor -n is given */
+/* per CPU, when neither -b nor -n is given: 1/256 of the memory over the CPUs, in these bounds */
+#define TFS_DEFAULT_MIN_KB 16384u
+#define TFS_DEFAULT_MAX_KB 65536u
 #define TFS_MAX_KB 262144u /* growing after losses stops here */
 
 /* the pids announced with a process note on one CPU's stream of one device */
@@ -695,6 +697,27 @@ static int tfs_backend_close(struct blk_backend *bb, char *err, size_t len)
 	return ret;
 }
 
+/* the default ring size per CPU (KiB) for @ncpus CPUs */
+static unsigned int default_kb(int ncpus)
+{
+	unsigned long long kb = 0;
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "MemTotal:", 9))
+				kb = strtoull(line + 9, NULL, 10);
+		fclose(f);
+	}
+	kb = kb / 256 / (unsigned long long)(ncpus > 0 ? ncpus : 1);
+	if (kb < TFS_DEFAULT_MIN_KB)
+		kb = TFS_DEFAULT_MIN_KB;
+	if (kb > TFS_DEFAULT_MAX_KB)
+		kb = TFS_DEFAULT_MAX_KB;
+	return (unsigned int)kb;
+}
+
 static struct blk_backend *tfs_backend_open(const struct blk_backend_cfg *cfg, char *err,
 					    size_t len)
 {
@@ -729,7 +752,7 @@ static struct blk_backend *tfs_backend_open(const struct blk_backend_cfg *cfg, c
 	}
 	/* the relay path's buffers are per device; this ring is shared by all of them */
 	b->grow = cfg->buf_default;
-	b->kb = cfg->buf_default ? TFS_DEFAULT_KB : cfg->buf_kb * cfg->nbuf;
+	b->kb = cfg->buf_default ? default_kb(cfg->ncpus) : cfg->buf_kb * cfg->nbuf;
 	b->t = blk_tfs_open(b->dir, names, cfg->ndevs, (uint32_t)cfg->act_mask, b->kb, err, len);
 	if (!b->t) {
 		ret = -errno;
