@@ -94,7 +94,7 @@ cat >"$w/bin/blkparse" <<EOF
 exec $BLKPARSE "\$@"
 EOF
 chmod +x "$w/bin/blktrace" "$w/bin/blkparse"
-$INTR run --wait 1 --stdout "$w/int4.txt" --stderr "$w/int4.err" -- sh "$w/bin/btrace" /dev/loop0 >"$w/int4.rc"
+$INTR run --ready "$w/copy4.bin" --wait 1 --stdout "$w/int4.txt" --stderr "$w/int4.err" -- sh "$w/bin/btrace" /dev/loop0 >"$w/int4.rc"
 $BLKPARSE -b 100000 -i - <"$w/copy4.bin" >"$w/after4.txt" 2>/dev/null
 # dash waits for the pipeline, then ends by the signal (the classic btrace does the same)
 if ! grep -q -E '^rc=(0|-2) ' "$w/int4.rc"; then

@@ -50,8 +50,11 @@ run() { # label outdir run-trace-args...
 	fi
 }
 
-run "VM null_blk" "$OUT/vm-nullb" --device nullb
-run "VM virtio disk, -b 1024 -n 8" "$OUT/vm-virtio" --device virtio -- -b 1024 -n 8
+# a TCG guest on a busy machine (make check runs other tests beside this one), with an
+# ASan-built tracer, can take several times its usual 10 s: the time limit leaves room
+VMT="--timeout 400"
+run "VM null_blk" "$OUT/vm-nullb" --device nullb $VMT
+run "VM virtio disk, -b 1024 -n 8" "$OUT/vm-virtio" --device virtio $VMT -- -b 1024 -n 8
 
 # blktrace -k from another shell during a relay trace: the running tracer notices the
 # teardown, ends by itself with a message, exit 0, the I/Os before -k in its files
@@ -64,7 +67,7 @@ blktrace -k -d "$DEV" >/out/kill.out 2>&1
 echo "exit $?" >>/out/kill.out
 sleep 2
 WL
-"$vm/run-trace.sh" "$TOP/blktrace" "$d" --workload "$d.workload" >"$d.log" 2>&1
+"$vm/run-trace.sh" "$TOP/blktrace" "$d" --workload "$d.workload" $VMT >"$d.log" 2>&1
 rc=$?
 get() { sed -n "s/^$1=//p" "$d/status" 2>/dev/null | tail -n 1; }
 if [ $rc = 0 ]; then
@@ -94,7 +97,7 @@ for w in 0 1 2 3; do
 done
 wait
 WL
-"$vm/run-trace.sh" "$TOP/blktrace" "$d" --workload "$d.workload" -- -o - >"$d.log" 2>&1
+"$vm/run-trace.sh" "$TOP/blktrace" "$d" --workload "$d.workload" $VMT -- -o - >"$d.log" 2>&1
 rc=$?
 if [ $rc = 0 ]; then
 	read -r n back < <(PYTHONPATH="$TOP/tests/gen" python3 -B -c '

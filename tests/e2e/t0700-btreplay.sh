@@ -160,7 +160,9 @@ trace() { # dev dir secs command...
 	local dev=$1 dir=$2 secs=$3 bt
 	shift 3
 	mkdir -p "$dir"
-	(cd "$dir" && "$BT" -d "$dev" -w "$secs" >summary.txt 2>err.txt; echo $? >rc) &
+	# -w only as a bound: the trace ends (SIGINT) when the command has ended, however long
+	# it took (under valgrind on a loaded machine it can take much longer than SECS)
+	(cd "$dir" && exec "$BT" -d "$dev" -w $((secs * 10 + 60)) >summary.txt 2>err.txt) &
 	bt=$!
 	# wait until the kernel traces the device (slow to come on a loaded machine), then a little
 	for i in $(seq 1 50); do
@@ -170,7 +172,10 @@ trace() { # dev dir secs command...
 	sleep 0.5
 	"$@"
 	local rc=$?
+	sleep 0.5
+	kill -INT $bt 2>/dev/null
 	wait $bt
+	echo $? >"$dir/rc"
 	return $rc
 }
 # whether the tracer of DIR ran cleanly (the tracefs blk tracer is one per machine: another

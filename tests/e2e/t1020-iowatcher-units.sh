@@ -46,7 +46,7 @@ with open(sys.argv[1], 'wb') as f:
 EOF
 
 # independently of iowatcher: bytes completed per direction and the device's extent
-read -r rd wr ext < <("$BLKPARSE" -q -i "$w/rate.bin" -f '%a %d %S %n %N\n' |
+read -r rd wr ext < <($BLKPARSE -q -i "$w/rate.bin" -f '%a %d %S %n %N\n' |
 	awk '{ e = $3 + $4; if (e > ext) ext = e }
 		$1 == "C" && $2 ~ /R/ { rd += $5 } $1 == "C" && $2 ~ /W/ { wr += $5 }
 		END { printf "%.0f %.0f %.0f\n", rd, wr, ext * 512 }')

@@ -20,6 +20,8 @@ Interrupt a command as Ctrl-C does: SIGINT to its whole process group.
           --stderr FILE      CMD's stderr (default: this script's)
           --wait S           seconds before the first signal (default 1), counted with --feed
                              from when CMD has read 192 KiB (a slow start meets no signal)
+          --ready FILE       without --feed: wait as with it, FILE being the copy file
+                             of a writer that CMD starts itself
           --after-bytes N    instead: once N bytes of CMD's stdout were read (stdout is then
                              a pipe read 4 KiB at a time, so that CMD waits on its writes)
           --signals N        signals to send, 0.5 s apart (default 1)
@@ -114,13 +116,13 @@ def run(argv):
             got += b
             time.sleep(0.01)
     else:
-        if writer:
+        copy = opts['--feed'].split()[1] if writer else opts.get('--ready')
+        if copy:
             # CMD has started reading (its handlers are set: a slow start, e.g. under
             # valgrind, must not meet the signal first) once the writer got past what the
             # pipe holds: the writer copies what it wrote to the copy file as it goes
-            copy = opts['--feed'].split()[1]
             t0 = time.time()
-            while time.time() - t0 < 30 and writer.poll() is None:
+            while time.time() - t0 < 30 and p.poll() is None:
                 if os.path.exists(copy) and os.path.getsize(copy) >= 3 * 65536:
                     break
                 time.sleep(0.02)
