@@ -248,6 +248,77 @@ else
 	fail "tsv:DIR does not load with FORMAT TabSeparatedWithNames"
 fi
 
+# ---- doc/clickhouse.md: every sql block runs; btt's table from SQL as computed ----
+DOC="$TOP/doc/clickhouse.md"
+awk -v dir="$w" '/^```sql$/ { n++; f = dir "/doc-" n ".sql"; next }
+	/^```/ { f = ""; next } f { print > f }' "$DOC"
+nq=$(ls "$w"/doc-*.sql 2>/dev/null | wc -l)
+[ "$nq" -ge 8 ] || fail "doc/clickhouse.md: only $nq sql blocks"
+for f in "$w"/doc-*.sql; do
+	if ch_client --database blk --multiquery <"$f" >"${f%.sql}.out" 2>"${f%.sql}.err" &&
+		[ -s "${f%.sql}.out" ]; then
+		pass "doc/clickhouse.md: query $(basename "$f" .sql) runs ($(wc -l <"${f%.sql}.out") rows)"
+	else
+		fail "doc/clickhouse.md: query $(basename "$f" .sql): $(head -c 300 "${f%.sql}.err")"
+	fi
+done
+res=$(python3 - "$w/plain.exp/io.tsv" "$w/doc-1.out" <<'PY'
+import sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+col = {n: i for i, n in enumerate(rows[0])}
+want = {}
+stages = [("Q2G", "q2g_ns", ("q_ns", "g_ns")), ("G2I", "g2i_ns", ("g_ns", "i_ns")),
+          ("I2D", "i2d_ns", ("i_ns", "d_ns")), ("D2C", "d2c_ns", ("d_ns",)),
+          ("Q2C", "q2c_ns", ("q_ns",))]
+for r in rows[1:]:
+    for st, c, need in stages:
+        if all(int(r[col[k]]) for k in need):
+            want.setdefault((r[col["device"]], st), []).append(int(r[col[c]]))
+bad, seen = [], 0
+for l in open(sys.argv[2]):
+    h, dev, st, mn, avg, mx, n = l.split("\t")
+    if h != "h-plain":
+        continue
+    seen += 1
+    v = want.get((dev, st), [])
+    ok = (int(mn), int(mx), int(n)) == (min(v), max(v), len(v)) and \
+        abs(float(avg) - sum(v) / len(v)) <= 1e-9 * sum(v) / len(v)
+    if not ok:
+        bad.append("%s %s: %s/%s/%s/%s vs %d/%.3f/%d/%d" % (dev, st, mn, avg, mx, n.strip(),
+                   min(v), sum(v) / len(v), max(v), len(v)))
+if seen != len(want):
+    bad.append("%d lines for %d (device, stage)" % (seen, len(want)))
+print("ok %d" % seen if not bad else "; ".join(bad[:3]))
+PY
+)
+[ "${res%% *}" = ok ] && pass "doc/clickhouse.md: btt's latency table from SQL = MIN, AVG, MAX, N computed from the rows (${res#ok } device-stage lines)" ||
+	fail "doc/clickhouse.md: btt's latency table: $res"
+# the agent: the script parses, the units verify
+awk -v dir="$w" '/^```sh$/ { n++; f = dir "/agent-" n ".sh"; next }
+	/^```ini$/ { m++; f = dir "/unit-" m ".ini"; next }
+	/^```/ { f = ""; next } f { print > f }' "$DOC"
+if sh -n "$w/agent-1.sh" 2>"$w/agent.err" && sh -n "$w/agent-2.sh" 2>>"$w/agent.err"; then
+	pass "doc/clickhouse.md: the agent script and its defaults parse (sh -n)"
+else
+	fail "doc/clickhouse.md: agent script: $(cat "$w/agent.err")"
+fi
+if command -v systemd-analyze >/dev/null; then
+	mkdir -p "$w/units"
+	cp "$w/agent-1.sh" "$w/units/agent" && chmod +x "$w/units/agent"
+	cp "$w/agent-2.sh" "$w/units/defaults"
+	sed -e "s|/usr/local/sbin/blk-fleet-agent|$w/units/agent|" \
+		-e "s|/etc/default/blk-fleet-agent|$w/units/defaults|" "$w/unit-1.ini" >"$w/units/blk-fleet-agent.service"
+	cp "$w/unit-2.ini" "$w/units/blk-fleet-agent.timer"
+	if systemd-analyze verify "$w/units/blk-fleet-agent.timer" "$w/units/blk-fleet-agent.service" \
+		>"$w/units.err" 2>&1 && [ ! -s "$w/units.err" ]; then
+		pass "doc/clickhouse.md: the service and the timer pass systemd-analyze verify"
+	else
+		fail "doc/clickhouse.md: units: $(head -c 300 "$w/units.err")"
+	fi
+else
+	skip "doc/clickhouse.md: the systemd units (systemd-analyze missing)"
+fi
+
 # ---- the server killed in the middle of an export ----
 K="--rows 20000 --batch-rows 200"
 expect kill $K --host h-kill
