@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The ClickHouse sink of the export: a check of the tables, then one INSERT per batch over
+ * the HTTP interface, with retries that never store a batch twice (export.h, and
+ * doc/clickhouse.md for why that holds).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "blk/chttp.h"
+#include "export-int.h"
+
+/* ClickHouse's error codes that matter here (dbms/src/Common/ErrorCodes.cpp) */
+enum {
+	CH_TIMEOUT_EXCEEDED = 159,
+	CH_READONLY = 164,
+	CH_UNKNOWN_TABLE = 60,
+	CH_UNKNOWN_DATABASE = 81,
+	CH_UNKNOWN_USER = 192,
+	CH_WRONG_PASSWORD = 193,
+	CH_IP_ADDRESS_NOT_ALLOWED = 195,
+	CH_TOO_MANY_SIMULTANEOUS_QUERIES = 202,
+	CH_SOCKET_TIMEOUT = 209,
+	CH_NETWORK_ERROR = 210,
+	CH_QUERY_WITH_SAME_ID_IS_ALREADY_RUNNING = 216,
+	CH_TOO_MANY_PARTS = 252,
+	CH_ALL_CONNECTION_TRIES_FAILED = 279,
+	CH_DATABASE_ACCESS_DENIED = 291,
+};
+
+/* @sb's bytes as a C string (a strbuf always has room for the NUL) */
+static const char *cstr(struct blk_strbuf *sb)
+{
+	blk_strbuf_reserve(sb, 0)[0] = 0;
+	return sb->buf;
+}
+
+static void table_name(const struct blk_export *x, const struct blk_table *t, char *out,
+		       size_t outlen)
+{
+	snprintf(out, outlen, "%s.%s%s", x->d.database, t->name, x->d.distributed ? "_all" : "");
+}
+
+static void add_auth(const struct blk_export *x, struct blk_strbuf *sb)
+{
+	if (x->d.user[0]) {
+		blk_strbuf_addstr(sb, "&user=");
+		blk_url_encode(sb, x->d.user);
+	}
+	if (x->d.password[0]) {
+		blk_strbuf_addstr(sb, "&password=");
+		blk_url_encode(sb, x->d.password);
+	}
+}
+
+/* The "Code: N" that starts ClickHouse's error messages, or -1. */
+static int ch_code(const struct blk_http_resp *r)
+{
+	const char *p = r->body.buf, *end = p + r->body.len;
+	int code = 0, n = 0;
+
+	while (p && p < end && (*p == ' ' || *p == '\n' || *p == '\r'))
+		p++;
+	if (!p || end - p < 7 || memcmp(p, "Code: ", 6))
+		return -1;
+	for (p += 6; p < end && *p >= '0' && *p <= '9' && n < 6; p++, n++)
+		code = code * 10 + (*p - '0');
+	return n ? code : -1;
+}
+
+/*
+ * A response that is not 200 OK: the message (what we did, the status, the server's first
+ * line) and what it means: -EAGAIN (try again: the server is busy or a shard is away),
+ * -EBUSY (a query with this id still runs), -ENOENT, -EACCES, or -EPROTO.
+ */
+static int http_error(const struct blk_export *x, const struct blk_http_resp *r, const char *doing,
+		      char *err, size_t errlen)
+{
+	char line[400];
+	int code = ch_code(r);
+
+	blk_http_first_line(r, line, sizeof(line));
+	snprintf(err, errlen, "%s rejected by '%s': HTTP %d: %s", doing, x->peer, r->status,
+		 line[0] ? line : "(no message)");
+	switch (code) {
+	case CH_UNKNOWN_TABLE:
+	case CH_UNKNOWN_DATABASE:
+		return -ENOENT;
+	case CH_READONLY:
+	case CH_UNKNOWN_USER:
+	case CH_WRONG_PASSWORD:
+	case CH_IP_ADDRESS_NOT_ALLOWED:
+	case CH_DATABASE_ACCESS_DENIED:
+		return -EACCES;
+	case CH_QUERY_WITH_SAME_ID_IS_ALREADY_RUNNING:
+		return -EBUSY;
+	case CH_TIMEOUT_EXCEEDED:
+	case CH_TOO_MANY_SIMULTANEOUS_QUERIES:
+	case CH_SOCKET_TIMEOUT:
+	case CH_NETWORK_ERROR:
+	case CH_TOO_MANY_PARTS:
+	case CH_ALL_CONNECTION_TRIES_FAILED:
+		return -EAGAIN;
+	}
+	if (code < 0 && (r->status == 502 || r->status == 503 || r->status == 504))
+		return -EAGAIN; /* a proxy in front of a server that is away */
+	return -EPROTO;
+}
+
+/* Errors after which the same request may succeed later. */
+static int transient(int ret)
+{
+	switch (-ret) {
+	case ECONNREFUSED:
+	case ECONNRESET:
+	case ECONNABORTED:
+	case EPIPE:
+	case ETIMEDOUT:
+	case EHOSTUNREACH:
+	case ENETUNREACH:
+	case EAGAIN:
+	case EBUSY:
+		return 1;
+	}
+	return 0;
+}
+
+static void pause_ms(unsigned int ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static struct blk_http_post post_of(const struct blk_export *x, const char *target,
+				    const void *body, size_t n)
+{
+	struct blk_http_post p = {
+		.host = x->d.host,
+		.port = x->d.port,
+		.target = target,
+		.body = body,
+		.body_len = n,
+		.connect_ms = x->o.connect_ms,
+		.timeout_ms = x->o.timeout_ms,
+	};
+	return p;
+}
+
+/* Run the query @sql; its answer (TabSeparated) in @r's body. Return 0 or -errno. */
+static int query(const struct blk_export *x, const char *sql, const char *doing,
+		 struct blk_http_resp *r, char *err, size_t errlen)
+{
+	struct blk_strbuf target = BLK_STRBUF_INIT;
+	struct blk_http_post p;
+	int ret, sent;
+
+	blk_strbuf_addstr(&target, "/?wait_end_of_query=1");
+	add_auth(x, &target);
+	p = post_of(x, cstr(&target), sql, strlen(sql));
+	ret = blk_http_post(&p, r, &sent, err, errlen);
+	if (!ret && r->status != 200)
+		ret = http_error(x, r, doing, err, errlen);
+	blk_strbuf_release(&target);
+	return ret;
+}
+
+/* Parse @n unsigned numbers separated by tabs, a line, in @r's body. */
+static int parse_counts(const struct blk_export *x, const struct blk_http_resp *r, uint64_t *v,
+			int n, char *err, size_t errlen)
+{
+	const char *p = r->body.buf, *end = p + r->body.len;
+
+	for (int i = 0; i < n; i++) {
+		int digits = 0;
+
+		v[i] = 0;
+		for (; p && p < end && *p >= '0' && *p <= '9' && digits < 19; p++, digits++)
+			v[i] = v[i] * 10 + (uint64_t)(*p - '0');
+		if (!digits || p >= end || *p != (i + 1 < n ? '\t' : '\n')) {
+			snprintf(err, errlen, "'%s' answered a count with '%.40s'", x->peer,
+				 r->body.len ? r->body.buf : "");
+			return -EBADMSG;
+		}
+		p++;
+	}
+	return 0;
+}
+
+/* Append @s as a quoted SQL string. */
+static void sql_string(struct blk_strbuf *sb, const char *s)
+{
+	blk_strbuf_addch(sb, '\'');
+	for (; *s; s++) {
+		if (*s == '\'' || *s == '\\')
+			blk_strbuf_addch(sb, '\\');
+		blk_strbuf_addch(sb, *s);
+	}
+	blk_strbuf_addch(sb, '\'');
+}
+
+/* Check that @t exists at the destination with our columns and types. */
+static int check_table(struct blk_export *x, const struct blk_table *t, char *err, size_t errlen)
+{
+	struct blk_http_resp r = BLK_HTTP_RESP_INIT;
+	char name[100], sql[200], doing[160];
+	int ret;
+
+	table_name(x, t, name, sizeof(name));
+	snprintf(sql, sizeof(sql), "DESCRIBE TABLE %s FORMAT TabSeparated", name);
+	snprintf(doing, sizeof(doing), "checking table '%s'", name);
+	ret = query(x, sql, doing, &r, err, errlen);
+	for (unsigned int c = 0; !ret && c < t->ncols; c++) {
+		const char *want = blk_col_type_name(t->cols[c].type), *line = r.body.buf;
+		const char *end = line + r.body.len;
+		size_t nl = strlen(t->cols[c].name);
+
+		for (; line && line < end; line++) {
+			const char *eol = memchr(line, '\n', (size_t)(end - line));
+			const char *type = line + nl + 1, *tend;
+
+			if (!eol)
+				eol = end;
+			if ((size_t)(eol - line) > nl && line[nl] == '\t' &&
+			    !memcmp(line, t->cols[c].name, nl)) {
+				tend = memchr(type, '\t', (size_t)(eol - type));
+				if (!tend)
+					tend = eol;
+				if ((size_t)(tend - type) != strlen(want) ||
+				    memcmp(type, want, strlen(want))) {
+					snprintf(
+						err, errlen,
+						"table '%s' at '%s' does not match the export: column '%s' is %.*s, not %s",
+						name, x->peer, t->cols[c].name, (int)(tend - type),
+						type, want);
+					ret = -EPROTO;
+				}
+				break;
+			}
+			line = eol;
+		}
+		if (!ret && (!line || line >= end)) {
+			snprintf(
+				err, errlen,
+				"table '%s' at '%s' does not match the export: it has no column '%s' (%s)",
+				name, x->peer, t->cols[c].name, want);
+			ret = -EPROTO;
+		}
+	}
+	blk_http_resp_release(&r);
+	return ret;
+}
+
+int ch_open(struct blk_export *x, char *err, size_t errlen)
+{
+	snprintf(x->peer, sizeof(x->peer), strchr(x->d.host, ':') ? "[%s]:%d" : "%s:%d", x->d.host,
+		 x->d.port);
+	for (int i = 0; i < BLK_TABLE_NR; i++) {
+		int ret = check_table(x, blk_table_get((enum blk_table_id)i), err, errlen);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * Wait until no query with id @qid (an INSERT of ours, also one of an earlier run) runs on
+ * the server: only then does a count of the batch's rows tell whether it is stored.
+ */
+static int wait_idle(struct blk_export *x, const char *qid, char *err, size_t errlen)
+{
+	struct blk_http_resp r = BLK_HTTP_RESP_INIT;
+	unsigned int waited = 0, step = 50;
+	char sql[256];
+	int ret;
+
+	snprintf(
+		sql, sizeof(sql),
+		"SELECT count() FROM system.processes WHERE query_id = '%s' OR initial_query_id = '%s' FORMAT TabSeparated",
+		qid, qid);
+	for (;;) {
+		uint64_t n;
+
+		ret = query(x, sql, "a look at the running queries", &r, err, errlen);
+		if (!ret)
+			ret = parse_counts(x, &r, &n, 1, err, errlen);
+		if (ret || !n)
+			break;
+		if (waited >= x->o.timeout_ms) {
+			snprintf(err, errlen, "query '%s' still runs on '%s' after %u ms", qid,
+				 x->peer, waited);
+			ret = -EBUSY;
+			break;
+		}
+		pause_ms(step);
+		waited += step;
+		if (step < 1000)
+			step *= 2;
+	}
+	blk_http_resp_release(&r);
+	return ret;
+}
+
+/*
+ * How many rows of batch @b the server holds (*@present), and how many rows of this export
+ * in the batch's host and time range it holds in all (*@all). The host and time conditions
+ * let the server skip all but the parts that can hold the batch.
+ */
+static int count_batch(struct blk_export *x, const struct export_batch *b, uint64_t *present,
+		       uint64_t *all, char *err, size_t errlen)
+{
+	struct blk_http_resp r = BLK_HTTP_RESP_INIT;
+	struct blk_strbuf sql = BLK_STRBUF_INIT;
+	const char *tcol = b->t->cols[b->t->time_col].name;
+	char name[100], doing[160];
+	uint64_t v[2];
+	int ret;
+
+	table_name(x, b->t, name, sizeof(name));
+	blk_strbuf_addf(&sql,
+			"SELECT countIf(batch_id = %" PRIu64 "), count() FROM %s WHERE host = ",
+			b->id, name);
+	sql_string(&sql, x->host);
+	blk_strbuf_addf(&sql,
+			" AND export_id = %" PRIu64 " AND %s >= %" PRIu64 " AND %s <= %" PRIu64
+			" FORMAT TabSeparated",
+			x->export_id, tcol, b->tmin, tcol, b->tmax);
+	snprintf(doing, sizeof(doing), "counting batch %" PRIu64 " in '%s'", b->no, name);
+	ret = query(x, cstr(&sql), doing, &r, err, errlen);
+	if (!ret)
+		ret = parse_counts(x, &r, v, 2, err, errlen);
+	if (!ret) {
+		*present = v[0];
+		*all = v[1];
+	}
+	x->st.checks++;
+	blk_strbuf_release(&sql);
+	blk_http_resp_release(&r);
+	return ret;
+}
+
+/* One INSERT of batch @b (compressed in x->body). *@sent as for blk_http_post(). */
+static int insert(struct blk_export *x, const struct export_batch *b, const char *qid, int *sent,
+		  char *err, size_t errlen)
+{
+	struct blk_http_resp r = BLK_HTTP_RESP_INIT;
+	struct blk_strbuf sql = BLK_STRBUF_INIT, target = BLK_STRBUF_INIT;
+	struct blk_http_post p;
+	char name[100], doing[160];
+	int ret;
+
+	table_name(x, b->t, name, sizeof(name));
+	blk_strbuf_addf(&sql, "INSERT INTO %s (", name);
+	blk_table_names(&sql, b->t, ", ");
+	blk_strbuf_addstr(&sql, ") FORMAT RowBinary");
+	blk_strbuf_addstr(&target, "/?query=");
+	blk_url_encode(&target, cstr(&sql));
+	blk_strbuf_addf(&target, "&query_id=%s", qid);
+	if (x->d.distributed)
+		blk_strbuf_addstr(&target, "&insert_distributed_sync=1");
+	add_auth(x, &target);
+	p = post_of(x, cstr(&target), x->body.buf, x->body.len);
+	p.content_encoding = "gzip";
+	ret = blk_http_post(&p, &r, sent, err, errlen);
+	if (*sent)
+		x->st.bytes_sent += x->body.len;
+	if (!ret && r.status != 200) {
+		snprintf(doing, sizeof(doing), "INSERT of batch %" PRIu64 " into '%s'", b->no,
+			 name);
+		ret = http_error(x, &r, doing, err, errlen);
+	}
+	blk_http_resp_release(&r);
+	blk_strbuf_release(&sql);
+	blk_strbuf_release(&target);
+	return ret;
+}
+
+int ch_send(struct blk_export *x, struct export_batch *b, char *err, size_t errlen)
+{
+	unsigned int pause = x->o.backoff_ms, attempt = 0;
+	int check = b->probe, compressed = 0, ret = 0, sent;
+	char qid[64], name[100];
+
+	snprintf(qid, sizeof(qid), "blktrace-ng-%016" PRIx64, b->id);
+	table_name(x, b->t, name, sizeof(name));
+	for (;;) {
+		if (check) {
+			uint64_t present, all;
+
+			ret = wait_idle(x, qid, err, errlen);
+			if (!ret)
+				ret = count_batch(x, b, &present, &all, err, errlen);
+			if (!ret && present == b->nrows) {
+				x->st.batches_present++;
+				x->st.rows_present += b->nrows;
+				return 0;
+			}
+			if (!ret && present) {
+				snprintf(err, errlen,
+					 "'%s' at '%s' holds %" PRIu64 " of the %" PRIu64
+					 " rows of batch %" PRIu64 " (batch_id %" PRIu64
+					 "): a partial INSERT, not sent again",
+					 name, x->peer, present, b->nrows, b->no, b->id);
+				return -EEXIST;
+			}
+			if (!ret && b->probe && !b->no && all) {
+				snprintf(
+					err, errlen,
+					"'%s' at '%s' holds %" PRIu64
+					" rows of this export (export_id %" PRIu64
+					") in batches other than ours: exported before with other batch limits",
+					name, x->peer, all, x->export_id);
+				return -EEXIST;
+			}
+			if (!ret) {
+				/* absent: so are all later batches (each is sent after the one before) */
+				b->probe = 0;
+				check = 0;
+			} else if (!transient(ret)) {
+				return ret;
+			}
+		}
+		if (!check) {
+			if (!compressed) {
+				blk_strbuf_reset(&x->body);
+				if ((ret = blk_gzip(&x->body, b->raw.buf, b->raw.len,
+						    x->o.gzip_level))) {
+					snprintf(err, errlen, "cannot compress a batch: %s",
+						 strerror(-ret));
+					return ret;
+				}
+				compressed = 1;
+			}
+			ret = insert(x, b, qid, &sent, err, errlen);
+			if (!ret)
+				return 0;
+			if (!transient(ret))
+				return ret;
+			/* the server may have stored it: ask before sending it again */
+			check = sent || ret == -EBUSY;
+		}
+		if (attempt == x->o.retries) {
+			char last[sizeof(x->errmsg)];
+
+			snprintf(last, sizeof(last), "%s", err);
+			snprintf(err, errlen, "%s (gave up after %u attempts)", last, attempt + 1);
+			return ret;
+		}
+		pause_ms(pause);
+		pause = pause * 2 > x->o.backoff_max_ms ? x->o.backoff_max_ms : pause * 2;
+		attempt++;
+		x->st.retries++;
+	}
+}

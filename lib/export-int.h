@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Inside the export: the handle, shared by export.c (destinations, batches, the TSV sink)
+ * and chexport.c (the ClickHouse sink), which export.c calls and which calls nothing back.
+ */
+#ifndef BLK_LIB_EXPORT_INT_H
+#define BLK_LIB_EXPORT_INT_H
+
+#include <stdint.h>
+
+#include "blk/export.h"
+#include "blk/strbuf.h"
+
+#define __hidden __attribute__((visibility("hidden")))
+
+/* The batch being filled for one table; the struct lives as long as the export. */
+struct export_batch {
+	enum blk_table_id table;
+	const struct blk_table *t;
+	struct blk_strbuf raw; /* its rows, encoded */
+	uint64_t nrows;
+	uint64_t no; /* its number in the export: 0, 1, ... */
+	uint64_t first_row; /* the number of its first row in the table's rows of the export */
+	uint64_t id; /* its batch id (export.c, batch_id_of()) */
+	uint64_t day; /* the UTC day of its rows */
+	uint64_t tmin, tmax; /* the range of its rows' time column */
+	int probe; /* an earlier export may hold it: ask before sending (until one is absent) */
+};
+
+struct blk_export {
+	struct blk_export_dest d;
+	struct blk_export_opts o; /* with defaults filled in; strings are ours below */
+	char *host, *trace_id;
+	uint64_t export_id;
+	struct export_batch b[BLK_TABLE_NR];
+	struct blk_export_stats st;
+	int error; /* sticky: the first error, -errno */
+	char errmsg[640];
+	/* tsv */
+	int fd[BLK_TABLE_NR];
+	char *path[BLK_TABLE_NR], *tmp[BLK_TABLE_NR];
+	/* clickhouse */
+	struct blk_strbuf body; /* the compressed batch */
+	char peer[300]; /* "host:port", for messages */
+};
+
+/*
+ * The ClickHouse sink. ch_open() checks the tables; ch_send() stores @b (sends it, or finds it
+ * stored already) or fails. Both return 0 or -errno with a message in @err.
+ */
+__hidden int ch_open(struct blk_export *x, char *err, size_t errlen);
+__hidden int ch_send(struct blk_export *x, struct export_batch *b, char *err, size_t errlen);
+
+#endif /* BLK_LIB_EXPORT_INT_H */

@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The export tables: their columns (stated once, here), the values of a row, the two row
+ * encoders and the DDL.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "blk/schema.h"
+
+#define S BLK_COL_STRING
+#define U32 BLK_COL_UINT32
+#define I32 BLK_COL_INT32
+#define U64 BLK_COL_UINT64
+
+/*
+ * The doc strings end up as SQL comments in the DDL: they hold no semicolon and no quote
+ * (clickhouse-client --multiquery splits at semicolons), which a unit test checks.
+ */
+static const struct blk_column io_cols[BLK_IO_NCOLS] = {
+	[BLK_IO_HOST] = {"host", S, "the traced machine"},
+	[BLK_IO_DEVICE] = {"device", S, "device name, or MAJOR,MINOR"},
+	[BLK_IO_MAJOR] = {"major", U32, "device number"},
+	[BLK_IO_MINOR] = {"minor", U32, ""},
+	[BLK_IO_PID] = {"pid", U32, "process that queued the I/O"},
+	[BLK_IO_COMM] = {"comm", S, "its name"},
+	[BLK_IO_RWBS] = {"rwbs", S, "operation and flags as blkparse prints them (R, W, WS...)"},
+	[BLK_IO_SECTOR] = {"sector", U64, "first sector (512 bytes)"},
+	[BLK_IO_BYTES] = {"bytes", U32, "size in bytes"},
+	[BLK_IO_Q_NS] = {"q_ns", U64, "queued (Q), ns since the epoch, 0 if not seen"},
+	[BLK_IO_G_NS] = {"g_ns", U64, "got a request (G), 0 if not seen (a merged I/O)"},
+	[BLK_IO_I_NS] = {"i_ns", U64, "inserted into the scheduler (I), 0 if not seen"},
+	[BLK_IO_D_NS] = {"d_ns", U64, "issued to the driver (D), 0 if not seen"},
+	[BLK_IO_C_NS] = {"c_ns", U64, "completed (C): partitions and orders the table"},
+	[BLK_IO_Q2G_NS] = {"q2g_ns", U64, "g_ns - q_ns, 0 unless both were seen"},
+	[BLK_IO_G2I_NS] = {"g2i_ns", U64, "i_ns - g_ns, 0 unless both were seen"},
+	[BLK_IO_I2D_NS] = {"i2d_ns", U64, "d_ns - i_ns, 0 unless both were seen"},
+	[BLK_IO_D2C_NS] = {"d2c_ns", U64, "c_ns - d_ns, 0 unless both were seen"},
+	[BLK_IO_Q2C_NS] = {"q2c_ns", U64, "c_ns - q_ns, 0 unless both were seen"},
+	[BLK_IO_MERGED] = {"merged", U32, "bios merged into its request"},
+	[BLK_IO_REMAP_MAJOR] = {"remap_major", U32, "device it was remapped from, 0 if none"},
+	[BLK_IO_REMAP_MINOR] = {"remap_minor", U32, ""},
+	[BLK_IO_REMAP_SECTOR] = {"remap_sector", U64, "its sector on that device"},
+	[BLK_IO_ERROR] = {"error", I32, "completion error, 0 or -errno"},
+	[BLK_IO_EXPORT_ID] = {"export_id", U64, "the export: a hash of host and trace identity"},
+	[BLK_IO_BATCH_ID] = {"batch_id", U64, "the INSERT that carried the row"},
+};
+
+static const struct blk_column iowait_cols[BLK_IOWAIT_NCOLS] = {
+	[BLK_IOWAIT_HOST] = {"host", S, "the traced machine"},
+	[BLK_IOWAIT_DEVICE] = {"device", S,
+			       "device of the I/O that ended the wait, empty if unknown"},
+	[BLK_IOWAIT_MAJOR] = {"major", U32, "its number, 0 if unknown"},
+	[BLK_IOWAIT_MINOR] = {"minor", U32, ""},
+	[BLK_IOWAIT_PID] = {"pid", U32, "process (thread group) that waited"},
+	[BLK_IOWAIT_TID] = {"tid", U32, "thread that waited"},
+	[BLK_IOWAIT_COMM] = {"comm", S, "its name"},
+	[BLK_IOWAIT_START_NS] = {"start_ns", U64,
+				 "wait began, ns since the epoch: partitions and orders the table"},
+	[BLK_IOWAIT_DURATION_NS] = {"duration_ns", U64, "how long it waited"},
+	[BLK_IOWAIT_SOURCE] = {"source", S, "how it was captured: module, kprobe or sched"},
+	[BLK_IOWAIT_CPU] = {"cpu", U32, "CPU it waited on"},
+	[BLK_IOWAIT_WAKER_CPU] = {"waker_cpu", I32, "CPU that woke it, -1 if unknown"},
+	[BLK_IOWAIT_EXPORT_ID] = {"export_id", U64,
+				  "the export: a hash of host and trace identity"},
+	[BLK_IOWAIT_BATCH_ID] = {"batch_id", U64, "the INSERT that carried the row"},
+};
+
+static const struct blk_table tables[BLK_TABLE_NR] = {
+	[BLK_TABLE_IO] = {"io", io_cols, BLK_IO_NCOLS, BLK_IO_C_NS, "host, device, c_ns",
+			  "one row per completed I/O (btt --export)"},
+	[BLK_TABLE_IOWAIT] = {"iowait", iowait_cols, BLK_IOWAIT_NCOLS, BLK_IOWAIT_START_NS,
+			      "host, device, start_ns",
+			      "one row per I/O wait (blktrace --iowait, btt --export)"},
+};
+
+const struct blk_table *blk_table_get(enum blk_table_id id)
+{
+	return (unsigned int)id < BLK_TABLE_NR ? &tables[id] : NULL;
+}
+
+const char *blk_col_type_name(enum blk_col_type type)
+{
+	switch (type) {
+	case BLK_COL_STRING:
+		return "String";
+	case BLK_COL_UINT32:
+		return "UInt32";
+	case BLK_COL_INT32:
+		return "Int32";
+	case BLK_COL_UINT64:
+		return "UInt64";
+	}
+	return "?";
+}
+
+static int set_str(union blk_value *v, const char *s, const char *what, char *err, size_t errlen)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n > BLK_ROW_STR_MAX) {
+		snprintf(err, errlen, "%s '%.32s...' is longer than %d bytes", what, s,
+			 BLK_ROW_STR_MAX);
+		return -EINVAL;
+	}
+	v->s.p = s ? s : "";
+	v->s.len = n;
+	return 0;
+}
+
+int blk_io_values(const struct blk_io_row *r, const char *host, uint64_t export_id,
+		  uint64_t batch_id, union blk_value *v, char *err, size_t errlen)
+{
+	int ret;
+
+	if ((ret = set_str(&v[BLK_IO_HOST], host, "host name", err, errlen)) ||
+	    (ret = set_str(&v[BLK_IO_DEVICE], r->device, "device name", err, errlen)) ||
+	    (ret = set_str(&v[BLK_IO_COMM], r->comm, "process name", err, errlen)) ||
+	    (ret = set_str(&v[BLK_IO_RWBS], r->rwbs, "RWBS", err, errlen)))
+		return ret;
+	v[BLK_IO_MAJOR].u = r->major;
+	v[BLK_IO_MINOR].u = r->minor;
+	v[BLK_IO_PID].u = r->pid;
+	v[BLK_IO_SECTOR].u = r->sector;
+	v[BLK_IO_BYTES].u = r->bytes;
+	v[BLK_IO_Q_NS].u = r->q_ns;
+	v[BLK_IO_G_NS].u = r->g_ns;
+	v[BLK_IO_I_NS].u = r->i_ns;
+	v[BLK_IO_D_NS].u = r->d_ns;
+	v[BLK_IO_C_NS].u = r->c_ns;
+	v[BLK_IO_Q2G_NS].u = blk_interval_ns(r->q_ns, r->g_ns);
+	v[BLK_IO_G2I_NS].u = blk_interval_ns(r->g_ns, r->i_ns);
+	v[BLK_IO_I2D_NS].u = blk_interval_ns(r->i_ns, r->d_ns);
+	v[BLK_IO_D2C_NS].u = blk_interval_ns(r->d_ns, r->c_ns);
+	v[BLK_IO_Q2C_NS].u = blk_interval_ns(r->q_ns, r->c_ns);
+	v[BLK_IO_MERGED].u = r->merged;
+	v[BLK_IO_REMAP_MAJOR].u = r->remap_major;
+	v[BLK_IO_REMAP_MINOR].u = r->remap_minor;
+	v[BLK_IO_REMAP_SECTOR].u = r->remap_sector;
+	v[BLK_IO_ERROR].i = r->error;
+	v[BLK_IO_EXPORT_ID].u = export_id;
+	v[BLK_IO_BATCH_ID].u = batch_id;
+	return 0;
+}
+
+int blk_iowait_values(const struct blk_iowait_row *r, const char *host, uint64_t export_id,
+		      uint64_t batch_id, union blk_value *v, char *err, size_t errlen)
+{
+	int ret;
+
+	if ((ret = set_str(&v[BLK_IOWAIT_HOST], host, "host name", err, errlen)) ||
+	    (ret = set_str(&v[BLK_IOWAIT_DEVICE], r->device, "device name", err, errlen)) ||
+	    (ret = set_str(&v[BLK_IOWAIT_COMM], r->comm, "process name", err, errlen)) ||
+	    (ret = set_str(&v[BLK_IOWAIT_SOURCE], r->source, "source", err, errlen)))
+		return ret;
+	v[BLK_IOWAIT_MAJOR].u = r->major;
+	v[BLK_IOWAIT_MINOR].u = r->minor;
+	v[BLK_IOWAIT_PID].u = r->pid;
+	v[BLK_IOWAIT_TID].u = r->tid;
+	v[BLK_IOWAIT_START_NS].u = r->start_ns;
+	v[BLK_IOWAIT_DURATION_NS].u = r->duration_ns;
+	v[BLK_IOWAIT_CPU].u = r->cpu;
+	v[BLK_IOWAIT_WAKER_CPU].i = r->waker_cpu;
+	v[BLK_IOWAIT_EXPORT_ID].u = export_id;
+	v[BLK_IOWAIT_BATCH_ID].u = batch_id;
+	return 0;
+}
+
+static char *put_le(char *p, uint64_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		*p++ = (char)(v >> (8 * i));
+	return p;
+}
+
+void blk_row_rowbinary(struct blk_strbuf *sb, const struct blk_table *t, const union blk_value *v)
+{
+	for (unsigned int c = 0; c < t->ncols; c++) {
+		char *p;
+
+		switch (t->cols[c].type) {
+		case BLK_COL_STRING: {
+			size_t n = v[c].s.len;
+
+			p = blk_strbuf_reserve(sb, 10 + n);
+			do {
+				*p++ = (char)((n & 0x7f) | (n > 0x7f ? 0x80 : 0));
+				n >>= 7;
+			} while (n);
+			memcpy(p, v[c].s.p, v[c].s.len);
+			p += v[c].s.len;
+			break;
+		}
+		case BLK_COL_UINT32:
+		case BLK_COL_INT32:
+			p = put_le(blk_strbuf_reserve(sb, 4), v[c].u, 4);
+			break;
+		case BLK_COL_UINT64:
+			p = put_le(blk_strbuf_reserve(sb, 8), v[c].u, 8);
+			break;
+		default:
+			continue;
+		}
+		sb->len = (size_t)(p - sb->buf);
+	}
+}
+
+static void tsv_str(struct blk_strbuf *sb, const char *s, size_t n)
+{
+	char *p = blk_strbuf_reserve(sb, 2 * n);
+
+	for (size_t i = 0; i < n; i++) {
+		switch (s[i]) {
+		case '\\':
+			*p++ = '\\';
+			*p++ = '\\';
+			break;
+		case '\t':
+			*p++ = '\\';
+			*p++ = 't';
+			break;
+		case '\n':
+			*p++ = '\\';
+			*p++ = 'n';
+			break;
+		case '\r':
+			*p++ = '\\';
+			*p++ = 'r';
+			break;
+		default:
+			*p++ = s[i];
+		}
+	}
+	sb->len = (size_t)(p - sb->buf);
+}
+
+void blk_row_tsv(struct blk_strbuf *sb, const struct blk_table *t, const union blk_value *v)
+{
+	for (unsigned int c = 0; c < t->ncols; c++) {
+		if (c)
+			blk_strbuf_addch(sb, '\t');
+		switch (t->cols[c].type) {
+		case BLK_COL_STRING:
+			tsv_str(sb, v[c].s.p, v[c].s.len);
+			break;
+		case BLK_COL_INT32:
+			blk_strbuf_add_s64(sb, v[c].i, 0, 0);
+			break;
+		default:
+			blk_strbuf_add_u64(sb, v[c].u, 0, 0);
+		}
+	}
+	blk_strbuf_addch(sb, '\n');
+}
+
+void blk_table_names(struct blk_strbuf *sb, const struct blk_table *t, const char *sep)
+{
+	for (unsigned int c = 0; c < t->ncols; c++) {
+		if (c)
+			blk_strbuf_addstr(sb, sep);
+		blk_strbuf_addstr(sb, t->cols[c].name);
+	}
+}
+
+int blk_sql_ident_ok(const char *s)
+{
+	size_t n = 0;
+
+	if (!s || !((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+		return 0;
+	for (; s[n]; n++) {
+		char c = s[n];
+
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '_'))
+			return 0;
+	}
+	return n <= 64;
+}
+
+static void ddl_table(struct blk_strbuf *sb, const struct blk_table *t)
+{
+	blk_strbuf_addf(sb, "-- %s\nCREATE TABLE IF NOT EXISTS %s\n(\n", t->doc, t->name);
+	for (unsigned int c = 0; c < t->ncols; c++) {
+		const struct blk_column *col = &t->cols[c];
+
+		blk_strbuf_addf(sb, "    %s %s%s", col->name, blk_col_type_name(col->type),
+				c + 1 < t->ncols ? "," : "");
+		if (col->doc[0])
+			blk_strbuf_addf(sb, " -- %s", col->doc);
+		blk_strbuf_addch(sb, '\n');
+	}
+	blk_strbuf_addf(sb,
+			")\nENGINE = MergeTree\nPARTITION BY intDiv(%s, %llu)\nORDER BY (%s);\n\n",
+			t->cols[t->time_col].name, (unsigned long long)BLK_DAY_NS, t->order_by);
+}
+
+int blk_schema_ddl(struct blk_strbuf *sb, const char *cluster, const char *shard_db, char *err,
+		   size_t errlen)
+{
+	if (cluster && !blk_sql_ident_ok(cluster)) {
+		snprintf(err, errlen,
+			 "cluster name '%s' is not an identifier ([A-Za-z_][A-Za-z0-9_]*)",
+			 cluster);
+		return -EINVAL;
+	}
+	if (cluster && (!shard_db || (shard_db[0] && !blk_sql_ident_ok(shard_db)))) {
+		snprintf(err, errlen,
+			 "database name '%s' is not an identifier ([A-Za-z_][A-Za-z0-9_]*)",
+			 shard_db ? shard_db : "(none)");
+		return -EINVAL;
+	}
+	blk_strbuf_addstr(
+		sb,
+		"-- blktrace-ng fleet export (doc/clickhouse.md), for\n"
+		"-- clickhouse-client --database DB --multiquery (ClickHouse 18.16 or later).\n"
+		"-- Times are UInt64 nanoseconds since the epoch (UTC), 0 when a stage did not\n"
+		"-- happen (no Nullable columns). Partitions are UTC days: the time column\n"
+		"-- divided by 86400e9, the number of days since 1970-01-01.\n\n");
+	for (int i = 0; i < BLK_TABLE_NR; i++)
+		ddl_table(sb, &tables[i]);
+	if (!cluster)
+		return 0;
+	blk_strbuf_addf(
+		sb,
+		"-- Distributed tables over cluster %s, sharded by batch_id: each batch is one\n"
+		"-- INSERT into one shard. Insert with insert_distributed_sync=1.\n",
+		cluster);
+	for (int i = 0; i < BLK_TABLE_NR; i++)
+		blk_strbuf_addf(sb,
+				"CREATE TABLE IF NOT EXISTS %s_all AS %s\n"
+				"ENGINE = Distributed(%s, '%s', %s, batch_id);\n%s",
+				tables[i].name, tables[i].name, cluster, shard_db, tables[i].name,
+				i + 1 < BLK_TABLE_NR ? "\n" : "");
+	return 0;
+}

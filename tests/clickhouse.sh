@@ -1,0 +1,173 @@
+# A throw-away ClickHouse server for the tests (sourced, after tests/lib.sh): Debian's
+# clickhouse-server (18.16) on 127.0.0.1 only, on free ports picked at random, with a data
+# directory and a configuration of its own under $TMPDIR, so that it never meets a system
+# server (no default port, nothing read from /etc/clickhouse-server, nothing written to
+# /var). It is stopped and its directory removed when the test ends, however it ends: an EXIT
+# trap, and a watchdog that does it if the test is killed.
+#
+#   ch_start || { skip "...: $CH_SKIP"; exit 0; }
+#       start it and wait until it answers; sets CH_HTTP and CH_TCP (ports), CH_DIR, CH_PID.
+#       On failure returns 1 with the reason in CH_SKIP.
+#   ch_client ARGS...     clickhouse-client on it (e.g. ch_client -q 'SELECT 1')
+#   ch_kill9              kill -9 the server (a crash); ch_restart starts it again, same data
+#   ch_stop               stop it and remove its directory (the EXIT trap does it)
+#
+# Its configuration has a cluster "blk_two_shards": two shards on this same server, whose
+# tables live in the databases shard1 and shard2 (each replica's <default_database>), so a
+# Distributed table over it really spreads rows over two tables. A user "ro" is read-only.
+
+CH_SERVER=${CH_SERVER:-/usr/sbin/clickhouse-server}
+CH_PID=""
+CH_DIR=""
+
+ch_client() {
+	clickhouse-client --host 127.0.0.1 --port "$CH_TCP" "$@"
+}
+
+ch_write_config() {
+	cat >"$CH_DIR/config.xml" <<EOF
+<?xml version="1.0"?>
+<yandex>
+    <logger>
+        <level>information</level>
+        <log>$CH_DIR/log/server.log</log>
+        <errorlog>$CH_DIR/log/error.log</errorlog>
+        <size>100M</size>
+        <count>1</count>
+    </logger>
+    <listen_host>127.0.0.1</listen_host>
+    <http_port>$CH_HTTP</http_port>
+    <tcp_port>$CH_TCP</tcp_port>
+    <path>$CH_DIR/data/</path>
+    <tmp_path>$CH_DIR/tmp/</tmp_path>
+    <user_files_path>$CH_DIR/user_files/</user_files_path>
+    <format_schema_path>$CH_DIR/format_schemas/</format_schema_path>
+    <include_from>$CH_DIR/no-substitutions.xml</include_from>
+    <users_config>$CH_DIR/users.xml</users_config>
+    <default_profile>default</default_profile>
+    <default_database>default</default_database>
+    <timezone>UTC</timezone>
+    <mark_cache_size>67108864</mark_cache_size>
+    <uncompressed_cache_size>67108864</uncompressed_cache_size>
+    <max_concurrent_queries>50</max_concurrent_queries>
+    <keep_alive_timeout>3</keep_alive_timeout>
+    <mlock_executable>false</mlock_executable>
+    <remote_servers>
+        <blk_two_shards>
+            <shard><replica><host>127.0.0.1</host><port>$CH_TCP</port><default_database>shard1</default_database></replica></shard>
+            <shard><replica><host>127.0.0.1</host><port>$CH_TCP</port><default_database>shard2</default_database></replica></shard>
+        </blk_two_shards>
+    </remote_servers>
+</yandex>
+EOF
+	# substitutions come from here, not from /etc/metrika.xml
+	echo '<?xml version="1.0"?><yandex></yandex>' >"$CH_DIR/no-substitutions.xml"
+	cat >"$CH_DIR/users.xml" <<EOF
+<?xml version="1.0"?>
+<yandex>
+    <profiles>
+        <default><max_memory_usage>2000000000</max_memory_usage></default>
+        <readonly><readonly>1</readonly></readonly>
+    </profiles>
+    <users>
+        <default>
+            <password></password>
+            <networks><ip>127.0.0.1</ip></networks>
+            <profile>default</profile>
+            <quota>default</quota>
+        </default>
+        <ro>
+            <password></password>
+            <networks><ip>127.0.0.1</ip></networks>
+            <profile>readonly</profile>
+            <quota>default</quota>
+        </ro>
+    </users>
+    <quotas><default></default></quotas>
+</yandex>
+EOF
+}
+
+# Start the server on the configuration in $CH_DIR and wait (up to 60 s) until it answers.
+ch_launch() {
+	"$CH_SERVER" --config-file="$CH_DIR/config.xml" >"$CH_DIR/log/stdout" 2>&1 &
+	CH_PID=$!
+	echo "$CH_PID" >"$CH_DIR/pid"
+	local i
+	for i in $(seq 1 300); do
+		if ! kill -0 "$CH_PID" 2>/dev/null; then
+			CH_SKIP="clickhouse-server exited at start: $(grep -h -m1 -E 'Exception|Error' "$CH_DIR/log/error.log" "$CH_DIR/log/stdout" 2>/dev/null | cut -c1-200)"
+			CH_PID=""
+			return 1
+		fi
+		ch_client -q 'SELECT 1' >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	CH_SKIP="clickhouse-server did not answer on 127.0.0.1:$CH_TCP within 60 s"
+	return 1
+}
+
+ch_start() {
+	CH_SKIP=""
+	if [ ! -x "$CH_SERVER" ] || ! command -v clickhouse-client >/dev/null; then
+		CH_SKIP="clickhouse-server and clickhouse-client are not installed (tests/deps.sh installs them)"
+		return 1
+	fi
+	CH_DIR=$(mktemp -d "${TMPDIR:-/tmp}/blk-ch.XXXXXX") || {
+		CH_SKIP="cannot make a temporary directory"
+		return 1
+	}
+	mkdir -p "$CH_DIR/log" "$CH_DIR/data" "$CH_DIR/tmp"
+	# two free ports at once, so that they differ
+	read -r CH_HTTP CH_TCP < <(python3 -c '
+import socket
+s = [socket.socket() for _ in range(2)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(*[x.getsockname()[1] for x in s])')
+	ch_write_config
+	trap ch_stop EXIT
+	trap 'exit 129' HUP
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	# the watchdog: if this shell dies without its trap (kill -9), stop the server anyway
+	(
+		parent=$$
+		dir=$CH_DIR
+		while kill -0 "$parent" 2>/dev/null && [ -d "$dir" ]; do sleep 1; done
+		[ -f "$dir/pid" ] && kill -9 "$(cat "$dir/pid")" 2>/dev/null
+		sleep 0.5
+		rm -rf "$dir"
+	) </dev/null >/dev/null 2>&1 &
+	ch_launch || {
+		ch_stop
+		return 1
+	}
+}
+
+ch_kill9() {
+	[ -n "$CH_PID" ] || return 0
+	kill -9 "$CH_PID" 2>/dev/null
+	wait "$CH_PID" 2>/dev/null
+	CH_PID=""
+}
+
+ch_restart() {
+	ch_kill9
+	ch_launch
+}
+
+ch_stop() {
+	if [ -n "$CH_PID" ]; then
+		kill "$CH_PID" 2>/dev/null
+		local i
+		for i in $(seq 1 100); do
+			kill -0 "$CH_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -9 "$CH_PID" 2>/dev/null
+		wait "$CH_PID" 2>/dev/null
+		CH_PID=""
+	fi
+	[ -n "$CH_DIR" ] && rm -rf "$CH_DIR"
+	CH_DIR=""
+}
