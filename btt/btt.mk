@@ -49,10 +49,10 @@ btt-clean:
 
 # the seek statistics' unit test checks them against the pointer red-black tree model
 tests/unit/test-seekstat.o: CPPFLAGS += -Ibtt
-tests/unit/test-seekstat: tests/unit/test-seekstat.o btt/seekstat.o tests/unit/rbtree.o $(LIB)
+tests/unit/test-seekstat: tests/unit/test-seekstat.o btt/seekstat.o btt/seekspill.o tests/unit/rbtree.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
 # the compact trees of queued I/Os against the same pointer red-black tree
 tests/unit/test-qtree.o: CPPFLAGS += -Ibtt
-tests/unit/test-qtree: tests/unit/test-qtree.o btt/qtree.o tests/unit/rbtree.o $(LIB)
+tests/unit/test-qtree: tests/unit/test-qtree.o btt/qtree.o btt/u64map.o tests/unit/rbtree.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "qtree.h"
+#include "u64map.h"
 
 #define N(i) (p->node[i])
 #define A(i) (p->aux[i])
@@ -107,86 +108,6 @@ static uint32_t alloc_node(struct qpool *p)
 
 /* ---- the table: start sector -> node, linear probing ---- */
 
-static inline uint32_t home(uint64_t sector, unsigned int bits)
-{
-	return (uint32_t)((sector * 0x9E3779B97F4A7C15ull) >> (64 - bits));
-}
-
-/* ---- struct u64map ---- */
-
-uint64_t *u64map_get(const struct u64map *m, uint64_t key)
-{
-	uint32_t mask = (1u << m->bits) - 1, h;
-
-	if (!m->n)
-		return NULL;
-	for (h = home(key, m->bits); m->key[h]; h = (h + 1) & mask)
-		if (m->key[h] == key)
-			return &m->val[h];
-	return NULL;
-}
-
-static void u64map_place(struct u64map *m, uint64_t key, uint64_t val)
-{
-	uint32_t mask = (1u << m->bits) - 1, h;
-
-	for (h = home(key, m->bits); m->key[h]; h = (h + 1) & mask)
-		;
-	m->key[h] = key;
-	m->val[h] = val;
-}
-
-int u64map_put(struct u64map *m, uint64_t key, uint64_t val)
-{
-	if ((uint64_t)(m->n + 1) * 4 > (3ull << m->bits)) {
-		/* at most 3/4 full */
-		struct u64map g = {.bits = m->bits ? m->bits + 1 : 6, .n = m->n};
-
-		g.key = calloc((size_t)1 << g.bits, sizeof(*g.key));
-		g.val = malloc(((size_t)1 << g.bits) * sizeof(*g.val));
-		if (!g.key || !g.val) {
-			free(g.key);
-			free(g.val);
-			return -1;
-		}
-		for (size_t i = 0; m->bits && i < ((size_t)1 << m->bits); i++)
-			if (m->key[i])
-				u64map_place(&g, m->key[i], m->val[i]);
-		u64map_free(m);
-		*m = g;
-	}
-	u64map_place(m, key, val);
-	m->n++;
-	return 0;
-}
-
-/* backward-shift deletion: no tombstones */
-void u64map_del(struct u64map *m, uint64_t key)
-{
-	uint32_t mask = (1u << m->bits) - 1, h, j;
-
-	for (h = home(key, m->bits); m->key[h] != key; h = (h + 1) & mask)
-		;
-	for (j = (h + 1) & mask; m->key[j]; j = (j + 1) & mask) {
-		uint32_t hj = home(m->key[j], m->bits);
-
-		if (((j - hj) & mask) >= ((j - h) & mask)) {
-			m->key[h] = m->key[j];
-			m->val[h] = m->val[j];
-			h = j;
-		}
-	}
-	m->key[h] = 0;
-	m->n--;
-}
-
-void u64map_free(struct u64map *m)
-{
-	free(m->key);
-	free(m->val);
-	memset(m, 0, sizeof(*m));
-}
-
 static inline uint32_t *recent(struct qtree *t, uint64_t sector)
 {
 	return &t->recent[(sector ^ sector >> 10) % QTREE_RECENT];
@@ -202,7 +123,7 @@ static uint32_t hash_get(const struct qpool *p, struct qtree *t, uint64_t sector
 	if (!t->bits)
 		return 0;
 	mask = (1u << t->bits) - 1;
-	for (h = home(sector, t->bits); (i = t->slot[h]); h = (h + 1) & mask)
+	for (h = u64_home(sector, t->bits); (i = t->slot[h]); h = (h + 1) & mask)
 		if (N(i).sector == sector) {
 			*r = i;
 			return i;
@@ -215,7 +136,7 @@ static void hash_put(const struct qpool *p, struct qtree *t, uint32_t i)
 	uint32_t mask = (1u << t->bits) - 1, h;
 
 	*recent(t, N(i).sector) = i;
-	for (h = home(N(i).sector, t->bits); t->slot[h]; h = (h + 1) & mask)
+	for (h = u64_home(N(i).sector, t->bits); t->slot[h]; h = (h + 1) & mask)
 		;
 	t->slot[h] = i;
 }
@@ -252,10 +173,10 @@ static void hash_del(const struct qpool *p, struct qtree *t, uint32_t i)
 
 	if (*r == i)
 		*r = 0;
-	for (h = home(N(i).sector, t->bits); t->slot[h] != i; h = (h + 1) & mask)
+	for (h = u64_home(N(i).sector, t->bits); t->slot[h] != i; h = (h + 1) & mask)
 		;
 	for (j = (h + 1) & mask; t->slot[j]; j = (j + 1) & mask) {
-		uint32_t hj = home(N(t->slot[j]).sector, t->bits);
+		uint32_t hj = u64_home(N(t->slot[j]).sector, t->bits);
 
 		if (((j - hj) & mask) >= ((j - h) & mask)) {
 			t->slot[h] = t->slot[j];
@@ -852,7 +773,7 @@ void qtree_prefetch(const struct qpool *p, struct qtree *const *t, const uint64_
 		cur[i] = t[i]->root;
 		live += cur[i] != 0;
 		if (t[i]->bits)
-			__builtin_prefetch(&t[i]->slot[home(sector[i], t[i]->bits)]);
+			__builtin_prefetch(&t[i]->slot[u64_home(sector[i], t[i]->bits)]);
 	}
 	while (live) {
 		live = 0;

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "u64map.h"
+
 struct qnode {
 	uint64_t sector;
 	uint32_t left, right; /* node indexes; 0 is none */
@@ -54,22 +56,6 @@ static inline uint32_t qtree_nsec(const struct qpool *p, uint32_t i)
 {
 	return p->aux[i].nsec_red >> 3;
 }
-
-/*
- * A small open-addressing map from nonzero 64-bit keys to 64-bit values (linear probing,
- * at most 3/4 full, backward-shift deletion). Zeroed is empty.
- */
-struct u64map {
-	uint64_t *key; /* 0 is an empty slot */
-	uint64_t *val;
-	unsigned int bits; /* 1 << bits slots */
-	uint32_t n;
-};
-
-uint64_t *u64map_get(const struct u64map *m, uint64_t key); /* NULL when absent */
-int u64map_put(struct u64map *m, uint64_t key, uint64_t val); /* a new key; -1: no memory */
-void u64map_del(struct u64map *m, uint64_t key); /* a present key */
-void u64map_free(struct u64map *m);
 
 /*
  * One device's tree. Besides the classic tree (whose shape decides the outputs), a table
