@@ -1,334 +1,244 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Devices and processes: lookup and creation, the -D and -e filters, the -M name map.
+ * Devices and processes: lookup and creation, the -D filter and order, the -M name map
+ * (see devs.h).
  */
 #include <errno.h>
-#include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "btt.h"
-#include "common.h"
-#include "iomodel.h"
+#include "alloc.h"
+#include "blk/trace.h"
+#include "devs.h"
 
-struct pid_slot {
-	uint32_t pid;
-	struct proc *pip;
-};
-
-static struct pid_slot *pids;
-static size_t npids, apids;
-static struct dev *last_dev;
-
-struct devmap {
-	uint32_t device;
-	char name[64];
-};
-static struct devmap *maps;
-static size_t nmaps;
-
-static void *xcalloc(size_t n, size_t size)
+void devs_init(struct btt_devs *d, const char *filter)
 {
-	void *p = calloc(n, size);
-
-	if (!p)
-		die("out of memory");
-	return p;
+	memset(d, 0, sizeof(*d));
+	d->filter = filter;
 }
 
-struct dev *dev_find(uint32_t device)
+struct btt_dev *devs_find(struct btt_devs *d, uint32_t device)
 {
-	if (last_dev && last_dev->device == device)
-		return last_dev;
-	for (size_t i = 0; i < bs.ndevs; i++) {
-		if (bs.devs[i]->device == device) {
-			last_dev = bs.devs[i];
-			return last_dev;
+	if (d->last && d->last->device == device)
+		return d->last;
+	for (size_t i = 0; i < d->n; i++) {
+		if (d->v[i]->device == device) {
+			d->last = d->v[i];
+			return d->last;
 		}
 	}
 	return NULL;
 }
 
-static FILE *lat_file(const char *name, const char *dev, const char *kind, char **fn)
+/* the place of @device in the -D list (its first mention), or -1 */
+static long filter_pos(const char *p, uint32_t device)
 {
-	char buf[4096];
-
-	if (!name)
-		return NULL;
-	snprintf(buf, sizeof(buf), "%s_%s_%s.dat", name, dev, kind);
-	return file_create(buf, fn);
-}
-
-struct dev *dev_get(uint32_t device, uint64_t time)
-{
-	struct dev *dip = dev_find(device);
-	unsigned int ma = BLK_MAJOR(device);
-	char name[64];
-
-	if (dip)
-		return dip;
-	dip = xcalloc(1, sizeof(*dip));
-	dip->device = device;
-	dip->pre_culling = 1;
-	dip->remapper = ma == 9 || ma == 253 || ma == 254;
-	dip->last_q = NO_TIME;
-	dip->start_time = bit_time(time);
-	for (size_t i = 0; i < nmaps; i++)
-		if (maps[i].device == device)
-			dip->map_name = maps[i].name;
-	dev_label(dip, name, sizeof(name), 0);
-	dip->q2q_seek = seeki_new(opts.seek_name, name, "q2q");
-	dip->d2d_seek = seeki_new(opts.seek_name, name, "d2d");
-	fp_init(&dip->fp, name);
-	dip->d2c_fp = lat_file(opts.d2c_name, name, "d2c", &dip->d2c_fn);
-	dip->q2c_fp = lat_file(opts.q2c_name, name, "q2c", &dip->q2c_fn);
-	dip->q2d_fp = lat_file(opts.q2d_name, name, "q2d", &dip->q2d_fn);
-	if (opts.percentiles)
-		dip->hist = xcalloc(HIST_NR, sizeof(*dip->hist));
-	if (bs.ndevs == bs.adevs) {
-		bs.adevs = bs.adevs ? bs.adevs * 2 : 8;
-		bs.devs = realloc(bs.devs, bs.adevs * sizeof(*bs.devs));
-		if (!bs.devs)
-			die("out of memory");
-	}
-	dip->idx = (uint32_t)bs.ndevs;
-	bs.devs[bs.ndevs++] = dip;
-	last_dev = dip;
-	extra_new_dev(dip);
-	return dip;
-}
-
-void dev_label(const struct dev *dip, char *buf, size_t len, int parens)
-{
-	if (dip->map_name)
-		snprintf(buf, len, "%s", dip->map_name);
-	else if (parens)
-		snprintf(buf, len, "(%3u,%3u)", BLK_MAJOR(dip->device), BLK_MINOR(dip->device));
-	else
-		snprintf(buf, len, "%u,%u", BLK_MAJOR(dip->device), BLK_MINOR(dip->device));
-}
-
-/* -D "maj,min;maj,min": whether @dip is in the list (always, without -D) */
-int dev_shown(const struct dev *dip)
-{
-	const char *p = opts.devices;
 	unsigned int ma, mi;
+	long pos = 0;
 	int n;
 
-	if (!p)
-		return 1;
 	while (*p) {
 		if (sscanf(p, "%u,%u%n", &ma, &mi, &n) == 2) {
-			if (BLK_MKDEV(ma, mi) == dip->device)
-				return 1;
+			if (BLK_MKDEV(ma, mi) == device)
+				return pos;
 			p += n;
 		}
+		pos++;
 		p = strchr(p, ';');
 		if (!p)
 			break;
 		p++;
 	}
-	return 0;
+	return -1;
 }
 
-static struct pid_slot *pid_slot(uint32_t pid)
+/* a new shown device takes its place in the report order */
+static void order_add(struct btt_devs *d, struct btt_dev *dip)
 {
-	size_t i = (pid * 2654435761u) & (apids - 1);
+	size_t k;
 
-	while (pids[i].pip && pids[i].pid != pid)
-		i = (i + 1) & (apids - 1);
-	return &pids[i];
+	d->out = array_grow(d->out, &d->aout, d->nout, sizeof(*d->out));
+	if (!d->filter) {
+		d->out[d->nout++] = dip;
+		return;
+	}
+	/* by the place in the list */
+	k = d->nout;
+	while (k &&
+	       filter_pos(d->filter, d->out[k - 1]->device) > filter_pos(d->filter, dip->device)) {
+		d->out[k] = d->out[k - 1];
+		k--;
+	}
+	d->out[k] = dip;
+	d->nout++;
 }
 
-struct proc *proc_find(uint32_t pid)
+static void make_labels(struct btt_dev *dip, const char *map_name)
 {
-	if (!npids)
+	unsigned int ma = BLK_MAJOR(dip->device), mi = BLK_MINOR(dip->device);
+
+	if (map_name) {
+		snprintf(dip->name, sizeof(dip->name), "%s", map_name);
+		snprintf(dip->label, sizeof(dip->label), "%s", map_name);
+	} else {
+		snprintf(dip->name, sizeof(dip->name), "%u,%u", ma, mi);
+		snprintf(dip->label, sizeof(dip->label), "(%3u,%3u)", ma, mi);
+	}
+}
+
+struct btt_dev *devs_get_slow(struct btt_devs *d, uint32_t device, uint64_t time, int *created)
+{
+	struct btt_dev *dip = devs_find(d, device);
+	unsigned int ma = BLK_MAJOR(device);
+	const char *map_name = NULL;
+
+	*created = 0;
+	if (dip)
+		return dip;
+	dip = xcalloc(1, sizeof(*dip));
+	dip->device = device;
+	dip->idx = (uint32_t)d->n;
+	dip->pre_culling = 1;
+	dip->remapper = ma == 9 || ma == 253 || ma == 254;
+	dip->shown = !d->filter || filter_pos(d->filter, device) >= 0;
+	dip->first_ns = dip->last_ns = time;
+	for (size_t i = 0; i < d->nmaps; i++)
+		if (d->maps[i].device == device)
+			map_name = d->maps[i].name;
+	make_labels(dip, map_name);
+	d->v = array_grow(d->v, &d->alloc, d->n, sizeof(*d->v));
+	d->v[d->n++] = dip;
+	if (dip->shown)
+		order_add(d, dip);
+	d->last = dip;
+	*created = 1;
+	return dip;
+}
+
+static struct btt_pid_slot *pid_slot(const struct btt_devs *d, uint32_t pid)
+{
+	size_t i = (pid * 2654435761u) & (d->apids - 1);
+
+	while (d->pids[i].pip && d->pids[i].pid != pid)
+		i = (i + 1) & (d->apids - 1);
+	return &d->pids[i];
+}
+
+struct btt_proc *procs_find(const struct btt_devs *d, uint32_t pid)
+{
+	if (!d->npids)
 		return NULL;
-	return pid_slot(pid)->pip;
+	return pid_slot(d, pid)->pip;
 }
 
-/* the process of an event; one never named by a note gets the name "pid%09u" */
-struct proc *proc_get(uint32_t pid)
+struct btt_proc *procs_get(struct btt_devs *d, uint32_t pid)
 {
-	struct proc *pip = proc_find(pid);
+	struct btt_proc *pip = procs_find(d, pid);
 	char name[32];
 
 	if (pip)
 		return pip;
 	snprintf(name, sizeof(name), "pid%09u", pid);
-	proc_register(pid, name);
-	return proc_find(pid);
+	procs_register(d, pid, name);
+	return procs_find(d, pid);
 }
 
-static void pid_insert(uint32_t pid, struct proc *pip)
+static void pid_insert(struct btt_devs *d, uint32_t pid, struct btt_proc *pip)
 {
-	struct pid_slot *old = pids, *s;
-	size_t oalloc = apids;
+	struct btt_pid_slot *old = d->pids, *s;
+	size_t oalloc = d->apids;
 
-	if ((npids + 1) * 2 > apids) {
-		apids = apids ? apids * 2 : 64;
-		pids = xcalloc(apids, sizeof(*pids));
+	if ((d->npids + 1) * 2 > d->apids) {
+		d->apids = d->apids ? d->apids * 2 : 64;
+		d->pids = xcalloc(d->apids, sizeof(*d->pids));
 		for (size_t i = 0; i < oalloc; i++)
 			if (old[i].pip)
-				*pid_slot(old[i].pid) = old[i];
+				*pid_slot(d, old[i].pid) = old[i];
 		free(old);
 	}
-	s = pid_slot(pid);
+	s = pid_slot(d, pid);
 	if (!s->pip)
-		npids++;
+		d->npids++;
 	s->pid = pid;
 	s->pip = pip;
 }
 
-void proc_register(uint32_t pid, const char *name)
+void procs_register(struct btt_devs *d, uint32_t pid, const char *name)
 {
-	struct proc *pip;
+	struct btt_proc *pip;
 
-	if (proc_find(pid))
+	if (procs_find(d, pid))
 		return;
-	for (size_t i = 0; i < bs.nprocs; i++) {
-		if (strcmp(bs.procs[i]->name, name) == 0) {
-			pid_insert(pid, bs.procs[i]);
+	for (size_t i = 0; i < d->nprocs; i++) {
+		if (strcmp(d->procs[i]->name, name) == 0) {
+			pid_insert(d, pid, d->procs[i]);
 			return;
 		}
 	}
 	pip = xcalloc(1, sizeof(*pip));
-	pip->name = strdup(name);
-	if (!pip->name)
-		die("out of memory");
-	pip->last_q = NO_TIME;
-	pip->idx = (uint32_t)bs.nprocs;
-	if (bs.nprocs == bs.aprocs) {
-		bs.aprocs = bs.aprocs ? bs.aprocs * 2 : 16;
-		bs.procs = realloc(bs.procs, bs.aprocs * sizeof(*bs.procs));
-		if (!bs.procs)
-			die("out of memory");
-	}
-	bs.procs[bs.nprocs++] = pip;
-	pid_insert(pid, pip);
-}
-
-/*
- * The devices in report order: creation order, or with -D the order of the list (devices
- * of the list that the trace does not have are left out).
- */
-void devs_order(void)
-{
-	const char *p = opts.devices;
-	unsigned int ma, mi;
-	struct dev *dip;
-
-	free(bs.out);
-	bs.out = xcalloc(bs.ndevs ? bs.ndevs : 1, sizeof(*bs.out));
-	bs.nout = 0;
-	if (!p) {
-		for (size_t i = 0; i < bs.ndevs; i++)
-			bs.out[bs.nout++] = bs.devs[i];
-		return;
-	}
-	while (*p && bs.nout < bs.ndevs) {
-		if (sscanf(p, "%u,%u", &ma, &mi) == 2 && (dip = dev_find(BLK_MKDEV(ma, mi)))) {
-			size_t k;
-
-			for (k = 0; k < bs.nout && bs.out[k] != dip; k++)
-				;
-			if (k == bs.nout)
-				bs.out[bs.nout++] = dip;
-		}
-		p = strchr(p, ';');
-		if (!p)
-			break;
-		p++;
-	}
+	pip->name = xstrdup(name);
+	pip->idx = (uint32_t)d->nprocs;
+	d->procs = array_grow(d->procs, &d->aprocs, d->nprocs, sizeof(*d->procs));
+	d->procs[d->nprocs++] = pip;
+	pid_insert(d, pid, pip);
 }
 
 static int proc_cmp(const void *a, const void *b)
 {
-	const struct proc *pa = *(const struct proc *const *)a;
-	const struct proc *pb = *(const struct proc *const *)b;
+	const struct btt_proc *pa = *(const struct btt_proc *const *)a;
+	const struct btt_proc *pb = *(const struct btt_proc *const *)b;
 
 	return strcmp(pa->name, pb->name);
 }
 
-void devs_sort_procs(void)
+void devs_sort_procs(struct btt_devs *d)
 {
-	if (bs.nprocs)
-		qsort(bs.procs, bs.nprocs, sizeof(*bs.procs), proc_cmp);
+	if (d->nprocs)
+		qsort(d->procs, d->nprocs, sizeof(*d->procs), proc_cmp);
 }
 
-/*
- * -M file: "<name> <maj>,<min>" per line; reading stops at a line that mentions "Device"
- * or does not parse.
- */
-int devmap_load(const char *path)
+int devs_load_map(struct btt_devs *d, const char *path)
 {
 	FILE *fp = fopen(path, "r");
-	char line[512], name[64];
+	char line[512], name[BTT_LABEL_LEN];
 	unsigned int ma, mi;
 
 	if (!fp)
 		return -errno;
 	while (fgets(line, sizeof(line), fp)) {
+		struct btt_devmap *m;
+
 		if (strstr(line, "Device"))
 			break;
 		if (sscanf(line, "%63s %u,%u", name, &ma, &mi) != 3)
 			break;
-		maps = realloc(maps, (nmaps + 1) * sizeof(*maps));
-		if (!maps)
-			die("out of memory");
-		maps[nmaps].device = BLK_MKDEV(ma, mi);
-		snprintf(maps[nmaps].name, sizeof(maps[nmaps].name), "%s", name);
-		nmaps++;
+		m = realloc(d->maps, (d->nmaps + 1) * sizeof(*d->maps));
+		if (!m) {
+			fclose(fp);
+			return -ENOMEM;
+		}
+		d->maps = m;
+		d->maps[d->nmaps].device = BLK_MKDEV(ma, mi);
+		snprintf(d->maps[d->nmaps].name, sizeof(d->maps[d->nmaps].name), "%s", name);
+		d->nmaps++;
 	}
 	fclose(fp);
 	return 0;
 }
 
-/* The requests still queued when the trace ends: not needed by the report. */
-void devs_drop_ios(void)
+void devs_release(struct btt_devs *d)
 {
-	for (size_t i = 0; i < bs.ndevs; i++)
-		qtree_reset(&bs.devs[i]->qt);
-	qio_release_all();
-#ifdef __GLIBC__
-	/* give the freed pages back before the seek statistics take their memory */
-	malloc_trim(0);
-#endif
-}
-
-void devs_release(void)
-{
-	devs_drop_ios();
-	for (size_t i = 0; i < bs.ndevs; i++) {
-		struct dev *dip = bs.devs[i];
-
-		region_release(&dip->regions);
-		live_release(&dip->live);
-		seeki_free(dip->q2q_seek);
-		seeki_free(dip->d2d_seek);
-		free(dip->hist);
-		u64map_free(&dip->d_no_q);
-		free(dip);
+	for (size_t i = 0; i < d->n; i++)
+		free(d->v[i]);
+	free(d->v);
+	free(d->out);
+	for (size_t i = 0; i < d->nprocs; i++) {
+		free(d->procs[i]->name);
+		free(d->procs[i]);
 	}
-	free(bs.devs);
-	bs.devs = NULL;
-	free(bs.out);
-	bs.out = NULL;
-	bs.nout = 0;
-	bs.ndevs = bs.adevs = 0;
-	for (size_t i = 0; i < bs.nprocs; i++) {
-		region_release(&bs.procs[i]->regions);
-		free(bs.procs[i]->name);
-		free(bs.procs[i]);
-	}
-	free(bs.procs);
-	bs.procs = NULL;
-	bs.nprocs = bs.aprocs = 0;
-	free(pids);
-	pids = NULL;
-	npids = apids = 0;
-	free(maps);
-	maps = NULL;
-	nmaps = 0;
-	last_dev = NULL;
+	free(d->procs);
+	free(d->pids);
+	free(d->maps);
+	devs_init(d, NULL);
 }

@@ -1,88 +1,65 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Optional outputs fed by the I/O model.
+ * Optional outputs fed by device events (see extras.h), a subscriber of the I/O model.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "btt.h"
 #include "common.h"
-#include "iomodel.h"
-#include "iostat.h"
+#include "extras.h"
+#include "outfile.h"
 
 #define UNPLUG_BUCKETS 21
+#define HIST_MAX 1024
 
 /* per-device optional files */
 struct dev_files {
-	FILE *bno[3], *aqd, *pit;
+	FILE *bno[3], *aqd;
 	char *bno_fn[3], *aqd_fn;
 	long aqd_n;
 	uint64_t unplug[UNPLUG_BUCKETS];
 };
 
-static struct dev_files *files_of(struct dev *dip)
+struct extras {
+	const struct btt_opts *o;
+	struct dev_files **dev; /* by device index, allocated on first use */
+	size_t ndev, adev;
+	uint64_t qhist[HIST_MAX + 2], dhist[HIST_MAX + 2];
+	FILE *msg_fp;
+	char *msg_name;
+};
+
+static struct dev_files *files_of(struct extras *x, const struct btt_dev *dip)
 {
 	static const char rwc[] = "rwc";
-	struct dev_files *f = dip->files;
-	char dev[64], fn[4096];
+	struct dev_files *f = x->dev[dip->idx];
+	char fn[4096];
 
 	if (f)
 		return f;
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		die("out of memory");
-	snprintf(dev, sizeof(dev), "%u,%u", BLK_MAJOR(dip->device), BLK_MINOR(dip->device));
-	if (dip->map_name)
-		snprintf(dev, sizeof(dev), "%s", dip->map_name);
-	for (int i = 0; opts.bno_name && i < 3; i++) {
-		snprintf(fn, sizeof(fn), "%s_%s_%c.dat", opts.bno_name, dev, rwc[i]);
+	f = xcalloc(1, sizeof(*f));
+	for (int i = 0; x->o->bno_name && i < 3; i++) {
+		snprintf(fn, sizeof(fn), "%s_%s_%c.dat", x->o->bno_name, dip->name, rwc[i]);
 		f->bno[i] = file_create(fn, &f->bno_fn[i]);
 	}
-	if (opts.aqd_name) {
-		snprintf(fn, sizeof(fn), "%s_%s_aqd.dat", opts.aqd_name, dev);
+	if (x->o->aqd_name) {
+		snprintf(fn, sizeof(fn), "%s_%s_aqd.dat", x->o->aqd_name, dip->name);
 		f->aqd = file_create(fn, &f->aqd_fn);
 	}
-	if (opts.pit_name) {
-		/* kept even when empty, as with the reference */
-		snprintf(fn, sizeof(fn), "%s_pit.dat", dev);
-		f->pit = file_create(fn, NULL);
-	}
-	dip->files = f;
+	x->dev[dip->idx] = f;
 	return f;
 }
 
-static void files_finish(struct dev *dip)
+static int want_files(const struct extras *x)
 {
-	struct dev_files *f = dip->files;
-	char dev[64], fn[4096], *name = NULL;
-	FILE *fp;
-
-	if (!f)
-		return;
-	for (int i = 0; i < 3; i++)
-		file_close(&f->bno[i], &f->bno_fn[i]);
-	file_close(&f->aqd, &f->aqd_fn);
-	file_close(&f->pit, NULL);
-	if (opts.unplug_name) {
-		dev_label(dip, dev, sizeof(dev), 0);
-		snprintf(fn, sizeof(fn), "%s_%s.dat", opts.unplug_name, dev);
-		fp = file_create(fn, &name);
-		for (int i = 0; i < UNPLUG_BUCKETS; i++)
-			fprintf(fp, "%d %llu\n", i, (unsigned long long)f->unplug[i]);
-		file_close(&fp, &name);
-	}
-	free(f);
-	dip->files = NULL;
+	return x->o->bno_name || x->o->aqd_name || x->o->unplug_name;
 }
 
-static int want_files(void)
+static void aqd_step(struct extras *x, const struct btt_dev *dip, uint64_t t, int delta)
 {
-	return opts.bno_name || opts.aqd_name || opts.pit_name || opts.unplug_name;
-}
-
-static void aqd_step(struct dev *dip, uint64_t t, int delta)
-{
-	struct dev_files *f = files_of(dip);
+	struct dev_files *f = files_of(x, dip);
 	/* seconds plus nanoseconds, which rounds as the reference does at %lf */
 	double secs = (double)(t / 1000000000ULL) + (double)(t % 1000000000ULL) / 1e9;
 
@@ -94,175 +71,137 @@ static void aqd_step(struct dev *dip, uint64_t t, int delta)
 	fprintf(f->aqd, "%lf %ld\n", secs, f->aqd_n);
 }
 
-#define HIST_MAX 1024
-
-static uint64_t qhist[HIST_MAX + 2], dhist[HIST_MAX + 2];
-
-static void size_hist(uint64_t *h, uint32_t bytes)
+static void size_hist(uint64_t *h, uint32_t n)
 {
-	uint32_t n = bytes >> 9;
-
 	h[n > HIST_MAX ? HIST_MAX + 1 : n]++;
 }
 
-void extra_new_dev(struct dev *dip)
-{
-	/* the per-IO trees and the unplug histogram are written for every device, even
-	 * with nothing in them */
-	if (opts.pit_name || opts.unplug_name)
-		files_of(dip);
-}
-
-void extra_queue(struct dev *dip, const struct blk_event *ev)
-{
-	if (!dip->remapper)
-		size_hist(qhist, ev->bytes);
-}
-
-void extra_getrq(struct dev *dip, const struct blk_event *ev)
-{
-	iostat_getrq(dip, ev->time);
-}
-
-void extra_merge(struct dev *dip, const struct blk_event *ev)
-{
-	iostat_merge(dip, !blk_event_is_write(ev));
-}
-
-void extra_issue(struct dev *dip, const struct blk_event *ev)
+static void issue(struct extras *x, const struct btt_dev_event *e)
 {
 	struct dev_files *f;
-	unsigned long long s = ev->sector, e = ev->sector + (ev->bytes >> 9);
-	double t = bit_time(ev->time);
+	unsigned long long s = e->ev->sector, end = e->ev->sector + blk_event_sectors(e->ev);
+	double t = (double)e->ev->time / 1.0e9;
+	int w = (e->ev->action & BLK_TC_ACT(BLK_TC_WRITE)) != 0;
 
-	if (!dip->remapper)
-		size_hist(dhist, ev->bytes);
-	iostat_issue(dip, ev->time, !blk_event_is_write(ev), ev->bytes >> 9);
-	if (!want_files())
+	if (!e->dev->remapper)
+		size_hist(x->dhist, blk_event_sectors(e->ev));
+	if (!want_files(x))
 		return;
-	f = files_of(dip);
+	f = files_of(x, e->dev);
 	if (f->bno[0]) {
-		fprintf(f->bno[blk_event_is_write(ev) ? 1 : 0], "%15.9lf %llu %llu\n", t, s, e);
-		fprintf(f->bno[2], "%15.9lf %llu %llu\n", t, s, e);
+		fprintf(f->bno[w], "%15.9lf %llu %llu\n", t, s, end);
+		fprintf(f->bno[2], "%15.9lf %llu %llu\n", t, s, end);
 	}
-	aqd_step(dip, ev->time, 1);
+	aqd_step(x, e->dev, e->ev->time, 1);
 }
 
-void extra_complete(struct dev *dip, const struct blk_event *ev)
+static void message(struct extras *x, const struct btt_dev_event *e)
 {
-	if (opts.aqd_name)
-		aqd_step(dip, ev->time, -1);
-}
-
-/* seconds as the reference prints them: an int, so "no D" (all ones) wraps */
-static void pit_time(FILE *fp, uint64_t t)
-{
-	fprintf(fp, "%d.%09llu", (int)(uint32_t)(t / 1000000000ULL),
-		(unsigned long long)(t % 1000000000ULL));
-}
-
-void extra_pit(struct dev *dip, struct qio **qs, size_t n, const struct blk_event *c)
-{
-	struct dev_files *f;
-	uint64_t d_time = NO_TIME;
-
-	if (!opts.pit_name)
+	if (!x->msg_fp)
 		return;
-	f = files_of(dip);
-	for (size_t i = 0; i < n; i++) {
-		uint64_t t = qio_time(qs[i], QT_D);
+	fprintf(x->msg_fp, "%s %5d.%09u %.*s\n", e->dev->label, (int)(e->ev->time / 1000000000ULL),
+		(unsigned int)(e->ev->time % 1000000000ULL), (int)e->len, e->text);
+}
 
-		pit_time(f->pit, qs[i]->time);
-		fputc(' ', f->pit);
-		if (t != NO_TIME)
-			d_time = t;
+static void on_event(void *ctx, const struct btt_dev_event *e)
+{
+	struct extras *x = ctx;
+	uint64_t b;
+
+	switch (e->kind) {
+	case BTT_EV_NEW:
+		x->dev = array_grow(x->dev, &x->adev, e->dev->idx, sizeof(*x->dev));
+		x->dev[x->ndev++] = NULL;
+		/* the unplug histogram is written for every device, even with nothing in it */
+		if (x->o->unplug_name)
+			files_of(x, e->dev);
+		break;
+	case BTT_EV_QUEUE:
+		if (!e->dev->remapper)
+			size_hist(x->qhist, blk_event_sectors(e->ev));
+		break;
+	case BTT_EV_ISSUE:
+		issue(x, e);
+		break;
+	case BTT_EV_COMPLETE:
+		if (x->o->aqd_name)
+			aqd_step(x, e->dev, e->ev->time, -1);
+		break;
+	case BTT_EV_UNPLUG:
+		/* every U counts, plugged or not */
+		b = e->count / 5;
+		if (x->o->unplug_name)
+			files_of(x, e->dev)
+				->unplug[b >= UNPLUG_BUCKETS - 1 ? UNPLUG_BUCKETS - 1 : b]++;
+		break;
+	case BTT_EV_MESSAGE:
+		message(x, e);
+		break;
+	default:
+		break;
 	}
-	fputs("| ", f->pit);
-	pit_time(f->pit, d_time);
-	fputs(" | ", f->pit);
-	pit_time(f->pit, c->time);
-	fputc('\n', f->pit);
 }
 
-void extra_q2d(struct qio *q, uint64_t q2d)
+struct extras *extras_new(struct btt *b)
 {
-	if (opts.all_data)
-		q2d_hist_add(qio_dev(q)->q2d_hist, q2d);
+	struct extras *x = xcalloc(1, sizeof(*x));
+	const struct btt_opts *o = &b->opts;
+	struct btt_io_sub sub = {
+		.ctx = x,
+		/* only what the options ask for: messages always, sizes with -o */
+		.events = 1u << BTT_EV_NEW | 1u << BTT_EV_MESSAGE,
+		.dev_event = on_event,
+	};
+	char fn[4096];
+
+	if (o->output)
+		sub.events |= 1u << BTT_EV_QUEUE | 1u << BTT_EV_ISSUE;
+	if (o->bno_name || o->aqd_name || o->unplug_name)
+		sub.events |= 1u << BTT_EV_ISSUE;
+	if (o->aqd_name)
+		sub.events |= 1u << BTT_EV_COMPLETE;
+	if (o->unplug_name)
+		sub.events |= 1u << BTT_EV_UNPLUG;
+	x->o = o;
+	if (b->opts.output) {
+		snprintf(fn, sizeof(fn), "%s.msg", b->opts.output);
+		x->msg_fp = file_create(fn, &x->msg_name);
+	} else {
+		x->msg_fp = stdout;
+	}
+	if (iomodel_subscribe(b->model, &sub) < 0)
+		die("internal error: too many subscribers");
+	return x;
 }
 
-void extra_q_done(struct qio *q, const struct blk_event *c)
+static void files_finish(struct extras *x, const struct btt_dev *dip)
 {
-	iostat_complete(qio_dev(q), q, c->time);
-}
+	struct dev_files *f = x->dev[dip->idx];
+	char fn[4096], *name = NULL;
+	FILE *fp;
 
-static void per_io_line(const char *lead, uint64_t t, char kind, uint64_t sec, uint32_t n)
-{
-	fprintf(bs.per_io_fp, "%s %15.9lf %c %10llu+%-4u\n", lead, bit_time(t), kind,
-		(unsigned long long)sec, n);
-}
-
-void extra_per_io(struct qio *q, const struct blk_event *c)
-{
-	static const char pad[] = "        ";
-	char lead[80];
-
-	if (!bs.per_io_fp)
+	if (!f)
 		return;
-	static const struct {
-		enum qio_time k;
-		char c;
-	} later[] = {{QT_G, 'G'}, {QT_I, 'I'}, {QT_M, 'M'}};
-	uint64_t sec = qio_sector(q), t;
-	uint32_t nsec = qio_nsec(q);
-
-	snprintf(lead, sizeof(lead), "%3u,%-3u:", BLK_MAJOR(qio_dev(q)->device),
-		 BLK_MINOR(qio_dev(q)->device));
-	per_io_line(lead, q->time, 'Q', sec, nsec);
-	for (size_t i = 0; i < sizeof(later) / sizeof(later[0]); i++)
-		if ((t = qio_time(q, later[i].k)) != NO_TIME)
-			per_io_line(pad, t, later[i].c, sec, nsec);
-	if ((t = qio_time(q, QT_D)) != NO_TIME)
-		per_io_line(pad, t, 'D', q->d_sec, q->d_nsec);
-	per_io_line(pad, c->time, 'C', c->sector, c->bytes >> 9);
-	fputc('\n', bs.per_io_fp);
+	for (int i = 0; i < 3; i++)
+		file_close(&f->bno[i], &f->bno_fn[i]);
+	file_close(&f->aqd, &f->aqd_fn);
+	if (x->o->unplug_name) {
+		snprintf(fn, sizeof(fn), "%s_%s.dat", x->o->unplug_name, dip->name);
+		fp = file_create(fn, &name);
+		for (int i = 0; i < UNPLUG_BUCKETS; i++)
+			fprintf(fp, "%d %llu\n", i, (unsigned long long)f->unplug[i]);
+		file_close(&fp, &name);
+	}
+	free(f);
+	x->dev[dip->idx] = NULL;
 }
 
-void extra_per_io_end(void)
-{
-	if (bs.per_io_fp)
-		fputs("-----------------------------------------\n", bs.per_io_fp);
-}
-
-void extra_unplug(struct dev *dip, uint64_t depth, int timer)
-{
-	uint64_t b = depth / 5;
-
-	if (!opts.unplug_name || timer)
-		return;
-	files_of(dip)->unplug[b >= UNPLUG_BUCKETS - 1 ? UNPLUG_BUCKETS - 1 : b]++;
-}
-
-void extra_message(const struct blk_event *ev)
-{
-	size_t n = strnlen((const char *)ev->pdu, ev->pdu_len);
-	struct dev *dip = dev_find(ev->device);
-	char lab[64];
-
-	if (!bs.msg_fp || !dip)
-		return;
-	dev_label(dip, lab, sizeof(lab), 1);
-	fprintf(bs.msg_fp, "%s %5d.%09u %.*s\n", lab, (int)(ev->time / 1000000000ULL),
-		(unsigned int)(ev->time % 1000000000ULL), (int)n, (const char *)ev->pdu);
-}
-
-static char *msg_name, *per_io_name;
-
-static void hist_write(const char *suffix, const uint64_t *h, char kind)
+static void hist_write(const char *output, const char *suffix, const uint64_t *h, char kind)
 {
 	char fn[4096], *name = NULL;
 	FILE *fp;
 
-	snprintf(fn, sizeof(fn), "%s_%s.dat", opts.output, suffix);
+	snprintf(fn, sizeof(fn), "%s_%s.dat", output, suffix);
 	fp = file_create(fn, &name);
 	if (kind == 'Q')
 		fprintf(fp, "# BTT histogram data\n");
@@ -274,35 +213,27 @@ static void hist_write(const char *suffix, const uint64_t *h, char kind)
 	file_close(&fp, &name);
 }
 
-void extras_init(void)
+void extras_finish(struct extras *x, const struct btt_devs *d)
 {
-	char fn[4096];
-
-	if (opts.output) {
-		snprintf(fn, sizeof(fn), "%s.msg", opts.output);
-		bs.msg_fp = file_create(fn, &msg_name);
-	} else {
-		bs.msg_fp = stdout;
+	if (x->msg_fp && x->msg_fp != stdout) {
+		/* name.msg stays even when empty, as with the reference */
+		free(x->msg_name);
+		x->msg_name = NULL;
+		file_close(&x->msg_fp, NULL);
 	}
-	if (opts.per_io_name)
-		bs.per_io_fp = file_create(opts.per_io_name, &per_io_name);
-	iostat_init();
+	x->msg_fp = NULL;
+	for (size_t i = 0; i < x->ndev; i++)
+		files_finish(x, d->v[i]);
+	if (x->o->output) {
+		hist_write(x->o->output, "qhist", x->qhist, 'Q');
+		hist_write(x->o->output, "dhist", x->dhist, 'D');
+	}
 }
 
-void extras_finish(void)
+void extras_free(struct extras *x)
 {
-	if (bs.msg_fp != stdout) {
-		/* name.msg stays even when empty, as with the reference */
-		free(msg_name);
-		msg_name = NULL;
-		file_close(&bs.msg_fp, NULL);
-	}
-	bs.msg_fp = NULL;
-	file_close(&bs.per_io_fp, &per_io_name);
-	for (size_t i = 0; i < bs.ndevs; i++)
-		files_finish(bs.devs[i]);
-	if (opts.output) {
-		hist_write("qhist", qhist, 'Q');
-		hist_write("dhist", dhist, 'D');
-	}
+	if (!x)
+		return;
+	free(x->dev);
+	free(x);
 }

@@ -1,567 +1,516 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The I/O model: each event is matched against the queued I/Os (Q) of its device, which
- * are indexed by start sector. G, S, I and M find the Q with the same start; D and C take
- * every Q that lies inside their range. A Q is freed when a completion covers it, so
- * memory follows the number of I/Os in flight.
+ * The I/O model (see iomodel.h): each event is matched against the queued I/Os of its
+ * device, which are indexed by start sector (qtree.h); what it finds is handed to the
+ * subscribers. A Q is freed when a completion covers it, so memory follows the number of
+ * I/Os in flight.
  */
-#include <stddef.h>
+#include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "btt.h"
+#include "alloc.h"
 #include "common.h"
 #include "iomodel.h"
-#include "iostat.h"
+#include "qio.h"
+
+#define MAX_SUBS 16
 
 enum { IOP_Q, IOP_A, IOP_G, IOP_S, IOP_I, IOP_M, IOP_D, IOP_C, IOP_R };
 
-static struct qmatch qm;
-static struct qio **matched;
-static uint64_t *issued; /* a completion's issue times, dropped once it is counted */
-static size_t nmatched, amatched;
+/* the callbacks of one kind, in subscription order (only the subscribers that set one) */
+struct stage_cb {
+	void (*fn)(void *ctx, const struct btt_io *io, enum btt_stage st, uint64_t t);
+	void *ctx;
+};
 
-static void update(enum avg_kind k, struct qio *q, uint64_t t)
+struct io_cb {
+	void (*fn)(void *ctx, const struct btt_io *io);
+	void *ctx;
+};
+
+struct lost_cb {
+	void (*fn)(void *ctx, const struct btt_io *io, enum btt_lost why);
+	void *ctx;
+};
+
+struct ev_cb {
+	void (*fn)(void *ctx, const struct btt_dev_event *e);
+	void *ctx;
+};
+
+struct tick_cb {
+	void (*fn)(void *ctx, uint64_t t);
+	void *ctx;
+};
+
+/*
+ * With BTT_SUB_REMAP: the origins of the last A events, by their target (device and
+ * sector), until the Q they announce takes them. A small table: an A whose Q never comes
+ * is overwritten in time.
+ */
+#define ORIGIN_SLOTS 1024
+
+struct origin_slot {
+	uint64_t sector, from_sector;
+	uint32_t device, from_device;
+	int set;
+};
+
+struct iomodel {
+	struct btt_devs *devs;
+	struct iomodel_opts o;
+	struct qios q; /* the queued I/Os' records */
+	struct qtree **qt; /* each device's tree of queued I/Os, by device index */
+	size_t nqt, aqt;
+	struct qmatch qm; /* the I/Os an issue or a completion takes */
+	int sealed; /* the first event was seen: no more subscribers */
+	unsigned int flags; /* what the subscribers asked for, together */
+	size_t nsubs;
+	struct stage_cb stage[BTT_STAGE_NR][MAX_SUBS];
+	struct io_cb done[MAX_SUBS];
+	struct lost_cb lost[MAX_SUBS], lost_end[MAX_SUBS];
+	struct ev_cb ev[BTT_EV_NR][MAX_SUBS];
+	struct tick_cb tick[MAX_SUBS];
+	unsigned char nstage[BTT_STAGE_NR], ndone, nlost, nlost_end, nev[BTT_EV_NR], ntick;
+	struct origin_slot *origins;
+	int ended; /* an event past -T */
+	uint64_t last_time; /* of the last event taken */
+	uint64_t n_traces; /* records other than notes */
+	uint32_t relayout_at; /* queued I/Os at which the nodes are laid out again */
+	uint64_t relayout_events; /* events since the last layout */
+};
+
+struct iomodel *iomodel_new(struct btt_devs *devs, const struct iomodel_opts *o)
 {
-	const struct who *w = &bs.who[q->who];
+	struct iomodel *m = xcalloc(1, sizeof(*m));
 
-	avg_add(&bs.all.a[k], t);
-	avg_add(&bs.devs[w->dev]->avgs.a[k], t);
-	if (w->pip)
-		avg_add(&w->pip->avgs.a[k], t);
+	m->devs = devs;
+	m->o = *o;
+	return m;
 }
 
-static void update_lq(uint64_t *last, struct avg *ap, uint64_t t)
+int iomodel_subscribe(struct iomodel *m, const struct btt_io_sub *s)
 {
-	if (*last != NO_TIME)
-		avg_add(ap, t > *last ? t - *last : 1);
-	*last = t;
+	if (m->sealed)
+		return -EBUSY;
+	if (m->nsubs == MAX_SUBS)
+		return -ENOSPC;
+	m->nsubs++;
+	m->flags |= s->flags;
+	if (s->tick)
+		m->tick[m->ntick++] = (struct tick_cb){s->tick, s->ctx};
+	for (int st = 0; s->stage && st < BTT_STAGE_NR; st++)
+		if (!s->stages || (s->stages & (1u << st)))
+			m->stage[st][m->nstage[st]++] = (struct stage_cb){s->stage, s->ctx};
+	if (s->done)
+		m->done[m->ndone++] = (struct io_cb){s->done, s->ctx};
+	if (s->lost) {
+		m->lost[m->nlost++] = (struct lost_cb){s->lost, s->ctx};
+		if (s->flags & BTT_SUB_LOST_AT_END)
+			m->lost_end[m->nlost_end++] = (struct lost_cb){s->lost, s->ctx};
+	}
+	for (int k = 0; s->dev_event && k < BTT_EV_NR; k++)
+		if (!s->events || (s->events & (1u << k)))
+			m->ev[k][m->nev[k]++] = (struct ev_cb){s->dev_event, s->ctx};
+	return 0;
+}
+
+/* the first event: the records' layout follows what the subscribers asked for */
+static void seal(struct iomodel *m)
+{
+	m->sealed = 1;
+	qios_init(&m->q, !!(m->flags & BTT_SUB_ISSUE), !!(m->flags & BTT_SUB_REMAP),
+		  !!(m->flags & BTT_SUB_RWBS));
+	if (m->flags & BTT_SUB_REMAP)
+		m->origins = xcalloc(ORIGIN_SLOTS, sizeof(*m->origins));
+}
+
+/* ---- what the subscribers receive ---- */
+
+static inline void emit(const struct iomodel *m, const struct btt_dev_event *e)
+{
+	const struct ev_cb *cb = m->ev[e->kind];
+	unsigned int n = m->nev[e->kind];
+
+	for (unsigned int k = 0; k < n; k++)
+		cb[k].fn(cb[k].ctx, e);
+}
+
+/* an event of @dip as subscribers see it (the caller adds what its kind carries) */
+static inline void ev_of(struct btt_dev_event *e, enum btt_ev kind, const struct btt_dev *dip,
+			 const struct btt_proc *pip, const struct blk_event *ev)
+{
+	e->kind = kind;
+	e->dev = dip;
+	e->proc = pip;
+	e->ev = ev;
+	e->count = 0;
+	e->from_sector = 0;
+	e->from_device = 0;
+	e->text = NULL;
+	e->len = 0;
+}
+
+static void emit_simple(struct iomodel *m, enum btt_ev kind, const struct btt_dev *dip,
+			const struct btt_proc *pip, const struct blk_event *ev, uint64_t count)
+{
+	struct btt_dev_event e;
+
+	if (!m->nev[kind])
+		return;
+	ev_of(&e, kind, dip, pip, ev);
+	e.count = count;
+	emit(m, &e);
+}
+
+/* the stage times of @q into @t (read first: the stores could alias them) */
+static inline void times(const struct qios *s, const struct qio *q, uint64_t *t)
+{
+	uint64_t base = q->time - 1;
+	uint32_t d[QT_N];
+
+	memcpy(d, q->dt, sizeof(d));
+	t[BTT_STAGE_Q] = q->time;
+	t[BTT_STAGE_G] = d[QT_G] ? base + d[QT_G] : NO_TIME;
+	t[BTT_STAGE_S] = d[QT_S] ? base + d[QT_S] : NO_TIME;
+	t[BTT_STAGE_I] = d[QT_I] ? base + d[QT_I] : NO_TIME;
+	t[BTT_STAGE_M] = d[QT_M] ? base + d[QT_M] : NO_TIME;
+	t[BTT_STAGE_D] = d[QT_D] ? base + d[QT_D] : NO_TIME;
+	t[BTT_STAGE_C] = NO_TIME;
+	/* times far from their Q are kept apart (rare) */
+	if ((d[0] == QT_FAR) | (d[1] == QT_FAR) | (d[2] == QT_FAR) | (d[3] == QT_FAR) |
+	    (d[4] == QT_FAR))
+		for (int k = 0; k < QT_N; k++)
+			if (d[k] == QT_FAR)
+				t[BTT_STAGE_G + k] = qio_far_time(s, q, (enum qio_time)k);
+}
+
+/* the I/O of node @i as subscribers see it */
+static inline __attribute__((always_inline)) void view(const struct iomodel *m, uint32_t i,
+						       struct btt_io *io)
+{
+	const struct qio *q = qio_at(&m->q, i);
+	const struct qio_who *w = &m->q.who[q->who];
+
+	io->dev = m->devs->v[w->dev];
+	io->proc = w->proc;
+	io->pid = w->pid;
+	io->action = w->action;
+	io->sector = m->q.pool.node[i].sector;
+	io->nsec = qtree_nsec(&m->q.pool, i);
+	times(&m->q, q, io->t);
+	io->d_sector = 0;
+	io->d_nsec = 0;
+	if (m->q.issue_off && io->t[BTT_STAGE_D] != NO_TIME) {
+		io->d_sector = qio_issue(q, &m->q)->sector;
+		io->d_nsec = qio_issue(q, &m->q)->nsec;
+	}
+	io->remapped = 0;
+	io->from_device = 0;
+	io->from_sector = 0;
+	if (m->q.origin_off && qio_origin(q, &m->q)->set) {
+		io->remapped = 1;
+		io->from_device = qio_origin(q, &m->q)->device;
+		io->from_sector = qio_origin(q, &m->q)->sector;
+	}
+	io->c_sector = 0;
+	io->c_nsec = 0;
+	io->error = 0;
+}
+
+static void emit_stage(struct iomodel *m, uint32_t i, enum btt_stage st, uint64_t t)
+{
+	struct btt_io io;
+
+	const struct stage_cb *cb = m->stage[st];
+	unsigned int n = m->nstage[st];
+
+	if (!n)
+		return;
+	view(m, i, &io);
+	for (unsigned int k = 0; k < n; k++)
+		cb[k].fn(cb[k].ctx, &io, st, t);
+}
+
+static void emit_lost(struct iomodel *m, const struct lost_cb *cb, unsigned int n, uint32_t i,
+		      uint32_t nsec, enum btt_lost why)
+{
+	struct btt_io io;
+
+	view(m, i, &io);
+	io.nsec = nsec;
+	for (unsigned int k = 0; k < n; k++)
+		cb[k].fn(cb[k].ctx, &io, why);
+}
+
+/* ---- devices ---- */
+
+static void new_dev(struct iomodel *m, struct btt_dev *dip, const struct blk_event *ev)
+{
+	m->qt = array_grow(m->qt, &m->aqt, dip->idx, sizeof(*m->qt));
+	while (m->nqt <= dip->idx)
+		m->qt[m->nqt++] = xcalloc(1, sizeof(**m->qt));
+	emit_simple(m, BTT_EV_NEW, dip, NULL, ev, 0);
 }
 
 /* the device of @ev, or NULL while the device is still before its first Q or A */
-static struct dev *setup_pip(const struct blk_event *ev, int type, struct proc **pip)
+static inline __attribute__((always_inline)) struct btt_dev *
+setup(struct iomodel *m, const struct blk_event *ev, int type, const struct btt_proc **pip)
 {
-	struct dev *dip = dev_get(ev->device, ev->time);
+	int created;
+	struct btt_dev *dip = devs_get(m->devs, ev->device, ev->time, &created);
 
+	if (created)
+		new_dev(m, dip, ev);
 	if (dip->pre_culling) {
-		if (type != IOP_Q && type != IOP_A)
+		if (type != IOP_Q && type != IOP_A) {
+			if (type == IOP_D)
+				emit_simple(m, BTT_EV_ISSUE_BEFORE_Q, dip, NULL, ev, 0);
+			else if (type == IOP_C)
+				emit_simple(m, BTT_EV_COMPLETE_BEFORE_Q, dip, NULL, ev, 0);
 			return NULL;
+		}
 		dip->pre_culling = 0;
-		/* the device has queued I/O: its D2C is the classic one */
-		u64map_free(&dip->d_no_q);
-		if (dip->hist)
-			blk_hist_clear(&dip->hist[HIST_D2C_NO_Q]);
+		emit_simple(m, BTT_EV_FIRST_Q, dip, NULL, ev, 0);
 	}
 	dip->last_ns = ev->time;
 	/* every event taken names its process (it shows in the per-process rows) */
-	*pip = proc_get(ev->pid);
+	*pip = procs_get(m->devs, ev->pid);
 	return dip;
 }
 
-static struct dev *setup(const struct blk_event *ev, int type)
+/* the node whose range holds @sector (the search path depends on the tree shape) */
+static uint32_t find_sec(struct iomodel *m, const struct btt_dev *dip, uint64_t sector)
 {
-	struct proc *pip;
-
-	return setup_pip(ev, type, &pip);
+	return qtree_find(&m->q.pool, m->qt[dip->idx], sector);
 }
 
-/* the Q whose range holds @sector (the search path depends on the tree shape) */
-static struct qio *find_sec(struct dev *dip, uint64_t sector)
+/* the nodes inside the range of @ev, in the order the classic walk meets them */
+static void match(struct iomodel *m, const struct btt_dev *dip, const struct blk_event *ev)
 {
-	uint32_t i = qtree_find(&bs.qpool, &dip->qt, sector);
-
-	return i ? qpool_data(&bs.qpool, i) : NULL;
+	if (qtree_collect(&m->q.pool, m->qt[dip->idx], ev->sector, ev->sector + (ev->bytes >> 9),
+			  &m->qm) < 0)
+		die("out of memory");
 }
 
-static uint32_t qio_index(const struct qio *q)
+/* ---- remap origins ---- */
+
+static struct origin_slot *origin_slot(struct iomodel *m, uint32_t device, uint64_t sector)
 {
-	return (uint32_t)(((const unsigned char *)q - bs.qpool.data) / bs.qpool.data_size);
+	return &m->origins[u64_home(sector ^ ((uint64_t)device << 40), 10)];
 }
 
-/* ---- times far from their Q, in a table by node and kind (rare) ---- */
-
-static uint64_t far_key(const struct qio *q, enum qio_time k)
+static void origin_put(struct iomodel *m, const struct blk_event *ev,
+		       const struct blk_io_trace_remap *rp)
 {
-	return ((uint64_t)qio_index(q) << 3 | (uint64_t)k) + 1;
+	*origin_slot(m, ev->device, ev->sector) = (struct origin_slot){
+		.sector = ev->sector,
+		.from_sector = rp->sector_from,
+		.device = ev->device,
+		.from_device = rp->device_from,
+		.set = 1,
+	};
 }
 
-uint64_t qio_time(const struct qio *q, enum qio_time k)
+static void origin_take(struct iomodel *m, const struct blk_event *ev, struct qio *q)
 {
-	if (q->dt[k] == QT_FAR)
-		return *u64map_get(&bs.far, far_key(q, k));
-	return q->dt[k] ? q->time + q->dt[k] - 1 : NO_TIME;
+	struct origin_slot *s = origin_slot(m, ev->device, ev->sector);
+	struct qio_origin *o = qio_origin(q, &m->q);
+
+	if (!s->set || s->device != ev->device || s->sector != ev->sector)
+		return;
+	*o = (struct qio_origin){.sector = s->from_sector, .device = s->from_device, .set = 1};
+	s->set = 0;
 }
 
-static void qio_set_time(struct qio *q, enum qio_time k, uint64_t t)
+/* ---- the events ---- */
+
+static void do_queue(struct iomodel *m, const struct blk_event *ev)
 {
-	uint64_t d = t - q->time; /* after the Q, as the trace is merged; else far */
-
-	if (d < QT_FAR - 1) {
-		if (q->dt[k] == QT_FAR)
-			u64map_del(&bs.far, far_key(q, k));
-		q->dt[k] = (uint32_t)d + 1;
-	} else if (q->dt[k] == QT_FAR) {
-		*u64map_get(&bs.far, far_key(q, k)) = t;
-	} else {
-		if (u64map_put(&bs.far, far_key(q, k), t) < 0)
-			die("out of memory");
-		q->dt[k] = QT_FAR;
-	}
-}
-
-/* before the node is reused */
-static void qio_forget(struct qio *q)
-{
-	for (int k = 0; k < QT_N; k++)
-		if (q->dt[k] == QT_FAR)
-			u64map_del(&bs.far, far_key(q, (enum qio_time)k));
-}
-
-uint64_t qio_sector(const struct qio *q)
-{
-	return bs.qpool.node[qio_index(q)].sector;
-}
-
-uint32_t qio_nsec(const struct qio *q)
-{
-	return qtree_nsec(&bs.qpool, qio_index(q));
-}
-
-void qio_release_all(void)
-{
-	qpool_release(&bs.qpool);
-	u64map_free(&bs.far);
-	free(bs.who);
-	bs.who = NULL;
-	bs.nwho = bs.awho = 0;
-	u64map_free(&bs.who_map);
-	for (size_t i = 0; i < bs.nprocs; i++)
-		bs.procs[i]->who_dev = 0; /* their cached pairs are gone */
-}
-
-/* the index of the pair (@dip, @pip) in bs.who, added when new */
-static uint32_t who_get(struct dev *dip, struct proc *pip)
-{
-	uint64_t key = ((uint64_t)dip->idx << 32 | (pip ? pip->idx + 1 : 0)) + 1, *v;
-	uint32_t w;
-
-	if (pip && pip->who_dev == dip->idx + 1)
-		return pip->who;
-	v = u64map_get(&bs.who_map, key);
-	if (v) {
-		w = (uint32_t)*v;
-	} else {
-		bs.who = array_grow(bs.who, &bs.awho, bs.nwho, sizeof(*bs.who));
-		if (bs.nwho >= UINT32_MAX || u64map_put(&bs.who_map, key, bs.nwho) < 0)
-			die("out of memory");
-		w = (uint32_t)bs.nwho++;
-		bs.who[w] = (struct who){.dev = dip->idx, .pip = pip};
-	}
-	if (pip) {
-		pip->who_dev = dip->idx + 1;
-		pip->who = w;
-	}
-	return w;
-}
-
-/* a second I/O at the same start orphans the first: it takes its node */
-static struct qio *insert_q(struct dev *dip, uint64_t sector, uint32_t bytes)
-{
+	const struct btt_proc *pip;
+	struct btt_dev *dip = setup(m, ev, IOP_Q, &pip);
+	uint32_t i, old_nsec = 0;
 	struct qio *q;
-	uint32_t i;
 	int replaced;
 
-	if (!bs.qpool.data_size)
-		qpool_init(&bs.qpool,
-			   opts.per_io_name ? sizeof(struct qio) : offsetof(struct qio, d_sec));
-	i = qtree_insert(&bs.qpool, &dip->qt, sector, bytes >> 9, &replaced);
-	if (!i)
-		die("out of memory for %u queued I/Os", bs.qpool.used);
-	q = qpool_data(&bs.qpool, i);
-	if (replaced) {
-		uint64_t d = qio_time(q, QT_D);
-
-		if (d != NO_TIME)
-			dset_del(&bs.issued, d);
-		qio_forget(q);
-		memset(q, 0, bs.qpool.data_size);
-	}
-	return q;
-}
-
-/* the Qs inside the range of @ev, in the order the classic walk meets them */
-static void match(struct dev *dip, const struct blk_event *ev)
-{
-	if (qtree_collect(&bs.qpool, &dip->qt, ev->sector, ev->sector + (ev->bytes >> 9), &qm) < 0)
-		die("out of memory");
-	if (qm.n > amatched) {
-		amatched = qm.cap;
-		free(matched);
-		free(issued);
-		matched = malloc(amatched * sizeof(*matched));
-		issued = malloc(amatched * sizeof(*issued));
-		if (!matched || !issued)
-			die("out of memory");
-	}
-	for (size_t i = 0; i < qm.n; i++)
-		matched[i] = qpool_data(&bs.qpool, qm.idx[i]);
-	nmatched = qm.n;
-}
-
-static void hist_add(struct dev *dip, int which, uint64_t v)
-{
-	if (!dip->hist)
-		return;
-	blk_hist_add(&dip->hist[which], v);
-	blk_hist_add(&bs.hist[which], v);
-}
-
-/*
- * Before a device's first Q the classic model ignores its events; the percentiles pair
- * its issues with the completions that start at the same sector (as iowatcher does), for
- * a trace without Q events. A second issue at the same start replaces the first.
- */
-static void no_q_issue(const struct blk_event *ev)
-{
-	struct dev *dip = dev_find(ev->device);
-	uint64_t *t;
-
-	if (!dip || !dip->hist || ev->sector == UINT64_MAX)
-		return;
-	t = u64map_get(&dip->d_no_q, ev->sector + 1);
-	if (t)
-		*t = ev->time;
-	else if (u64map_put(&dip->d_no_q, ev->sector + 1, ev->time) < 0)
-		die("out of memory");
-}
-
-static void no_q_complete(const struct blk_event *ev)
-{
-	struct dev *dip = dev_find(ev->device);
-	uint64_t *t;
-
-	if (!dip || !dip->d_no_q.n || ev->sector == UINT64_MAX)
-		return;
-	t = u64map_get(&dip->d_no_q, ev->sector + 1);
-	if (!t)
-		return;
-	blk_hist_add(&dip->hist[HIST_D2C_NO_Q], tdelta(*t, ev->time));
-	u64map_del(&dip->d_no_q, ev->sector + 1);
-}
-
-static void do_queue(const struct blk_event *ev)
-{
-	struct proc *pip;
-	struct dev *dip = setup_pip(ev, IOP_Q, &pip);
-	struct qio *q;
-
 	if (!dip)
 		return;
-	q = insert_q(dip, ev->sector, ev->bytes);
-	q->who = who_get(dip, pip);
-	q->time = ev->time;
-
-	if (dip->remapper) {
-		update_lq(&bs.last_q, &bs.all.a[AV_Q2Q_DM], ev->time);
-		update_lq(&dip->last_q, &dip->avgs.a[AV_Q2Q_DM], ev->time);
-		if (pip)
-			update_lq(&pip->last_q, &pip->avgs.a[AV_Q2Q_DM], ev->time);
-	} else {
-		update_lq(&bs.last_q, &bs.all.a[AV_Q2Q], ev->time);
-		update_lq(&dip->last_q, &dip->avgs.a[AV_Q2Q], ev->time);
-		if (pip)
-			update_lq(&pip->last_q, &pip->avgs.a[AV_Q2Q], ev->time);
+	/* a second I/O at the same start orphans the first: it takes its node */
+	i = qtree_insert(&m->q.pool, m->qt[dip->idx], ev->sector, ev->bytes >> 9, &replaced,
+			 &old_nsec);
+	if (!i)
+		die("out of memory for %u queued I/Os", m->q.pool.used);
+	q = qio_at(&m->q, i);
+	if (replaced) {
+		if (m->nlost)
+			emit_lost(m, m->lost, m->nlost, i, old_nsec, BTT_LOST_REPLACED);
+		qio_forget(&m->q, q);
+		memset(q, 0, m->q.pool.data_size);
 	}
-	region_add(&bs.all_regions.q, ev->time);
-	region_add(&dip->regions.q, ev->time);
-	if (pip)
-		region_add(&pip->regions.q, ev->time);
-
-	seeki_add(dip->q2q_seek, ev->time, ev->sector, ev->bytes, !blk_event_is_write(ev));
-	extra_queue(dip, ev);
-	dip->n_qs++;
-	dip->t_act_q += dip->n_act_q;
-	dip->n_act_q++;
+	q->who = qio_who(&m->q, dip->idx, ev->pid, pip, ev->action & ~(uint64_t)0xffff);
+	q->time = ev->time;
+	if (m->origins)
+		origin_take(m, ev, q);
+	emit_stage(m, i, BTT_STAGE_Q, ev->time);
+	emit_simple(m, BTT_EV_QUEUE, dip, pip, ev, 0);
 }
 
-static void do_remap(const struct blk_event *ev)
+static void do_remap(struct iomodel *m, const struct blk_event *ev)
 {
 	struct blk_io_trace_remap rp;
-	struct dev *qdip;
-	struct qio *q;
+	const struct btt_proc *pip;
+	struct btt_dev *dip, *qdip;
+	uint32_t i;
 
-	if (opts.no_remaps)
+	if (m->o.no_remaps)
 		return;
-	if (!setup(ev, IOP_A))
+	dip = setup(m, ev, IOP_A, &pip);
+	if (!dip || blk_event_remap(ev, &rp) < 0)
 		return;
-	if (blk_event_remap(ev, &rp) < 0)
-		return;
-	qdip = dev_find(rp.device_from);
+	if (m->origins)
+		origin_put(m, ev, &rp);
+	if (m->nev[BTT_EV_REMAP]) {
+		struct btt_dev_event e;
+
+		ev_of(&e, BTT_EV_REMAP, dip, pip, ev);
+		e.from_device = rp.device_from;
+		e.from_sector = rp.sector_from;
+		emit(m, &e);
+	}
+	qdip = devs_find(m->devs, rp.device_from);
 	if (!qdip)
 		return;
-	q = find_sec(qdip, rp.sector_from);
-	if (q)
-		update(qdip->remapper ? AV_Q2A_DM : AV_Q2A, q, tdelta(q->time, ev->time));
+	i = find_sec(m, qdip, rp.sector_from);
+	if (i)
+		emit_stage(m, i, BTT_STAGE_A, ev->time);
 }
 
-static void do_getrq(const struct blk_event *ev)
+/* G, S, I, M: the I/O whose range holds the event's sector enters the stage */
+static void do_stage(struct iomodel *m, const struct blk_event *ev, int type, enum btt_stage st,
+		     enum btt_ev kind)
 {
-	struct dev *dip = setup(ev, IOP_G);
-	struct qio *q;
+	const struct btt_proc *pip;
+	struct btt_dev *dip = setup(m, ev, type, &pip);
+	uint32_t i;
 
 	if (!dip)
 		return;
-	q = find_sec(dip, ev->sector);
-	if (q) {
-		uint64_t s_time = qio_time(q, QT_S);
-
-		qio_set_time(q, QT_G, ev->time);
-		update(AV_Q2G, q, tdelta(q->time, ev->time));
-		if (s_time != NO_TIME)
-			update(AV_S2G, q, tdelta(s_time, ev->time));
+	i = find_sec(m, dip, ev->sector);
+	if (i) {
+		emit_stage(m, i, st, ev->time);
+		qio_set_time(&m->q, qio_at(&m->q, i), (enum qio_time)(st - BTT_STAGE_G), ev->time);
 	}
-	extra_getrq(dip, ev);
+	emit_simple(m, kind, dip, pip, ev, 0);
 }
 
-static void do_sleeprq(const struct blk_event *ev)
+static void do_requeue(struct iomodel *m, const struct blk_event *ev)
 {
-	struct dev *dip = setup(ev, IOP_S);
-	struct qio *q;
+	const struct btt_proc *pip;
+	struct btt_dev *dip = setup(m, ev, IOP_R, &pip);
+
+	if (dip)
+		emit_simple(m, BTT_EV_REQUEUE, dip, pip, ev, 0);
+}
+
+static void do_issue(struct iomodel *m, const struct blk_event *ev)
+{
+	const struct btt_proc *pip;
+	struct btt_dev *dip = setup(m, ev, IOP_D, &pip);
 
 	if (!dip)
 		return;
-	q = find_sec(dip, ev->sector);
-	if (q)
-		qio_set_time(q, QT_S, ev->time);
-}
+	match(m, dip, ev);
+	for (size_t k = 0; k < m->qm.n; k++) {
+		uint32_t i = m->qm.idx[k];
+		struct qio *q = qio_at(&m->q, i);
 
-static void do_insert(const struct blk_event *ev)
-{
-	struct dev *dip = setup(ev, IOP_I);
-	struct qio *q;
-
-	if (!dip)
-		return;
-	q = find_sec(dip, ev->sector);
-	if (q) {
-		uint64_t g_time = qio_time(q, QT_G);
-
-		if (g_time != NO_TIME)
-			update(AV_G2I, q, tdelta(g_time, ev->time));
-		qio_set_time(q, QT_I, ev->time);
-	}
-}
-
-static void do_merge(const struct blk_event *ev)
-{
-	struct dev *dip = setup(ev, IOP_M);
-	struct qio *q;
-
-	if (!dip)
-		return;
-	q = find_sec(dip, ev->sector);
-	if (q) {
-		update(AV_Q2M, q, tdelta(q->time, ev->time));
-		qio_set_time(q, QT_M, ev->time);
-	}
-	extra_merge(dip, ev);
-	if (dip->n_act_q)
-		dip->n_act_q--;
-}
-
-static void do_requeue(const struct blk_event *ev)
-{
-	struct dev *dip = setup(ev, IOP_R);
-
-	if (!dip)
-		return;
-	dip->n_qs++;
-	dip->t_act_q += dip->n_act_q;
-	dip->n_act_q++;
-}
-
-static void do_issue(const struct blk_event *ev)
-{
-	struct dev *dip = setup(ev, IOP_D);
-
-	if (!dip) {
-		no_q_issue(ev);
-		return;
-	}
-	if (dip->n_act_q)
-		dip->n_act_q--;
-	seeki_add(dip->d2d_seek, ev->time, ev->sector, ev->bytes, !blk_event_is_write(ev));
-	dip->n_ds++;
-	extra_issue(dip, ev);
-	match(dip, ev);
-	for (size_t i = 0; i < nmatched; i++) {
-		struct qio *q = matched[i];
-		/* the reference does not clamp Q2D (an issue before its queue wraps around) */
-		uint64_t q2d = ev->time - q->time;
-
-		uint64_t i_time = qio_time(q, QT_I), m_time = qio_time(q, QT_M);
-		uint64_t d_time = qio_time(q, QT_D);
-
-		if (i_time != NO_TIME)
-			update(AV_I2D, q, tdelta(i_time, ev->time));
-		else if (m_time != NO_TIME)
-			update(AV_M2D, q, tdelta(m_time, ev->time));
+		emit_stage(m, i, BTT_STAGE_D, ev->time);
 		/* issued again (after a requeue): the later time counts */
-		if (d_time != NO_TIME)
-			dset_del(&bs.issued, d_time);
-		qio_set_time(q, QT_D, ev->time);
-		dset_add(&bs.issued, ev->time);
-		if (opts.per_io_name) {
-			q->d_sec = ev->sector;
-			q->d_nsec = ev->bytes >> 9;
-		}
-		extra_q2d(q, q2d);
-		latency_write(dip->q2d_fp, ev->time, q2d);
-		plat_add(dip, 2, ev->time, q2d);
-		hist_add(dip, HIST_Q2D, tdelta(q->time, ev->time));
+		qio_set_time(&m->q, q, QT_D, ev->time);
+		if (m->q.issue_off)
+			*qio_issue(q, &m->q) =
+				(struct qio_issue){.sector = ev->sector, .nsec = ev->bytes >> 9};
 	}
+	emit_simple(m, BTT_EV_ISSUE, dip, pip, ev, m->qm.n);
 }
 
-static void do_complete(const struct blk_event *ev)
+static void do_complete(struct iomodel *m, const struct blk_event *ev)
 {
-	struct proc *pip;
-	struct dev *dip = setup_pip(ev, IOP_C, &pip);
-	uint64_t d_time = NO_TIME;
-	size_t nissued = 0;
-
-	if (!dip) {
-		no_q_complete(ev);
-		return;
-	}
-	fp_add(&bs.sys_fp, ev->time, ev->bytes >> 9);
-	fp_add(&dip->fp, ev->time, ev->bytes >> 9);
-	avg_add(&bs.all.a[AV_BLKS], ev->bytes >> 9);
-	avg_add(&dip->avgs.a[AV_BLKS], ev->bytes >> 9);
-	if (pip)
-		avg_add(&pip->avgs.a[AV_BLKS], ev->bytes >> 9);
-	region_add(&bs.all_regions.c, ev->time);
-	region_add(&dip->regions.c, ev->time);
-	if (pip)
-		region_add(&pip->regions.c, ev->time);
-	extra_complete(dip, ev);
-
-	match(dip, ev);
-	extra_pit(dip, matched, nmatched, ev);
-	for (size_t i = 0; i < nmatched; i++) {
-		struct qio *q = matched[i];
-		uint64_t q2c = tdelta(q->time, ev->time), q_d_time = qio_time(q, QT_D);
-
-		update(dip->remapper ? AV_Q2C_DM : AV_Q2C, q, q2c);
-		latency_write(dip->q2c_fp, q->time, q2c);
-		plat_add(dip, 0, q->time, q2c);
-		hist_add(dip, HIST_Q2C, q2c);
-		if (q_d_time != NO_TIME) {
-			uint64_t d2c = tdelta(q_d_time, ev->time);
-
-			update(AV_D2C, q, d2c);
-			latency_write(dip->d2c_fp, ev->time, d2c);
-			plat_add(dip, 1, ev->time, d2c);
-			hist_add(dip, HIST_D2C, d2c);
-			extra_q_done(q, ev);
-			/* the live period starts at the earliest issue, as the reference's */
-			if (d_time == NO_TIME || q_d_time < d_time)
-				d_time = q_d_time;
-			issued[nissued++] = q_d_time;
-		}
-		extra_per_io(q, ev);
-		qio_forget(q);
-		qtree_erase(&bs.qpool, &dip->qt, qm.idx[i]); /* q's index, without a division */
-	}
-	extra_per_io_end();
-	if (d_time != NO_TIME) {
-		live_add(&dip->live, d_time, ev->time, &bs.issued);
-		live_add(&bs.all_live, d_time, ev->time, &bs.issued);
-	}
-	/* no longer in flight: only now, so that the interval above found its start */
-	while (nissued)
-		dset_del(&bs.issued, issued[--nissued]);
-}
-
-static void unplug(struct dev *dip, double now)
-{
-	dip->is_plugged = 0;
-	dip->plugged_time += now - dip->last_plug;
-}
-
-static void do_plug(const struct blk_event *ev, int code)
-{
-	struct dev *dip = dev_find(ev->device);
-	uint64_t depth;
+	const struct btt_proc *pip;
+	struct btt_dev *dip = setup(m, ev, IOP_C, &pip);
+	unsigned int ndone = m->ndone;
+	struct qtree *t;
 
 	if (!dip)
 		return;
-	if (code == BLK_TA_PLUG) {
-		if (!dip->is_plugged) {
-			dip->is_plugged = 1;
-			dip->last_plug = bit_time(ev->time);
+	t = m->qt[dip->idx];
+	match(m, dip, ev);
+	for (size_t k = 0; k < m->qm.n; k++) {
+		uint32_t i = m->qm.idx[k];
+
+		if (ndone) {
+			struct btt_io io;
+
+			view(m, i, &io);
+			io.t[BTT_STAGE_C] = ev->time;
+			io.c_sector = ev->sector;
+			io.c_nsec = ev->bytes >> 9;
+			io.error = ev->error;
+			for (unsigned int s = 0; s < ndone; s++)
+				m->done[s].fn(m->done[s].ctx, &io);
 		}
-		return;
+		qio_forget(&m->q, qio_at(&m->q, i));
+		qtree_erase(&m->q.pool, t, i);
 	}
-	depth = blk_event_pdu_u64(ev);
-	/* the unplug histogram counts every U, plugged or not */
-	extra_unplug(dip, depth, code == BLK_TA_UNPLUG_TIMER);
-	if (!dip->is_plugged)
-		return;
-	if (code == BLK_TA_UNPLUG_IO) {
-		dip->nplugs++;
-		dip->nios_up += depth;
-	} else {
-		dip->nplugs_t++;
-		dip->nios_upt += depth;
-	}
-	unplug(dip, bit_time(ev->time));
+	emit_simple(m, BTT_EV_COMPLETE, dip, pip, ev, m->qm.n);
 }
 
-static void do_notify(const struct blk_event *ev)
+static void do_plug(struct iomodel *m, const struct blk_event *ev, unsigned int code)
+{
+	struct btt_dev *dip = devs_find(m->devs, ev->device);
+	enum btt_ev kind = code == BLK_TA_PLUG	      ? BTT_EV_PLUG
+			   : code == BLK_TA_UNPLUG_IO ? BTT_EV_UNPLUG
+						      : BTT_EV_UNPLUG_TIMER;
+
+	/* plugs do not name a device, and count before its first Q too */
+	if (dip)
+		emit_simple(m, kind, dip, NULL, ev,
+			    kind == BTT_EV_PLUG ? 0 : blk_event_pdu_u64(ev));
+}
+
+static void do_notify(struct iomodel *m, const struct blk_event *ev)
 {
 	uint32_t act = blk_event_action32(ev);
+	const struct btt_proc *pip;
+	struct btt_dev *dip;
 	char name[256];
 	size_t n;
 
 	if (act == BLK_TN_ACTION(BLK_TN_PROCESS)) {
 		if (ev->pid == 0) {
-			proc_register(0, "kernel");
+			procs_register(m->devs, 0, "kernel");
 			return;
 		}
 		n = ev->pdu_len < sizeof(name) - 1 ? ev->pdu_len : sizeof(name) - 1;
 		memcpy(name, ev->pdu, n);
 		name[n] = '\0';
 		name[strcspn(name, "/")] = '\0';
-		proc_register(ev->pid, name);
+		procs_register(m->devs, ev->pid, name);
 	} else if (act == BLK_TN_ACTION(BLK_TN_MESSAGE)) {
 		/* a message counts as an event of its device: it may create the device,
 		 * and is dropped while the device waits for its first Q */
-		if (setup(ev, IOP_M))
-			extra_message(ev);
+		dip = setup(m, ev, IOP_M, &pip);
+		if (dip && m->nev[BTT_EV_MESSAGE]) {
+			struct btt_dev_event e;
+
+			ev_of(&e, BTT_EV_MESSAGE, dip, pip, ev);
+			e.text = (const char *)ev->pdu;
+			e.len = strnlen((const char *)ev->pdu, ev->pdu_len);
+			emit(m, &e);
+		}
 	}
-}
-
-/* the far times follow their nodes to their new indexes */
-static void far_remap(void *arg, const uint32_t *map, uint32_t n)
-{
-	struct u64map nf = {0};
-
-	(void)arg;
-	for (size_t h = 0; bs.far.bits && h < ((size_t)1 << bs.far.bits); h++) {
-		uint64_t key = bs.far.key[h], idx;
-
-		if (!key)
-			continue;
-		idx = (key - 1) >> 3;
-		if (idx >= n)
-			die("internal error: a far time of node %llu, past the %u nodes renumbered",
-			    (unsigned long long)idx, n);
-		if (u64map_put(&nf, ((uint64_t)map[idx] << 3 | ((key - 1) & 7)) + 1,
-			       bs.far.val[h]) < 0)
-			die("out of memory");
-	}
-	u64map_free(&bs.far);
-	bs.far = nf;
 }
 
 /*
@@ -573,49 +522,48 @@ static void far_remap(void *arg, const uint32_t *map, uint32_t n)
 #define RELAYOUT_FIRST 32768u
 #define RELAYOUT_EVENTS 16u /* events since the last layout, per queued I/O */
 
-static void maybe_relayout(void)
+static void maybe_relayout(struct iomodel *m)
 {
-	struct qtree **t;
+	struct qpool *p = &m->q.pool;
 
-	if (bs.qpool.live < (bs.relayout_at ? bs.relayout_at : RELAYOUT_FIRST) ||
-	    bs.relayout_events / RELAYOUT_EVENTS < bs.qpool.live)
+	if (p->live < (m->relayout_at ? m->relayout_at : RELAYOUT_FIRST) ||
+	    m->relayout_events / RELAYOUT_EVENTS < p->live)
 		return;
-	t = malloc(bs.ndevs * sizeof(*t));
-	if (!t)
-		die("out of memory");
-	for (size_t i = 0; i < bs.ndevs; i++)
-		t[i] = &bs.devs[i]->qt;
 	/* out of memory: the layout stays as it is */
-	(void)qpool_relayout(&bs.qpool, t, bs.ndevs, far_remap, NULL);
-	free(t);
-	bs.relayout_at = bs.qpool.live + bs.qpool.live / 2;
-	bs.relayout_events = 0;
+	(void)qpool_relayout(p, m->qt, m->nqt, qio_far_remap, &m->q);
+	m->relayout_at = p->live + p->live / 2;
+	m->relayout_events = 0;
 }
 
-void iomodel_event(const struct blk_event *ev)
+void iomodel_event(struct iomodel *m, const struct blk_event *ev)
 {
 	uint32_t act = blk_event_action32(ev);
 	unsigned int code = act & 0xffff;
 
+	if (!m->sealed)
+		seal(m);
 	if (act & BLK_TC_ACT(BLK_TC_NOTIFY)) {
-		do_notify(ev);
+		do_notify(m, ev);
 		return;
 	}
 	if (act & BLK_TC_ACT(BLK_TC_PC))
 		return;
-	bs.n_traces++;
-	if (opts.time_bounded) {
-		if (bit_time(ev->time) < opts.t_start)
+	m->n_traces++;
+	if (m->o.time_bounded) {
+		double t = (double)ev->time / 1.0e9;
+
+		if (t < m->o.t_start)
 			return;
-		if (bit_time(ev->time) > opts.t_end) {
-			bs.done = 1;
+		if (t > m->o.t_end) {
+			m->ended = 1;
 			return;
 		}
 	}
-	bs.last_time = ev->time;
-	iostat_check_time(ev->time);
-	bs.relayout_events++;
-	maybe_relayout();
+	m->last_time = ev->time;
+	for (unsigned int k = 0; k < m->ntick; k++)
+		m->tick[k].fn(m->tick[k].ctx, ev->time);
+	m->relayout_events++;
+	maybe_relayout(m);
 	switch (code) {
 	case BLK_TA_QUEUE:
 	case BLK_TA_GETRQ:
@@ -633,61 +581,188 @@ void iomodel_event(const struct blk_event *ev)
 	}
 	switch (code) {
 	case BLK_TA_QUEUE:
-		do_queue(ev);
+		do_queue(m, ev);
 		break;
 	case BLK_TA_REMAP:
-		do_remap(ev);
+		do_remap(m, ev);
 		break;
 	case BLK_TA_INSERT:
-		do_insert(ev);
+		do_stage(m, ev, IOP_I, BTT_STAGE_I, BTT_EV_INSERT);
 		break;
 	case BLK_TA_GETRQ:
-		do_getrq(ev);
+		do_stage(m, ev, IOP_G, BTT_STAGE_G, BTT_EV_GETRQ);
 		break;
 	case BLK_TA_BACKMERGE:
 	case BLK_TA_FRONTMERGE:
-		do_merge(ev);
+		do_stage(m, ev, IOP_M, BTT_STAGE_M, BTT_EV_MERGE);
 		break;
 	case BLK_TA_REQUEUE:
-		do_requeue(ev);
+		do_requeue(m, ev);
 		break;
 	case BLK_TA_ISSUE:
-		do_issue(ev);
+		do_issue(m, ev);
 		break;
 	case BLK_TA_COMPLETE:
-		do_complete(ev);
+		do_complete(m, ev);
 		break;
 	case BLK_TA_PLUG:
 	case BLK_TA_UNPLUG_IO:
 	case BLK_TA_UNPLUG_TIMER:
-		do_plug(ev, (int)code);
+		do_plug(m, ev, code);
 		break;
 	case BLK_TA_SLEEPRQ:
-		do_sleeprq(ev);
+		do_stage(m, ev, IOP_S, BTT_STAGE_S, BTT_EV_SLEEPRQ);
 		break;
 	default:
 		break;
 	}
 }
 
-void iomodel_finish(void)
-{
-	for (size_t i = 0; i < bs.ndevs; i++) {
-		struct dev *dip = bs.devs[i];
+/* ---- reading a stream ---- */
 
-		dip->end_time = bit_time(dip->last_ns);
-		if (dip->is_plugged) {
-			dip->nplugs++;
-			unplug(dip, dip->end_time);
+/*
+ * Once the queued I/Os outgrow the caches (requests that never complete pile up), events
+ * are taken in batches: before a batch is modelled, the insertions it will make descend
+ * together (qtree_prefetch), so that their cache misses overlap.
+ */
+#define BATCH 16
+#define PREFETCH_NODES (256u << 10) /* 4 MiB of nodes */
+
+struct batch {
+	struct blk_event ev[BATCH];
+	size_t pdu_off[BATCH];
+	size_t n;
+	unsigned char *pdu; /* the payloads, copied: the reader's are valid until its next call */
+	size_t pdu_len, pdu_cap;
+};
+
+static void batch_add(struct batch *b, const struct blk_event *ev)
+{
+	if (b->pdu_len + ev->pdu_len > b->pdu_cap) {
+		size_t cap = b->pdu_cap ? b->pdu_cap : 4096;
+		unsigned char *p;
+
+		while (cap < b->pdu_len + ev->pdu_len)
+			cap *= 2;
+		p = realloc(b->pdu, cap);
+		if (!p)
+			die("out of memory");
+		b->pdu = p;
+		b->pdu_cap = cap;
+	}
+	if (ev->pdu_len)
+		memcpy(b->pdu + b->pdu_len, ev->pdu, ev->pdu_len);
+	b->pdu_off[b->n] = b->pdu_len;
+	b->pdu_len += ev->pdu_len;
+	b->ev[b->n++] = *ev;
+}
+
+static void batch_prefetch(struct iomodel *m, struct batch *b)
+{
+	struct qtree *t[BATCH];
+	uint64_t sector[BATCH];
+	size_t n = 0;
+
+	for (size_t i = 0; i < b->n; i++) {
+		const struct blk_event *ev = &b->ev[i];
+		uint32_t act = blk_event_action32(ev);
+		struct btt_dev *dip;
+
+		b->ev[i].pdu = b->pdu + b->pdu_off[i];
+		if ((act & (BLK_TC_ACT(BLK_TC_NOTIFY) | BLK_TC_ACT(BLK_TC_PC))) || !ev->bytes)
+			continue;
+		/* the insertions: the other searches mostly go through the table */
+		if ((act & 0xffff) == BLK_TA_QUEUE && (dip = devs_find(m->devs, ev->device))) {
+			t[n] = m->qt[dip->idx];
+			sector[n++] = ev->sector;
 		}
 	}
-	free(matched);
-	free(issued);
-	matched = NULL;
-	issued = NULL;
-	dset_release(&bs.issued);
-	nmatched = amatched = 0;
-	free(qm.idx);
-	memset(&qm, 0, sizeof(qm));
-	devs_drop_ios();
+	qtree_prefetch(&m->q.pool, t, sector, n);
+}
+
+int iomodel_run(struct iomodel *m, iomodel_next_fn next, void *src, struct blk_event *ev,
+		void (*progress)(void *arg), void *arg)
+{
+	struct batch b = {.n = 0};
+	int rc = 1;
+
+	/* one at a time while the queued I/Os fit in the caches (batches cost a copy) */
+	while (m->q.pool.used < PREFETCH_NODES) {
+		iomodel_event(m, ev);
+		if (progress)
+			progress(arg);
+		if (m->ended || (rc = next(src, ev)) <= 0)
+			return m->ended ? 0 : rc;
+	}
+	batch_add(&b, ev);
+	for (;;) {
+		while (b.n < BATCH && (rc = next(src, ev)) > 0)
+			batch_add(&b, ev);
+		batch_prefetch(m, &b);
+		for (size_t i = 0; i < b.n && !m->ended; i++) {
+			iomodel_event(m, &b.ev[i]);
+			if (progress)
+				progress(arg);
+		}
+		if (m->ended || rc <= 0)
+			break;
+		b.n = 0;
+		b.pdu_len = 0;
+	}
+	free(b.pdu);
+	return m->ended ? 0 : rc;
+}
+
+int iomodel_done(const struct iomodel *m)
+{
+	return m->ended;
+}
+
+uint64_t iomodel_records(const struct iomodel *m)
+{
+	return m->n_traces;
+}
+
+uint64_t iomodel_last_time(const struct iomodel *m)
+{
+	return m->last_time;
+}
+
+/* every queued I/O goes */
+static void drop(struct iomodel *m)
+{
+	for (size_t d = 0; d < m->nqt; d++)
+		qtree_reset(m->qt[d]);
+	qios_release(&m->q);
+	free(m->qm.idx);
+	memset(&m->qm, 0, sizeof(m->qm));
+	free(m->origins);
+	m->origins = NULL;
+}
+
+void iomodel_finish(struct iomodel *m)
+{
+	/* the I/Os never completed, to those who asked, device by device in sector order */
+	for (size_t d = 0; m->nlost_end && d < m->nqt; d++)
+		for (uint32_t i = qtree_first(&m->q.pool, m->qt[d]); i;
+		     i = qtree_next(&m->q.pool, i))
+			emit_lost(m, m->lost_end, m->nlost_end, i, qtree_nsec(&m->q.pool, i),
+				  BTT_LOST_END);
+	/* the requests still queued are not needed by the outputs */
+	drop(m);
+#ifdef __GLIBC__
+	/* give the freed pages back before the seek statistics take their memory */
+	malloc_trim(0);
+#endif
+}
+
+void iomodel_free(struct iomodel *m)
+{
+	if (!m)
+		return;
+	drop(m);
+	for (size_t d = 0; d < m->nqt; d++)
+		free(m->qt[d]);
+	free(m->qt);
+	free(m);
 }

@@ -6,9 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "btt.h"
 #include "common.h"
 #include "iostat.h"
+#include "outfile.h"
+#include "stats.h"
 
 struct io_stats {
 	uint64_t rqm[2], ios[2], sec[2];
@@ -21,19 +24,27 @@ struct dev_iostat {
 	struct io_stats cur, all;
 };
 
-static FILE *ofp;
-static char *ofn;
-static uint64_t last_stamp;
-static int started;
+struct iostat {
+	const struct btt_devs *devs;
+	int interval; /* -S */
+	FILE *ofp;
+	char *ofn;
+	uint64_t last_stamp;
+	int started;
+	struct dev_iostat **dev; /* by device index, allocated on first use */
+	size_t ndev, adev;
+};
 
-static struct dev_iostat *st(struct dev *dip)
+static double secs(uint64_t t)
 {
-	if (!dip->iostat) {
-		dip->iostat = calloc(1, sizeof(struct dev_iostat));
-		if (!dip->iostat)
-			die("out of memory");
-	}
-	return dip->iostat;
+	return (double)t / 1.0e9;
+}
+
+static struct dev_iostat *st(struct iostat *is, const struct btt_dev *dip)
+{
+	if (!is->dev[dip->idx])
+		is->dev[dip->idx] = xcalloc(1, sizeof(struct dev_iostat));
+	return is->dev[dip->idx];
 }
 
 static void qusz(struct io_stats *s, double now)
@@ -52,18 +63,10 @@ static void idle(struct io_stats *s, double now, int force)
 	s->last_dev_change = now;
 }
 
-static void header(void)
+static void header(FILE *ofp)
 {
 	fprintf(ofp, "Device:       rrqm/s   wrqm/s     r/s     w/s    rsec/s    wsec/s     rkB/s"
 		     "     wkB/s avgrq-sz avgqu-sz   await   svctm  %%util   Stamp\n");
-}
-
-void iostat_init(void)
-{
-	if (opts.iostat_name) {
-		ofp = file_create(opts.iostat_name, &ofn);
-		header();
-	}
 }
 
 struct totals {
@@ -71,8 +74,8 @@ struct totals {
 	int n;
 };
 
-static void row(const char *lab, double r[8], double avgrq, double qu, double await, double svctm,
-		double util)
+static void row(FILE *ofp, const char *lab, double r[8], double avgrq, double qu, double await,
+		double svctm, double util)
 {
 	fprintf(ofp,
 		"%-11s %8.2lf %8.2lf %7.2lf %7.2lf %9.2lf %9.2lf %9.2lf %9.2lf %8.2lf %8.2lf"
@@ -80,15 +83,16 @@ static void row(const char *lab, double r[8], double avgrq, double qu, double aw
 		lab, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], avgrq, qu, await, svctm, util);
 }
 
-static void dump_dev(struct dev *dip, uint64_t stamp, int all, struct totals *t)
+static void dump_dev(struct iostat *is, const struct btt_dev *dip, uint64_t stamp, int all,
+		     struct totals *t)
 {
-	struct dev_iostat *d = st(dip);
+	struct dev_iostat *d = st(is, dip);
 	struct io_stats *s = all ? &d->all : &d->cur;
-	double now = bit_time(stamp);
-	double dt = all ? bit_time(stamp) : bit_time(stamp - last_stamp);
+	double now = secs(stamp);
+	double dt = all ? secs(stamp) : secs(stamp - is->last_stamp);
+	FILE *ofp = is->ofp;
 	double nios = (double)(s->ios[0] + s->ios[1]), nrqm = (double)(s->rqm[0] + s->rqm[1]);
 	double avgrq = 0, svctm = 0, await, util, r[8];
-	char lab[64];
 
 	idle(&d->cur, now, 1);
 	idle(&d->all, now, 1);
@@ -109,8 +113,7 @@ static void dump_dev(struct dev *dip, uint64_t stamp, int all, struct totals *t)
 	r[5] = (double)s->sec[0] / dt;
 	r[6] = (double)(s->sec[1] / 2) / dt;
 	r[7] = (double)(s->sec[0] / 2) / dt;
-	dev_label(dip, lab, sizeof(lab), 1);
-	row(lab, r, avgrq, s->tot_qusz / dt, await, svctm, util);
+	row(ofp, dip->label, r, avgrq, s->tot_qusz / dt, await, svctm, util);
 	if (all) {
 		fprintf(ofp, "%8s\n", "TOTAL");
 		/* the cumulative TOTAL row sums the rates with reads and writes swapped */
@@ -132,115 +135,160 @@ static void dump_dev(struct dev *dip, uint64_t stamp, int all, struct totals *t)
 	t->n++;
 }
 
-static void dump(uint64_t stamp, int all)
+static void dump(struct iostat *is, uint64_t stamp, int all)
 {
 	struct totals t = {{0}, 0, 0, 0, 0, 0, 0};
+	FILE *ofp = is->ofp;
 
 	if (all)
-		header();
-	for (size_t i = 0; i < bs.nout; i++)
-		dump_dev(bs.out[i], stamp, all, &t);
+		header(ofp);
+	/* the devices shown so far, in report order */
+	for (size_t i = 0; i < is->devs->nout; i++)
+		dump_dev(is, is->devs->out[i], stamp, all, &t);
 	if (t.n > 1) {
 		/* the total's kB/s are its sectors/s halved (a device's: its sectors halved) */
 		t.rate[6] = t.rate[4] / 2.0;
 		t.rate[7] = t.rate[5] / 2.0;
-		row("TOTAL", t.rate, t.avgrq / t.n, t.qusz / t.n, t.await / t.n, t.svctm / t.n,
+		row(ofp, "TOTAL", t.rate, t.avgrq / t.n, t.qusz / t.n, t.await / t.n, t.svctm / t.n,
 		    t.util / t.n);
 		if (all)
 			fprintf(ofp, "%8s\n", "TOTAL");
 		else
-			fprintf(ofp, "%8.2lf\n", bit_time(stamp));
+			fprintf(ofp, "%8.2lf\n", secs(stamp));
 	}
 	if (!all)
 		fputc('\n', ofp);
 }
 
-void iostat_check_time(uint64_t stamp)
+static void on_tick(void *ctx, uint64_t stamp)
 {
-	if (!ofp)
-		return;
-	if (!started) {
-		started = 1;
-		last_stamp = stamp;
+	struct iostat *is = ctx;
+
+	if (!is->started) {
+		is->started = 1;
+		is->last_stamp = stamp;
 		return;
 	}
-	if (bit_time(stamp - last_stamp) >= (double)opts.iostat_interval) {
-		devs_order();
-		dump(stamp, 0);
-		last_stamp = stamp;
+	if (secs(stamp - is->last_stamp) >= (double)is->interval) {
+		dump(is, stamp, 0);
+		is->last_stamp = stamp;
 	}
 }
 
-void iostat_getrq(struct dev *dip, uint64_t time)
+static void getrq(struct iostat *is, const struct btt_dev *dip, uint64_t time)
 {
-	struct dev_iostat *d;
+	struct dev_iostat *d = st(is, dip);
 
-	if (!ofp)
-		return;
-	d = st(dip);
-	qusz(&d->cur, bit_time(time));
-	qusz(&d->all, bit_time(time));
+	qusz(&d->cur, secs(time));
+	qusz(&d->all, secs(time));
 	d->cur.cur_qusz++;
 	d->all.cur_qusz++;
 }
 
-void iostat_merge(struct dev *dip, int rd)
+static void issue(struct iostat *is, const struct btt_dev *dip, uint64_t time, int rd,
+		  uint32_t sectors)
 {
-	if (!ofp)
-		return;
-	st(dip)->cur.rqm[rd]++;
-	st(dip)->all.rqm[rd]++;
-}
+	struct dev_iostat *d = st(is, dip);
+	struct io_stats *s[2] = {&d->cur, &d->all};
 
-void iostat_issue(struct dev *dip, uint64_t time, int rd, uint32_t sectors)
-{
-	struct dev_iostat *d;
-	struct io_stats *s[2];
-
-	if (!ofp)
-		return;
-	d = st(dip);
-	s[0] = &d->cur;
-	s[1] = &d->all;
 	for (int i = 0; i < 2; i++) {
-		idle(s[i], bit_time(time), 0);
+		idle(s[i], secs(time), 0);
 		s[i]->cur_dev++;
 		s[i]->ios[rd]++;
 		s[i]->sec[rd] += sectors;
 	}
 }
 
-void iostat_complete(struct dev *dip, const struct qio *q, uint64_t time)
+static void on_event(void *ctx, const struct btt_dev_event *e)
 {
+	struct iostat *is = ctx;
+	int rd = !(e->ev->action & BLK_TC_ACT(BLK_TC_WRITE));
+
+	switch (e->kind) {
+	case BTT_EV_NEW:
+		is->dev = array_grow(is->dev, &is->adev, e->dev->idx, sizeof(*is->dev));
+		is->dev[is->ndev++] = NULL;
+		break;
+	case BTT_EV_GETRQ:
+		getrq(is, e->dev, e->ev->time);
+		break;
+	case BTT_EV_MERGE:
+		st(is, e->dev)->cur.rqm[rd]++;
+		st(is, e->dev)->all.rqm[rd]++;
+		break;
+	case BTT_EV_ISSUE:
+		issue(is, e->dev, e->ev->time, rd, blk_event_sectors(e->ev));
+		break;
+	default:
+		break;
+	}
+}
+
+/* a completed I/O that was issued */
+static void on_done(void *ctx, const struct btt_io *io)
+{
+	struct iostat *is = ctx;
 	struct dev_iostat *d;
 	struct io_stats *s[2];
-	uint64_t from = qio_time(q, QT_I) != NO_TIME ? qio_time(q, QT_I) : qio_time(q, QT_M);
+	uint64_t time = io->t[BTT_STAGE_C];
+	uint64_t from = io->t[BTT_STAGE_I] != NO_TIME ? io->t[BTT_STAGE_I] : io->t[BTT_STAGE_M];
 
-	if (!ofp)
+	if (io->t[BTT_STAGE_D] == NO_TIME)
 		return;
-	d = st(dip);
+	d = st(is, io->dev);
 	s[0] = &d->cur;
 	s[1] = &d->all;
 	for (int i = 0; i < 2; i++) {
-		idle(s[i], bit_time(time), 0);
-		qusz(s[i], bit_time(time));
+		idle(s[i], secs(time), 0);
+		qusz(s[i], secs(time));
 		s[i]->cur_qusz--;
 		s[i]->cur_dev--;
 		if (from != NO_TIME)
 			s[i]->wait += tdelta(from, time);
-		s[i]->svctm += tdelta(q->time, time);
+		s[i]->svctm += tdelta(io->t[BTT_STAGE_Q], time);
 	}
 }
 
-void iostat_finish(uint64_t last_time)
+struct iostat *iostat_new(struct btt *b)
 {
-	if (!ofp)
+	struct iostat *is;
+	struct btt_io_sub sub = {
+		.events = 1u << BTT_EV_NEW | 1u << BTT_EV_GETRQ | 1u << BTT_EV_MERGE |
+			  1u << BTT_EV_ISSUE,
+		.tick = on_tick,
+		.done = on_done,
+		.dev_event = on_event,
+	};
+
+	if (!b->opts.iostat_name)
+		return NULL;
+	is = xcalloc(1, sizeof(*is));
+	is->devs = &b->devs;
+	is->interval = b->opts.iostat_interval;
+	is->ofp = file_create(b->opts.iostat_name, &is->ofn);
+	header(is->ofp);
+	sub.ctx = is;
+	if (iomodel_subscribe(b->model, &sub) < 0)
+		die("internal error: too many subscribers");
+	return is;
+}
+
+void iostat_finish(struct iostat *is, uint64_t last_time)
+{
+	if (!is || !is->ofp)
 		return;
-	fputc('\n', ofp);
-	dump(last_time, 1);
-	for (size_t i = 0; i < bs.ndevs; i++) {
-		free(bs.devs[i]->iostat);
-		bs.devs[i]->iostat = NULL;
-	}
-	file_close(&ofp, &ofn);
+	fputc('\n', is->ofp);
+	dump(is, last_time, 1);
+	file_close(&is->ofp, &is->ofn);
+}
+
+void iostat_free(struct iostat *is)
+{
+	if (!is)
+		return;
+	file_close(&is->ofp, &is->ofn);
+	for (size_t i = 0; i < is->ndev; i++)
+		free(is->dev[i]);
+	free(is->dev);
+	free(is);
 }

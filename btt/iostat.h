@@ -1,20 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * -I: iostat-like statistics fed by the I/O model.
+ * -I FILE: iostat-like statistics, one block of rows per -S seconds of trace time and a
+ * cumulative block at the end, computed the way btt 2.09 computes them.
  */
 #ifndef BTT_IOSTAT_H
 #define BTT_IOSTAT_H
 
-#include "btt.h"
+#include <stdint.h>
 
-void iostat_init(void);
-/* called with every event's time: prints a block when an interval has passed */
-void iostat_check_time(uint64_t stamp);
-void iostat_getrq(struct dev *dip, uint64_t time);
-void iostat_merge(struct dev *dip, int rd);
-void iostat_issue(struct dev *dip, uint64_t time, int rd, uint32_t sectors);
-void iostat_complete(struct dev *dip, const struct qio *q, uint64_t time);
-/* the cumulative block, stamped with the time of the last event */
-void iostat_finish(uint64_t last_time);
+struct btt;
+struct iostat;
+
+/* a subscriber to @b->model for -I (NULL without it); its file is created now */
+struct iostat *iostat_new(struct btt *b);
+/* the cumulative block, stamped with @last_time (of the last event taken); file closed */
+void iostat_finish(struct iostat *s, uint64_t last_time);
+void iostat_free(struct iostat *s);
 
 #endif /* BTT_IOSTAT_H */

@@ -13,15 +13,14 @@
 
 #include "btt.h"
 #include "common.h"
-#include "iomodel.h"
-#include "iostat.h"
 #include "blk/reader.h"
 
-struct btt_opts opts = {
-	.range_delta = 0.1,
-	.iostat_interval = 1,
+/* what main() takes from the command line besides btt's options */
+struct cmdline {
+	struct btt_opts *o;
+	const char *input; /* -i */
+	int verbose; /* -v */
 };
-struct btt_state bs;
 
 enum { OPT_PERCENTILES = 256, OPT_PERCENTILES_ONLY };
 
@@ -134,110 +133,111 @@ static double parse_double(const char *opt, const char *arg)
 	return v;
 }
 
-static void parse_args(int argc, char **argv)
+static void parse_args(int argc, char **argv, struct cmdline *cl)
 {
+	struct btt_opts *o = cl->o;
 	int c;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, short_opts, long_opts, NULL)) != -1) {
 		switch (c) {
 		case 'a':
-			opts.seek_absolute = 1;
+			o->seek_absolute = 1;
 			break;
 		case 'A':
-			opts.all_data = 1;
+			o->all_data = 1;
 			break;
 		case 'B':
-			opts.bno_name = optarg;
+			o->bno_name = optarg;
 			break;
 		case 'd':
-			opts.range_delta = parse_double("--range-delta", optarg);
+			o->range_delta = parse_double("--range-delta", optarg);
 			break;
 		case 'D':
-			opts.devices = optarg;
+			o->devices = optarg;
 			break;
 		case 'e':
-			opts.exes = optarg;
+			o->exes = optarg;
 			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
 		case 'i':
-			opts.input = optarg;
+			cl->input = optarg;
 			break;
 		case 'I':
-			opts.iostat_name = optarg;
+			o->iostat_name = optarg;
 			break;
 		case 'l':
-			opts.d2c_name = optarg;
+			o->d2c_name = optarg;
 			break;
 		case 'L':
-			opts.plat_freq = parse_double("--periodic-latencies", optarg);
+			o->plat_freq = parse_double("--periodic-latencies", optarg);
 			break;
 		case 'm':
-			opts.sps_name = optarg;
+			o->sps_name = optarg;
 			break;
 		case 'M':
-			opts.devmap_name = optarg;
+			o->devmap_name = optarg;
 			break;
 		case 'o':
-			opts.output = optarg;
+			o->output = optarg;
 			break;
 		case 'p':
-			opts.per_io_name = optarg;
+			o->per_io_name = optarg;
 			break;
 		case 'P':
-			opts.pit_name = optarg;
+			o->pit_name = optarg;
 			break;
 		case 'q':
-			opts.q2c_name = optarg;
+			o->q2c_name = optarg;
 			break;
 		case 'Q':
-			opts.aqd_name = optarg;
+			o->aqd_name = optarg;
 			break;
 		case 'r':
-			opts.no_remaps = 1;
+			o->no_remaps = 1;
 			break;
 		case 's':
-			opts.seek_name = optarg;
+			o->seek_name = optarg;
 			break;
 		case 'S':
-			opts.iostat_interval = (int)parse_double("--iostat-interval", optarg);
-			if (opts.iostat_interval <= 0)
+			o->iostat_interval = (int)parse_double("--iostat-interval", optarg);
+			if (o->iostat_interval <= 0)
 				usage_error("option '--iostat-interval': '%s' must be at least 1",
 					    optarg);
 			break;
 		case 't':
-			opts.t_start = parse_double("--time-start", optarg);
-			opts.time_bounded = 1;
+			o->t_start = parse_double("--time-start", optarg);
+			o->time_bounded = 1;
 			break;
 		case 'T':
-			opts.t_end = parse_double("--time-end", optarg);
-			opts.time_bounded = 1;
+			o->t_end = parse_double("--time-end", optarg);
+			o->time_bounded = 1;
 			break;
 		case 'u':
-			opts.unplug_name = optarg;
+			o->unplug_name = optarg;
 			break;
 		case 'V':
 			print_version("btt version 2.09");
 			exit(0);
 		case 'v':
-			opts.verbose++;
+			cl->verbose++;
 			break;
 		case 'X':
-			opts.easy_parse = 1;
+			o->easy_parse = 1;
 			break;
 		case 'z':
-			opts.q2d_name = optarg;
+			o->q2d_name = optarg;
 			break;
 		case 'Z':
-			opts.do_active = 1;
+			o->do_active = 1;
 			break;
 		case OPT_PERCENTILES:
-			opts.percentiles = 1;
+			o->percentiles = 1;
 			break;
 		case OPT_PERCENTILES_ONLY:
-			opts.percentiles = 2;
+			o->percentiles = 2;
 			break;
 		case ':':
 			error("option '%s' needs a value", argv[optind - 1]);
@@ -254,12 +254,12 @@ static void parse_args(int argc, char **argv)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
-	if (!opts.input) {
+	if (!cl->input) {
 		error("no input file");
 		hint("give the merged trace with -i FILE (make one with 'blkparse -i NAME -d FILE -O')");
 		exit(2);
 	}
-	if (opts.sps_name && !opts.seek_name) {
+	if (o->sps_name && !o->seek_name) {
 		error("option '--seeks-per-second' needs '--seeks'");
 		hint("add -s NAME");
 		exit(2);
@@ -267,139 +267,33 @@ static void parse_args(int argc, char **argv)
 }
 
 /* -v: once per wall-clock second, the records taken so far and how far into the file */
-static void progress(struct blk_reader *r, off_t size)
-{
-	static time_t last;
-	static unsigned int calls;
-	time_t now;
-
-	if (calls++ % 1024)
-		return;
-	now = time(NULL);
-	if (now == last)
-		return;
-	if (last && size > 0)
-		printf("\r%10llu t (%5.2lf%%)", (unsigned long long)bs.n_traces,
-		       100.0 * (double)blk_reader_offset(r) / (double)size);
-	last = now;
-}
-
-/*
- * Once the queued I/Os outgrow the caches (requests that never complete pile up), events
- * are taken in batches: before a batch is modelled, the insertions it will make descend
- * together (qtree_prefetch), so that their cache misses overlap.
- */
-#define BATCH 16
-#define PREFETCH_NODES (256u << 10) /* 4 MiB of nodes */
-
-struct batch {
-	struct blk_event ev[BATCH];
-	size_t pdu_off[BATCH];
-	size_t n;
-	unsigned char *pdu; /* the payloads, copied: the reader's are valid until its next call */
-	size_t pdu_len, pdu_cap;
+struct progress {
+	struct btt *b;
+	struct blk_reader *r;
+	off_t size;
+	time_t last;
+	unsigned int calls;
 };
 
-static void batch_add(struct batch *b, const struct blk_event *ev)
+static void progress(void *arg)
 {
-	if (b->pdu_len + ev->pdu_len > b->pdu_cap) {
-		size_t cap = b->pdu_cap ? b->pdu_cap : 4096;
-		unsigned char *p;
+	struct progress *p = arg;
+	time_t now;
 
-		while (cap < b->pdu_len + ev->pdu_len)
-			cap *= 2;
-		p = realloc(b->pdu, cap);
-		if (!p)
-			die("out of memory");
-		b->pdu = p;
-		b->pdu_cap = cap;
-	}
-	if (ev->pdu_len)
-		memcpy(b->pdu + b->pdu_len, ev->pdu, ev->pdu_len);
-	b->pdu_off[b->n] = b->pdu_len;
-	b->pdu_len += ev->pdu_len;
-	b->ev[b->n++] = *ev;
+	if (p->calls++ % 1024)
+		return;
+	now = time(NULL);
+	if (now == p->last)
+		return;
+	if (p->last && p->size > 0)
+		printf("\r%10llu t (%5.2lf%%)", (unsigned long long)iomodel_records(p->b->model),
+		       100.0 * (double)blk_reader_offset(p->r) / (double)p->size);
+	p->last = now;
 }
 
-static void batch_prefetch(struct batch *b)
+static int next_record(void *src, struct blk_event *ev)
 {
-	struct qtree *t[BATCH];
-	uint64_t sector[BATCH];
-	size_t n = 0;
-
-	for (size_t i = 0; i < b->n; i++) {
-		const struct blk_event *ev = &b->ev[i];
-		uint32_t act = blk_event_action32(ev);
-		struct dev *dip;
-
-		b->ev[i].pdu = b->pdu + b->pdu_off[i];
-		if ((act & (BLK_TC_ACT(BLK_TC_NOTIFY) | BLK_TC_ACT(BLK_TC_PC))) || !ev->bytes)
-			continue;
-		/* the insertions: the other searches mostly go through the table */
-		if ((act & 0xffff) == BLK_TA_QUEUE && (dip = dev_find(ev->device))) {
-			t[n] = &dip->qt;
-			sector[n++] = ev->sector;
-		}
-	}
-	qtree_prefetch(&bs.qpool, t, sector, n);
-}
-
-/* the events from @ev on; the reader's last status */
-static int run(struct blk_reader *r, struct blk_event *ev, off_t size)
-{
-	struct batch b = {.n = 0};
-	int rc = 1;
-
-	/* one at a time while the queued I/Os fit in the caches (batches cost a copy) */
-	while (bs.qpool.used < PREFETCH_NODES) {
-		iomodel_event(ev);
-		if (opts.verbose)
-			progress(r, size);
-		if (bs.done || (rc = blk_reader_next(r, ev)) <= 0)
-			return rc;
-	}
-	batch_add(&b, ev);
-	for (;;) {
-		while (b.n < BATCH && (rc = blk_reader_next(r, ev)) > 0)
-			batch_add(&b, ev);
-		batch_prefetch(&b);
-		for (size_t i = 0; i < b.n && !bs.done; i++) {
-			iomodel_event(&b.ev[i]);
-			if (opts.verbose)
-				progress(r, size);
-		}
-		if (bs.done || rc <= 0)
-			break;
-		b.n = 0;
-		b.pdu_len = 0;
-	}
-	free(b.pdu);
-	return rc;
-}
-
-/* the seek streams' first pass, two at a time */
-static void prepare_seeks(void)
-{
-	struct seeki **v = malloc((bs.ndevs ? bs.ndevs : 1) * 2 * sizeof(*v));
-
-	if (!v)
-		die("out of memory");
-	for (size_t i = 0; i < bs.ndevs; i++) {
-		v[2 * i] = bs.devs[i]->q2q_seek;
-		v[2 * i + 1] = bs.devs[i]->d2d_seek;
-	}
-	seeki_prepare(v, 2 * bs.ndevs);
-	free(v);
-}
-
-static FILE *open_out(const char *suffix, char **name)
-{
-	char fn[4096];
-
-	if (!opts.output)
-		return stdout;
-	snprintf(fn, sizeof(fn), "%s.%s", opts.output, suffix);
-	return file_create(fn, name);
+	return blk_reader_next(src, ev);
 }
 
 /* -i names no file: a base name of per-CPU files (NAME.blktrace.N) is the usual slip */
@@ -418,29 +312,29 @@ static void __attribute__((noreturn)) open_failed(const char *input)
 
 int main(int argc, char **argv)
 {
+	struct btt b = {.opts = BTT_OPTS_INIT};
+	struct cmdline cl = {.o = &b.opts};
+	struct progress pr = {.b = &b};
 	struct blk_reader *r;
 	struct blk_event ev;
-	FILE *avg_fp, *dat_fp;
-	char *avg_name = NULL, *dat_name = NULL;
 	struct timespec t0, t1;
 	struct stat st;
-	off_t size = 0;
-	int rc = 0, status = 0;
+	int rc, status = 0;
 
 	set_progname("btt");
 	install_log_hook();
-	parse_args(argc, argv);
-	ranges_init();
-	if (opts.devmap_name && (rc = devmap_load(opts.devmap_name)) < 0)
-		die("cannot read device map '%s': %s", opts.devmap_name, strerror(-rc));
+	parse_args(argc, argv, &cl);
+	rc = btt_init(&b);
+	if (rc < 0)
+		die("cannot read device map '%s': %s", b.opts.devmap_name, strerror(-rc));
 
-	r = blk_reader_open(opts.input);
+	r = blk_reader_open(cl.input);
 	if (!r)
-		open_failed(opts.input);
+		open_failed(cl.input);
 	blk_reader_set_readahead(r, 1);
-	bs.last_q = NO_TIME;
-	if (opts.verbose && stat(opts.input, &st) == 0)
-		size = st.st_size;
+	if (cl.verbose && stat(cl.input, &st) == 0)
+		pr.size = st.st_size;
+	pr.r = r;
 	/* like the reference, an input without a single record gives no report and no files */
 	rc = blk_reader_next(r, &ev);
 	if (rc <= 0) {
@@ -449,13 +343,11 @@ int main(int argc, char **argv)
 		blk_reader_close(r);
 		return rc < 0 ? 1 : 0;
 	}
-	fp_init(&bs.sys_fp, "sys");
-	extras_init();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = run(r, &ev, size);
-	if (opts.verbose) {
+	rc = btt_run(&b, next_record, r, &ev, cl.verbose ? progress : NULL, &pr);
+	if (cl.verbose) {
 		/* -v: the record count and rate, on stdout as the reference prints it */
-		unsigned long long n = bs.n_traces;
+		unsigned long long n = iomodel_records(b.model);
 		double secs;
 
 		clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -463,65 +355,12 @@ int main(int argc, char **argv)
 		printf("\r%80s\r%10llu traces @ %.1lf Ktps in %.6lf seconds\n", "", n,
 		       secs > 0 ? (double)n / secs / 1000.0 : 0.0, secs);
 	}
-	if (!bs.done && rc < 0) {
+	if (rc < 0) {
 		error("%s", blk_reader_error(r));
 		status = 1;
 	}
 	blk_reader_close(r);
-	iomodel_finish();
-	devs_sort_procs();
-	devs_order();
-	prepare_seeks();
-
-	avg_fp = open_out("avg", &avg_name);
-	if (opts.percentiles != 2)
-		report_print(avg_fp);
-	if (opts.percentiles)
-		pct_print(avg_fp);
-	if (opts.percentiles != 2) {
-		dat_fp = opts.output ? open_out("dat", &dat_name) : avg_fp;
-		ranges_print(dat_fp);
-		if (dat_fp != stdout)
-			file_close(&dat_fp, &dat_name);
-	}
-	if (avg_fp != stdout)
-		file_close(&avg_fp, &avg_name);
-	else if (fflush(stdout) != 0 || ferror(stdout))
-		die("write error on standard output: %s", strerror(errno));
-
-	if (opts.do_active) {
-		float base = 1.0f;
-
-		live_dump(&bs.all_live, "sys_live.dat", 0.0f);
-		/* the shown devices in report order; each with live periods takes a row */
-		for (size_t i = 0; i < bs.nout; i++) {
-			char fn[128];
-
-			dev_label(bs.out[i], fn, sizeof(fn) - 10, 0);
-			strcat(fn, "_live.dat");
-			live_dump(&bs.out[i]->live, fn, base);
-			if (bs.out[i]->live.n)
-				base += 1.0f;
-		}
-	}
-	fp_finish(&bs.sys_fp);
-	for (size_t i = 0; i < bs.ndevs; i++) {
-		struct dev *dip = bs.devs[i];
-
-		char lab[64];
-
-		fp_finish(&dip->fp);
-		plat_finish(dip);
-		dev_label(dip, lab, sizeof(lab), 0);
-		seeki_sps_write(dip->q2q_seek, dip->d2d_seek, lab);
-		file_close(&dip->d2c_fp, &dip->d2c_fn);
-		file_close(&dip->q2c_fp, &dip->q2c_fn);
-		file_close(&dip->q2d_fp, &dip->q2d_fn);
-	}
-	iostat_finish(bs.last_time);
-	extras_finish();
-	region_release(&bs.all_regions);
-	live_release(&bs.all_live);
-	devs_release();
+	btt_report(&b);
+	btt_release(&b);
 	return status;
 }

@@ -1,17 +1,135 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Percentiles of Q2C, D2C and Q2D per device and in total (an addition to the classic
- * report, only with --percentiles or --percentiles-only), from bounded-error histograms:
- * each value is within 1/64 of a recorded latency.
+ * Percentiles of Q2C, D2C and Q2D (see pct.h), a subscriber of the I/O model.
  */
 #include <stdlib.h>
 
+#include "alloc.h"
+#include "blk/hist.h"
 #include "btt.h"
 #include "common.h"
+#include "pct.h"
+#include "stats.h"
+#include "u64map.h"
+
+/*
+ * The histograms of a device (and, but the last, in total). The last one holds the D2C
+ * times seen before the device's first Q, which the classic model ignores: a trace
+ * recorded with "-a issue -a complete" has no Q, and then they are its D2C.
+ */
+enum { HIST_Q2C, HIST_D2C, HIST_Q2D, HIST_D2C_NO_Q, HIST_NR };
+
+struct pct_dev {
+	struct blk_hist hist[HIST_NR];
+	struct u64map d_no_q; /* issues before the first Q: start sector + 1 -> issue time */
+};
+
+struct pct {
+	struct pct_dev **dev; /* by device index */
+	size_t ndev, adev;
+	struct blk_hist total[HIST_D2C_NO_Q];
+};
 
 static const double pcts[] = {50, 90, 99, 99.9, 99.99, 100};
 static const char *const pct_names[] = {"p50", "p90", "p99", "p99.9", "p99.99", "max"};
 #define NPCT (sizeof(pcts) / sizeof(pcts[0]))
+
+static void add(struct pct *p, const struct btt_dev *dip, int which, uint64_t v)
+{
+	blk_hist_add(&p->dev[dip->idx]->hist[which], v);
+	blk_hist_add(&p->total[which], v);
+}
+
+static void on_stage(void *ctx, const struct btt_io *io, enum btt_stage st, uint64_t t)
+{
+	(void)st;
+	add(ctx, io->dev, HIST_Q2D, tdelta(io->t[BTT_STAGE_Q], t));
+}
+
+static void on_done(void *ctx, const struct btt_io *io)
+{
+	uint64_t c = io->t[BTT_STAGE_C];
+
+	add(ctx, io->dev, HIST_Q2C, tdelta(io->t[BTT_STAGE_Q], c));
+	if (io->t[BTT_STAGE_D] != NO_TIME)
+		add(ctx, io->dev, HIST_D2C, tdelta(io->t[BTT_STAGE_D], c));
+}
+
+/* a second issue at the same start replaces the first */
+static void no_q_issue(struct pct_dev *d, const struct btt_dev_event *e)
+{
+	uint64_t *t;
+
+	if (e->ev->sector == UINT64_MAX)
+		return;
+	t = u64map_get(&d->d_no_q, e->ev->sector + 1);
+	if (t)
+		*t = e->ev->time;
+	else if (u64map_put(&d->d_no_q, e->ev->sector + 1, e->ev->time) < 0)
+		die("out of memory");
+}
+
+static void no_q_complete(struct pct_dev *d, const struct btt_dev_event *e)
+{
+	uint64_t *t;
+
+	if (!d->d_no_q.n || e->ev->sector == UINT64_MAX)
+		return;
+	t = u64map_get(&d->d_no_q, e->ev->sector + 1);
+	if (!t)
+		return;
+	blk_hist_add(&d->hist[HIST_D2C_NO_Q], tdelta(*t, e->ev->time));
+	u64map_del(&d->d_no_q, e->ev->sector + 1);
+}
+
+static void on_event(void *ctx, const struct btt_dev_event *e)
+{
+	struct pct *p = ctx;
+	struct pct_dev *d;
+
+	if (e->kind == BTT_EV_NEW) {
+		p->dev = array_grow(p->dev, &p->adev, e->dev->idx, sizeof(*p->dev));
+		p->dev[p->ndev++] = xcalloc(1, sizeof(struct pct_dev));
+		return;
+	}
+	d = p->dev[e->dev->idx];
+	switch (e->kind) {
+	case BTT_EV_FIRST_Q:
+		/* the device has queued I/O: its D2C is the classic one */
+		u64map_free(&d->d_no_q);
+		blk_hist_clear(&d->hist[HIST_D2C_NO_Q]);
+		break;
+	case BTT_EV_ISSUE_BEFORE_Q:
+		no_q_issue(d, e);
+		break;
+	case BTT_EV_COMPLETE_BEFORE_Q:
+		no_q_complete(d, e);
+		break;
+	default:
+		break;
+	}
+}
+
+struct pct *pct_new(struct btt *b)
+{
+	struct pct *p;
+	struct btt_io_sub sub = {
+		.stages = 1u << BTT_STAGE_D,
+		.events = 1u << BTT_EV_NEW | 1u << BTT_EV_FIRST_Q | 1u << BTT_EV_ISSUE_BEFORE_Q |
+			  1u << BTT_EV_COMPLETE_BEFORE_Q,
+		.stage = on_stage,
+		.done = on_done,
+		.dev_event = on_event,
+	};
+
+	if (!b->opts.percentiles)
+		return NULL;
+	p = xcalloc(1, sizeof(*p));
+	sub.ctx = p;
+	if (iomodel_subscribe(b->model, &sub) < 0)
+		die("internal error: too many subscribers");
+	return p;
+}
 
 static void pct_row(FILE *ofp, const char *dev, const char *what, const struct blk_hist *h)
 {
@@ -22,7 +140,7 @@ static void pct_row(FILE *ofp, const char *dev, const char *what, const struct b
 		return;
 	}
 	for (size_t i = 0; i < NPCT; i++)
-		fprintf(ofp, " %13.9f", bit_time(blk_hist_percentile(h, pcts[i])));
+		fprintf(ofp, " %13.9f", (double)blk_hist_percentile(h, pcts[i]) / 1.0e9);
 	fputc('\n', ofp);
 }
 
@@ -34,15 +152,11 @@ static void dashes(FILE *ofp)
 	fputc('\n', ofp);
 }
 
-void pct_print(FILE *ofp)
+void pct_print(const struct pct *p, const struct btt *b, FILE *ofp)
 {
 	static const char *const names[] = {"Q2C", "D2C", "Q2D"};
 	/* D2C with the times before a device's first Q (a trace without Q events) */
-	struct blk_hist *d2c = malloc(sizeof(*d2c)), *total = malloc(sizeof(*total));
-	char lab[64];
-
-	if (!d2c || !total)
-		die("out of memory");
+	struct blk_hist *d2c = xmalloc(sizeof(*d2c)), *total = xmalloc(sizeof(*total));
 
 	fprintf(ofp, "==================== Latency Percentiles (seconds) ====================\n\n");
 	fprintf(ofp, "%10s | %-3s %11s", "DEV", "LAT", "N");
@@ -50,27 +164,36 @@ void pct_print(FILE *ofp)
 		fprintf(ofp, " %13s", pct_names[i]);
 	fputc('\n', ofp);
 	dashes(ofp);
-	for (size_t i = 0; i < bs.nout; i++) {
-		const struct blk_hist *h = bs.out[i]->hist;
+	for (size_t i = 0; i < b->devs.nout; i++) {
+		const struct btt_dev *dip = b->devs.out[i];
+		const struct blk_hist *h = p->dev[dip->idx]->hist;
 
-		if (!dev_shown(bs.out[i]) || !h)
-			continue;
-		dev_label(bs.out[i], lab, sizeof(lab), 1);
 		*d2c = h[HIST_D2C];
 		blk_hist_merge(d2c, &h[HIST_D2C_NO_Q]);
-		pct_row(ofp, lab, names[HIST_Q2C], &h[HIST_Q2C]);
-		pct_row(ofp, lab, names[HIST_D2C], d2c);
-		pct_row(ofp, lab, names[HIST_Q2D], &h[HIST_Q2D]);
+		pct_row(ofp, dip->label, names[HIST_Q2C], &h[HIST_Q2C]);
+		pct_row(ofp, dip->label, names[HIST_D2C], d2c);
+		pct_row(ofp, dip->label, names[HIST_Q2D], &h[HIST_Q2D]);
 	}
 	dashes(ofp);
-	*total = bs.hist[HIST_D2C];
-	for (size_t i = 0; i < bs.ndevs; i++)
-		if (bs.devs[i]->hist)
-			blk_hist_merge(total, &bs.devs[i]->hist[HIST_D2C_NO_Q]);
-	pct_row(ofp, "Total", names[HIST_Q2C], &bs.hist[HIST_Q2C]);
+	*total = p->total[HIST_D2C];
+	for (size_t i = 0; i < p->ndev; i++)
+		blk_hist_merge(total, &p->dev[i]->hist[HIST_D2C_NO_Q]);
+	pct_row(ofp, "Total", names[HIST_Q2C], &p->total[HIST_Q2C]);
 	pct_row(ofp, "Total", names[HIST_D2C], total);
-	pct_row(ofp, "Total", names[HIST_Q2D], &bs.hist[HIST_Q2D]);
+	pct_row(ofp, "Total", names[HIST_Q2D], &p->total[HIST_Q2D]);
 	fputc('\n', ofp);
 	free(d2c);
 	free(total);
+}
+
+void pct_free(struct pct *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->ndev; i++) {
+		u64map_free(&p->dev[i]->d_no_q);
+		free(p->dev[i]);
+	}
+	free(p->dev);
+	free(p);
 }

@@ -323,6 +323,20 @@ static uint32_t next(const struct qpool *p, uint32_t i)
 	return par;
 }
 
+uint32_t qtree_next(const struct qpool *p, uint32_t i)
+{
+	return next(p, i);
+}
+
+uint32_t qtree_first(const struct qpool *p, const struct qtree *t)
+{
+	uint32_t i = t->root;
+
+	while (i && N(i).left)
+		i = N(i).left;
+	return i;
+}
+
 static uint32_t prev(const struct qpool *p, uint32_t i)
 {
 	uint32_t par;
@@ -522,7 +536,7 @@ static uint32_t replace(struct qpool *p, struct qtree *t, uint32_t i, uint32_t n
 }
 
 uint32_t qtree_insert(struct qpool *p, struct qtree *t, uint64_t sector, uint32_t nsec,
-		      int *replaced)
+		      int *replaced, uint32_t *old_nsec)
 {
 	uint32_t parent = 0, pred = t->hint_pred, succ = t->hint_succ, i;
 
@@ -545,6 +559,7 @@ uint32_t qtree_insert(struct qpool *p, struct qtree *t, uint64_t sector, uint32_
 
 		if (sector == o->sector) {
 			*replaced = 1;
+			*old_nsec = NSEC(i);
 			return replace(p, t, i, nsec);
 		}
 		parent = i;

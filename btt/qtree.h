@@ -109,12 +109,17 @@ uint32_t qtree_find(const struct qpool *p, struct qtree *t, uint64_t sector);
 
 /*
  * Insert an I/O of @nsec sectors at @sector (nsec < 2^29). An I/O already queued at the
- * same start is replaced in place: its node is returned with the new length, and
- * *@replaced set. Otherwise a new node. The caller fills the payload (zeroed for a new
- * node, the previous I/O's for a replaced one). 0 when out of memory.
+ * same start is replaced in place: its node is returned with the new length, *@replaced
+ * set and the previous length in *@old_nsec. Otherwise a new node. The caller fills the
+ * payload (zeroed for a new node, the previous I/O's for a replaced one). 0 when out of
+ * memory.
  */
 uint32_t qtree_insert(struct qpool *p, struct qtree *t, uint64_t sector, uint32_t nsec,
-		      int *replaced);
+		      int *replaced, uint32_t *old_nsec);
+
+/* The first node of the tree in sector order, and the one after node @i (0: none). */
+uint32_t qtree_first(const struct qpool *p, const struct qtree *t);
+uint32_t qtree_next(const struct qpool *p, uint32_t i);
 
 /* Unlink node @i from the tree and give it back to the pool. */
 void qtree_erase(struct qpool *p, struct qtree *t, uint32_t i);

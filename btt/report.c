@@ -6,22 +6,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "btt.h"
 #include "common.h"
+#include "live.h"
+#include "outfile.h"
+#include "report.h"
+#include "seek.h"
+#include "stats.h"
 
 #define DEV_DASH "---------- | "
 
-/* -X: the same numbers in an easy-to-parse file (name.xvg), written with the report */
-static FILE *xvg;
-
-static void xdev(char *buf, size_t len, const struct dev *dip)
-{
-	dev_label(dip, buf, len, 0);
-}
+/* what the report reads, and where it writes */
+struct rep {
+	const struct btt *b;
+	struct stats *s;
+	FILE *xvg; /* -X: the same numbers in an easy-to-parse file (name.xvg) */
+};
 
 static void banner(FILE *ofp, const char *title)
 {
 	fprintf(ofp, "==================== %s ====================\n\n", title);
+}
+
+static double secs(uint64_t t)
+{
+	return (double)t / 1.0e9;
 }
 
 /* seconds as the reference's tables compute them: whole seconds plus the fraction */
@@ -35,11 +45,11 @@ static double avg_of(const struct avg *ap)
 	return ap->n ? table_time(ap->total) / (double)ap->n : 0.0;
 }
 
-static void avg_row(FILE *ofp, const char *name, const struct avg *ap)
+static void avg_row(FILE *ofp, FILE *xvg, const char *name, const struct avg *ap)
 {
 	if (ap->n <= 0)
 		return;
-	if (xvg && ofp == NULL) {
+	if (xvg) {
 		fprintf(xvg, "%s %.9f %.9f %.9f %ld\n", name, table_time(ap->min), avg_of(ap),
 			table_time(ap->max), ap->n);
 		return;
@@ -58,61 +68,60 @@ static const struct {
 static void out_avgs(FILE *ofp, const struct avgs *av)
 {
 	for (size_t i = 0; i < sizeof(dm) / sizeof(dm[0]); i++)
-		avg_row(ofp, dm[i].name, &av->a[dm[i].k]);
+		avg_row(ofp, NULL, dm[i].name, &av->a[dm[i].k]);
 	fputc('\n', ofp);
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-		avg_row(ofp, rows[i].name, &av->a[rows[i].k]);
+		avg_row(ofp, NULL, rows[i].name, &av->a[rows[i].k]);
 	fputc('\n', ofp);
 }
 
-static int exe_shown(const char *name);
+static int exe_shown(const char *exes, const char *name);
 
 /* -A: one table per metric, a row per process (by name) or per device */
-static void metric_table(FILE *ofp, const char *name, enum avg_kind k, int per_dev)
+static void metric_table(struct rep *r, FILE *ofp, const char *name, enum avg_kind k, int per_dev)
 {
+	const struct btt_devs *d = &r->b->devs;
 	char lab[64];
 
 	fprintf(ofp, "%15s %13s %13s %13s %11s\n", name, "MIN", "AVG", "MAX", "N");
 	fprintf(ofp, "--------------- ------------- ------------- ------------- -----------\n");
 	if (per_dev) {
-		for (size_t i = 0; i < bs.nout; i++) {
-			if (!dev_shown(bs.out[i]))
-				continue;
-			dev_label(bs.out[i], lab, sizeof(lab), 1);
-			avg_row(ofp, lab, &bs.out[i]->avgs.a[k]);
-		}
+		for (size_t i = 0; i < d->nout; i++)
+			avg_row(ofp, NULL, d->out[i]->label, &r->s->dev[d->out[i]->idx].avgs.a[k]);
 	} else {
-		for (size_t i = 0; i < bs.nprocs; i++) {
-			if (!exe_shown(bs.procs[i]->name))
+		for (size_t i = 0; i < d->nprocs; i++) {
+			const struct proc_stats *ps = stats_proc(r->s, d->procs[i]);
+
+			if (!exe_shown(r->b->opts.exes, d->procs[i]->name) || !ps)
 				continue;
-			snprintf(lab, sizeof(lab), "%.14s", bs.procs[i]->name);
-			avg_row(ofp, lab, &bs.procs[i]->avgs.a[k]);
+			snprintf(lab, sizeof(lab), "%.14s", d->procs[i]->name);
+			avg_row(ofp, NULL, lab, &ps->avgs.a[k]);
 		}
 	}
 	fputc('\n', ofp);
 }
 
-static void per_tables(FILE *ofp, const char *title, int per_dev)
+static void per_tables(struct rep *r, FILE *ofp, const char *title, int per_dev)
 {
 	banner(ofp, title);
 	for (size_t i = 0; i < sizeof(dm) / sizeof(dm[0]); i++)
-		metric_table(ofp, dm[i].name, dm[i].k, per_dev);
+		metric_table(r, ofp, dm[i].name, dm[i].k, per_dev);
 	fputc('\n', ofp);
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		if (rows[i].k != AV_M2D) /* the reference has no M2D table */
-			metric_table(ofp, rows[i].name, rows[i].k, per_dev);
+			metric_table(r, ofp, rows[i].name, rows[i].k, per_dev);
 }
 
-static void all_devices(FILE *ofp)
+static void all_devices(struct rep *r, FILE *ofp)
 {
 	banner(ofp, "All Devices");
 	fprintf(ofp, "%15s %13s %13s %13s %11s\n", "ALL", "MIN", "AVG", "MAX", "N");
 	fprintf(ofp, "--------------- ------------- ------------- ------------- -----------\n");
-	out_avgs(ofp, &bs.all);
-	if (xvg) {
+	out_avgs(ofp, &r->s->all);
+	if (r->xvg) {
 		/* the dm rows are not in the .xvg file */
 		for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-			avg_row(NULL, rows[i].name, &bs.all.a[rows[i].k]);
+			avg_row(NULL, r->xvg, rows[i].name, &r->s->all.a[rows[i].k]);
 	}
 }
 
@@ -121,7 +130,7 @@ static double pct(uint64_t part, uint64_t whole)
 	return 100.0 * (double)part / (double)whole;
 }
 
-static void device_overhead(FILE *ofp)
+static void device_overhead(struct rep *r, FILE *ofp)
 {
 	static const enum avg_kind cols[] = {AV_Q2G, AV_G2I, AV_Q2M, AV_I2D, AV_D2C};
 	uint64_t tot[5] = {0}, q2c = 0;
@@ -131,13 +140,14 @@ static void device_overhead(FILE *ofp)
 	banner(ofp, "Device Overhead");
 	fprintf(ofp, "       DEV |       Q2G       G2I       Q2M       I2D       D2C\n");
 	fprintf(ofp, DEV_DASH "--------- --------- --------- --------- ---------\n");
-	for (size_t i = 0; i < bs.nout; i++) {
-		struct dev *dip = bs.out[i];
+	for (size_t i = 0; i < r->b->devs.nout; i++) {
+		const struct btt_dev *dev = r->b->devs.out[i];
+		struct dev_stats *dip = &r->s->dev[dev->idx];
 		const struct avg *qc = &dip->avgs.a[AV_Q2C];
 
-		if (!dev_shown(dip) || qc->n <= 0 || qc->total == 0)
+		if (qc->n <= 0 || qc->total == 0)
 			continue;
-		dev_label(dip, lab, sizeof(lab), 1);
+		snprintf(lab, sizeof(lab), "%s", dev->label);
 		fprintf(ofp, "%10s |", lab);
 		for (int c = 0; c < 5; c++) {
 			fprintf(ofp, " %8.4lf%%", pct(dip->avgs.a[cols[c]].total, qc->total));
@@ -158,7 +168,7 @@ static void device_overhead(FILE *ofp)
 	fputc('\n', ofp);
 }
 
-static void merge_info(FILE *ofp)
+static void merge_info(struct rep *r, FILE *ofp)
 {
 	static const char hdr[] =
 		"       DEV |       #Q       #D   Ratio |   BLKmin   BLKavg   BLKmax    Total\n";
@@ -171,12 +181,13 @@ static void merge_info(FILE *ofp)
 	banner(ofp, "Device Merge Information");
 	fputs(hdr, ofp);
 	fputs(dash, ofp);
-	for (size_t i = 0; i < bs.nout; i++) {
-		struct dev *dip = bs.out[i];
+	for (size_t i = 0; i < r->b->devs.nout; i++) {
+		const struct btt_dev *dev = r->b->devs.out[i];
+		struct dev_stats *dip = &r->s->dev[dev->idx];
 		const struct avg *b = &dip->avgs.a[AV_BLKS];
 		double q = (double)dip->n_qs, d = (double)dip->n_ds, ratio;
 
-		if (!dev_shown(dip) || dip->n_qs <= 0 || dip->n_ds <= 0)
+		if (dip->n_qs <= 0 || dip->n_ds <= 0)
 			continue;
 		/* #Q is at least #D; as in the reference, this is kept for the sections below
 		 * (the average of requests active at Q divides by it) */
@@ -185,14 +196,14 @@ static void merge_info(FILE *ofp)
 			dip->n_qs = dip->n_ds;
 		}
 		ratio = q / d;
-		dev_label(dip, lab, sizeof(lab), 1);
+		snprintf(lab, sizeof(lab), "%s", dev->label);
 		fprintf(ofp, "%10s | %8llu %8llu %7.1lf | %8llu %8llu %8llu %8llu\n", lab,
 			(unsigned long long)q, (unsigned long long)d, ratio,
 			(unsigned long long)b->min, (unsigned long long)((double)b->total / d),
 			(unsigned long long)b->max, (unsigned long long)b->total);
-		if (xvg) {
-			xdev(lab, sizeof(lab), dip);
-			fprintf(xvg, "DMI %s %llu %llu %.9lf %llu %llu %llu %llu\n", lab,
+		if (r->xvg) {
+			snprintf(lab, sizeof(lab), "%s", dev->name);
+			fprintf(r->xvg, "DMI %s %llu %llu %.9lf %llu %llu %llu %llu\n", lab,
 				(unsigned long long)q, (unsigned long long)d, ratio,
 				(unsigned long long)b->min,
 				(unsigned long long)((double)b->total / d),
@@ -251,7 +262,7 @@ static void omode_add(struct omode **om, size_t *n, size_t *alloc, const struct 
 	}
 }
 
-static void seek_info(FILE *ofp, const char *title, int d2d)
+static void seek_info(struct rep *r, FILE *ofp, const char *title, int d2d)
 {
 	static const char hdr[] =
 		" |          NSEEKS            MEAN          MEDIAN | MODE           \n";
@@ -266,19 +277,20 @@ static void seek_info(FILE *ofp, const char *title, int d2d)
 	banner(ofp, title);
 	fprintf(ofp, "%10s%s", "DEV", hdr);
 	fputs(dash, ofp);
-	for (size_t i = 0; i < bs.nout; i++) {
-		struct dev *dip = bs.out[i];
+	for (size_t i = 0; i < r->b->devs.nout; i++) {
+		const struct btt_dev *dev = r->b->devs.out[i];
+		struct dev_stats *dip = &r->s->dev[dev->idx];
 		struct seeki *sip = d2d ? dip->d2d_seek : dip->q2q_seek;
 		long long n = seeki_nseeks(sip), med;
 		struct mode m;
 		double mn;
 
-		if (!dev_shown(dip) || n <= 0)
+		if (n <= 0)
 			continue;
 		mn = seeki_mean(sip);
 		med = seeki_median(sip);
 		seeki_mode(sip, &m);
-		dev_label(dip, lab, sizeof(lab), 1);
+		snprintf(lab, sizeof(lab), "%s", dev->label);
 		fprintf(ofp, "%10s | %15lld %15.1lf %15lld | %lld(%ld)", lab, n, mn, med,
 			m.modes[0], m.most);
 		if (m.nmds == 2)
@@ -286,13 +298,13 @@ static void seek_info(FILE *ofp, const char *title, int d2d)
 		else if (m.nmds > 2)
 			mode_more(ofp, m.nmds - 1);
 		fputc('\n', ofp);
-		if (xvg) {
-			xdev(lab, sizeof(lab), dip);
-			fprintf(xvg, "%s %s %lld %.9lf %lld %lld %ld", d2d ? "DSK" : "QSK", lab, n,
-				mn, med, m.modes[0], m.most);
+		if (r->xvg) {
+			snprintf(lab, sizeof(lab), "%s", dev->name);
+			fprintf(r->xvg, "%s %s %lld %.9lf %lld %lld %ld", d2d ? "DSK" : "QSK", lab,
+				n, mn, med, m.modes[0], m.most);
 			for (int k = 1; k < m.nmds; k++)
-				fprintf(xvg, " %lld", m.modes[k]);
-			fputc('\n', xvg);
+				fprintf(r->xvg, " %lld", m.modes[k]);
+			fputc('\n', r->xvg);
 		}
 		tot += n;
 		mean += mn * (double)n;
@@ -330,7 +342,7 @@ static void seek_info(FILE *ofp, const char *title, int d2d)
 	fputc('\n', ofp);
 }
 
-static void plug_info(FILE *ofp)
+static void plug_info(struct rep *r, FILE *ofp)
 {
 	long np = 0, npt = 0, ndev = 0;
 	uint64_t up = 0, upt = 0;
@@ -340,19 +352,21 @@ static void plug_info(FILE *ofp)
 	banner(ofp, "Plug Information");
 	fprintf(ofp, "       DEV |    # Plugs # Timer Us  | %% Time Q Plugged\n");
 	fprintf(ofp, DEV_DASH "---------- ----------  | ----------------\n");
-	for (size_t i = 0; i < bs.nout; i++) {
-		struct dev *dip = bs.out[i];
+	for (size_t i = 0; i < r->b->devs.nout; i++) {
+		const struct btt_dev *dev = r->b->devs.out[i];
+		struct dev_stats *dip = &r->s->dev[dev->idx];
 		double p;
 
-		if (!dev_shown(dip) || dip->nplugs + dip->nplugs_t <= 0)
+		if (dip->nplugs + dip->nplugs_t <= 0)
 			continue;
 		p = 100.0 * (dip->plugged_time / (dip->end_time - dip->start_time));
-		dev_label(dip, lab, sizeof(lab), 1);
+		snprintf(lab, sizeof(lab), "%s", dev->label);
 		fprintf(ofp, "%10s | %10ld(%10ld) | %13.9lf%%\n", lab, dip->nplugs, dip->nplugs_t,
 			p);
-		if (xvg) {
-			xdev(lab, sizeof(lab), dip);
-			fprintf(xvg, "PLG %s %ld %ld %.9lf\n", lab, dip->nplugs, dip->nplugs_t, p);
+		if (r->xvg) {
+			snprintf(lab, sizeof(lab), "%s", dev->name);
+			fprintf(r->xvg, "PLG %s %ld %ld %.9lf\n", lab, dip->nplugs, dip->nplugs_t,
+				p);
 		}
 		np += dip->nplugs;
 		npt += dip->nplugs_t;
@@ -370,19 +384,18 @@ static void plug_info(FILE *ofp)
 	fprintf(ofp, "       DEV |    IOs/Unp   IOs/Unp(to)\n");
 	fprintf(ofp, DEV_DASH "----------   ----------\n");
 	np = npt = 0;
-	for (size_t i = 0; i < bs.nout; i++) {
-		struct dev *dip = bs.out[i];
+	for (size_t i = 0; i < r->b->devs.nout; i++) {
+		const struct btt_dev *dev = r->b->devs.out[i];
+		struct dev_stats *dip = &r->s->dev[dev->idx];
 
-		if (!dev_shown(dip))
-			continue;
 		double u = dip->nplugs ? (double)dip->nios_up / (double)dip->nplugs : 0.0;
 		double ut = dip->nplugs_t ? (double)dip->nios_upt / (double)dip->nplugs_t : 0.0;
 
-		dev_label(dip, lab, sizeof(lab), 1);
+		snprintf(lab, sizeof(lab), "%s", dev->label);
 		fprintf(ofp, "%10s | %10.1lf   %10.1lf\n", lab, u, ut);
-		if (xvg) {
-			xdev(lab, sizeof(lab), dip);
-			fprintf(xvg, "UPG %s %.9lf %.9lf\n", lab, u, ut);
+		if (r->xvg) {
+			snprintf(lab, sizeof(lab), "%s", dev->name);
+			fprintf(r->xvg, "UPG %s %.9lf %.9lf\n", lab, u, ut);
 		}
 		/* the overall average counts the devices whose unplugs carried I/Os */
 		if (dip->nios_up && dip->nplugs) {
@@ -403,7 +416,7 @@ static void plug_info(FILE *ofp)
 	fputc('\n', ofp);
 }
 
-static void active_requests(FILE *ofp)
+static void active_requests(struct rep *r, FILE *ofp)
 {
 	uint64_t tq = 0;
 	long nq = 0;
@@ -413,16 +426,17 @@ static void active_requests(FILE *ofp)
 	banner(ofp, "Active Requests At Q Information");
 	fprintf(ofp, "       DEV |  Avg Reqs @ Q\n");
 	fprintf(ofp, DEV_DASH "-------------\n");
-	for (size_t i = 0; i < bs.nout; i++) {
-		struct dev *dip = bs.out[i];
+	for (size_t i = 0; i < r->b->devs.nout; i++) {
+		const struct btt_dev *dev = r->b->devs.out[i];
+		struct dev_stats *dip = &r->s->dev[dev->idx];
 
-		if (!dev_shown(dip) || dip->remapper || dip->n_qs <= 0)
+		if (dev->remapper || dip->n_qs <= 0)
 			continue;
-		dev_label(dip, lab, sizeof(lab), 1);
+		snprintf(lab, sizeof(lab), "%s", dev->label);
 		fprintf(ofp, "%10s | %13.1lf\n", lab, (double)dip->t_act_q / (double)dip->n_qs);
-		if (xvg) {
-			xdev(lab, sizeof(lab), dip);
-			fprintf(xvg, "ARQ %s %.9lf\n", lab,
+		if (r->xvg) {
+			snprintf(lab, sizeof(lab), "%s", dev->name);
+			fprintf(r->xvg, "ARQ %s %.9lf\n", lab,
 				(double)dip->t_act_q / (double)dip->n_qs);
 		}
 		tq += dip->t_act_q;
@@ -456,38 +470,22 @@ static void live_row(FILE *ofp, const char *lab, const struct live *lp)
 	fprintf(ofp, "%10s | %10ld %13.9lf %13.9lf %6.2lf\n", lab, n, act, lull, p);
 }
 
-static void active_periods(FILE *ofp)
+static void active_periods(struct rep *r, FILE *ofp)
 {
 	char lab[64];
 
 	banner(ofp, "I/O Active Period Information");
 	fprintf(ofp, "       DEV |     # Live      Avg. Act     Avg. !Act %% Live\n");
 	fprintf(ofp, DEV_DASH "---------- ------------- ------------- ------\n");
-	for (size_t i = 0; i < bs.nout; i++) {
-		struct dev *dip = bs.out[i];
+	for (size_t i = 0; i < r->b->devs.nout; i++) {
+		const struct btt_dev *dev = r->b->devs.out[i];
 
-		if (!dev_shown(dip))
-			continue;
-		dev_label(dip, lab, sizeof(lab), 1);
-		live_row(ofp, lab, &dip->live);
+		snprintf(lab, sizeof(lab), "%s", dev->label);
+		live_row(ofp, lab, &r->b->live->dev[dev->idx]);
 	}
 	fprintf(ofp, DEV_DASH "---------- ------------- ------------- ------\n");
-	live_row(ofp, "Total Sys", &bs.all_live);
+	live_row(ofp, "Total Sys", &r->b->live->all);
 	fputc('\n', ofp);
-}
-
-static const double q2d_edges[Q2D_BUCKETS - 1] = {.005, .010, .025, .050, .075,
-						  .100, .250, .500, 1.0};
-
-void q2d_hist_add(uint64_t *h, uint64_t q2d)
-{
-	double t = bit_time(q2d);
-	int i;
-
-	for (i = 0; i < Q2D_BUCKETS - 1; i++)
-		if (t < q2d_edges[i])
-			break;
-	h[i]++;
 }
 
 static void q2d_row(FILE *ofp, const char *lab, const uint64_t *h)
@@ -502,27 +500,27 @@ static void q2d_row(FILE *ofp, const char *lab, const uint64_t *h)
 	fputc('\n', ofp);
 }
 
-static void q2d_histogram(FILE *ofp)
+static void q2d_histogram(struct rep *r, FILE *ofp)
 {
 	static const char bar[] = "===== ===== ===== ===== ===== ===== ===== ===== ===== ===== \n";
 	uint64_t tot[Q2D_BUCKETS] = {0};
-	char lab[64];
 	int shown = 0;
 
 	banner(ofp, "Q2D Histogram");
 	fprintf(ofp, "       DEV | <.005 <.010 <.025 <.050 <.075 <.100 <.250 <.500 < 1.0 >=1.0\n");
 	fprintf(ofp, " --------- | %s", bar);
-	for (size_t i = 0; i < bs.nout; i++) {
+	for (size_t i = 0; i < r->b->devs.nout; i++) {
+		const struct btt_dev *dev = r->b->devs.out[i];
+		const uint64_t *h = r->s->dev[dev->idx].q2d_hist;
 		uint64_t n = 0;
 
 		for (int k = 0; k < Q2D_BUCKETS; k++)
-			n += bs.out[i]->q2d_hist[k];
-		if (!dev_shown(bs.out[i]) || !n)
+			n += h[k];
+		if (!n)
 			continue;
-		dev_label(bs.out[i], lab, sizeof(lab), 1);
-		q2d_row(ofp, lab, bs.out[i]->q2d_hist);
+		q2d_row(ofp, dev->label, h);
 		for (int k = 0; k < Q2D_BUCKETS; k++)
-			tot[k] += bs.out[i]->q2d_hist[k];
+			tot[k] += h[k];
 		shown++;
 	}
 	if (shown) {
@@ -532,31 +530,32 @@ static void q2d_histogram(FILE *ofp)
 	}
 }
 
-void report_print(FILE *ofp)
+void report_print(const struct btt *b, FILE *ofp)
 {
+	struct rep r = {.b = b, .s = b->stats};
 	char fn[4096], *xname = NULL;
 
-	if (opts.easy_parse && opts.output) {
-		snprintf(fn, sizeof(fn), "%s.xvg", opts.output);
-		xvg = file_create(fn, &xname);
+	if (b->opts.easy_parse && b->opts.output) {
+		snprintf(fn, sizeof(fn), "%s.xvg", b->opts.output);
+		r.xvg = file_create(fn, &xname);
 	}
-	if (opts.all_data) {
-		per_tables(ofp, "Per Process", 0);
-		per_tables(ofp, "Per Device", 1);
+	if (b->opts.all_data) {
+		per_tables(&r, ofp, "Per Process", 0);
+		per_tables(&r, ofp, "Per Device", 1);
 	}
-	all_devices(ofp);
-	device_overhead(ofp);
-	merge_info(ofp);
-	seek_info(ofp, "Device Q2Q Seek Information", 0);
-	seek_info(ofp, "Device D2D Seek Information", 1);
-	plug_info(ofp);
-	active_requests(ofp);
-	active_periods(ofp);
-	if (opts.all_data)
-		q2d_histogram(ofp);
-	if (xvg) {
+	all_devices(&r, ofp);
+	device_overhead(&r, ofp);
+	merge_info(&r, ofp);
+	seek_info(&r, ofp, "Device Q2Q Seek Information", 0);
+	seek_info(&r, ofp, "Device D2D Seek Information", 1);
+	plug_info(&r, ofp);
+	active_requests(&r, ofp);
+	active_periods(&r, ofp);
+	if (b->opts.all_data)
+		q2d_histogram(&r, ofp);
+	if (r.xvg) {
 		free(xname);
-		file_close(&xvg, NULL);
+		file_close(&r.xvg, NULL);
 	}
 }
 
@@ -565,10 +564,10 @@ static void ranges_out(FILE *ofp, const struct ranges *rs, float base)
 	float limit = base + 0.4f;
 
 	for (size_t i = 0; i < rs->n; i++) {
-		fprintf(ofp, "%13.9lf %5.1lf\n", bit_time(rs->v[i].start), (double)base);
-		fprintf(ofp, "%13.9lf %5.1lf\n", bit_time(rs->v[i].start), (double)limit);
-		fprintf(ofp, "%13.9lf %5.1lf\n", bit_time(rs->v[i].end), (double)limit);
-		fprintf(ofp, "%13.9lf %5.1lf\n", bit_time(rs->v[i].end), (double)base);
+		fprintf(ofp, "%13.9lf %5.1lf\n", secs(rs->v[i].start), (double)base);
+		fprintf(ofp, "%13.9lf %5.1lf\n", secs(rs->v[i].start), (double)limit);
+		fprintf(ofp, "%13.9lf %5.1lf\n", secs(rs->v[i].end), (double)limit);
+		fprintf(ofp, "%13.9lf %5.1lf\n", secs(rs->v[i].end), (double)base);
 	}
 }
 
@@ -585,9 +584,10 @@ static int region_out(FILE *ofp, const char *name, const struct region *reg, flo
 	return 1;
 }
 
-static int exe_shown(const char *name)
+/* -e "exe,exe": whether @name is in the list (always, without -e) */
+static int exe_shown(const char *exes, const char *name)
 {
-	const char *p = opts.exes;
+	const char *p = exes;
 	size_t len = strlen(name);
 
 	if (!p)
@@ -604,32 +604,36 @@ static int exe_shown(const char *name)
 	return 0;
 }
 
-void ranges_print(FILE *ofp)
+void ranges_print(const struct btt *b, FILE *ofp)
 {
+	const struct btt_devs *d = &b->devs;
+	const struct stats *s = b->stats;
 	float base = 0.0f;
 	char lab[64];
 
 	fprintf(ofp, "# Total System\n");
 	/* the system and each device take a slot when they had activity; every process
 	 * takes one */
-	if (region_out(ofp, "Total System", &bs.all_regions, base))
+	if (region_out(ofp, "Total System", &s->all_regions, base))
 		base += 1.0f;
-	if (bs.ndevs > 1) {
+	if (d->n > 1) {
 		fprintf(ofp, "# Per device\n");
-		for (size_t i = 0; i < bs.nout; i++) {
-			if (!dev_shown(bs.out[i]))
-				continue;
-			snprintf(lab, sizeof(lab), "%u,%u", BLK_MAJOR(bs.out[i]->device),
-				 BLK_MINOR(bs.out[i]->device));
-			if (region_out(ofp, lab, &bs.out[i]->regions, base))
+		for (size_t i = 0; i < d->nout; i++) {
+			/* numbers, not -M names */
+			snprintf(lab, sizeof(lab), "%u,%u", BLK_MAJOR(d->out[i]->device),
+				 BLK_MINOR(d->out[i]->device));
+			if (region_out(ofp, lab, &s->dev[d->out[i]->idx].regions, base))
 				base += 1.0f;
 		}
 	}
 	fprintf(ofp, "# Per process\n");
-	for (size_t i = 0; i < bs.nprocs; i++) {
-		if (!exe_shown(bs.procs[i]->name))
+	for (size_t i = 0; i < d->nprocs; i++) {
+		const struct proc_stats *ps = stats_proc(s, d->procs[i]);
+
+		if (!exe_shown(b->opts.exes, d->procs[i]->name))
 			continue;
-		region_out(ofp, bs.procs[i]->name, &bs.procs[i]->regions, base);
+		if (ps)
+			region_out(ofp, d->procs[i]->name, &ps->regions, base);
 		base += 1.0f;
 	}
 }

@@ -9,9 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "btt.h"
 #include "common.h"
 #include "blk/strbuf.h"
+#include "outfile.h"
+#include "seek.h"
 #include "seekstat.h"
 
 struct seeki {
@@ -21,6 +22,7 @@ struct seeki {
 	long long tot_seeks;
 	double total_sectors;
 	long long last_start, last_end;
+	int absolute; /* -a */
 	FILE *rfp, *wfp, *cfp;
 	char *rfn, *wfn, *cfn;
 	/* -m: seeks per second, in windows of at least a second */
@@ -30,7 +32,7 @@ struct seeki {
 	long sps_n;
 };
 
-struct seeki *seeki_new(const char *name, const char *dev, const char *kind)
+struct seeki *seeki_new(const char *name, const char *dev, const char *kind, int sps, int absolute)
 {
 	struct seeki *sip = calloc(1, sizeof(*sip));
 	char fn[4096];
@@ -45,7 +47,8 @@ struct seeki *seeki_new(const char *name, const char *dev, const char *kind)
 		snprintf(fn, sizeof(fn), "%s_%s_%s_c.dat", name, dev, kind);
 		sip->cfp = file_create(fn, &sip->cfn);
 	}
-	sip->sps_on = opts.sps_name != NULL;
+	sip->sps_on = sps;
+	sip->absolute = absolute;
 	return sip;
 }
 
@@ -53,7 +56,7 @@ static long long seek_dist(struct seeki *sip, long long start, long long end)
 {
 	long long dist;
 
-	if (opts.seek_absolute) {
+	if (sip->absolute) {
 		dist = start - sip->last_end;
 	} else if ((sip->last_start <= start && start <= sip->last_end) ||
 		   (sip->last_start <= end && end <= sip->last_end)) {
@@ -79,20 +82,20 @@ static void sps_emit(struct seeki *sip)
 	blk_strbuf_addf(&sip->sps, "%15.9lf %.2lf\n", sip->sps_start, rate);
 }
 
-void seeki_add(struct seeki *sip, uint64_t time, uint64_t sector, uint32_t bytes, int is_read)
+void seeki_add(struct seeki *sip, uint64_t time, uint64_t sector, uint32_t nsec, int is_read)
 {
 	long long start = (long long)sector;
-	long long end = start + (bytes >> 9);
+	long long end = start + nsec;
 	long long dist = seek_dist(sip, start, end);
 	char rw = is_read ? 'r' : 'w';
 	FILE *fp = is_read ? sip->rfp : sip->wfp;
 
 	if (fp)
-		fprintf(fp, "%15.9lf %13lld %c\n", bit_time(time), dist, rw);
+		fprintf(fp, "%15.9lf %13lld %c\n", (double)time / 1.0e9, dist, rw);
 	if (sip->cfp)
-		fprintf(sip->cfp, "%15.9lf %13lld %c\n", bit_time(time), dist, rw);
+		fprintf(sip->cfp, "%15.9lf %13lld %c\n", (double)time / 1.0e9, dist, rw);
 	if (sip->sps_on) {
-		double t = bit_time(time);
+		double t = (double)time / 1.0e9;
 
 		if (sip->sps_n == 0) {
 			sip->sps_start = t;
@@ -202,14 +205,14 @@ void seeki_mode(struct seeki *sip, struct mode *mp)
  * lies over the D2D text, and the file is removed as empty when the D2D stream wrote
  * nothing. Reproduce that file.
  */
-void seeki_sps_write(struct seeki *q2q, struct seeki *d2d, const char *dev)
+void seeki_sps_write(struct seeki *q2q, struct seeki *d2d, const char *dev, const char *sps_name)
 {
 	struct seeki *s[2] = {d2d, q2q};
 	char fn[4096], *name = NULL, *buf;
 	size_t len = 0;
 	FILE *fp;
 
-	if (!opts.sps_name)
+	if (!sps_name)
 		return;
 	for (int i = 0; i < 2; i++) {
 		if (s[i]->sps_n)
@@ -226,7 +229,7 @@ void seeki_sps_write(struct seeki *q2q, struct seeki *d2d, const char *dev)
 	/* the file is removed at exit when the D2D stream wrote nothing to it */
 	if (!d2d->sps.len)
 		len = 0;
-	snprintf(fn, sizeof(fn), "%s_%s.dat", opts.sps_name, dev);
+	snprintf(fn, sizeof(fn), "%s_%s.dat", sps_name, dev);
 	fp = file_create(fn, &name);
 	fwrite(buf, 1, len, fp);
 	free(buf);

@@ -57,7 +57,8 @@ static void push(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
 
 /* ---- the model: the classic btt's code on the pointer tree ---- */
 
-static struct mnode *m_insert(struct world *w, uint64_t sector, uint32_t nsec, int *replaced)
+static struct mnode *m_insert(struct world *w, uint64_t sector, uint32_t nsec, int *replaced,
+			      uint32_t *old_nsec)
 {
 	struct rb_node **p = &w->root.node, *parent = NULL;
 	struct mnode *q = calloc(1, sizeof(*q));
@@ -77,6 +78,7 @@ static struct mnode *m_insert(struct world *w, uint64_t sector, uint32_t nsec, i
 		} else {
 			rb_replace_node(parent, &q->rb, &w->root);
 			q->qi = o->qi;
+			*old_nsec = o->nsec;
 			for (size_t i = 0; i < w->nlive; i++)
 				if (w->live[i] == o)
 					w->live[i] = q;
@@ -174,6 +176,17 @@ static void check_shape(struct world *w)
 	assert_int_equal(w->na, w->nb);
 	assert_memory_equal(w->a, w->b, w->na * sizeof(*w->a));
 	assert_int_equal(w->t.n, w->nlive);
+	/* the in-order walk (qtree_first, qtree_next) meets the nodes in sector order */
+	{
+		struct rb_node *n = rb_first(&w->root);
+		uint32_t i = qtree_first(&w->pool, &w->t);
+
+		for (; n; n = rb_next(n), i = qtree_next(&w->pool, i)) {
+			assert_int_not_equal(i, 0);
+			assert_int_equal(w->pool.node[i].sector, rb_entry(n, struct mnode, rb)->sector);
+		}
+		assert_int_equal(i, 0);
+	}
 }
 
 /* every slot handed out is in the tree or on the free list, once */
@@ -267,13 +280,17 @@ static void world_free(struct world *w)
 static void do_insert(struct world *w, uint64_t sector, uint32_t nsec)
 {
 	int rm, rq;
-	struct mnode *m = m_insert(w, sector, nsec, &rm);
-	uint32_t i = qtree_insert(&w->pool, &w->t, sector, nsec, &rq);
+	uint32_t om = 0, oq = 0;
+	struct mnode *m = m_insert(w, sector, nsec, &rm, &om);
+	uint32_t i = qtree_insert(&w->pool, &w->t, sector, nsec, &rq, &oq);
 
 	assert_int_not_equal(i, 0);
 	assert_int_equal(rm, rq);
-	if (rm)
+	if (rm) {
 		assert_int_equal(i, m->qi);
+		/* the replaced I/O's length is given back */
+		assert_int_equal(om, oq);
+	}
 	m->qi = i;
 	*(uint64_t *)qpool_data(&w->pool, i) = sector;
 	w->last_end = sector + nsec;

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Allocation helpers of btt: out of memory ends the program with a message (btt keeps no
+ * state worth saving when it cannot grow).
+ */
+#ifndef BTT_ALLOC_H
+#define BTT_ALLOC_H
+
+#include <stddef.h>
+
+/* malloc(), calloc(), strdup() that never return NULL */
+void *xmalloc(size_t size);
+void *xcalloc(size_t n, size_t size);
+char *xstrdup(const char *s);
+
+/*
+ * Room for element @n of the array @v of @size-byte elements: doubles *@alloc when @n
+ * reaches it, and returns the (possibly moved) array.
+ */
+void *array_grow(void *v, size_t *alloc, size_t n, size_t size);
+
+#endif /* BTT_ALLOC_H */

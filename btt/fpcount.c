@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-second completion counts (see fpcount.h), a subscriber of the I/O model.
+ */
+#include <stdlib.h>
+
+#include "alloc.h"
+#include "btt.h"
+#include "common.h"
+#include "fpcount.h"
+#include "outfile.h"
+
+static void fp_init(struct fp_counter *fc, const char *prefix)
+{
+	char fn[4096];
+
+	snprintf(fn, sizeof(fn), "%s_iops_fp.dat", prefix);
+	fc->iops = file_create(fn, &fc->iops_name);
+	snprintf(fn, sizeof(fn), "%s_mbps_fp.dat", prefix);
+	fc->mbps = file_create(fn, &fc->mbps_name);
+	fc->cur = -1;
+}
+
+static void fp_flush(struct fp_counter *fc)
+{
+	fprintf(fc->iops, "%ld %llu\n", fc->cur, (unsigned long long)fc->ios);
+	fprintf(fc->mbps, "%ld %lf\n", fc->cur, (double)fc->sectors * 512.0 / (1024.0 * 1024.0));
+}
+
+static void fp_add(struct fp_counter *fc, uint64_t time, uint32_t sectors)
+{
+	long sec = (long)(time / 1000000000ULL);
+
+	if (!fc->iops)
+		return;
+	if (sec != fc->cur) {
+		if (fc->cur != -1)
+			fp_flush(fc);
+		fc->cur = sec;
+		fc->ios = 0;
+		fc->sectors = 0;
+	}
+	fc->ios++;
+	fc->sectors += sectors;
+}
+
+static void fp_finish(struct fp_counter *fc)
+{
+	if (!fc->iops)
+		return;
+	fp_flush(fc);
+	file_close(&fc->iops, &fc->iops_name);
+	file_close(&fc->mbps, &fc->mbps_name);
+}
+
+static void on_event(void *ctx, const struct btt_dev_event *e)
+{
+	struct fpcount *f = ctx;
+
+	if (e->kind == BTT_EV_NEW) {
+		f->dev = array_grow(f->dev, &f->adev, e->dev->idx, sizeof(*f->dev));
+		f->dev[f->ndev] = (struct fp_counter){0};
+		fp_init(&f->dev[f->ndev++], e->dev->name);
+		return;
+	}
+	fp_add(&f->sys, e->ev->time, blk_event_sectors(e->ev));
+	fp_add(&f->dev[e->dev->idx], e->ev->time, blk_event_sectors(e->ev));
+}
+
+struct fpcount *fpcount_new(struct btt *b)
+{
+	struct fpcount *f = xcalloc(1, sizeof(*f));
+	struct btt_io_sub sub = {
+		.ctx = f,
+		.events = 1u << BTT_EV_NEW | 1u << BTT_EV_COMPLETE,
+		.dev_event = on_event,
+	};
+
+	fp_init(&f->sys, "sys");
+	if (iomodel_subscribe(b->model, &sub) < 0)
+		die("internal error: too many subscribers");
+	return f;
+}
+
+void fpcount_finish(struct fpcount *f)
+{
+	fp_finish(&f->sys);
+	for (size_t i = 0; i < f->ndev; i++)
+		fp_finish(&f->dev[i]);
+}
+
+void fpcount_free(struct fpcount *f)
+{
+	if (!f)
+		return;
+	fpcount_finish(f);
+	free(f->dev);
+	free(f);
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * --percentiles, --percentiles-only: Q2C, D2C and Q2D percentiles per device and in
+ * total (an addition to the classic report), from bounded-error histograms: each value is
+ * within 1/64 of a recorded latency. A trace recorded without Q events has D2C times
+ * only before each device's first Q, which the classic model ignores: issues and
+ * completions are then paired by start sector (as iowatcher does).
+ */
+#ifndef BTT_PCT_H
+#define BTT_PCT_H
+
+#include <stdio.h>
+
+struct btt;
+struct pct;
+
+/* a subscriber to @b->model for --percentiles (NULL without it) */
+struct pct *pct_new(struct btt *b);
+/* the table, on @ofp */
+void pct_print(const struct pct *p, const struct btt *b, FILE *ofp);
+void pct_free(struct pct *p);
+
+#endif /* BTT_PCT_H */

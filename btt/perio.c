@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The per-IO files (see perio.h), subscribers of the I/O model: both read the completed
+ * I/Os in the order the classic walk meets them, then the completion.
+ */
+#include <stdlib.h>
+
+#include "alloc.h"
+#include "btt.h"
+#include "common.h"
+#include "outfile.h"
+#include "perio.h"
+
+struct perio {
+	FILE *per_io; /* -p */
+	char *per_io_name;
+	int pit; /* -P */
+	FILE **pit_fp; /* by device index */
+	size_t ndev, adev;
+	uint64_t pit_d; /* the last issue of the I/Os of the completion */
+};
+
+static void per_io_line(FILE *fp, const char *lead, uint64_t t, char kind, uint64_t sec, uint32_t n)
+{
+	fprintf(fp, "%s %15.9lf %c %10llu+%-4u\n", lead, (double)t / 1.0e9, kind,
+		(unsigned long long)sec, n);
+}
+
+/* seconds as the reference prints them: an int, so "no D" (all ones) wraps */
+static void pit_time(FILE *fp, uint64_t t)
+{
+	fprintf(fp, "%d.%09llu", (int)(uint32_t)(t / 1000000000ULL),
+		(unsigned long long)(t % 1000000000ULL));
+}
+
+static void on_done(void *ctx, const struct btt_io *io)
+{
+	static const char pad[] = "        ";
+	static const struct {
+		enum btt_stage st;
+		char c;
+	} later[] = {{BTT_STAGE_G, 'G'}, {BTT_STAGE_I, 'I'}, {BTT_STAGE_M, 'M'}};
+	struct perio *p = ctx;
+	char lead[80];
+
+	if (p->pit) {
+		FILE *fp = p->pit_fp[io->dev->idx];
+
+		pit_time(fp, io->t[BTT_STAGE_Q]);
+		fputc(' ', fp);
+		if (io->t[BTT_STAGE_D] != NO_TIME)
+			p->pit_d = io->t[BTT_STAGE_D];
+	}
+	if (!p->per_io)
+		return;
+	snprintf(lead, sizeof(lead), "%3u,%-3u:", BLK_MAJOR(io->dev->device),
+		 BLK_MINOR(io->dev->device));
+	per_io_line(p->per_io, lead, io->t[BTT_STAGE_Q], 'Q', io->sector, io->nsec);
+	for (size_t i = 0; i < sizeof(later) / sizeof(later[0]); i++)
+		if (io->t[later[i].st] != NO_TIME)
+			per_io_line(p->per_io, pad, io->t[later[i].st], later[i].c, io->sector,
+				    io->nsec);
+	if (io->t[BTT_STAGE_D] != NO_TIME)
+		per_io_line(p->per_io, pad, io->t[BTT_STAGE_D], 'D', io->d_sector, io->d_nsec);
+	per_io_line(p->per_io, pad, io->t[BTT_STAGE_C], 'C', io->c_sector, io->c_nsec);
+	fputc('\n', p->per_io);
+}
+
+static void on_event(void *ctx, const struct btt_dev_event *e)
+{
+	struct perio *p = ctx;
+	char fn[4096];
+	FILE *fp;
+
+	if (e->kind == BTT_EV_NEW) {
+		if (!p->pit)
+			return;
+		/* kept even when empty, as with the reference */
+		snprintf(fn, sizeof(fn), "%s_pit.dat", e->dev->name);
+		p->pit_fp = array_grow(p->pit_fp, &p->adev, e->dev->idx, sizeof(*p->pit_fp));
+		p->pit_fp[p->ndev++] = file_create(fn, NULL);
+		return;
+	}
+	/* the end of a completion */
+	if (p->pit) {
+		fp = p->pit_fp[e->dev->idx];
+		fputs("| ", fp);
+		pit_time(fp, p->pit_d);
+		fputs(" | ", fp);
+		pit_time(fp, e->ev->time);
+		fputc('\n', fp);
+		p->pit_d = NO_TIME;
+	}
+	if (p->per_io)
+		fputs("-----------------------------------------\n", p->per_io);
+}
+
+struct perio *perio_new(struct btt *b)
+{
+	struct perio *p;
+	struct btt_io_sub sub = {
+		.events = 1u << BTT_EV_NEW | 1u << BTT_EV_COMPLETE,
+		.done = on_done,
+		.dev_event = on_event,
+	};
+
+	if (!b->opts.per_io_name && !b->opts.pit_name)
+		return NULL;
+	p = xcalloc(1, sizeof(*p));
+	p->pit = b->opts.pit_name != NULL;
+	p->pit_d = NO_TIME;
+	if (b->opts.per_io_name) {
+		p->per_io = file_create(b->opts.per_io_name, &p->per_io_name);
+		/* the issue that took each I/O */
+		sub.flags = BTT_SUB_ISSUE;
+	}
+	sub.ctx = p;
+	if (iomodel_subscribe(b->model, &sub) < 0)
+		die("internal error: too many subscribers");
+	return p;
+}
+
+void perio_free(struct perio *p)
+{
+	if (!p)
+		return;
+	file_close(&p->per_io, &p->per_io_name);
+	for (size_t i = 0; i < p->ndev; i++)
+		file_close(&p->pit_fp[i], NULL);
+	free(p->pit_fp);
+	free(p);
+}

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The records of the queued I/Os (see qio.h): far times, pairs.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "common.h"
+#include "qio.h"
+
+void qios_init(struct qios *s, int issue, int origin, int keep_action)
+{
+	size_t size = sizeof(struct qio);
+
+	memset(s, 0, sizeof(*s));
+	if (issue) {
+		s->issue_off = size;
+		size += sizeof(struct qio_issue);
+	}
+	if (origin) {
+		s->origin_off = size;
+		size += sizeof(struct qio_origin);
+	}
+	s->keep_action = keep_action;
+	qpool_init(&s->pool, size);
+}
+
+void qios_release(struct qios *s)
+{
+	size_t issue = s->issue_off, origin = s->origin_off;
+	int keep = s->keep_action;
+
+	qpool_release(&s->pool);
+	u64map_free(&s->far);
+	free(s->who);
+	u64map_free(&s->who_map);
+	qios_init(s, issue != 0, origin != 0, keep);
+}
+
+static uint64_t far_key(const struct qios *s, const struct qio *q, enum qio_time k)
+{
+	return ((uint64_t)qio_index(s, q) << 3 | (uint64_t)k) + 1;
+}
+
+uint64_t qio_far_time(const struct qios *s, const struct qio *q, enum qio_time k)
+{
+	return *u64map_get(&s->far, far_key(s, q, k));
+}
+
+void qio_set_far(struct qios *s, struct qio *q, enum qio_time k, uint64_t t)
+{
+	uint64_t d = t - q->time;
+
+	if (d < QT_FAR - 1) {
+		/* was far, is near */
+		u64map_del(&s->far, far_key(s, q, k));
+		q->dt[k] = (uint32_t)d + 1;
+	} else if (q->dt[k] == QT_FAR) {
+		*u64map_get(&s->far, far_key(s, q, k)) = t;
+	} else {
+		if (u64map_put(&s->far, far_key(s, q, k), t) < 0)
+			die("out of memory");
+		q->dt[k] = QT_FAR;
+	}
+}
+
+void qio_forget(struct qios *s, struct qio *q)
+{
+	for (int k = 0; k < QT_N; k++)
+		if (q->dt[k] == QT_FAR)
+			u64map_del(&s->far, far_key(s, q, (enum qio_time)k));
+}
+
+uint32_t qio_who(struct qios *s, uint32_t dev, uint32_t pid, const struct btt_proc *proc,
+		 uint64_t action)
+{
+	struct qio_cache *c = &s->cache[(pid * 2654435761u) >> 24];
+	uint64_t key = ((uint64_t)dev << 32 | pid) + 1, *v;
+	uint32_t w, *link = NULL;
+
+	if (!s->keep_action)
+		action = 0;
+	if (c->dev1 == dev + 1 && c->pid == pid && c->action == action)
+		return c->who;
+	v = u64map_get(&s->who_map, key);
+	for (w = v ? (uint32_t)*v : UINT32_MAX; w != UINT32_MAX;) {
+		if (s->who[w].action == action)
+			goto found;
+		link = &s->who[w].next;
+		w = *link ? *link - 1 : UINT32_MAX;
+	}
+	if (s->nwho >= UINT32_MAX - 1)
+		die("out of memory for the queued I/Os' processes");
+	s->who = array_grow(s->who, &s->awho, s->nwho, sizeof(*s->who));
+	w = (uint32_t)s->nwho++;
+	s->who[w] = (struct qio_who){.dev = dev, .pid = pid, .proc = proc, .action = action};
+	if (link)
+		*link = w + 1;
+	else if (u64map_put(&s->who_map, key, w) < 0)
+		die("out of memory");
+found:
+	*c = (struct qio_cache){.pid = pid, .dev1 = dev + 1, .who = w, .action = action};
+	return w;
+}
+
+void qio_far_remap(void *arg, const uint32_t *map, uint32_t n)
+{
+	struct qios *s = arg;
+	struct u64map nf = {0};
+
+	for (size_t h = 0; s->far.bits && h < ((size_t)1 << s->far.bits); h++) {
+		uint64_t key = s->far.key[h], idx;
+
+		if (!key)
+			continue;
+		idx = (key - 1) >> 3;
+		if (idx >= n)
+			die("internal error: a far time of node %llu, past the %u nodes renumbered",
+			    (unsigned long long)idx, n);
+		if (u64map_put(&nf, ((uint64_t)map[idx] << 3 | ((key - 1) & 7)) + 1,
+			       s->far.val[h]) < 0)
+			die("out of memory");
+	}
+	u64map_free(&s->far);
+	s->far = nf;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Seek distances between consecutive I/Os of one stream (the Qs or the Ds of a device):
+ * their count, mean, "median" and modes as btt 2.09 reports them, and the optional -s and
+ * -m files.
+ */
+#ifndef BTT_SEEK_H
+#define BTT_SEEK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct seeki;
+
+/*
+ * A stream of device @dev (its file name) and @kind ("q2q", "d2d"); with @name (-s), the
+ * files NAME_DEV_KIND_{r,w,c}.dat; @sps: -m counts; @absolute: -a distances.
+ */
+struct seeki *seeki_new(const char *name, const char *dev, const char *kind, int sps, int absolute);
+/* an I/O of @nsec sectors at @sector, at @time */
+void seeki_add(struct seeki *sip, uint64_t time, uint64_t sector, uint32_t nsec, int is_read);
+/*
+ * Before the report: the long streams of @v (NULLs allowed) do their bounded-memory pass
+ * two at a time, on a second thread, with runs half as long (the memory of one pass).
+ */
+void seeki_prepare(struct seeki *const *v, size_t n);
+void seeki_free(struct seeki *sip);
+/* -m (@sps_name; nothing when NULL): the file of device @dev */
+void seeki_sps_write(struct seeki *q2q, struct seeki *d2d, const char *dev, const char *sps_name);
+
+struct mode {
+	long long *modes;
+	int nmds, alloc;
+	long most;
+};
+long long seeki_nseeks(const struct seeki *sip);
+double seeki_mean(const struct seeki *sip);
+long long seeki_median(struct seeki *sip);
+/* the modes in the reference's post-order; mp->modes is the caller's to free */
+void seeki_mode(struct seeki *sip, struct mode *mp);
+
+#endif /* BTT_SEEK_H */
