@@ -35,11 +35,10 @@ char *xstrdup(const char *s)
 	return p;
 }
 
-void *array_grow(void *v, size_t *alloc, size_t n, size_t size)
+void *array_grow_slow(void *v, size_t *alloc, size_t n, size_t size)
 {
-	if (n < *alloc)
-		return v;
-	*alloc = *alloc ? *alloc * 2 : 16;
+	while (*alloc <= n)
+		*alloc = *alloc ? *alloc * 2 : 16;
 	v = realloc(v, *alloc * size);
 	if (!v)
 		die("out of memory");

@@ -17,6 +17,11 @@ char *xstrdup(const char *s);
  * Room for element @n of the array @v of @size-byte elements: doubles *@alloc when @n
  * reaches it, and returns the (possibly moved) array.
  */
-void *array_grow(void *v, size_t *alloc, size_t n, size_t size);
+void *array_grow_slow(void *v, size_t *alloc, size_t n, size_t size);
+
+static inline void *array_grow(void *v, size_t *alloc, size_t n, size_t size)
+{
+	return n < *alloc ? v : array_grow_slow(v, alloc, n, size);
+}
 
 #endif /* BTT_ALLOC_H */

@@ -132,16 +132,20 @@ struct btt_proc *procs_find(const struct btt_devs *d, uint32_t pid)
 	return pid_slot(d, pid)->pip;
 }
 
-struct btt_proc *procs_get(struct btt_devs *d, uint32_t pid)
+struct btt_proc *procs_get_slow(struct btt_devs *d, uint32_t pid)
 {
 	struct btt_proc *pip = procs_find(d, pid);
 	char name[32];
 
-	if (pip)
-		return pip;
-	snprintf(name, sizeof(name), "pid%09u", pid);
-	procs_register(d, pid, name);
-	return procs_find(d, pid);
+	if (!pip) {
+		snprintf(name, sizeof(name), "pid%09u", pid);
+		procs_register(d, pid, name);
+		pip = procs_find(d, pid);
+	}
+	/* a pid keeps its process: it can be remembered */
+	d->last_pid = pid;
+	d->last_proc = pip;
+	return pip;
 }
 
 static void pid_insert(struct btt_devs *d, uint32_t pid, struct btt_proc *pip)

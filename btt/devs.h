@@ -73,6 +73,8 @@ struct btt_devs {
 	struct btt_pid_slot *pids;
 	size_t npids, apids;
 	struct btt_dev *last; /* of the last lookup */
+	uint32_t last_pid; /* and the process of the last pid looked up (if last_proc) */
+	struct btt_proc *last_proc;
 	struct btt_devmap *maps;
 	size_t nmaps;
 };
@@ -107,7 +109,14 @@ static inline struct btt_dev *devs_get(struct btt_devs *d, uint32_t device, uint
 struct btt_proc *procs_find(const struct btt_devs *d, uint32_t pid);
 
 /* the process of @pid, named "pid%09u" when no note named it; never NULL */
-struct btt_proc *procs_get(struct btt_devs *d, uint32_t pid);
+struct btt_proc *procs_get_slow(struct btt_devs *d, uint32_t pid);
+
+static inline struct btt_proc *procs_get(struct btt_devs *d, uint32_t pid)
+{
+	if (d->last_proc && d->last_pid == pid)
+		return d->last_proc;
+	return procs_get_slow(d, pid);
+}
 
 /* a note names @pid (the first name of a pid stays) */
 void procs_register(struct btt_devs *d, uint32_t pid, const char *name);

@@ -153,8 +153,9 @@ static inline void ev_of(struct btt_dev_event *e, enum btt_ev kind, const struct
 	e->len = 0;
 }
 
-static void emit_simple(struct iomodel *m, enum btt_ev kind, const struct btt_dev *dip,
-			const struct btt_proc *pip, const struct blk_event *ev, uint64_t count)
+static inline __attribute__((always_inline)) void
+emit_simple(struct iomodel *m, enum btt_ev kind, const struct btt_dev *dip,
+	    const struct btt_proc *pip, const struct blk_event *ev, uint64_t count)
 {
 	struct btt_dev_event e;
 
@@ -180,8 +181,7 @@ static inline void times(const struct qios *s, const struct qio *q, uint64_t *t)
 	t[BTT_STAGE_D] = d[QT_D] ? base + d[QT_D] : NO_TIME;
 	t[BTT_STAGE_C] = NO_TIME;
 	/* times far from their Q are kept apart (rare) */
-	if ((d[0] == QT_FAR) | (d[1] == QT_FAR) | (d[2] == QT_FAR) | (d[3] == QT_FAR) |
-	    (d[4] == QT_FAR))
+	if (q->who & QIO_FAR)
 		for (int k = 0; k < QT_N; k++)
 			if (d[k] == QT_FAR)
 				t[BTT_STAGE_G + k] = qio_far_time(s, q, (enum qio_time)k);
@@ -192,7 +192,7 @@ static inline __attribute__((always_inline)) void view(const struct iomodel *m, 
 						       struct btt_io *io)
 {
 	const struct qio *q = qio_at(&m->q, i);
-	const struct qio_who *w = &m->q.who[q->who];
+	const struct qio_who *w = qio_pair(&m->q, q);
 
 	io->dev = m->devs->v[w->dev];
 	io->proc = w->proc;

@@ -62,27 +62,24 @@ void qio_set_far(struct qios *s, struct qio *q, enum qio_time k, uint64_t t)
 		if (u64map_put(&s->far, far_key(s, q, k), t) < 0)
 			die("out of memory");
 		q->dt[k] = QT_FAR;
+		q->who |= QIO_FAR;
 	}
 }
 
-void qio_forget(struct qios *s, struct qio *q)
+void qio_forget_far(struct qios *s, struct qio *q)
 {
 	for (int k = 0; k < QT_N; k++)
 		if (q->dt[k] == QT_FAR)
 			u64map_del(&s->far, far_key(s, q, (enum qio_time)k));
 }
 
-uint32_t qio_who(struct qios *s, uint32_t dev, uint32_t pid, const struct btt_proc *proc,
-		 uint64_t action)
+uint32_t qio_who_slow(struct qios *s, uint32_t dev, uint32_t pid, const struct btt_proc *proc,
+		      uint64_t action)
 {
 	struct qio_cache *c = &s->cache[(pid * 2654435761u) >> 24];
 	uint64_t key = ((uint64_t)dev << 32 | pid) + 1, *v;
 	uint32_t w, *link = NULL;
 
-	if (!s->keep_action)
-		action = 0;
-	if (c->dev1 == dev + 1 && c->pid == pid && c->action == action)
-		return c->who;
 	v = u64map_get(&s->who_map, key);
 	for (w = v ? (uint32_t)*v : UINT32_MAX; w != UINT32_MAX;) {
 		if (s->who[w].action == action)
@@ -90,7 +87,7 @@ uint32_t qio_who(struct qios *s, uint32_t dev, uint32_t pid, const struct btt_pr
 		link = &s->who[w].next;
 		w = *link ? *link - 1 : UINT32_MAX;
 	}
-	if (s->nwho >= UINT32_MAX - 1)
+	if (s->nwho >= QIO_FAR - 1)
 		die("out of memory for the queued I/Os' processes");
 	s->who = array_grow(s->who, &s->awho, s->nwho, sizeof(*s->who));
 	w = (uint32_t)s->nwho++;

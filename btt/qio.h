@@ -24,9 +24,12 @@ enum qio_time { QT_G, QT_S, QT_I, QT_M, QT_D, QT_N };
 
 struct qio {
 	uint64_t time;
-	uint32_t who; /* index in qios.who */
+	uint32_t who; /* index in qios.who, | QIO_FAR once a time was kept in the far map */
 	uint32_t dt[QT_N];
 };
+
+/* in qio.who: some dt[] is (or was) QT_FAR; the pairs' indexes stay below it */
+#define QIO_FAR (1u << 31)
 
 /* with BTT_SUB_ISSUE: the issue that took it */
 struct qio_issue {
@@ -114,12 +117,35 @@ static inline void qio_set_time(struct qios *s, struct qio *q, enum qio_time k, 
 		qio_set_far(s, q, k, t);
 }
 
+void qio_forget_far(struct qios *s, struct qio *q);
+
 /* before the node is reused or freed: its far times go */
-void qio_forget(struct qios *s, struct qio *q);
+static inline void qio_forget(struct qios *s, struct qio *q)
+{
+	if (q->who & QIO_FAR)
+		qio_forget_far(s, q);
+}
+
+static inline const struct qio_who *qio_pair(const struct qios *s, const struct qio *q)
+{
+	return &s->who[q->who & ~QIO_FAR];
+}
+
+uint32_t qio_who_slow(struct qios *s, uint32_t dev, uint32_t pid, const struct btt_proc *proc,
+		      uint64_t action);
 
 /* the pair (device index @dev, @pid with @proc, @action bits), added when new */
-uint32_t qio_who(struct qios *s, uint32_t dev, uint32_t pid, const struct btt_proc *proc,
-		 uint64_t action);
+static inline uint32_t qio_who(struct qios *s, uint32_t dev, uint32_t pid,
+			       const struct btt_proc *proc, uint64_t action)
+{
+	const struct qio_cache *c = &s->cache[(pid * 2654435761u) >> 24];
+
+	if (!s->keep_action)
+		action = 0;
+	if (c->dev1 == dev + 1 && c->pid == pid && c->action == action)
+		return c->who;
+	return qio_who_slow(s, dev, pid, proc, action);
+}
 
 /* qpool_relayout()'s remap: the far times follow their nodes (@arg is the struct qios) */
 void qio_far_remap(void *arg, const uint32_t *map, uint32_t n);

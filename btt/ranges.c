@@ -7,7 +7,7 @@
 #include "alloc.h"
 #include "ranges.h"
 
-void region_add(struct ranges *rs, uint64_t t, const struct range_gap *g)
+void region_add_slow(struct ranges *rs, uint64_t t, const struct range_gap *g)
 {
 	struct range *cur = rs->n ? &rs->v[rs->n - 1] : NULL;
 

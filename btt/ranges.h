@@ -30,8 +30,19 @@ struct range_gap {
 };
 
 void range_gap_init(struct range_gap *g, double delta);
+void region_add_slow(struct ranges *rs, uint64_t t, const struct range_gap *g);
+
 /* activity at @t (an event earlier than the current range changes nothing) */
-void region_add(struct ranges *rs, uint64_t t, const struct range_gap *g);
+static inline void region_add(struct ranges *rs, uint64_t t, const struct range_gap *g)
+{
+	struct range *cur = rs->n ? &rs->v[rs->n - 1] : NULL;
+
+	/* mostly: the current range goes on */
+	if (cur && t >= cur->end && (g->never || t - cur->end < g->gap))
+		cur->end = t;
+	else
+		region_add_slow(rs, t, g);
+}
 void region_release(struct region *reg);
 
 #endif /* BTT_RANGES_H */

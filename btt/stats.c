@@ -15,12 +15,18 @@ static double secs(uint64_t t)
 	return (double)t / 1.0e9;
 }
 
-static struct proc_stats *proc_of(struct stats *s, const struct btt_proc *pip)
+static void procs_grow(struct stats *s, uint32_t idx)
 {
-	while (s->nproc <= pip->idx) {
+	while (s->nproc <= idx) {
 		s->proc = array_grow(s->proc, &s->aproc, s->nproc, sizeof(*s->proc));
 		s->proc[s->nproc++] = (struct proc_stats){.last_q = NO_TIME};
 	}
+}
+
+static inline struct proc_stats *proc_of(struct stats *s, const struct btt_proc *pip)
+{
+	if (pip->idx >= s->nproc)
+		procs_grow(s, pip->idx);
 	return &s->proc[pip->idx];
 }
 
