@@ -56,3 +56,9 @@ tests/unit/test-seekstat: tests/unit/test-seekstat.o btt/seekstat.o btt/seekspil
 tests/unit/test-qtree.o: CPPFLAGS += -Ibtt
 tests/unit/test-qtree: tests/unit/test-qtree.o btt/qtree.o btt/u64map.o tests/unit/rbtree.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
+
+# the I/O model through its subscriber interface
+BTT_MODEL_OBJ := btt/iomodel.o btt/qio.o btt/qtree.o btt/u64map.o btt/devs.o btt/alloc.o common.o
+tests/unit/test-iomodel.o: CPPFLAGS += -Ibtt
+tests/unit/test-iomodel: tests/unit/test-iomodel.o $(BTT_MODEL_OBJ) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
