@@ -2,6 +2,9 @@
 # named btt cannot sit next to the directory); "make btt" builds it.
 TOOLS += btt/btt
 BTT_OBJ := $(patsubst %.c,%.o,$(wildcard btt/*.c))
+# btt without its main(): btt_init(), btt_run() over any stream of events, btt_report()
+# (btt.h), for a fuzz target or a test to link with common.o and the library
+BTT_CORE_OBJ := $(filter-out btt/main.o,$(BTT_OBJ))
 .PHONY: btt btt-clean
 
 btt/%.o: CPPFLAGS += -Ibtt

@@ -78,8 +78,6 @@ struct iomodel {
 	int ended; /* an event past -T */
 	uint64_t last_time; /* of the last event taken */
 	uint64_t n_traces; /* records other than notes */
-	uint32_t relayout_at; /* queued I/Os at which the nodes are laid out again */
-	uint64_t relayout_events; /* events since the last layout */
 };
 
 struct iomodel *iomodel_new(struct btt_devs *devs, const struct iomodel_opts *o)
@@ -166,27 +164,6 @@ emit_simple(struct iomodel *m, enum btt_ev kind, const struct btt_dev *dip,
 	emit(m, &e);
 }
 
-/* the stage times of @q into @t (read first: the stores could alias them) */
-static inline void times(const struct qios *s, const struct qio *q, uint64_t *t)
-{
-	uint64_t base = q->time - 1;
-	uint32_t d[QT_N];
-
-	memcpy(d, q->dt, sizeof(d));
-	t[BTT_STAGE_Q] = q->time;
-	t[BTT_STAGE_G] = d[QT_G] ? base + d[QT_G] : NO_TIME;
-	t[BTT_STAGE_S] = d[QT_S] ? base + d[QT_S] : NO_TIME;
-	t[BTT_STAGE_I] = d[QT_I] ? base + d[QT_I] : NO_TIME;
-	t[BTT_STAGE_M] = d[QT_M] ? base + d[QT_M] : NO_TIME;
-	t[BTT_STAGE_D] = d[QT_D] ? base + d[QT_D] : NO_TIME;
-	t[BTT_STAGE_C] = NO_TIME;
-	/* times far from their Q are kept apart (rare) */
-	if (q->who & QIO_FAR)
-		for (int k = 0; k < QT_N; k++)
-			if (d[k] == QT_FAR)
-				t[BTT_STAGE_G + k] = qio_far_time(s, q, (enum qio_time)k);
-}
-
 /* the I/O of node @i as subscribers see it */
 static inline __attribute__((always_inline)) void view(const struct iomodel *m, uint32_t i,
 						       struct btt_io *io)
@@ -200,7 +177,8 @@ static inline __attribute__((always_inline)) void view(const struct iomodel *m, 
 	io->action = w->action;
 	io->sector = m->q.pool.node[i].sector;
 	io->nsec = qtree_nsec(&m->q.pool, i);
-	times(&m->q, q, io->t);
+	qio_times(&m->q, q, io->t);
+	io->t[BTT_STAGE_C] = NO_TIME;
 	io->d_sector = 0;
 	io->d_nsec = 0;
 	if (m->q.issue_off && io->t[BTT_STAGE_D] != NO_TIME) {
@@ -513,28 +491,6 @@ static void do_notify(struct iomodel *m, const struct blk_event *ev)
 	}
 }
 
-/*
- * Once the queued I/Os no longer fit in the caches (requests that never complete pile
- * up), and each time they grew by half since, their nodes are renumbered in tree order,
- * if the trees were searched enough since to pay for it (a trace of nothing but queue
- * events would only pay).
- */
-#define RELAYOUT_FIRST 32768u
-#define RELAYOUT_EVENTS 16u /* events since the last layout, per queued I/O */
-
-static void maybe_relayout(struct iomodel *m)
-{
-	struct qpool *p = &m->q.pool;
-
-	if (p->live < (m->relayout_at ? m->relayout_at : RELAYOUT_FIRST) ||
-	    m->relayout_events / RELAYOUT_EVENTS < p->live)
-		return;
-	/* out of memory: the layout stays as it is */
-	(void)qpool_relayout(p, m->qt, m->nqt, qio_far_remap, &m->q);
-	m->relayout_at = p->live + p->live / 2;
-	m->relayout_events = 0;
-}
-
 void iomodel_event(struct iomodel *m, const struct blk_event *ev)
 {
 	uint32_t act = blk_event_action32(ev);
@@ -562,8 +518,6 @@ void iomodel_event(struct iomodel *m, const struct blk_event *ev)
 	m->last_time = ev->time;
 	for (unsigned int k = 0; k < m->ntick; k++)
 		m->tick[k].fn(m->tick[k].ctx, ev->time);
-	m->relayout_events++;
-	maybe_relayout(m);
 	switch (code) {
 	case BLK_TA_QUEUE:
 	case BLK_TA_GETRQ:

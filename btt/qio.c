@@ -38,6 +38,7 @@ void qios_release(struct qios *s)
 	qios_init(s, issue != 0, origin != 0, keep);
 }
 
+#ifndef BTT_NO_FAR
 static uint64_t far_key(const struct qios *s, const struct qio *q, enum qio_time k)
 {
 	return ((uint64_t)qio_index(s, q) << 3 | (uint64_t)k) + 1;
@@ -72,6 +73,7 @@ void qio_forget_far(struct qios *s, struct qio *q)
 		if (q->dt[k] == QT_FAR)
 			u64map_del(&s->far, far_key(s, q, (enum qio_time)k));
 }
+#endif
 
 uint32_t qio_who_slow(struct qios *s, uint32_t dev, uint32_t pid, const struct btt_proc *proc,
 		      uint64_t action)
@@ -99,26 +101,4 @@ uint32_t qio_who_slow(struct qios *s, uint32_t dev, uint32_t pid, const struct b
 found:
 	*c = (struct qio_cache){.pid = pid, .dev1 = dev + 1, .who = w, .action = action};
 	return w;
-}
-
-void qio_far_remap(void *arg, const uint32_t *map, uint32_t n)
-{
-	struct qios *s = arg;
-	struct u64map nf = {0};
-
-	for (size_t h = 0; s->far.bits && h < ((size_t)1 << s->far.bits); h++) {
-		uint64_t key = s->far.key[h], idx;
-
-		if (!key)
-			continue;
-		idx = (key - 1) >> 3;
-		if (idx >= n)
-			die("internal error: a far time of node %llu, past the %u nodes renumbered",
-			    (unsigned long long)idx, n);
-		if (u64map_put(&nf, ((uint64_t)map[idx] << 3 | ((key - 1) & 7)) + 1,
-			       s->far.val[h]) < 0)
-			die("out of memory");
-	}
-	u64map_free(&s->far);
-	s->far = nf;
 }

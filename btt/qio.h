@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "devs.h"
 #include "qtree.h"
@@ -22,11 +23,21 @@ enum qio_time { QT_G, QT_S, QT_I, QT_M, QT_D, QT_N };
 /* dt[k]: 0 none; QT_FAR in the far map; else time - Q's time + 1 */
 #define QT_FAR UINT32_MAX
 
+#ifndef BTT_NO_FAR
 struct qio {
 	uint64_t time;
 	uint32_t who; /* index in qios.who, | QIO_FAR once a time was kept in the far map */
 	uint32_t dt[QT_N];
 };
+#else
+/* measuring only: every time in 64 bits (time + 1, 0: none), no far map */
+struct qio {
+	uint64_t time;
+	uint32_t who;
+	uint32_t pad;
+	uint64_t t1[QT_N];
+};
+#endif
 
 /* in qio.who: some dt[] is (or was) QT_FAR; the pairs' indexes stay below it */
 #define QIO_FAR (1u << 31)
@@ -99,6 +110,7 @@ static inline struct qio_origin *qio_origin(const struct qio *q, const struct qi
 uint64_t qio_far_time(const struct qios *s, const struct qio *q, enum qio_time k);
 void qio_set_far(struct qios *s, struct qio *q, enum qio_time k, uint64_t t);
 
+#ifndef BTT_NO_FAR
 /* the time of stage @k, or NO_TIME */
 static inline uint64_t qio_time(const struct qios *s, const struct qio *q, enum qio_time k)
 {
@@ -126,6 +138,55 @@ static inline void qio_forget(struct qios *s, struct qio *q)
 		qio_forget_far(s, q);
 }
 
+/* the Q's time and the stage times after it, into @t[0..QT_N] (NO_TIME when absent) */
+static inline void qio_times(const struct qios *s, const struct qio *q, uint64_t *t)
+{
+	uint64_t base = q->time - 1;
+	uint32_t d[QT_N];
+
+	/* read first: the stores could alias them */
+	memcpy(d, q->dt, sizeof(d));
+	t[0] = q->time;
+	/* written out: the loop is not unrolled at -O2 */
+	t[1] = d[QT_G] ? base + d[QT_G] : (uint64_t)-1;
+	t[2] = d[QT_S] ? base + d[QT_S] : (uint64_t)-1;
+	t[3] = d[QT_I] ? base + d[QT_I] : (uint64_t)-1;
+	t[4] = d[QT_M] ? base + d[QT_M] : (uint64_t)-1;
+	t[5] = d[QT_D] ? base + d[QT_D] : (uint64_t)-1;
+	/* times far from their Q are kept apart (rare) */
+	if (q->who & QIO_FAR)
+		for (int k = 0; k < QT_N; k++)
+			if (d[k] == QT_FAR)
+				t[k + 1] = qio_far_time(s, q, (enum qio_time)k);
+}
+#else
+static inline uint64_t qio_time(const struct qios *s, const struct qio *q, enum qio_time k)
+{
+	(void)s;
+	return q->t1[k] - 1;
+}
+
+static inline void qio_set_time(struct qios *s, struct qio *q, enum qio_time k, uint64_t t)
+{
+	(void)s;
+	q->t1[k] = t + 1;
+}
+
+static inline void qio_forget(struct qios *s, struct qio *q)
+{
+	(void)s;
+	(void)q;
+}
+
+static inline void qio_times(const struct qios *s, const struct qio *q, uint64_t *t)
+{
+	(void)s;
+	t[0] = q->time;
+	for (int k = 0; k < QT_N; k++)
+		t[k + 1] = q->t1[k] - 1;
+}
+#endif
+
 static inline const struct qio_who *qio_pair(const struct qios *s, const struct qio *q)
 {
 	return &s->who[q->who & ~QIO_FAR];
@@ -146,8 +207,5 @@ static inline uint32_t qio_who(struct qios *s, uint32_t dev, uint32_t pid,
 		return c->who;
 	return qio_who_slow(s, dev, pid, proc, action);
 }
-
-/* qpool_relayout()'s remap: the far times follow their nodes (@arg is the struct qios) */
-void qio_far_remap(void *arg, const uint32_t *map, uint32_t n);
 
 #endif /* BTT_QIO_H */

@@ -118,8 +118,10 @@ static uint32_t hash_get(const struct qpool *p, struct qtree *t, uint64_t sector
 {
 	uint32_t mask, h, i, *r = recent(t, sector);
 
+#ifndef QTREE_NO_RECENT
 	if (*r && N(*r).sector == sector)
 		return *r;
+#endif
 	if (!t->bits)
 		return 0;
 	mask = (1u << t->bits) - 1;
@@ -223,6 +225,9 @@ static int region_clear(const struct qtree *t, uint64_t sector)
 		return 0;
 	if (!t->regions.n)
 		return 1;
+#ifdef QTREE_NO_PAGES
+	return !u64map_get(&t->regions, r + 1);
+#endif
 	pg = region_page(t, r);
 	r %= QTREE_PAGE_REGIONS;
 	return !pg || !(pg[r / 64] >> (r % 64) & 1);
@@ -242,6 +247,9 @@ static void region_uncount(struct qtree *t, uint64_t r)
 	if (--*c)
 		return;
 	u64map_del(&t->regions, r + 1);
+#ifdef QTREE_NO_PAGES
+	return;
+#endif
 	pg = region_page(t, r);
 	pg[r % QTREE_PAGE_REGIONS / 64] &= ~(1ull << (r % 64));
 	if (!--pg[PAGE_WORDS])
@@ -253,6 +261,9 @@ static int region_first(struct qtree *t, uint64_t r)
 {
 	uint64_t *pg = region_page(t, r);
 
+#ifdef QTREE_NO_PAGES
+	return u64map_put(&t->regions, r + 1, 1);
+#endif
 	if (!pg) {
 		pg = calloc(PAGE_WORDS + 1, sizeof(*pg));
 		if (!pg || u64map_put(&t->pages, r / QTREE_PAGE_REGIONS + 1, (uintptr_t)pg) < 0) {
@@ -807,147 +818,4 @@ void qtree_prefetch(const struct qpool *p, struct qtree *const *t, const uint64_
 			cur[i] = next;
 		}
 	}
-}
-
-/* ---- relayout: renumber the nodes so that descents touch few cache lines ---- */
-
-#define BIT_SET(b, i) ((b)[(i) / 64] |= 1ull << ((i) % 64))
-#define BIT_GET(b, i) ((b)[(i) / 64] >> ((i) % 64) & 1)
-
-struct lay {
-	const struct qpool *p;
-	uint32_t *map; /* old index -> new; NULL: only count */
-	uint64_t *live; /* new indexes taken by tree nodes */
-	uint64_t k; /* next new index */
-	int align;
-};
-
-static void place(struct lay *l, uint32_t old)
-{
-	if (l->map) {
-		l->map[old] = (uint32_t)l->k;
-		BIT_SET(l->live, l->k);
-	}
-	l->k++;
-}
-
-/*
- * A subtree root and its children in one 64-byte line (four 16-byte nodes, the first
- * line-aligned), then the grandchildren's subtrees one after another: a descent reads a
- * new line every second level, and a subtree of a few hundred nodes shares a page.
- */
-static void lay(struct lay *l, uint32_t r)
-{
-	const struct qpool *p = l->p;
-	uint32_t g[4] = {0};
-	unsigned int len;
-
-	if (!r)
-		return;
-	len = 1 + !!N(r).left + !!N(r).right;
-	/* the block starts a new line when the rest of this one is too short for it */
-	if (l->align && len > 4 - l->k % 4)
-		l->k = (l->k + 3) & ~3ull;
-	place(l, r);
-	if (N(r).left) {
-		place(l, N(r).left);
-		g[0] = N(N(r).left).left;
-		g[1] = N(N(r).left).right;
-	}
-	if (N(r).right) {
-		place(l, N(r).right);
-		g[2] = N(N(r).right).left;
-		g[3] = N(N(r).right).right;
-	}
-	for (int s = 0; s < 4; s++)
-		lay(l, g[s]);
-}
-
-int qpool_relayout(struct qpool *p, struct qtree *const *t, size_t nt,
-		   void (*remap)(void *arg, const uint32_t *map, uint32_t n), void *arg)
-{
-	uint64_t *seen = NULL;
-	size_t words = ((size_t)p->cap + 63) / 64;
-	struct lay l = {.p = p, .k = 1};
-	unsigned char *tmp = NULL;
-	uint32_t end, next_new = 1;
-	int rc = -1;
-
-	if (!p->live)
-		return 0;
-	/* lines left part empty need room: packed when the pool has not enough */
-	l.align = 1;
-	for (size_t i = 0; i < nt; i++)
-		lay(&l, t[i]->root);
-	l.align = l.k <= p->cap;
-	l.k = 1;
-	l.map = calloc(p->cap, sizeof(*l.map));
-	l.live = calloc(words, sizeof(*l.live));
-	seen = calloc(words, sizeof(*seen));
-	tmp = malloc(p->data_size);
-	if (!l.map || !l.live || !seen || !tmp)
-		goto out;
-	for (size_t i = 0; i < nt; i++)
-		lay(&l, t[i]->root);
-	end = l.k > p->used ? (uint32_t)l.k : p->used;
-	/* the other slots (free, and fresh ones up to end) take the places left, in order */
-	for (uint32_t i = 1; i < end; i++) {
-		if (l.map[i])
-			continue;
-		while (BIT_GET(l.live, next_new))
-			next_new++;
-		l.map[i] = next_new++;
-	}
-	/* move every slot to its new place, cycle by cycle */
-	for (uint32_t i = 1; i < end; i++) {
-		if (BIT_GET(seen, i))
-			continue;
-		BIT_SET(seen, i);
-		for (uint32_t j = l.map[i]; j != i; j = l.map[j]) {
-			struct qnode tn = N(i);
-			struct qaux ta = A(i);
-
-			N(i) = N(j);
-			N(j) = tn;
-			A(i) = A(j);
-			A(j) = ta;
-			memcpy(tmp, qpool_data(p, i), p->data_size);
-			memcpy(qpool_data(p, i), qpool_data(p, j), p->data_size);
-			memcpy(qpool_data(p, j), tmp, p->data_size);
-			BIT_SET(seen, j);
-		}
-	}
-	/* the links of the tree nodes, and the free list of the others, lowest first */
-	p->free = 0;
-	for (uint32_t i = end; i-- > 1;) {
-		if (BIT_GET(l.live, i)) {
-			N(i).left = l.map[N(i).left];
-			N(i).right = l.map[N(i).right];
-			A(i).parent = l.map[A(i).parent];
-		} else {
-			A(i).parent = p->free;
-			p->free = i;
-		}
-	}
-	p->used = end;
-	for (size_t i = 0; i < nt; i++) {
-		struct qtree *q = t[i];
-
-		q->root = l.map[q->root];
-		q->hint_pred = l.map[q->hint_pred];
-		q->hint_succ = l.map[q->hint_succ];
-		for (size_t h = 0; h < QTREE_RECENT; h++)
-			q->recent[h] = l.map[q->recent[h]];
-		for (size_t h = 0; q->bits && h < ((size_t)1 << q->bits); h++)
-			q->slot[h] = l.map[q->slot[h]];
-	}
-	if (remap)
-		remap(arg, l.map, end);
-	rc = 0;
-out:
-	free(l.map);
-	free(l.live);
-	free(seen);
-	free(tmp);
-	return rc;
 }

@@ -140,14 +140,4 @@ int qtree_collect(const struct qpool *p, struct qtree *t, uint64_t s, uint64_t e
 void qtree_prefetch(const struct qpool *p, struct qtree *const *t, const uint64_t *sector,
 		    size_t n);
 
-/*
- * Renumber the nodes of the pool, whose trees are all in @t, so that descents read few
- * cache lines: a node and its children share a line, a subtree is contiguous. The
- * shape does not change; the payloads move with their nodes. @remap (may be NULL) gets
- * the old -> new map of indexes below @n (0 stays 0) for references held elsewhere.
- * Memory: 4 bytes and 2 bits per slot for the moment. -1 when out of memory (no change).
- */
-int qpool_relayout(struct qpool *p, struct qtree *const *t, size_t nt,
-		   void (*remap)(void *arg, const uint32_t *map, uint32_t n), void *arg);
-
 #endif /* BTT_QTREE_H */

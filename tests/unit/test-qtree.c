@@ -214,26 +214,6 @@ static void check_pool(struct world *w)
 	}
 }
 
-static void remap_model(void *arg, const uint32_t *map, uint32_t n)
-{
-	struct world *w = arg;
-
-	for (size_t i = 0; i < w->nlive; i++) {
-		assert_true(w->live[i]->qi < n);
-		w->live[i]->qi = map[w->live[i]->qi];
-	}
-}
-
-/* renumber the pool's nodes; the model follows through the map */
-static void do_relayout(struct world *w)
-{
-	struct qtree *t = &w->t;
-
-	assert_int_equal(qpool_relayout(&w->pool, &t, 1, remap_model, w), 0);
-	check_shape(w);
-	check_pool(w);
-}
-
 static void check_find(struct world *w, uint64_t sector)
 {
 	struct mnode *m = m_find(w, sector);
@@ -369,8 +349,6 @@ static void run(uint64_t seed, uint64_t space, int ops, int target, uint64_t *fa
 			check_find(&w, rnd(&w) % space);
 			check_collect(&w, rnd(&w) % space, rnd(&w) % space);
 		}
-		if (rnd(&w) % 300 == 0)
-			do_relayout(&w);
 		check_shape(&w);
 	}
 	check_pool(&w);
@@ -401,48 +379,6 @@ static void test_disjoint(void **state)
 		run(seed * 104729, 1ull << 40, 4000, 300, &fast, &hinted);
 	assert_true(fast > 10000);
 	assert_true(hinted > 1000);
-}
-
-/*
- * A pool too full for line-aligned blocks is laid out packed; then, with room again,
- * aligned; searches, insertions and erasures go on as before.
- */
-static void test_relayout(void **state)
-{
-	struct world w;
-
-	(void)state;
-	world_init(&w, 31337);
-	for (int k = 0; k < 4000; k++)
-		do_insert(&w, rnd(&w) % (1ull << 30), 1 + (uint32_t)(rnd(&w) % 64));
-	assert_int_equal(w.pool.cap, 4096);
-	do_relayout(&w);
-	assert_true(w.pool.used <= w.pool.cap);
-	for (int op = 0; op < 6000; op++) {
-		if (rnd(&w) % 2 && w.nlive) {
-			do_erase(&w, rnd(&w) % w.nlive);
-		} else {
-			uint64_t s = rnd(&w) % (1ull << 30);
-
-			do_insert(&w, s, (uint32_t)(rnd(&w) % 64));
-			check_find(&w, s);
-		}
-		if (op % 1000 == 999)
-			do_relayout(&w);
-	}
-	check_shape(&w);
-	check_pool(&w);
-	for (size_t i = 0; i < w.nlive; i++) {
-		struct mnode *m = w.live[i];
-
-		check_find(&w, m->sector);
-		check_collect(&w, m->sector, m->sector + m->nsec);
-	}
-	/* an empty pool */
-	while (w.nlive)
-		do_erase(&w, rnd(&w) % w.nlive);
-	do_relayout(&w);
-	world_free(&w);
 }
 
 static void test_regions(void **state)
@@ -540,7 +476,6 @@ int main(void)
 		cmocka_unit_test(test_overlapping),
 		cmocka_unit_test(test_disjoint),
 		cmocka_unit_test(test_regions),
-		cmocka_unit_test(test_relayout),
 		cmocka_unit_test(test_collisions),
 	};
 
