@@ -45,6 +45,11 @@ struct tick_cb {
 	void *ctx;
 };
 
+struct note_cb {
+	void (*fn)(void *ctx, const struct blk_event *ev);
+	void *ctx;
+};
+
 /*
  * With BTT_SUB_REMAP: the origins of the last A events, by their target (device and
  * sector), until the Q they announce takes them. A small table: an A whose Q never comes
@@ -73,7 +78,8 @@ struct iomodel {
 	struct lost_cb lost[MAX_SUBS], lost_end[MAX_SUBS];
 	struct ev_cb ev[BTT_EV_NR][MAX_SUBS];
 	struct tick_cb tick[MAX_SUBS];
-	unsigned char nstage[BTT_STAGE_NR], ndone, nlost, nlost_end, nev[BTT_EV_NR], ntick;
+	struct note_cb note[MAX_SUBS];
+	unsigned char nstage[BTT_STAGE_NR], ndone, nlost, nlost_end, nev[BTT_EV_NR], ntick, nnote;
 	struct origin_slot *origins;
 	int ended; /* an event past -T */
 	uint64_t last_time; /* of the last event taken */
@@ -99,6 +105,8 @@ int iomodel_subscribe(struct iomodel *m, const struct btt_io_sub *s)
 	m->flags |= s->flags;
 	if (s->tick)
 		m->tick[m->ntick++] = (struct tick_cb){s->tick, s->ctx};
+	if (s->note)
+		m->note[m->nnote++] = (struct note_cb){s->note, s->ctx};
 	for (int st = 0; s->stage && st < BTT_STAGE_NR; st++)
 		if (!s->stages || (s->stages & (1u << st)))
 			m->stage[st][m->nstage[st]++] = (struct stage_cb){s->stage, s->ctx};
@@ -499,6 +507,8 @@ void iomodel_event(struct iomodel *m, const struct blk_event *ev)
 	if (!m->sealed)
 		seal(m);
 	if (act & BLK_TC_ACT(BLK_TC_NOTIFY)) {
+		for (unsigned int k = 0; k < m->nnote; k++)
+			m->note[k].fn(m->note[k].ctx, ev);
 		do_notify(m, ev);
 		return;
 	}

@@ -170,6 +170,9 @@ enum btt_sub_flags {
  * @lost: an I/O leaves without completing (see enum btt_lost); for REPLACED, before the
  *	BTT_STAGE_Q of the I/O that replaces it
  * @dev_event: see enum btt_ev
+ * @note: every notify record (BLK_TC_NOTIFY: process names, TN_TIMESTAMP, messages,
+ *	I/O waits), before the model takes it, whatever the -t/-T window; its payload is
+ *	valid during the call only
  */
 struct btt_io_sub {
 	void *ctx;
@@ -181,6 +184,7 @@ struct btt_io_sub {
 	void (*done)(void *ctx, const struct btt_io *io);
 	void (*lost)(void *ctx, const struct btt_io *io, enum btt_lost why);
 	void (*dev_event)(void *ctx, const struct btt_dev_event *e);
+	void (*note)(void *ctx, const struct blk_event *ev);
 };
 
 /* the model's options (from btt's -t, -T, -r) */

@@ -632,6 +632,37 @@ static void test_time_window(void **state)
 	world_free(&w);
 }
 
+static void on_note(void *ctx, const struct blk_event *ev)
+{
+	logf_(ctx, "note %u t=%s pid=%u '%.*s'", (unsigned int)(ev->action & 0xffff), ms(ev->time),
+	      ev->pid, (int)ev->pdu_len, (const char *)ev->pdu);
+}
+
+/* notes reach note() before the model takes them, also outside the -t/-T window */
+static void test_notes(void **state)
+{
+	struct world w;
+	struct iomodel_opts o = {.time_bounded = 1, .t_start = 0.002, .t_end = 0.005};
+	struct btt_io_sub sub = {.note = on_note, .done = on_done};
+
+	(void)state;
+	memset(&w, 0, sizeof(w));
+	devs_init(&w.devs, NULL);
+	w.m = iomodel_new(&w.devs, &o);
+	sub.ctx = &w.r;
+	assert_int_equal(iomodel_subscribe(w.m, &sub), 0);
+	name_pid(&w, 42, "fio");
+	feed(&w, 1 * MS, BLK_TN_MESSAGE, BLK_TC_NOTIFY, SDA, 0, 0, 0, "hi", 2);
+	feed(&w, 3 * MS, BLK_TA_QUEUE, BLK_TC_READ, SDA, 100, 8, 42, NULL, 0);
+	feed(&w, 4 * MS, BLK_TA_COMPLETE, BLK_TC_READ, SDA, 100, 8, 42, NULL, 0);
+	feed(&w, 9 * MS, BLK_TN_TIMESTAMP, BLK_TC_NOTIFY, SDA, 0, 0, 0, "12345678", 8);
+	expect(&w, "note 0 t=0 pid=42 'fio'\n"
+		   "note 2 t=1 pid=0 'hi'\n"
+		   "done 8,0 100+8 Q=3 G=- S=- I=- M=- D=- C=4 c=100+8 err=0 pid=42\n"
+		   "note 1 t=9 pid=0 '12345678'\n");
+	world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -650,6 +681,7 @@ int main(void)
 		cmocka_unit_test(test_rwbs_and_zero_bytes),
 		cmocka_unit_test(test_subscribers),
 		cmocka_unit_test(test_time_window),
+		cmocka_unit_test(test_notes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
