@@ -18,6 +18,7 @@
 #include "outfile.h"
 #include "pct.h"
 #include "perio.h"
+#include "perfetto-out.h"
 #include "report.h"
 #include "seek.h"
 #include "stats.h"
@@ -50,6 +51,7 @@ int btt_run(struct btt *b, iomodel_next_fn next, void *src, struct blk_event *ev
 	b->pct = pct_new(b);
 	b->live = live_new(b);
 	b->iostat = iostat_new(b);
+	pfout_subscribe(b->pf, b->model);
 	return iomodel_run(b->model, next, src, ev, progress, arg);
 }
 
@@ -111,11 +113,13 @@ int btt_report(struct btt *b)
 				b->devs.v[i]->name, b->opts.sps_name);
 	iostat_finish(b->iostat, iomodel_last_time(b->model));
 	extras_finish(b->extras, &b->devs);
+	pfout_finish(b->pf, iomodel_last_time(b->model));
 	return 0;
 }
 
 void btt_release(struct btt *b)
 {
+	pfout_free(b->pf);
 	iostat_free(b->iostat);
 	live_free(b->live);
 	pct_free(b->pct);
@@ -126,6 +130,7 @@ void btt_release(struct btt *b)
 	stats_free(b->stats);
 	iomodel_free(b->model);
 	devs_release(&b->devs);
+	b->pf = NULL;
 	b->iostat = NULL;
 	b->live = NULL;
 	b->pct = NULL;

@@ -41,6 +41,7 @@ struct btt_opts {
 	int easy_parse; /* -X */
 	int do_active; /* -Z */
 	int percentiles; /* --percentiles (1) / --percentiles-only (2) */
+	const char *perfetto_name; /* --perfetto */
 };
 
 #define BTT_OPTS_INIT                                    \
@@ -56,6 +57,7 @@ struct perio;
 struct extras;
 struct iostat;
 struct fpcount;
+struct pfout;
 
 /**
  * struct btt - one run of btt
@@ -76,6 +78,7 @@ struct btt {
 	struct extras *extras;
 	struct iostat *iostat;
 	struct fpcount *fp;
+	struct pfout *pf; /* --perfetto: opened by pfout_open() before btt_run() */
 };
 
 /**

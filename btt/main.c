@@ -13,6 +13,7 @@
 
 #include "btt.h"
 #include "common.h"
+#include "perfetto-out.h"
 #include "blk/reader.h"
 
 /* what main() takes from the command line besides btt's options */
@@ -23,6 +24,7 @@ struct cmdline {
 };
 
 enum { OPT_PERCENTILES = 256, OPT_PERCENTILES_ONLY };
+enum { OPT_PERFETTO = 300 };
 
 static const struct option long_opts[] = {
 	{"seek-absolute", no_argument, NULL, 'a'},
@@ -56,6 +58,7 @@ static const struct option long_opts[] = {
 	{"do-active", no_argument, NULL, 'Z'},
 	{"percentiles", no_argument, NULL, OPT_PERCENTILES},
 	{"percentiles-only", no_argument, NULL, OPT_PERCENTILES_ONLY},
+	{"perfetto", required_argument, NULL, OPT_PERFETTO},
 	{NULL, 0, NULL, 0},
 };
 
@@ -94,6 +97,7 @@ static const char *const help[][3] = {
 	{"-Z, --do-active", "", "write <dev>_live.dat and sys_live.dat"},
 	{"    --percentiles", "", "add Q2C/D2C/Q2D percentiles after the report"},
 	{"    --percentiles-only", "", "print only the percentiles"},
+	{"    --perfetto", "FILE", "every I/O on a Perfetto timeline in FILE (.gz: gzip)"},
 };
 
 static void usage(FILE *fp)
@@ -239,6 +243,9 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 		case OPT_PERCENTILES_ONLY:
 			o->percentiles = 2;
 			break;
+		case OPT_PERFETTO:
+			o->perfetto_name = optarg;
+			break;
 		case ':':
 			error("option '%s' needs a value", argv[optind - 1]);
 			hint("see 'btt --help'");
@@ -291,6 +298,21 @@ static void progress(void *arg)
 	p->last = now;
 }
 
+/* --perfetto: its remarks, and its error once (1 then) */
+static int perfetto_messages(const struct btt *b)
+{
+	const char *s;
+
+	for (unsigned int i = 0; (s = pfout_note(b->pf, i)); i++)
+		warning("%s", s);
+	if (!pfout_error(b->pf))
+		return 0;
+	error("%s", pfout_error(b->pf));
+	if (pfout_hint(b->pf))
+		hint("%s", pfout_hint(b->pf));
+	return 1;
+}
+
 static int next_record(void *src, struct blk_event *ev)
 {
 	return blk_reader_next(src, ev);
@@ -327,6 +349,8 @@ int main(int argc, char **argv)
 	rc = btt_init(&b);
 	if (rc < 0)
 		die("cannot read device map '%s': %s", b.opts.devmap_name, strerror(-rc));
+	if (pfout_open(&b) < 0)
+		exit(perfetto_messages(&b));
 
 	r = blk_reader_open(cl.input);
 	if (!r)
@@ -361,6 +385,7 @@ int main(int argc, char **argv)
 	}
 	blk_reader_close(r);
 	btt_report(&b);
+	status |= perfetto_messages(&b);
 	btt_release(&b);
 	return status;
 }

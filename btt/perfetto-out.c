@@ -1,0 +1,764 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * btt --perfetto=FILE (see perfetto-out.h): a subscriber of the I/O model that draws every
+ * queued I/O as a slice from its Q to its C with its stages inside (pfdraw.c draws).
+ *
+ * Why records wait. The model knows an I/O's stages for certain only at its completion (a
+ * requeue moves its D, a split moves its G), so an I/O is drawn when it is done, back in
+ * time. Written at once, most packets would then need an absolute timestamp (eight bytes
+ * more than the usual one or two). Instead, what is to be drawn becomes a record in a heap
+ * ordered by time, and a record goes out once nothing earlier can still come: its time is
+ * before the Q of every I/O still in flight. The file is then in time order, every timestamp
+ * a small increment, and each lane is handed out in time order. A record waits at most
+ * LAG_NS of trace time behind an I/O in flight, and at most MAX_PENDING records wait: past
+ * either, the earliest go out anyway, and what comes later for them is written with an
+ * absolute time (still valid: no track goes back in time). Memory: the I/Os in flight and
+ * the waiting records.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "btt.h"
+#include "common.h"
+#include "iomodel.h"
+#include "perfetto-out.h"
+#include "pfdraw.h"
+#include "u64map.h"
+#include "blk/output.h"
+#include "blk/perfetto.h"
+#include "blk/trace.h"
+#include "blk/wallclock.h"
+
+#define LAG_NS 1000000000ull
+#define MAX_PENDING 65536
+#define WINDOW_NS 10000000ull /* throughput windows: 10 ms */
+#define NONE UINT32_MAX
+#define NO_WINDOW UINT64_MAX
+#define MAX_NOTES 8
+
+/* the stage letters, in the order an I/O meets them */
+static const char letters[] = "QAGIMDC";
+enum { L_Q, L_A, L_G, L_I, L_M, L_D, L_C, L_NR };
+
+enum rec_kind {
+	REC_COUNTER,
+	REC_RATE,
+	REC_QUEUED,
+	REC_BEGIN,
+	REC_STAGE,
+	REC_END,
+	REC_UNPLUG,
+	REC_REQUEUE,
+	REC_MESSAGE
+};
+
+/* something to draw at @ts; @order: at one time counter values first, then in push order */
+struct rec {
+	uint64_t ts, order;
+	uint64_t a, b;
+	uint32_t kind, slot;
+};
+
+/* an I/O from its Q until its slice is drawn */
+struct slot {
+	struct pf_io io;
+	uint64_t t_q, t_a;
+	uint32_t gen;
+	uint32_t prev, next; /* the list of I/Os in flight, by Q; next: the free list */
+	uint32_t up, up_gen; /* io.flow_from: the slot of the I/O it was remapped from */
+	uint8_t in_flight, begun;
+};
+
+struct dstate {
+	int64_t driver, queued;
+	uint64_t win, bytes[2], ios[2]; /* the current throughput window */
+	uint64_t c_before_q; /* completions before the device's first Q */
+	int had_q;
+};
+
+struct pfout {
+	struct btt *b;
+	char *path;
+	struct blk_output *out;
+	struct pfdraw *d;
+	struct blk_wallclock *wall;
+	uint64_t first_ts;
+	struct slot *slots;
+	size_t nslots, aslots;
+	uint32_t free_slot, head, tail;
+	struct u64map map; /* device and sector of an I/O in flight -> its slot */
+	struct rec *heap;
+	size_t nheap, aheap;
+	uint64_t seq, now, next_flow;
+	struct dstate *dev;
+	size_t ndev, adev;
+	char names[L_NR][L_NR + 1][8]; /* "Q2G"..., [x][L_NR]: "after D" */
+	uint64_t no_key, no_upper, cancelled, lost[2];
+	int err, finished;
+	char msg[600], hint[200];
+	char *notes[MAX_NOTES];
+	unsigned int nnotes;
+};
+
+/* ---- errors and remarks ---- */
+
+static void set_error(struct pfout *p, int err)
+{
+	if (p->err || !err)
+		return;
+	p->err = err;
+	if (err == -EINVAL) {
+		snprintf(p->msg, sizeof(p->msg), "internal error writing Perfetto trace '%s': %s",
+			 p->path, strerror(-err));
+		snprintf(p->hint, sizeof(p->hint),
+			 "the file holds what came before (a valid trace); please report this");
+	} else {
+		snprintf(p->msg, sizeof(p->msg), "cannot write Perfetto trace '%s': %s", p->path,
+			 strerror(-err));
+	}
+}
+
+static void __attribute__((format(printf, 2, 3))) note(struct pfout *p, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	if (p->nnotes == MAX_NOTES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	p->notes[p->nnotes++] = xstrdup(buf);
+}
+
+/* ---- the heap of records ---- */
+
+static int before(const struct rec *x, const struct rec *y)
+{
+	return x->ts < y->ts || (x->ts == y->ts && x->order < y->order);
+}
+
+static void push(struct pfout *p, uint64_t ts, int counter, uint32_t kind, uint32_t slot,
+		 uint64_t a, uint64_t b)
+{
+	struct rec r = {.ts = ts,
+			.order = (counter ? 0 : 1ull << 63) | p->seq++,
+			.a = a,
+			.b = b,
+			.kind = kind,
+			.slot = slot};
+	size_t i;
+
+	p->heap = array_grow(p->heap, &p->aheap, p->nheap, sizeof(*p->heap));
+	for (i = p->nheap++; i && before(&r, &p->heap[(i - 1) / 2]); i = (i - 1) / 2)
+		p->heap[i] = p->heap[(i - 1) / 2];
+	p->heap[i] = r;
+}
+
+static struct rec pop(struct pfout *p)
+{
+	struct rec top = p->heap[0], last = p->heap[--p->nheap];
+	size_t i = 0, n = p->nheap;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && before(&p->heap[c + 1], &p->heap[c]))
+			c++;
+		if (!before(&p->heap[c], &last))
+			break;
+		p->heap[i] = p->heap[c];
+		i = c;
+	}
+	if (n)
+		p->heap[i] = last;
+	return top;
+}
+
+/* ---- I/O slots ---- */
+
+/* the map's key of an I/O: its device index and start sector (0: cannot be drawn) */
+static uint64_t key_of(uint32_t dev, uint64_t sector)
+{
+	if (dev >= 4096 || sector >= 1ull << 51)
+		return 0;
+	return (sector << 12 | dev) + 1;
+}
+
+static uint32_t slot_new(struct pfout *p)
+{
+	uint32_t i = p->free_slot;
+
+	if (i != NONE) {
+		p->free_slot = p->slots[i].next;
+	} else {
+		p->slots = array_grow(p->slots, &p->aslots, p->nslots, sizeof(*p->slots));
+		i = (uint32_t)p->nslots++;
+		p->slots[i].gen = 0;
+	}
+	return i;
+}
+
+static void slot_free(struct pfout *p, uint32_t i)
+{
+	p->slots[i].gen++;
+	p->slots[i].next = p->free_slot;
+	p->free_slot = i;
+}
+
+static void flight_add(struct pfout *p, uint32_t i)
+{
+	struct slot *s = &p->slots[i];
+
+	s->in_flight = 1;
+	s->prev = p->tail;
+	s->next = NONE;
+	if (p->tail != NONE)
+		p->slots[p->tail].next = i;
+	else
+		p->head = i;
+	p->tail = i;
+}
+
+static void flight_del(struct pfout *p, uint32_t i)
+{
+	struct slot *s = &p->slots[i];
+
+	if (s->prev != NONE)
+		p->slots[s->prev].next = s->next;
+	else
+		p->head = s->next;
+	if (s->next != NONE)
+		p->slots[s->next].prev = s->prev;
+	else
+		p->tail = s->prev;
+	s->in_flight = 0;
+}
+
+/* ---- drawing the records ---- */
+
+static void draw(struct pfout *p, const struct rec *r)
+{
+	struct slot *s = &p->slots[r->slot];
+	double v;
+	int ret = 0;
+
+	switch (r->kind) {
+	case REC_COUNTER:
+		ret = pfdraw_counter(p->d, r->slot, (enum pf_ctr)r->a, r->ts, (int64_t)r->b);
+		break;
+	case REC_RATE:
+		memcpy(&v, &r->b, sizeof(v));
+		ret = pfdraw_rate(p->d, r->slot, (enum pf_ctr)r->a, r->ts, v);
+		break;
+	case REC_QUEUED:
+		ret = pfdraw_queued(p->d, &s->io, r->ts);
+		break;
+	case REC_BEGIN:
+		if (s->io.flow_from) {
+			/* the flow's start must come first: drop it if the I/O it comes from
+			 * is still to be drawn (it went out of the heap late) */
+			struct slot *up = &p->slots[s->up];
+
+			if (up->gen == s->up_gen && !up->begun) {
+				for (unsigned int k = 0; k < up->io.nflow_out; k++)
+					if (up->io.flow_out[k] == s->io.flow_from)
+						up->io.flow_out[k] =
+							up->io.flow_out[--up->io.nflow_out];
+				s->io.flow_from = 0;
+				p->cancelled++;
+			}
+		}
+		ret = pfdraw_begin(p->d, &s->io, r->ts);
+		s->begun = 1;
+		break;
+	case REC_STAGE:
+		ret = pfdraw_stage(p->d, &s->io, r->ts, (const char *)(uintptr_t)r->a, (int)r->b);
+		break;
+	case REC_END:
+		ret = pfdraw_end(p->d, &s->io, r->ts);
+		slot_free(p, r->slot);
+		break;
+	case REC_UNPLUG:
+		ret = pfdraw_instant(p->d, r->slot, r->ts, r->b ? "unplug (timer)" : "unplug",
+				     "count", NULL, r->a);
+		break;
+	case REC_REQUEUE:
+		ret = pfdraw_instant(p->d, r->slot, r->ts, "requeue", "sector", NULL, r->a);
+		break;
+	case REC_MESSAGE:
+		ret = pfdraw_instant(p->d, r->slot, r->ts, "message", "text",
+				     (const char *)(uintptr_t)r->a, 0);
+		free((void *)(uintptr_t)r->a);
+		break;
+	}
+	set_error(p, ret);
+}
+
+/* draw the records nothing earlier can come before (all of them with @all) */
+static void drain(struct pfout *p, int all)
+{
+	uint64_t w = p->now;
+
+	if (p->head != NONE) {
+		w = p->slots[p->head].t_q;
+		if (p->now > LAG_NS && w < p->now - LAG_NS)
+			w = p->now - LAG_NS;
+	}
+	while (p->nheap && (all || p->heap[0].ts < w || p->nheap > MAX_PENDING)) {
+		struct rec r = pop(p);
+
+		if (!p->err)
+			draw(p, &r);
+		else if (r.kind == REC_MESSAGE)
+			free((void *)(uintptr_t)r.a);
+	}
+}
+
+/* ---- the trace's start ---- */
+
+static void start(struct pfout *p)
+{
+	struct blk_perfetto_opts o = {.start_ns = p->first_ts};
+	int64_t sec;
+	long nsec;
+
+	if (pfdraw_started(p->d) || p->err)
+		return;
+	if (blk_wallclock_base(p->wall, &sec, &nsec) != BLK_WALL_NONE && sec >= 0) {
+		/* the wall clock of time 0, which the writer relates to start_ns */
+		o.has_wall = 1;
+		o.wall_ts = 0;
+		o.wall_sec = sec;
+		o.wall_nsec = nsec;
+	}
+	set_error(p, pfdraw_start(p->d, &o));
+}
+
+static struct dstate *dstate(struct pfout *p, uint32_t idx)
+{
+	p->dev = array_grow(p->dev, &p->adev, idx, sizeof(*p->dev));
+	while (p->ndev <= idx)
+		p->dev[p->ndev++] = (struct dstate){.win = NO_WINDOW};
+	return &p->dev[idx];
+}
+
+/* ---- counters ---- */
+
+static void counter(struct pfout *p, uint32_t dev, enum pf_ctr c, uint64_t ts, int64_t v)
+{
+	push(p, ts, 1, REC_COUNTER, dev, c, (uint64_t)v);
+}
+
+static void rate(struct pfout *p, uint32_t dev, enum pf_ctr c, uint64_t ts, double v)
+{
+	uint64_t bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	push(p, ts, 1, REC_RATE, dev, c, bits);
+}
+
+/* the window of @ds ends: its rates at its start, and zeros after it unless @next follows */
+static void window_close(struct pfout *p, uint32_t dev, uint64_t next)
+{
+	struct dstate *ds = &p->dev[dev];
+	uint64_t ts = ds->win * WINDOW_NS;
+	double per_s = 1e9 / (double)WINDOW_NS;
+
+	for (int rd = 0; rd < 2; rd++) {
+		rate(p, dev, rd ? PF_RMB : PF_WMB, ts, (double)ds->bytes[rd] * per_s / 1e6);
+		rate(p, dev, rd ? PF_RIOPS : PF_WIOPS, ts, (double)ds->ios[rd] * per_s);
+	}
+	if (next != ds->win + 1)
+		for (int c = PF_RMB; c <= PF_WIOPS; c++)
+			rate(p, dev, (enum pf_ctr)c, ts + WINDOW_NS, 0);
+	ds->win = NO_WINDOW;
+}
+
+static void completion(struct pfout *p, const struct btt_dev_event *e)
+{
+	struct dstate *ds = dstate(p, e->dev->idx);
+	uint64_t w = e->ev->time / WINDOW_NS;
+	int rd = !(e->ev->action & BLK_TC_ACT(BLK_TC_WRITE));
+
+	if (ds->driver > 0)
+		counter(p, e->dev->idx, PF_DRIVER, e->ev->time, --ds->driver);
+	if (ds->win != NO_WINDOW && ds->win != w)
+		window_close(p, e->dev->idx, w);
+	if (ds->win == NO_WINDOW) {
+		ds->win = w;
+		memset(ds->bytes, 0, sizeof(ds->bytes));
+		memset(ds->ios, 0, sizeof(ds->ios));
+	}
+	ds->bytes[rd] += e->ev->bytes;
+	ds->ios[rd]++;
+}
+
+/* ---- the model's callbacks ---- */
+
+static void on_note(void *ctx, const struct blk_event *ev)
+{
+	struct pfout *p = ctx;
+
+	blk_wallclock_record(p->wall, ev);
+}
+
+static void on_tick(void *ctx, uint64_t t)
+{
+	struct pfout *p = ctx;
+
+	if (t > p->now)
+		p->now = t;
+	if (p->nheap && (p->heap[0].ts < p->now || p->nheap > MAX_PENDING))
+		drain(p, 0);
+}
+
+static void on_event(void *ctx, const struct btt_dev_event *e)
+{
+	struct pfout *p = ctx;
+	uint32_t dev = e->dev->idx;
+	struct dstate *ds;
+
+	if (e->kind == BTT_EV_NEW) {
+		if (!pfdraw_started(p->d)) {
+			/* the first event: the wall clock is known (a trace has its notes
+			 * first) and this event settles it */
+			blk_wallclock_record(p->wall, e->ev);
+			p->first_ts = e->ev->time;
+			start(p);
+		}
+		dstate(p, dev);
+		if (!p->err)
+			set_error(p, pfdraw_device(p->d, e->dev));
+		return;
+	}
+	ds = dstate(p, dev);
+	switch (e->kind) {
+	case BTT_EV_FIRST_Q:
+		ds->had_q = 1;
+		break;
+	case BTT_EV_ISSUE:
+	case BTT_EV_ISSUE_BEFORE_Q:
+		counter(p, dev, PF_DRIVER, e->ev->time, ++ds->driver);
+		break;
+	case BTT_EV_REQUEUE:
+		if (ds->driver > 0)
+			counter(p, dev, PF_DRIVER, e->ev->time, --ds->driver);
+		push(p, e->ev->time, 0, REC_REQUEUE, dev, e->ev->sector, 0);
+		break;
+	case BTT_EV_COMPLETE_BEFORE_Q:
+		ds->c_before_q++;
+		completion(p, e);
+		break;
+	case BTT_EV_COMPLETE:
+		completion(p, e);
+		break;
+	case BTT_EV_UNPLUG:
+	case BTT_EV_UNPLUG_TIMER:
+		push(p, e->ev->time, 0, REC_UNPLUG, dev, e->count, e->kind == BTT_EV_UNPLUG_TIMER);
+		break;
+	case BTT_EV_MESSAGE: {
+		char *text = xmalloc(e->len + 1);
+
+		memcpy(text, e->text, e->len);
+		text[e->len] = '\0';
+		push(p, e->ev->time, 0, REC_MESSAGE, dev, (uintptr_t)text, 0);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* a Q: the I/O gets a slot, its process a "queued" instant */
+static void queued(struct pfout *p, const struct btt_io *io, uint64_t t)
+{
+	uint64_t key = key_of(io->dev->idx, io->sector), *up;
+	struct dstate *ds = dstate(p, io->dev->idx);
+	uint32_t i;
+	struct slot *s;
+
+	if (!key) {
+		p->no_key++;
+		return;
+	}
+	i = slot_new(p);
+	s = &p->slots[i];
+	s->io = (struct pf_io){
+		.sector = io->sector,
+		.action = io->action,
+		.proc = io->proc,
+		.pid = io->pid,
+		.nsec = io->nsec,
+		.dev = io->dev->idx,
+		.remapped = (uint8_t)io->remapped,
+		.from_device = io->from_device,
+		.from_sector = io->from_sector,
+		.flow_in = ++p->next_flow,
+	};
+	s->t_q = t;
+	s->t_a = NO_TIME;
+	s->begun = 0;
+	if (io->remapped) {
+		/* the flow from the I/O it comes from, when that one is drawn too */
+		struct btt_dev *from = devs_find(&p->b->devs, io->from_device);
+		uint64_t k = from ? key_of(from->idx, io->from_sector) : 0;
+
+		up = k ? u64map_get(&p->map, k) : NULL;
+		if (up && p->slots[*up].io.nflow_out < PF_MAX_FLOWS_OUT) {
+			struct slot *u = &p->slots[*up];
+
+			s->io.flow_from = ++p->next_flow;
+			u->io.flow_out[u->io.nflow_out++] = s->io.flow_from;
+			s->up = (uint32_t)*up;
+			s->up_gen = u->gen;
+		} else {
+			p->no_upper++;
+		}
+	}
+	if (u64map_put(&p->map, key, i) < 0)
+		die("out of memory");
+	flight_add(p, i);
+	counter(p, io->dev->idx, PF_QUEUED, t, ++ds->queued);
+	push(p, t, 0, REC_QUEUED, i, 0, 0);
+}
+
+static void on_stage(void *ctx, const struct btt_io *io, enum btt_stage st, uint64_t t)
+{
+	struct pfout *p = ctx;
+	uint64_t *i;
+
+	if (st == BTT_STAGE_Q) {
+		queued(p, io, t);
+	} else if (st == BTT_STAGE_A) {
+		i = u64map_get(&p->map, key_of(io->dev->idx, io->sector));
+		if (i)
+			p->slots[*i].t_a = t;
+	}
+}
+
+/* the I/O of @io leaves (completed at @end, or @lost): its slice, stage by stage */
+static void leave(struct pfout *p, const struct btt_io *io, uint64_t end, const char *lost)
+{
+	uint64_t key = key_of(io->dev->idx, io->sector),
+		 *found = key ? u64map_get(&p->map, key) : NULL;
+	uint64_t t[L_NR], prev, stop;
+	uint32_t i;
+	struct slot *s;
+	int last = L_Q, first = 1;
+
+	if (!found)
+		return;
+	i = (uint32_t)*found;
+	s = &p->slots[i];
+	u64map_del(&p->map, key);
+	flight_del(p, i);
+	s->io.error = lost ? 0 : io->error;
+	s->io.merged = btt_io_merged(io) && io->t[BTT_STAGE_D] != NO_TIME && !lost;
+	s->io.merged_into = io->d_sector;
+	s->io.lost = lost;
+	s->io.set = lost ? PF_SET_LOST : PF_SET_IO;
+	counter(p, s->io.dev, PF_QUEUED, end, --p->dev[s->io.dev].queued);
+
+	/* btt's Q2C: at least 1 ns; the stages in their order, each inside the one before */
+	prev = s->t_q;
+	stop = end > prev ? end : prev + 1;
+	t[L_A] = s->t_a;
+	t[L_G] = io->t[BTT_STAGE_G];
+	t[L_I] = io->t[BTT_STAGE_I];
+	t[L_M] = io->t[BTT_STAGE_M];
+	t[L_D] = io->t[BTT_STAGE_D];
+	push(p, prev, 0, REC_BEGIN, i, 0, 0);
+	for (int l = L_A; l <= L_D; l++) {
+		if (t[l] == NO_TIME || t[l] < prev || t[l] > stop)
+			continue;
+		push(p, prev, 0, REC_STAGE, i, (uintptr_t)p->names[last][l], first);
+		first = 0;
+		prev = t[l];
+		last = l;
+	}
+	push(p, prev, 0, REC_STAGE, i, (uintptr_t)p->names[last][lost ? L_NR : L_C], first);
+	push(p, stop, 0, REC_END, i, 0, 0);
+}
+
+static void on_done(void *ctx, const struct btt_io *io)
+{
+	leave(ctx, io, io->t[BTT_STAGE_C], NULL);
+}
+
+static void on_lost(void *ctx, const struct btt_io *io, enum btt_lost why)
+{
+	struct pfout *p = ctx;
+
+	p->lost[why == BTT_LOST_END]++;
+	leave(p, io, p->now,
+	      why == BTT_LOST_END ? "still queued when the trace ended"
+				  : "replaced: a later Q at the same sector took its place");
+}
+
+/* ---- the interface ---- */
+
+int pfout_open(struct btt *b)
+{
+	const char *path = b->opts.perfetto_name;
+	size_t n = path ? strlen(path) : 0;
+	struct pfout *p;
+
+	if (!path)
+		return 0;
+	p = xcalloc(1, sizeof(*p));
+	b->pf = p;
+	p->b = b;
+	p->path = xstrdup(path);
+	p->free_slot = p->head = p->tail = NONE;
+	for (int x = 0; x < L_NR; x++) {
+		for (int y = 0; y < L_NR; y++)
+			snprintf(p->names[x][y], sizeof(p->names[x][y]), "%c2%c", letters[x],
+				 letters[y]);
+		snprintf(p->names[x][L_NR], sizeof(p->names[x][L_NR]), "after %c", letters[x]);
+	}
+	p->out = blk_output_open(path, n > 3 && !strcmp(path + n - 3, ".gz") ? BLK_OUTPUT_GZIP : 0);
+	if (!p->out) {
+		p->err = -errno;
+		snprintf(p->msg, sizeof(p->msg), "cannot create Perfetto trace '%s': %s", path,
+			 strerror(errno));
+		snprintf(p->hint, sizeof(p->hint),
+			 "give --perfetto a file in a directory you can write to");
+		return -1;
+	}
+	p->d = pfdraw_new(p->out);
+	p->wall = blk_wallclock_new();
+	if (!p->wall)
+		die("out of memory");
+	return 0;
+}
+
+void pfout_subscribe(struct pfout *p, struct iomodel *m)
+{
+	struct btt_io_sub sub = {
+		.ctx = p,
+		.flags = BTT_SUB_RWBS | BTT_SUB_ISSUE | BTT_SUB_REMAP | BTT_SUB_LOST_AT_END,
+		.stages = 1u << BTT_STAGE_Q | 1u << BTT_STAGE_A,
+		.events = 1u << BTT_EV_NEW | 1u << BTT_EV_FIRST_Q | 1u << BTT_EV_ISSUE |
+			  1u << BTT_EV_ISSUE_BEFORE_Q | 1u << BTT_EV_REQUEUE |
+			  1u << BTT_EV_COMPLETE | 1u << BTT_EV_COMPLETE_BEFORE_Q |
+			  1u << BTT_EV_UNPLUG | 1u << BTT_EV_UNPLUG_TIMER | 1u << BTT_EV_MESSAGE,
+		.tick = on_tick,
+		.stage = on_stage,
+		.done = on_done,
+		.lost = on_lost,
+		.dev_event = on_event,
+		.note = on_note,
+	};
+
+	if (!p || p->err)
+		return;
+	if (iomodel_subscribe(m, &sub) < 0)
+		die("internal error: too many subscribers");
+}
+
+/* what could not be drawn, for the front-end to say */
+static void remarks(struct pfout *p)
+{
+	for (size_t i = 0; i < p->ndev; i++) {
+		const struct dstate *ds = &p->dev[i];
+		const char *name = p->b->devs.v[i]->name;
+
+		if (!ds->c_before_q)
+			continue;
+		if (!ds->had_q)
+			note(p,
+			     "'%s': device %s has completions only (%llu C, no Q events): its I/Os, stages, 'queued' counter and processes cannot be drawn; its throughput and IOPS are",
+			     p->path, name, (unsigned long long)ds->c_before_q);
+		else
+			note(p,
+			     "'%s': device %s: %llu completions before its first Q (btt ignores them) count in its throughput and IOPS only",
+			     p->path, name, (unsigned long long)ds->c_before_q);
+	}
+	if (p->no_upper)
+		note(p,
+		     "'%s': %llu I/Os remapped from a device without queued I/Os (a partition, or before the trace): their 'remapped-from' argument says where they came from, no flow arrow",
+		     p->path, (unsigned long long)p->no_upper);
+	if (p->cancelled)
+		note(p, "'%s': %llu remap flows not drawn (drawn out of order)", p->path,
+		     (unsigned long long)p->cancelled);
+	if (p->no_key)
+		note(p, "'%s': %llu I/Os not drawn (sector beyond 2^51)", p->path,
+		     (unsigned long long)p->no_key);
+	if (p->lost[0] || p->lost[1])
+		note(p,
+		     "'%s': %llu I/Os replaced by a later Q at their sector and %llu still queued at the end are on 'I/O not completed' tracks",
+		     p->path, (unsigned long long)p->lost[0], (unsigned long long)p->lost[1]);
+}
+
+int pfout_finish(struct pfout *p, uint64_t last_time)
+{
+	int ret;
+
+	if (!p || p->finished)
+		return p && p->err ? -1 : 0;
+	p->finished = 1;
+	if (!p->out)
+		return -1;
+	if (last_time > p->now)
+		p->now = last_time;
+	start(p);
+	for (size_t i = 0; i < p->ndev; i++)
+		if (p->dev[i].win != NO_WINDOW)
+			window_close(p, (uint32_t)i, NO_WINDOW);
+	drain(p, 1);
+	if (!p->err)
+		set_error(p, pfdraw_flush(p->d));
+	ret = pfdraw_free(p->d);
+	p->d = NULL;
+	set_error(p, ret);
+	ret = blk_output_close(p->out);
+	p->out = NULL;
+	set_error(p, ret);
+	remarks(p);
+	return p->err ? -1 : 0;
+}
+
+const char *pfout_error(const struct pfout *p)
+{
+	return p && p->err ? p->msg : NULL;
+}
+
+const char *pfout_hint(const struct pfout *p)
+{
+	return p && p->err && p->hint[0] ? p->hint : NULL;
+}
+
+const char *pfout_note(const struct pfout *p, unsigned int i)
+{
+	return p && i < p->nnotes ? p->notes[i] : NULL;
+}
+
+void pfout_free(struct pfout *p)
+{
+	if (!p)
+		return;
+	while (p->nheap) {
+		struct rec r = pop(p);
+
+		if (r.kind == REC_MESSAGE)
+			free((void *)(uintptr_t)r.a);
+	}
+	pfdraw_free(p->d);
+	blk_output_close(p->out);
+	blk_wallclock_free(p->wall);
+	u64map_free(&p->map);
+	for (unsigned int i = 0; i < p->nnotes; i++)
+		free(p->notes[i]);
+	free(p->slots);
+	free(p->heap);
+	free(p->dev);
+	free(p->path);
+	free(p);
+}

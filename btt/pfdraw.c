@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The tracks and events of btt --perfetto (see pfdraw.h). The layout, per device:
+ *
+ *   "8,0 (sda)"                    the device's track, child_ordering EXPLICIT; unplugs,
+ *                                  requeues and messages as instants on it
+ *     "I/O" x lanes                one lane per I/O in flight at once, all of one name (the
+ *                                  UI folds them into one row): each completed I/O a slice
+ *                                  with its stage slices inside
+ *     "I/O not completed" x lanes  the same for I/Os that left without a completion
+ *     "in driver", "queued"        counters (count): requests between D and C, I/Os between
+ *                                  Q and their C
+ *     "read MB/s" ... "write IOPS" counters over fixed windows of completions
+ *
+ * and one process track per pid, with a "queued" instant for each I/O it queued.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "pfdraw.h"
+#include "u64map.h"
+#include "blk/event.h"
+#include "blk/perfetto.h"
+#include "blk/trace.h"
+
+#define MAX_VALUES 16
+
+static const char *const ctr_name[PF_NCTR] = {
+	"in driver", "queued", "read MB/s", "write MB/s", "read IOPS", "write IOPS",
+};
+
+static const char *const ctr_description[PF_NCTR] = {
+	"requests issued to the driver (D) and not completed (C) yet",
+	"queued I/Os (Q) not completed yet, as btt's Q2C counts them",
+	"bytes completed per second (reads), over windows of 10 ms",
+	"bytes completed per second (writes), over windows of 10 ms",
+	"completions per second (reads), over windows of 10 ms",
+	"completions per second (writes), over windows of 10 ms",
+};
+
+static const char *const set_name[PF_NSETS] = {"I/O", "I/O not completed"};
+
+struct lanes {
+	uint64_t *uuid; /* lane index -> track */
+	uint64_t *free; /* bitmap of the free lanes */
+	uint32_t n, cap;
+};
+
+struct pdev {
+	uint64_t track;
+	uint64_t ctr[PF_NCTR];
+	struct lanes lanes[PF_NSETS];
+	int described;
+};
+
+struct pfdraw {
+	struct blk_output *out;
+	struct blk_perfetto *pf;
+	int err;
+	struct pdev *dev;
+	size_t ndev, adev;
+	uint64_t *last; /* track uuid -> time of its last event */
+	size_t alast;
+	struct u64map procs; /* pid + 1 -> process track */
+	struct blk_perfetto_value pend[MAX_VALUES]; /* counter values waiting for an event */
+	unsigned int npend;
+	uint64_t pend_ts;
+	uint64_t lanes_made[PF_NSETS];
+	uint64_t name_action; /* the last I/O's action and size, and its slice name */
+	uint32_t name_bytes;
+	char name[48], rwbs[BLK_RWBS_LEN];
+};
+
+struct pfdraw *pfdraw_new(struct blk_output *out)
+{
+	struct pfdraw *d = xcalloc(1, sizeof(*d));
+
+	d->out = out;
+	d->name_action = UINT64_MAX;
+	return d;
+}
+
+static int fail(struct pfdraw *d, int ret)
+{
+	if (ret && !d->err)
+		d->err = ret;
+	return d->err;
+}
+
+int pfdraw_start(struct pfdraw *d, const struct blk_perfetto_opts *o)
+{
+	d->pf = blk_perfetto_new(d->out, o);
+	if (!d->pf)
+		return fail(d, errno ? -errno : -ENOMEM);
+	return 0;
+}
+
+int pfdraw_started(const struct pfdraw *d)
+{
+	return d->pf != NULL;
+}
+
+static uint64_t *last_of(struct pfdraw *d, uint64_t uuid)
+{
+	d->last = array_grow(d->last, &d->alast, uuid, sizeof(*d->last));
+	return &d->last[uuid];
+}
+
+/* @ts, moved up to the last event of @track */
+static uint64_t at(struct pfdraw *d, uint64_t track, uint64_t ts)
+{
+	uint64_t *l = last_of(d, track);
+
+	if (ts < *l)
+		ts = *l;
+	*l = ts;
+	return ts;
+}
+
+static int track(struct pfdraw *d, const struct blk_perfetto_track *t, uint64_t *uuid)
+{
+	int ret;
+
+	if (d->err || !d->pf)
+		return d->err ? d->err : -EINVAL;
+	ret = blk_perfetto_track_new(d->pf, t, uuid);
+	if (ret)
+		return fail(d, ret);
+	*last_of(d, *uuid) = t->has_ts ? t->ts : 0;
+	return 0;
+}
+
+int pfdraw_device(struct pfdraw *d, const struct btt_dev *dev)
+{
+	char name[BTT_LABEL_LEN + 32];
+	struct pdev *p;
+	int ret;
+
+	d->dev = array_grow(d->dev, &d->adev, dev->idx, sizeof(*d->dev));
+	while (d->ndev <= dev->idx)
+		memset(&d->dev[d->ndev++], 0, sizeof(*d->dev));
+	p = &d->dev[dev->idx];
+	if (p->described)
+		return 0;
+	snprintf(name, sizeof(name), "%u,%u", BLK_MAJOR(dev->device), BLK_MINOR(dev->device));
+	if (strcmp(name, dev->name))
+		snprintf(name + strlen(name), sizeof(name) - strlen(name), " (%s)", dev->name);
+	ret = track(d,
+		    &(struct blk_perfetto_track){
+			    .type = BLK_PERFETTO_TRACK_SLICE,
+			    .name = name,
+			    .description =
+				    "a device as btt names it: its I/Os, counters and events",
+			    .child_ordering = BLK_PERFETTO_ORDER_EXPLICIT},
+		    &p->track);
+	for (int c = 0; !ret && c < PF_NCTR; c++) {
+		int rate = c >= PF_RMB;
+
+		ret = track(d,
+			    &(struct blk_perfetto_track){
+				    .type = BLK_PERFETTO_TRACK_COUNTER,
+				    .parent = p->track,
+				    .name = ctr_name[c],
+				    .description = ctr_description[c],
+				    .rank = PF_NSETS + c,
+				    .unit = rate ? BLK_PERFETTO_UNIT_NONE : BLK_PERFETTO_UNIT_COUNT,
+				    .unit_name = !rate	       ? NULL
+						 : c <= PF_WMB ? "MB/s"
+							       : "IOPS",
+				    .y_axis_share_key = !rate	      ? "requests"
+							: c <= PF_WMB ? "MB/s"
+								      : "IOPS"},
+			    &p->ctr[c]);
+	}
+	p->described = !ret;
+	return ret;
+}
+
+/* ---- counter values ---- */
+
+static int flush_values(struct pfdraw *d)
+{
+	int ret = 0;
+
+	for (unsigned int i = 0; i < d->npend && !ret; i++)
+		ret = blk_perfetto_counter(d->pf, d->pend[i].track, d->pend_ts, d->pend[i].value);
+	d->npend = 0;
+	return fail(d, ret);
+}
+
+int pfdraw_flush(struct pfdraw *d)
+{
+	if (d->err || !d->pf)
+		return d->err;
+	return flush_values(d);
+}
+
+int pfdraw_counter(struct pfdraw *d, uint32_t dev, enum pf_ctr c, uint64_t ts, int64_t v)
+{
+	uint64_t t;
+	unsigned int i;
+
+	if (d->err || dev >= d->ndev || !d->dev[dev].described)
+		return d->err ? d->err : -EINVAL;
+	t = d->dev[dev].ctr[c];
+	ts = at(d, t, ts);
+	if (d->npend && (d->pend_ts != ts || d->npend == MAX_VALUES) && flush_values(d))
+		return d->err;
+	d->pend_ts = ts;
+	for (i = 0; i < d->npend && d->pend[i].track != t; i++)
+		;
+	d->pend[i] = (struct blk_perfetto_value){t, v};
+	if (i == d->npend)
+		d->npend++;
+	return 0;
+}
+
+int pfdraw_rate(struct pfdraw *d, uint32_t dev, enum pf_ctr c, uint64_t ts, double v)
+{
+	uint64_t t;
+
+	if (d->err || dev >= d->ndev || !d->dev[dev].described)
+		return d->err ? d->err : -EINVAL;
+	t = d->dev[dev].ctr[c];
+	return fail(d, blk_perfetto_counter_double(d->pf, t, at(d, t, ts), v));
+}
+
+/* The values waiting at @ts ride on @ev; the others are written first. */
+static int values_for(struct pfdraw *d, struct blk_perfetto_event *ev)
+{
+	if (!d->npend)
+		return 0;
+	if (d->pend_ts != ev->ts)
+		return flush_values(d);
+	ev->values = d->pend;
+	ev->nvalues = d->npend;
+	return 0;
+}
+
+/* write @ev (begin, end or instant) with the values waiting for its time */
+static int event(struct pfdraw *d,
+		 int (*fn)(struct blk_perfetto *, const struct blk_perfetto_event *),
+		 struct blk_perfetto_event *ev)
+{
+	int ret;
+
+	if (d->err)
+		return d->err;
+	if ((ret = values_for(d, ev)))
+		return ret;
+	ret = fn(d->pf, ev);
+	if (!ret && ev->nvalues)
+		d->npend = 0;
+	return fail(d, ret);
+}
+
+/* ---- processes ---- */
+
+int pfdraw_queued(struct pfdraw *d, const struct pf_io *io, uint64_t ts)
+{
+	uint64_t *slot = u64map_get(&d->procs, (uint64_t)io->pid + 1), uuid;
+	struct blk_perfetto_event ev = {.ts = ts, .name = "queued"};
+	int ret;
+
+	if (d->err)
+		return d->err;
+	if (slot) {
+		uuid = *slot;
+	} else {
+		ret = track(d,
+			    &(struct blk_perfetto_track){.type = BLK_PERFETTO_TRACK_PROCESS,
+							 .pid = (int32_t)io->pid,
+							 .name = io->proc ? io->proc->name : NULL,
+							 .has_ts = 1,
+							 .ts = ts},
+			    &uuid);
+		if (ret)
+			return ret;
+		if (u64map_put(&d->procs, (uint64_t)io->pid + 1, uuid) < 0)
+			return fail(d, -ENOMEM);
+	}
+	ev.track = uuid;
+	ev.ts = at(d, uuid, ts);
+	if (io->flow_in) {
+		ev.flows = &io->flow_in;
+		ev.nflows = 1;
+	}
+	return event(d, blk_perfetto_instant, &ev);
+}
+
+/* ---- lanes ---- */
+
+/* the lowest free lane of @l whose last event is not after @ts: its index, or l->n */
+static uint32_t lane_find(struct pfdraw *d, const struct lanes *l, uint64_t ts)
+{
+	for (uint32_t w = 0; w * 64 < l->n; w++) {
+		uint64_t bits = l->free[w];
+
+		while (bits) {
+			uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(bits);
+
+			if (d->last[l->uuid[i]] <= ts)
+				return i;
+			bits &= bits - 1;
+		}
+	}
+	return l->n;
+}
+
+static int lane_take(struct pfdraw *d, struct pf_io *io, uint64_t ts)
+{
+	struct pdev *p = &d->dev[io->dev];
+	struct lanes *l = &p->lanes[io->set];
+	uint32_t i = lane_find(d, l, ts);
+	int ret;
+
+	if (i == l->n) {
+		if (l->n == l->cap) {
+			l->cap = l->cap ? l->cap * 2 : 64;
+			l->uuid = realloc(l->uuid, l->cap * sizeof(*l->uuid));
+			l->free = realloc(l->free, l->cap / 64 * sizeof(*l->free));
+			if (!l->uuid || !l->free)
+				return fail(d, -ENOMEM);
+			memset(l->free + l->cap / 128, 0, l->cap / 128 * sizeof(*l->free));
+			if (l->cap == 64)
+				l->free[0] = 0;
+		}
+		ret = track(d,
+			    &(struct blk_perfetto_track){.type = BLK_PERFETTO_TRACK_SLICE,
+							 .parent = p->track,
+							 .name = set_name[io->set],
+							 .rank = io->set},
+			    &l->uuid[i]);
+		if (ret)
+			return ret;
+		l->n++;
+		d->lanes_made[io->set]++;
+	} else {
+		l->free[i / 64] &= ~(1ull << (i % 64));
+	}
+	io->lane = l->uuid[i];
+	io->lane_idx = i;
+	return 0;
+}
+
+static void lane_give(struct pfdraw *d, const struct pf_io *io)
+{
+	struct lanes *l = &d->dev[io->dev].lanes[io->set];
+
+	l->free[io->lane_idx / 64] |= 1ull << (io->lane_idx % 64);
+}
+
+uint64_t pfdraw_lanes(const struct pfdraw *d, enum pf_set set)
+{
+	return d->lanes_made[set];
+}
+
+/* ---- I/O slices ---- */
+
+/* "R 4 KiB", "WS 128 KiB", "D 1 MiB", "W 1536 B": the direction (RWBS) and the size */
+static const char *io_name(struct pfdraw *d, const struct pf_io *io)
+{
+	uint32_t bytes = io->nsec << 9;
+	int n;
+
+	if (io->action == d->name_action && bytes == d->name_bytes)
+		return d->name;
+	if (io->action != d->name_action) {
+		struct blk_event ev = {.action = io->action, .bytes = bytes};
+
+		blk_event_rwbs(&ev, d->rwbs);
+	}
+	n = snprintf(d->name, sizeof(d->name), "%s ", d->rwbs);
+	if (bytes && bytes % (1024 * 1024) == 0)
+		snprintf(d->name + n, sizeof(d->name) - n, "%u MiB", bytes >> 20);
+	else if (bytes && bytes % 1024 == 0)
+		snprintf(d->name + n, sizeof(d->name) - n, "%u KiB", bytes >> 10);
+	else
+		snprintf(d->name + n, sizeof(d->name) - n, "%u B", bytes);
+	d->name_action = io->action;
+	d->name_bytes = bytes;
+	return d->name;
+}
+
+int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
+{
+	char from[64];
+	struct blk_perfetto_arg args[6] = {
+		BLK_PERFETTO_UINT("sector", io->sector),
+		BLK_PERFETTO_UINT("bytes", (uint64_t)io->nsec << 9),
+		BLK_PERFETTO_ISTR("rwbs", ""),
+		BLK_PERFETTO_INT("pid", io->pid),
+		BLK_PERFETTO_ISTR("process", io->proc ? io->proc->name : "?"),
+	};
+	uint64_t term[2];
+	struct blk_perfetto_event ev = {
+		.ts = ts, .args = args, .nargs = 5, .terminating_flows = term};
+	int ret;
+
+	if (d->err || io->dev >= d->ndev || !d->dev[io->dev].described)
+		return d->err ? d->err : -EINVAL;
+	if ((ret = lane_take(d, io, ts)))
+		return ret;
+	ev.track = io->lane;
+	ev.name = io_name(d, io);
+	args[2].v.s = d->rwbs;
+	if (io->remapped) {
+		snprintf(from, sizeof(from), "%u,%u sector %" PRIu64, BLK_MAJOR(io->from_device),
+			 BLK_MINOR(io->from_device), io->from_sector);
+		args[ev.nargs++] = (struct blk_perfetto_arg)BLK_PERFETTO_STR("remapped-from", from);
+	}
+	if (io->flow_in)
+		term[ev.nterminating++] = io->flow_in;
+	if (io->flow_from)
+		term[ev.nterminating++] = io->flow_from;
+	ev.flows = io->flow_out;
+	ev.nflows = io->nflow_out;
+	at(d, io->lane, ts);
+	return event(d, blk_perfetto_begin, &ev);
+}
+
+int pfdraw_stage(struct pfdraw *d, struct pf_io *io, uint64_t ts, const char *name, int first)
+{
+	struct blk_perfetto_event ev = {.track = io->lane, .ts = at(d, io->lane, ts)};
+	int ret;
+
+	if (!first && (ret = event(d, blk_perfetto_end, &ev)))
+		return ret;
+	ev.name = name;
+	return event(d, blk_perfetto_begin, &ev);
+}
+
+int pfdraw_end(struct pfdraw *d, struct pf_io *io, uint64_t ts)
+{
+	struct blk_perfetto_arg args[3];
+	struct blk_perfetto_event ev = {.track = io->lane, .ts = at(d, io->lane, ts), .args = args};
+	int ret;
+
+	if ((ret = event(d, blk_perfetto_end, &ev)))
+		return ret;
+	if (io->error)
+		args[ev.nargs++] = (struct blk_perfetto_arg)BLK_PERFETTO_INT("error", io->error);
+	if (io->merged)
+		args[ev.nargs++] =
+			(struct blk_perfetto_arg)BLK_PERFETTO_UINT("merged-into", io->merged_into);
+	if (io->lost)
+		args[ev.nargs++] = (struct blk_perfetto_arg)BLK_PERFETTO_ISTR("lost", io->lost);
+	if ((ret = event(d, blk_perfetto_end, &ev)))
+		return ret;
+	lane_give(d, io);
+	return 0;
+}
+
+int pfdraw_instant(struct pfdraw *d, uint32_t dev, uint64_t ts, const char *name, const char *arg,
+		   const char *text, uint64_t value)
+{
+	struct blk_perfetto_arg a = text ? (struct blk_perfetto_arg)BLK_PERFETTO_STR(arg, text)
+					 : (struct blk_perfetto_arg)BLK_PERFETTO_UINT(arg, value);
+	struct blk_perfetto_event ev = {.ts = ts, .name = name, .args = &a, .nargs = 1};
+
+	if (d->err || dev >= d->ndev || !d->dev[dev].described)
+		return d->err ? d->err : -EINVAL;
+	ev.track = d->dev[dev].track;
+	ev.ts = at(d, ev.track, ts);
+	return event(d, blk_perfetto_instant, &ev);
+}
+
+int pfdraw_free(struct pfdraw *d)
+{
+	int ret;
+
+	if (!d)
+		return 0;
+	ret = d->err;
+	if (d->pf) {
+		if (!ret)
+			ret = flush_values(d);
+		int r = blk_perfetto_close(d->pf);
+
+		if (!ret)
+			ret = r;
+	}
+	for (size_t i = 0; i < d->ndev; i++)
+		for (int s = 0; s < PF_NSETS; s++) {
+			free(d->dev[i].lanes[s].uuid);
+			free(d->dev[i].lanes[s].free);
+		}
+	free(d->dev);
+	free(d->last);
+	u64map_free(&d->procs);
+	free(d);
+	return ret;
+}
