@@ -564,11 +564,10 @@ static void leave(struct pfout *p, const struct btt_io *io, uint64_t end, const 
 	s->io.merged_into = io->d_sector;
 	s->io.lost = lost;
 	s->io.set = lost ? PF_SET_LOST : PF_SET_IO;
-	counter(p, s->io.dev, PF_QUEUED, end, --p->dev[s->io.dev].queued);
-
 	/* btt's Q2C: at least 1 ns; the stages in their order, each inside the one before */
 	prev = s->t_q;
 	stop = end > prev ? end : prev + 1;
+	counter(p, s->io.dev, PF_QUEUED, stop, --p->dev[s->io.dev].queued);
 	t[L_A] = s->t_a;
 	t[L_G] = io->t[BTT_STAGE_G];
 	t[L_I] = io->t[BTT_STAGE_I];

@@ -232,6 +232,8 @@ int pfdraw_rate(struct pfdraw *d, uint32_t dev, enum pf_ctr c, uint64_t ts, doub
 /* The values waiting at @ts ride on @ev; the others are written first. */
 static int values_for(struct pfdraw *d, struct blk_perfetto_event *ev)
 {
+	ev->values = NULL;
+	ev->nvalues = 0;
 	if (!d->npend)
 		return 0;
 	if (d->pend_ts != ev->ts)

@@ -5,7 +5,7 @@ Checks a Perfetto trace (protobuf, gzip or not) for what the trace processor rel
 prints a summary as JSON (per track: slices, durations, instants, counter values) that tests
 compare with the numbers they expect.
 
-  perfetto-check.py [--schema DIR] [--allow-open] [--each] FILE
+  perfetto-check.py [--schema DIR] [--allow-open] [--each] [--dump OUT] FILE
 
 The schema (DIR/perfetto_trace.proto, default ../shared/perfetto beside the tree) is compiled
 with protoc into a temporary directory; python3-protobuf decodes each packet. Checks:
@@ -24,6 +24,10 @@ with protoc into a temporary directory; python3-protobuf decodes each packet. Ch
     slices nest strictly; no slice left open at the end (unless --allow-open);
   - flows: a terminating flow id was started before; no flow has only one end.
 Errors go to stderr, one line each naming the packet and its offset; the exit status is then 1.
+--dump OUT writes every slice, counter value and instant to OUT (JSON, times as the trace
+processor would see them) for tests that compare them with other tools' numbers: slices as
+[track path, name, begin, duration, depth, [children as [begin, end]], {args}], counter
+values as {path: [[time, value], ...]}, instants as [path, name, time, {args}].
 """
 import argparse
 import gzip
@@ -113,7 +117,9 @@ class Track:
 
 
 class Checker:
-    def __init__(self, pb, allow_open, each):
+    def __init__(self, pb, allow_open, each, dump=False):
+        self.dump = {"slices": [], "counters": {}, "instants": []} if dump else None
+        self.ts_now = None
         self.pb = pb
         self.allow_open = allow_open
         self.each = each
@@ -280,6 +286,8 @@ class Checker:
         else:
             t.value = v
         v = t.value
+        if self.dump is not None:
+            self.dump["counters"].setdefault(t.path, []).append([self.ts_now, v])
         if "values" not in s:
             s.update(values=0, min=v, max=v, last=v, sum=0)
         s["values"] += 1
@@ -307,11 +315,17 @@ class Checker:
             name = e.name
         for iid in e.category_iids:
             self.lookup(seq, "event_categories", iid)
+        args = {}
         for a in e.debug_annotations:
             an = self.lookup(seq, "debug_annotation_names", a.name_iid) if a.HasField("name_iid") else a.name
             if a.HasField("string_value_iid"):
-                self.lookup(seq, "debug_annotation_string_values", a.string_value_iid)
+                args[an] = self.lookup(seq, "debug_annotation_string_values", a.string_value_iid)
+            else:
+                for f in ("string_value", "uint_value", "int_value", "bool_value", "double_value"):
+                    if a.HasField(f):
+                        args[an] = getattr(a, f)
             self.args[an] = self.args.get(an, 0) + 1
+        self.ts_now = ts
         self.extra_counters(e, ts)
         self.flows_of(e)
         if t is None:
@@ -334,14 +348,19 @@ class Checker:
         if e.type == 1:
             if name is None:
                 self.error("slice begin without a name on '%s'" % t.path)
-            t.stack.append((name, ts))
+            t.stack.append((name, ts, [], args))
             s["max_depth"] = max(s.get("max_depth", 0), len(t.stack))
         elif e.type == 2:
             if not t.stack:
                 self.error("slice end on track %d ('%s') with no slice open" % (e.track_uuid, t.path))
                 return
-            bname, bts = t.stack.pop()
+            bname, bts, kids, bargs = t.stack.pop()
             dur = ts - bts
+            if t.stack:
+                t.stack[-1][2].append([bts, ts])
+            if self.dump is not None:
+                bargs.update(args)
+                self.dump["slices"].append([t.path, bname, bts, dur, len(t.stack), kids, bargs])
             names = s.setdefault("names", {})
             n = names.setdefault(bname, {"count": 0, "total_ns": 0, "min_ns": dur, "max_ns": dur})
             n["count"] += 1
@@ -360,6 +379,8 @@ class Checker:
                 self.error("instant without a name on '%s'" % t.path)
             inst = s.setdefault("instants", {})
             inst[name] = inst.get(name, 0) + 1
+            if self.dump is not None:
+                self.dump["instants"].append([t.path, name, ts, args])
         else:
             self.error("track event of type %d" % e.type)
 
@@ -458,6 +479,7 @@ def main():
     ap.add_argument("--schema", default=os.path.join(here, "..", "..", "..", "shared", "perfetto"))
     ap.add_argument("--allow-open", action="store_true", help="slices may be open at the end")
     ap.add_argument("--each", action="store_true", help="list every slice duration")
+    ap.add_argument("--dump", metavar="OUT", help="write every slice, counter value and instant to OUT")
     ap.add_argument("file")
     a = ap.parse_args()
     try:
@@ -481,7 +503,7 @@ def main():
         print("perfetto-check: cannot load the compiled schema: %s (install python3-protobuf)" % ex,
               file=sys.stderr)
         return 3
-    c = Checker(pb, a.allow_open, a.each)
+    c = Checker(pb, a.allow_open, a.each, a.dump is not None)
     try:
         for off, data in packets(buf):
             c.packet(off, data)
@@ -505,6 +527,9 @@ def main():
         "tracks": dict(sorted(c.summary.items())),
         "errors": len(c.errors),
     }
+    if a.dump:
+        with open(a.dump, "w") as f:
+            json.dump(c.dump, f)
     json.dump(out, sys.stdout, indent=1, sort_keys=False)
     print()
     return 1 if c.errors else 0
