@@ -325,7 +325,7 @@ static void drain(struct pfout *p, int all)
 
 static void start(struct pfout *p)
 {
-	struct blk_perfetto_opts o = {.start_ns = p->first_ts};
+	struct blk_perfetto_opts o = {.flags = BLK_PERFETTO_VARINT_FLOWS, .start_ns = p->first_ts};
 	int64_t sec;
 	long nsec;
 
@@ -385,7 +385,9 @@ static void completion(struct pfout *p, const struct btt_dev_event *e)
 {
 	struct dstate *ds = dstate(p, e->dev->idx);
 	uint64_t w = e->ev->time / WINDOW_NS;
-	int rd = !(e->ev->action & BLK_TC_ACT(BLK_TC_WRITE));
+	/* as RWBS shows it: a discard is not a write */
+	int rd = !(e->ev->action & BLK_TC_ACT(BLK_TC_WRITE)) ||
+		 (e->ev->action & BLK_TC_ACT(BLK_TC_DISCARD));
 
 	if (ds->driver > 0)
 		counter(p, e->dev->idx, PF_DRIVER, e->ev->time, --ds->driver);

@@ -47,6 +47,8 @@
 #define F_EV_EXTRA_VALUES 12
 #define F_EV_FLOWS 47
 #define F_EV_TERMINATING_FLOWS 48
+#define F_EV_FLOWS_OLD 36
+#define F_EV_TERMINATING_FLOWS_OLD 42
 #define F_EV_ANNOTATIONS 4
 #define TYPE_SLICE_BEGIN 1
 #define TYPE_SLICE_END 2
@@ -132,6 +134,7 @@ struct blk_perfetto {
 	int err; /* sticky output error */
 	uint32_t seq;
 	uint32_t clock;
+	int varint_flows; /* BLK_PERFETTO_VARINT_FLOWS */
 	uint64_t seq_ts; /* the incremental clock's value: time of the last relative packet */
 	struct blk_pb pkt; /* the packet being built */
 	struct blk_pb pending; /* InternedData entries not written yet */
@@ -388,6 +391,7 @@ struct blk_perfetto *blk_perfetto_new(struct blk_output *out, const struct blk_p
 	pf->out = out;
 	pf->seq = o && o->sequence_id ? o->sequence_id : 1;
 	pf->clock = o && o->clock_id ? o->clock_id : BLK_PERFETTO_CLOCK_MONOTONIC;
+	pf->varint_flows = o && (o->flags & BLK_PERFETTO_VARINT_FLOWS);
 	blk_pb_init(&pf->pkt);
 	blk_pb_init(&pf->pending);
 	ret = write_first_packet(pf, o);
@@ -806,9 +810,15 @@ static int event(struct blk_perfetto *pf, int type, const struct blk_perfetto_ev
 	blk_pb_varint(pb, F_EV_TRACK, ev->track);
 	put_args(pf, ev->args, ev->nargs);
 	for (unsigned int i = 0; i < ev->nflows; i++)
-		blk_pb_fixed64(pb, F_EV_FLOWS, ev->flows[i]);
+		if (pf->varint_flows)
+			blk_pb_varint(pb, F_EV_FLOWS_OLD, ev->flows[i]);
+		else
+			blk_pb_fixed64(pb, F_EV_FLOWS, ev->flows[i]);
 	for (unsigned int i = 0; i < ev->nterminating; i++)
-		blk_pb_fixed64(pb, F_EV_TERMINATING_FLOWS, ev->terminating_flows[i]);
+		if (pf->varint_flows)
+			blk_pb_varint(pb, F_EV_TERMINATING_FLOWS_OLD, ev->terminating_flows[i]);
+		else
+			blk_pb_fixed64(pb, F_EV_TERMINATING_FLOWS, ev->terminating_flows[i]);
 	for (unsigned int i = 0; i < ev->nvalues; i++)
 		blk_pb_varint(pb, F_EV_EXTRA_TRACKS, ev->values[i].track);
 	for (unsigned int i = 0; i < ev->nvalues; i++)

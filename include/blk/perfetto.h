@@ -51,7 +51,8 @@
  *
  * Flows. blk_perfetto_flow_new() gives an id; put it in flow_ids of the first event (an I/O
  * slice's begin, a process's "queued" instant) and in terminating_flow_ids of the last one.
- * flow_ids are fixed64 in the schema: 9 bytes plus the key, whatever the value.
+ * flow_ids are fixed64 in the schema: 9 bytes plus the key, whatever the value (the
+ * BLK_PERFETTO_VARINT_FLOWS flag writes the older varint fields instead).
  *
  * Streaming and validity. A packet is built whole in a buffer reused from packet to packet and
  * handed to the output in one write, so the output only ever holds whole packets; memory is
@@ -91,6 +92,9 @@ enum blk_perfetto_clock {
 enum blk_perfetto_flags {
 	BLK_PERFETTO_GZIP = 1 << 0, /* gzip whatever the name (blk_perfetto_open()) */
 	BLK_PERFETTO_NO_GZIP = 1 << 1, /* no gzip even for a name ending in ".gz" */
+	/* flow ids as varints (flow_ids_old, terminating_flow_ids_old: deprecated in the schema
+	 * but read by the trace processor as the fixed64 ones): 2 + 1..3 bytes instead of 10 */
+	BLK_PERFETTO_VARINT_FLOWS = 1 << 2,
 };
 
 /* How a trace starts. All-zero (or a NULL pointer) is valid: times from 0, no wall clock. */
