@@ -1,0 +1,183 @@
+#!/bin/bash
+# btt --perfetto=FILE (issue 14): every bundled trace, a synthetic one (gentrace: two disks,
+# partitions, requeues, messages) and a dm device stacked on a disk (tests/gen/dmtrace.py)
+# exported; protoc decodes each export with the shared schema, tests/gen/perfetto-check.py
+# checks what the trace processor relies on, and tests/gen/perfetto-btt.py compares the
+# numbers with btt's own (-q per-I/O Q2C lines, the report's Q2C and D2C) and with the
+# blkparse text (D/R/C steps of the "in driver" counter, completions and bytes per window,
+# unplug/requeue/message instants). Then: btt's report is the same with the option, .gz
+# output, a damaged trace (the error names file and offset, the export written so far is a
+# valid closed trace), a file that cannot be created.
+. "$(dirname "$0")/../lib.sh"
+
+SCHEMA="$TOP/../shared/perfetto"
+PROTO="$SCHEMA/perfetto_trace.proto"
+CHECK="$TOP/tests/gen/perfetto-check.py"
+CMP="$TOP/tests/gen/perfetto-btt.py"
+BTT="$TOP/btt/btt"
+[ -n "${VALGRIND:-}" ] && BTT="$TOP/tests/vg.sh $BTT"
+
+if [ ! -f "$PROTO" ]; then
+	skip "btt --perfetto (no schema $PROTO: the shared Perfetto material is missing)"
+	exit 0
+fi
+if ! command -v protoc >/dev/null; then
+	skip "btt --perfetto (protoc not installed: install protobuf-compiler, tests/deps.sh)"
+	exit 0
+fi
+PY=""
+for py in python3 /usr/bin/python3; do
+	if command -v "$py" >/dev/null && "$py" -c 'import google.protobuf' 2>/dev/null; then
+		PY=$py
+		break
+	fi
+done
+if [ -z "$PY" ]; then
+	skip "btt --perfetto (no python3 with google.protobuf: install python3-protobuf, tests/deps.sh)"
+	exit 0
+fi
+decode() { protoc --decode=perfetto.protos.Trace -I "$SCHEMA" "$PROTO"; }
+
+w="$OUT/t1210"
+rm -rf "$w"
+mkdir -p "$w"
+
+# export NAME MERGED TEXT [btt options]: export, decode, check, compare
+export_one() {
+	local t=$1 bin=$2 txt=$3 d="$w/$1"
+	shift 3
+	mkdir -p "$d"
+	if ! (cd "$d" && $BTT -i "$bin" -q q "$@" >plain.txt 2>/dev/null &&
+		$BTT -i "$bin" -q q "$@" --perfetto="$d/$t.pftrace" >btt.txt 2>btt.err); then
+		fail "$t: btt --perfetto: $(head -n 3 "$d/btt.err")"
+		return 1
+	fi
+	check_same "$t: btt's report is the same with --perfetto" "$d/plain.txt" "$d/btt.txt"
+	if decode <"$d/$t.pftrace" >"$d/decoded.txt" 2>"$d/decode.err"; then
+		pass "$t: protoc --decode=perfetto.protos.Trace decodes the export ($(grep -c '^packet {' "$d/decoded.txt") packets)"
+	else
+		fail "$t: protoc --decode: $(head -n 3 "$d/decode.err")"
+	fi
+	if "$PY" "$CHECK" --schema "$SCHEMA" --dump "$d/dump.json" "$d/$t.pftrace" >"$d/summary.json" 2>"$d/check.err"; then
+		pass "$t: perfetto-check finds nothing wrong in the export"
+	else
+		fail "$t: perfetto-check: $(head -n 3 "$d/check.err")"
+		return 1
+	fi
+	"$PY" "$CMP" --name "$t" --dump "$d/dump.json" --summary "$d/summary.json" --q2c "$d/q" \
+		--report "$d/btt.txt" --blkparse "$txt"
+}
+
+# ---- the bundled traces ----
+for t in $(bundled_traces); do
+	d=$(unpack "$t")
+	export_one "$t" "$d/$t.bin" "$d/$t.blkparse.txt"
+	"$PY" - "$t" "$d/$t.bin" "$w/$t/$t.pftrace" <<'EOF'
+import os, sys
+t, b, p = sys.argv[1:]
+nb, np = os.path.getsize(b), os.path.getsize(p)
+print("%s: %s: export %d bytes for a merged trace of %d (%.2fx; the target is at most 1x)"
+      % ("PASS" if np <= nb else "FAIL", t, np, nb, np / nb))
+EOF
+done
+skip_vg_traces "btt --perfetto"
+
+# what cannot be drawn is said
+if grep -q "device 252,0 has completions only (25000 C, no Q events)" "$w/complete-only/btt.err" 2>/dev/null; then
+	pass "complete-only: stderr says its I/Os cannot be drawn from completions alone"
+elif [ -d "$w/complete-only" ]; then
+	fail "complete-only: no remark on stderr: $(head -n 2 "$w/complete-only/btt.err")"
+fi
+if grep -q "3089 I/Os remapped from a device without queued I/Os" "$w/part-remap/btt.err" 2>/dev/null &&
+	[ "$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["args"].get("remapped-from"))' "$w/part-remap/summary.json")" = 3089 ]; then
+	pass "part-remap: each remapped I/O says where it came from (3089 'remapped-from'), stderr why there is no flow"
+elif [ -d "$w/part-remap" ]; then
+	fail "part-remap: remapped-from arguments or the remark: $(head -n 2 "$w/part-remap/btt.err")"
+fi
+
+# ---- synthetic: two disks with partitions, requeues and messages; a dm device ----
+n=40000
+[ -n "${VALGRIND:-}" ] && n=4000
+g="$w/gen"
+mkdir -p "$g"
+"$TOP/tests/gen/gentrace" -c 2 -d 2 -n $n -s 5 -o gen -D "$g" >/dev/null &&
+	(cd "$g" && "$TOP/blkparse" -i gen0 -i gen1 -d gen.bin -O >/dev/null &&
+		"$TOP/blkparse" -i gen0 -i gen1 >gen.txt)
+export_one gen "$g/gen.bin" "$g/gen.txt"
+if ! "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1]))["tracks"]; sys.exit(not (sum(v.get("instants", {}).get("requeue", 0) for v in d.values()) and sum(v.get("instants", {}).get("message", 0) for v in d.values())))' "$w/gen/summary.json"; then
+	fail "gen: the synthetic trace has no requeue or message instant to compare"
+fi
+"$PY" "$TOP/tests/gen/dmtrace.py" 20 "$w/dm.bin"
+"$TOP/blkparse" -i "$w/dm.bin" >"$w/dm.txt"
+export_one dm "$w/dm.bin" "$w/dm.txt"
+"$PY" - "$w/dm/summary.json" <<'EOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+def check(what, want, have):
+    print("%s: dm: %s%s" % ("PASS" if want == have else "FAIL", what,
+                            "" if want == have else ": want %r, got %r" % (want, have)))
+check("20 flows from dm-0's I/Os to the I/Os they became on 8,0, 40 from the process",
+      {"started": 60, "completed": 60, "open": 0}, s["flows"])
+check("the 8,0 I/Os say where they came from", 20, s["args"].get("remapped-from"))
+t = s["tracks"]["253,0 > I/O"]["names"]
+check("dm-0's I/Os: Q2A and A2C stages", (20, 20), (t["Q2A"]["count"], t["A2C"]["count"]))
+check("clock snapshot: the TN_TIMESTAMP note's wall clock 1700000000.25 s at trace time 0",
+      1700000000250000000, s["realtime_offset_ns"] + s["first_ts"])
+check("the message note is an instant on 8,0", {"message": 1}, s["tracks"]["8,0"].get("instants"))
+EOF
+
+# ---- gzip ----
+d=$(unpack ext4-mixed)
+if $BTT -i "$d/ext4-mixed.bin" --perfetto="$w/ext4.pftrace.gz" >/dev/null 2>&1 &&
+	[ "$(head -c 2 "$w/ext4.pftrace.gz" | od -An -tx1 | tr -d ' ')" = 1f8b ] &&
+	gzip -dc "$w/ext4.pftrace.gz" | cmp -s - "$w/ext4-mixed/ext4-mixed.pftrace"; then
+	pass "--perfetto=FILE.gz writes gzip, the same trace as the plain file"
+else
+	fail "--perfetto=FILE.gz is not the plain export gzipped"
+fi
+
+# ---- a damaged trace: the usual error, and a valid closed export of what came before ----
+cut=$((48 * 3000 + 17))
+head -c $cut "$d/ext4-mixed.bin" >"$w/cut.bin"
+$BTT -i "$w/cut.bin" --perfetto="$w/cut.pftrace" >/dev/null 2>"$w/cut.err"
+rc=$?
+if [ $rc = 1 ] && grep -q "cut.bin" "$w/cut.err" && grep -qi "offset" "$w/cut.err"; then
+	pass "damaged trace: exit 1, the error names the file and the offset: $(head -n 1 "$w/cut.err")"
+else
+	fail "damaged trace: exit $rc: $(head -n 2 "$w/cut.err")"
+fi
+if "$PY" "$CHECK" --schema "$SCHEMA" "$w/cut.pftrace" >"$w/cut.json" 2>"$w/cut.check" &&
+	decode <"$w/cut.pftrace" >/dev/null 2>&1 &&
+	[ "$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["tracks"]["254,16 > I/O"]["depth0"]["count"])' "$w/cut.json")" -gt 100 ]; then
+	pass "damaged trace: the export of what came before decodes and passes the checker"
+else
+	fail "damaged trace: the export is not a valid closed trace: $(head -n 2 "$w/cut.check")"
+fi
+# garbage in the middle: the magic of record 2000
+GEN="$TOP/tests/gen" "$PY" - "$d/ext4-mixed.bin" "$w/bad.bin" <<'EOF'
+import os, sys
+sys.path.insert(0, os.environ["GEN"])
+import blkrec
+data = bytearray(open(sys.argv[1], "rb").read())
+off = [r.offset for r in blkrec.records(bytes(data))][2000]
+data[off:off + 4] = b"XXXX"
+open(sys.argv[2], "wb").write(data)
+EOF
+$BTT -i "$w/bad.bin" --perfetto="$w/bad.pftrace" >/dev/null 2>"$w/bad.err"
+rc=$?
+if [ $rc = 1 ] && "$PY" "$CHECK" --schema "$SCHEMA" "$w/bad.pftrace" >/dev/null 2>&1; then
+	pass "bad magic in the middle: exit 1 ($(head -n 1 "$w/bad.err")), the export is valid"
+else
+	fail "bad magic in the middle: exit $rc, or an invalid export: $(head -n 2 "$w/bad.err")"
+fi
+
+# ---- a file that cannot be created: one message in the house style, before reading ----
+$BTT -i "$d/ext4-mixed.bin" --perfetto=/nonexistent/dir/x.pftrace >"$w/nodir.out" 2>"$w/nodir.err"
+rc=$?
+if [ $rc = 1 ] && [ ! -s "$w/nodir.out" ] &&
+	[ "$(head -n 1 "$w/nodir.err")" = "btt: cannot create Perfetto trace '/nonexistent/dir/x.pftrace': No such file or directory" ] &&
+	grep -q '^hint: ' "$w/nodir.err" && [ "$(wc -l <"$w/nodir.err")" = 2 ]; then
+	pass "an uncreatable --perfetto file: exit 1 before the report, one error and a hint"
+else
+	fail "an uncreatable --perfetto file: exit $rc: $(cat "$w/nodir.err")"
+fi
