@@ -10,6 +10,16 @@ if [ "$(id -u)" != 0 ]; then
 elif ! command -v losetup >/dev/null; then
 	why="losetup not available"
 fi
+# btt --perfetto of the merged trace BIN into OUT, and how to open it
+perfetto_demo() { # BIN OUT
+	if "$top/btt/btt" -i "$1" --perfetto="$2" >/dev/null 2>"$2.err"; then
+		echo "== every I/O on a timeline: $2"
+		echo "   open https://ui.perfetto.dev and drag the file onto the page (or \"Open trace file\");"
+		echo "   it is read in the browser, nothing is uploaded"
+	else
+		echo "== btt --perfetto failed: $(cat "$2.err")"
+	fi
+}
 if [ -z "$why" ]; then
 	w="$OUT/demo"
 	rm -rf "$w"; mkdir -p "$w"
@@ -38,6 +48,9 @@ if [ -z "$why" ]; then
 		else
 			echo "== iowatcher could not draw the trace: $(cat "$w/iowatcher.err")"
 		fi
+		if "$top/blkparse" -i "$name" -D "$w" -d "$w/$name.bin" -O 2>/dev/null; then
+			perfetto_demo "$w/$name.bin" "$w/$name.pftrace"
+		fi
 		exit 0
 	fi
 	why="the trace came back empty"
@@ -55,3 +68,4 @@ if "$top/iowatcher/iowatcher" -t "$d/ext4-mixed.bin" -o "$OUT/ext4-mixed.svg" -T
 else
 	echo "== iowatcher could not draw the sample: $(cat "$OUT/iowatcher.err")"
 fi
+perfetto_demo "$d/ext4-mixed.bin" "$OUT/ext4-mixed.pftrace"
