@@ -72,22 +72,12 @@ static void put_le(unsigned char *p, uint64_t v, int n)
 		p[i] = (unsigned char)(v >> (8 * i));
 }
 
-int blk_pb_varint(struct blk_pb *pb, uint32_t field, uint64_t v)
+int blk_pb_varint_slow(struct blk_pb *pb, uint32_t field, uint64_t v)
 {
 	if (key(pb, field, BLK_PB_VARINT, BLK_PB_VARINT_MAX))
 		return pb->err;
 	pb->len += blk_pb_put_varint(pb->buf + pb->len, v);
 	return 0;
-}
-
-int blk_pb_int(struct blk_pb *pb, uint32_t field, int64_t v)
-{
-	return blk_pb_varint(pb, field, (uint64_t)v);
-}
-
-int blk_pb_sint(struct blk_pb *pb, uint32_t field, int64_t v)
-{
-	return blk_pb_varint(pb, field, blk_pb_zigzag(v));
 }
 
 int blk_pb_fixed64(struct blk_pb *pb, uint32_t field, uint64_t v)
@@ -166,7 +156,7 @@ int blk_pb_packed_fixed64(struct blk_pb *pb, uint32_t field, const uint64_t *v, 
 	return 0;
 }
 
-int blk_pb_begin(struct blk_pb *pb, uint32_t field)
+int blk_pb_begin_slow(struct blk_pb *pb, uint32_t field)
 {
 	if (pb->err)
 		return pb->err;
@@ -179,7 +169,7 @@ int blk_pb_begin(struct blk_pb *pb, uint32_t field)
 	return 0;
 }
 
-int blk_pb_end(struct blk_pb *pb)
+int blk_pb_end_slow(struct blk_pb *pb)
 {
 	size_t at, body, n;
 

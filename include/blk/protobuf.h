@@ -106,9 +106,9 @@ static inline uint64_t blk_pb_zigzag(int64_t v)
  * fixed32, sfixed32. blk_pb_double(): double. blk_pb_bytes(): bytes or a pre-encoded message.
  * blk_pb_string(): @s without its NUL (NULL is written as "").
  */
-int blk_pb_varint(struct blk_pb *pb, uint32_t field, uint64_t v);
-int blk_pb_int(struct blk_pb *pb, uint32_t field, int64_t v);
-int blk_pb_sint(struct blk_pb *pb, uint32_t field, int64_t v);
+static inline int blk_pb_varint(struct blk_pb *pb, uint32_t field, uint64_t v);
+static inline int blk_pb_int(struct blk_pb *pb, uint32_t field, int64_t v);
+static inline int blk_pb_sint(struct blk_pb *pb, uint32_t field, int64_t v);
 int blk_pb_fixed64(struct blk_pb *pb, uint32_t field, uint64_t v);
 int blk_pb_fixed32(struct blk_pb *pb, uint32_t field, uint32_t v);
 int blk_pb_double(struct blk_pb *pb, uint32_t field, double v);
@@ -124,12 +124,70 @@ int blk_pb_packed_varint(struct blk_pb *pb, uint32_t field, const uint64_t *v, s
 int blk_pb_packed_fixed64(struct blk_pb *pb, uint32_t field, const uint64_t *v, size_t n);
 
 /* Start a nested message in field @field; close it with blk_pb_end(). */
-int blk_pb_begin(struct blk_pb *pb, uint32_t field);
+static inline int blk_pb_begin(struct blk_pb *pb, uint32_t field);
 
 /* Close the innermost open message: its length is known now and written before it. */
-int blk_pb_end(struct blk_pb *pb);
+static inline int blk_pb_end(struct blk_pb *pb);
 
 /* Append @n bytes already encoded (fields of the message now open). */
 int blk_pb_raw(struct blk_pb *pb, const void *p, size_t n);
+
+/*
+ * The calls a trace makes most, inline: the common case (no error, room in the buffer, a
+ * valid field, a short message) here, the rest in the out-of-line _slow() versions, which
+ * do everything the whole call does (they are not for callers).
+ */
+int blk_pb_varint_slow(struct blk_pb *pb, uint32_t field, uint64_t v);
+int blk_pb_begin_slow(struct blk_pb *pb, uint32_t field);
+int blk_pb_end_slow(struct blk_pb *pb);
+
+static inline int blk_pb_fast(const struct blk_pb *pb, uint32_t field, size_t n)
+{
+	return !pb->err && pb->alloc - pb->len >= n && field - 1 < BLK_PB_MAX_FIELD;
+}
+
+static inline int blk_pb_varint(struct blk_pb *pb, uint32_t field, uint64_t v)
+{
+	if (__builtin_expect(!blk_pb_fast(pb, field, 5 + BLK_PB_VARINT_MAX), 0))
+		return blk_pb_varint_slow(pb, field, v);
+	pb->len += blk_pb_put_varint(pb->buf + pb->len, (uint64_t)field << 3 | BLK_PB_VARINT);
+	pb->len += blk_pb_put_varint(pb->buf + pb->len, v);
+	return 0;
+}
+
+static inline int blk_pb_int(struct blk_pb *pb, uint32_t field, int64_t v)
+{
+	return blk_pb_varint(pb, field, (uint64_t)v);
+}
+
+static inline int blk_pb_sint(struct blk_pb *pb, uint32_t field, int64_t v)
+{
+	return blk_pb_varint(pb, field, blk_pb_zigzag(v));
+}
+
+static inline int blk_pb_begin(struct blk_pb *pb, uint32_t field)
+{
+	if (__builtin_expect(!blk_pb_fast(pb, field, 6) || pb->depth >= BLK_PB_MAX_DEPTH, 0))
+		return blk_pb_begin_slow(pb, field);
+	pb->len += blk_pb_put_varint(pb->buf + pb->len, (uint64_t)field << 3 | BLK_PB_LEN);
+	pb->open[pb->depth++] = pb->len;
+	pb->buf[pb->len++] = 0;
+	return 0;
+}
+
+static inline int blk_pb_end(struct blk_pb *pb)
+{
+	size_t at, body;
+
+	if (__builtin_expect(pb->err || pb->depth <= 0, 0))
+		return blk_pb_end_slow(pb);
+	at = pb->open[pb->depth - 1];
+	body = pb->len - at - 1;
+	if (__builtin_expect(body >= 0x80, 0))
+		return blk_pb_end_slow(pb);
+	pb->depth--;
+	pb->buf[at] = (unsigned char)body;
+	return 0;
+}
 
 #endif /* BLK_PROTOBUF_H */
