@@ -128,6 +128,14 @@ struct pf_string {
 	uint8_t kind;
 };
 
+/* the strings last interned, by address: most names are the same few constants */
+#define RECENT 64
+struct pf_recent {
+	const char *s;
+	uint32_t iid, off, len;
+	uint8_t kind;
+};
+
 struct blk_perfetto {
 	struct blk_output *out;
 	int own_out;
@@ -146,6 +154,7 @@ struct blk_perfetto {
 	size_t nstrings, strings_cap;
 	char *arena;
 	size_t arena_len, arena_cap;
+	struct pf_recent recent[RECENT];
 	uint64_t next_iid[K_KINDS];
 	uint64_t next_flow;
 	/* the packet being built: its time, whether it is relative */
@@ -213,7 +222,37 @@ static int strings_rehash(struct blk_perfetto *pf)
  * entries pending for the next packet. 0 when the string is not interned (too long, the
  * table full, or out of memory): the caller writes it inline.
  */
+static uint64_t intern_slow(struct blk_perfetto *pf, int kind, const char *s);
+
+/*
+ * The iid of @s, found first among the strings last interned at the same address (checked:
+ * a caller's buffer may hold another string now), then in the table.
+ */
 static uint64_t intern(struct blk_perfetto *pf, int kind, const char *s)
+{
+	struct pf_recent *r = &pf->recent[((uintptr_t)s >> 3 ^ (uintptr_t)kind * 7) % RECENT];
+	uint64_t iid;
+
+	if (r->s == s && r->kind == kind && !strncmp(pf->arena + r->off, s, r->len) && !s[r->len])
+		return r->iid;
+	iid = intern_slow(pf, kind, s);
+	if (iid) {
+		const struct pf_string *e = NULL;
+
+		/* the entry just found or made: its place in the arena */
+		for (size_t j = hash_str(kind, s, strlen(s)) & (pf->strings_cap - 1);
+		     pf->strings[j].iid; j = (j + 1) & (pf->strings_cap - 1))
+			if (pf->strings[j].iid == iid && pf->strings[j].kind == kind) {
+				e = &pf->strings[j];
+				break;
+			}
+		if (e)
+			*r = (struct pf_recent){s, (uint32_t)iid, e->off, e->len, (uint8_t)kind};
+	}
+	return iid;
+}
+
+static uint64_t intern_slow(struct blk_perfetto *pf, int kind, const char *s)
 {
 	size_t n = strlen(s), j, old;
 	uint32_t h = hash_str(kind, s, n);
