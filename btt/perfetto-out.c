@@ -258,7 +258,10 @@ static void draw(struct pfout *p, const struct rec *r)
 		ret = pfdraw_rate(p->d, r->slot, (enum pf_ctr)r->a, r->ts, v);
 		break;
 	case REC_QUEUED:
-		ret = pfdraw_queued(p->d, &s->io, r->ts);
+		/* the device's queued count rides on the instant */
+		ret = pfdraw_counter(p->d, s->io.dev, PF_QUEUED, r->ts, (int64_t)r->a);
+		if (!ret)
+			ret = pfdraw_queued(p->d, &s->io, r->ts);
 		break;
 	case REC_BEGIN:
 		if (s->io.flow_from) {
@@ -282,7 +285,9 @@ static void draw(struct pfout *p, const struct rec *r)
 		ret = pfdraw_stage(p->d, &s->io, r->ts, (const char *)(uintptr_t)r->a, (int)r->b);
 		break;
 	case REC_END:
-		ret = pfdraw_end(p->d, &s->io, r->ts);
+		ret = pfdraw_counter(p->d, s->io.dev, PF_QUEUED, r->ts, (int64_t)r->a);
+		if (!ret)
+			ret = pfdraw_end(p->d, &s->io, r->ts);
 		slot_free(p, r->slot);
 		break;
 	case REC_UNPLUG:
@@ -527,8 +532,7 @@ static void queued(struct pfout *p, const struct btt_io *io, uint64_t t)
 	if (u64map_put(&p->map, key, i) < 0)
 		die("out of memory");
 	flight_add(p, i);
-	counter(p, io->dev->idx, PF_QUEUED, t, ++ds->queued);
-	push(p, t, 0, REC_QUEUED, i, 0, 0);
+	push(p, t, 0, REC_QUEUED, i, (uint64_t)++ds->queued, 0);
 }
 
 static void on_stage(void *ctx, const struct btt_io *io, enum btt_stage st, uint64_t t)
@@ -569,7 +573,6 @@ static void leave(struct pfout *p, const struct btt_io *io, uint64_t end, const 
 	/* btt's Q2C: at least 1 ns; the stages in their order, each inside the one before */
 	prev = s->t_q;
 	stop = end > prev ? end : prev + 1;
-	counter(p, s->io.dev, PF_QUEUED, stop, --p->dev[s->io.dev].queued);
 	t[L_A] = s->t_a;
 	t[L_G] = io->t[BTT_STAGE_G];
 	t[L_I] = io->t[BTT_STAGE_I];
@@ -585,7 +588,7 @@ static void leave(struct pfout *p, const struct btt_io *io, uint64_t end, const 
 		last = l;
 	}
 	push(p, prev, 0, REC_STAGE, i, (uintptr_t)p->names[last][lost ? L_NR : L_C], first);
-	push(p, stop, 0, REC_END, i, 0, 0);
+	push(p, stop, 0, REC_END, i, (uint64_t)--p->dev[s->io.dev].queued, 0);
 }
 
 static void on_done(void *ctx, const struct btt_io *io)
