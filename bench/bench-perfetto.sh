@@ -77,10 +77,10 @@ ios=$(awk '$1 ~ /^Q2C(dm)?$/ { n += $5 } END { print n + 0 }' "$W/out.avg" 2>/de
 awk -v wa="$wa" -v ca="$ca" -v we="$we" -v ce="$ce" -v wg="$wg" -v cg="$cg" -v tb="$tb" \
 	-v pb="$pb" -v gb="$gb" -v recs="${recs:-0}" -v ios="${ios:-0}" -v runs="$RUNS" -v trace="$TRACE" 'BEGIN {
 	printf "trace %s: %d bytes, %d records, %d I/Os drawn; best of %d runs\n", trace, tb, recs, ios, runs
-	printf "%-26s %8s %8s %8s\n", "", "wall s", "CPU s", "x alone"
-	printf "%-26s %8.2f %8.2f %8s\n", "btt alone", wa, ca, "1.00"
-	printf "%-26s %8.2f %8.2f %8.2f  (target: at most 2x)\n", "btt --perfetto", we, ce, we / wa
-	printf "%-26s %8.2f %8.2f %8.2f\n", "btt --perfetto=FILE.gz", wg, cg, wg / wa
+	printf "%-26s %8s %8s %8s %8s\n", "", "wall s", "CPU s", "x wall", "x CPU"
+	printf "%-26s %8.2f %8.2f %8s %8s\n", "btt alone", wa, ca, "1.00", "1.00"
+	printf "%-26s %8.2f %8.2f %8.2f %8.2f  (target: at most 2x)\n", "btt --perfetto", we, ce, we / wa, ce / ca
+	printf "%-26s %8.2f %8.2f %8.2f %8.2f\n", "btt --perfetto=FILE.gz", wg, cg, wg / wa, cg / ca
 	printf "export: %d bytes, %.3fx the merged trace (target: at most 1x), %.1f bytes per record, %.1f per I/O\n",
 		pb, pb / tb, recs ? pb / recs : 0, ios ? pb / ios : 0
 	printf "gzip:   %d bytes, %.3fx the merged trace, %.1f bytes per record\n", gb, gb / tb, recs ? gb / recs : 0

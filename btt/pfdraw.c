@@ -50,6 +50,14 @@ struct lanes {
 	uint32_t n, cap;
 };
 
+/* the slice name and RWBS of I/Os of one action and size */
+#define NAMES 16
+struct pf_name {
+	uint64_t action;
+	uint32_t bytes;
+	char name[48], rwbs[BLK_RWBS_LEN];
+};
+
 struct pdev {
 	uint64_t track;
 	uint64_t ctr[PF_NCTR];
@@ -70,9 +78,7 @@ struct pfdraw {
 	unsigned int npend;
 	uint64_t pend_ts;
 	uint64_t lanes_made[PF_NSETS];
-	uint64_t name_action; /* the last I/O's action and size, and its slice name */
-	uint32_t name_bytes;
-	char name[48], rwbs[BLK_RWBS_LEN];
+	struct pf_name names[NAMES]; /* slice names of recent kinds of I/O */
 };
 
 struct pfdraw *pfdraw_new(struct blk_output *out)
@@ -80,7 +86,8 @@ struct pfdraw *pfdraw_new(struct blk_output *out)
 	struct pfdraw *d = xcalloc(1, sizeof(*d));
 
 	d->out = out;
-	d->name_action = UINT64_MAX;
+	for (int i = 0; i < NAMES; i++)
+		d->names[i].action = UINT64_MAX;
 	return d;
 }
 
@@ -364,28 +371,27 @@ uint64_t pfdraw_lanes(const struct pfdraw *d, enum pf_set set)
 /* ---- I/O slices ---- */
 
 /* "R 4 KiB", "WS 128 KiB", "D 1 MiB", "W 1536 B": the direction (RWBS) and the size */
-static const char *io_name(struct pfdraw *d, const struct pf_io *io)
+static const struct pf_name *io_name(struct pfdraw *d, const struct pf_io *io)
 {
 	uint32_t bytes = io->nsec << 9;
+	struct pf_name *nm = &d->names[(io->action >> 16 ^ io->action >> 32 ^ bytes >> 9) % NAMES];
+	struct blk_event ev = {.action = io->action, .bytes = bytes};
 	int n;
 
-	if (io->action == d->name_action && bytes == d->name_bytes)
-		return d->name;
-	if (io->action != d->name_action) {
-		struct blk_event ev = {.action = io->action, .bytes = bytes};
-
-		blk_event_rwbs(&ev, d->rwbs);
-	}
-	n = snprintf(d->name, sizeof(d->name), "%s ", d->rwbs);
+	if (io->action == nm->action && bytes == nm->bytes)
+		return nm;
+	n = blk_event_rwbs(&ev, nm->rwbs);
+	memcpy(nm->name, nm->rwbs, (size_t)n);
+	nm->name[n++] = ' ';
 	if (bytes && bytes % (1024 * 1024) == 0)
-		snprintf(d->name + n, sizeof(d->name) - n, "%u MiB", bytes >> 20);
+		snprintf(nm->name + n, sizeof(nm->name) - n, "%u MiB", bytes >> 20);
 	else if (bytes && bytes % 1024 == 0)
-		snprintf(d->name + n, sizeof(d->name) - n, "%u KiB", bytes >> 10);
+		snprintf(nm->name + n, sizeof(nm->name) - n, "%u KiB", bytes >> 10);
 	else
-		snprintf(d->name + n, sizeof(d->name) - n, "%u B", bytes);
-	d->name_action = io->action;
-	d->name_bytes = bytes;
-	return d->name;
+		snprintf(nm->name + n, sizeof(nm->name) - n, "%u B", bytes);
+	nm->action = io->action;
+	nm->bytes = bytes;
+	return nm;
 }
 
 int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
@@ -401,15 +407,17 @@ int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
 	uint64_t term[2];
 	struct blk_perfetto_event ev = {
 		.ts = ts, .args = args, .nargs = 5, .terminating_flows = term};
+	const struct pf_name *nm;
 	int ret;
 
 	if (d->err || io->dev >= d->ndev || !d->dev[io->dev].described)
 		return d->err ? d->err : -EINVAL;
 	if ((ret = lane_take(d, io, ts)))
 		return ret;
+	nm = io_name(d, io);
 	ev.track = io->lane;
-	ev.name = io_name(d, io);
-	args[2].v.s = d->rwbs;
+	ev.name = nm->name;
+	args[2].v.s = nm->rwbs;
 	if (io->remapped) {
 		snprintf(from, sizeof(from), "%u,%u sector %" PRIu64, BLK_MAJOR(io->from_device),
 			 BLK_MINOR(io->from_device), io->from_sector);
