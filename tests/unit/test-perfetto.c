@@ -546,6 +546,38 @@ static void test_gzip(void **state)
 	unlink(p2);
 }
 
+/* flows as varints (BLK_PERFETTO_VARINT_FLOWS) or fixed64: the fields each writes */
+static void test_varint_flows(void **state)
+{
+	static const unsigned char old_start[] = {0xa0, 0x02, 0x05}, old_end[] = {0xd0, 0x02, 0x07};
+	static const unsigned char start[] = {0xf9, 0x02, 0x05, 0, 0, 0, 0, 0, 0, 0};
+	static const unsigned char end[] = {0x81, 0x03, 0x07, 0, 0, 0, 0, 0, 0, 0};
+	struct blk_perfetto_track t = {.type = BLK_PERFETTO_TRACK_SLICE, .name = "d"};
+	uint64_t flow = 5, term = 7, uuid;
+	struct blk_perfetto_event ev = {.track = 1, .ts = 10, .name = "x", .flows = &flow,
+					.nflows = 1, .terminating_flows = &term, .nterminating = 1};
+	char path[64];
+
+	(void)state;
+	for (int varint = 0; varint < 2; varint++) {
+		struct blk_perfetto_opts o = {.flags = varint ? BLK_PERFETTO_VARINT_FLOWS : 0};
+		struct blk_perfetto *pf = blk_perfetto_open(temp_name(path, ""), &o);
+		struct file f;
+
+		assert_non_null(pf);
+		assert_int_equal(blk_perfetto_track_new(pf, &t, &uuid), 0);
+		assert_int_equal(blk_perfetto_instant(pf, &ev), 0);
+		assert_int_equal(blk_perfetto_close(pf), 0);
+		f = read_file(path, 0);
+		assert_int_equal(memmem(f.p, f.n, old_start, sizeof(old_start)) != NULL, varint);
+		assert_int_equal(memmem(f.p, f.n, old_end, sizeof(old_end)) != NULL, varint);
+		assert_int_equal(memmem(f.p, f.n, start, sizeof(start)) != NULL, !varint);
+		assert_int_equal(memmem(f.p, f.n, end, sizeof(end)) != NULL, !varint);
+		free(f.p);
+		unlink(path);
+	}
+}
+
 static void test_write_error(void **state)
 {
 	struct blk_perfetto_track ts = {.type = BLK_PERFETTO_TRACK_SLICE, .name = "d"};
@@ -589,6 +621,7 @@ int main(void)
 		cmocka_unit_test(test_lanes),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_gzip),
+		cmocka_unit_test(test_varint_flows),
 		cmocka_unit_test(test_write_error),
 	};
 
