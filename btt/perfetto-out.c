@@ -137,6 +137,9 @@ static void __attribute__((format(printf, 2, 3))) note(struct pfout *p, const ch
 
 /* ---- the heap of records ---- */
 
+static void draw(struct pfout *p, const struct rec *r);
+static uint64_t watermark(const struct pfout *p);
+
 static int before(const struct rec *x, const struct rec *y)
 {
 	return x->ts < y->ts || (x->ts == y->ts && x->order < y->order);
@@ -153,6 +156,16 @@ static void push(struct pfout *p, uint64_t ts, int counter, uint32_t kind, uint3
 			.slot = slot};
 	size_t i;
 
+	/* nothing waiting comes before it, nothing to come can: drawn now (what drain() would
+	 * do at once), without the heap */
+	if ((!p->nheap || before(&r, &p->heap[0])) && ts < watermark(p) &&
+	    p->nheap <= MAX_PENDING) {
+		if (!p->err)
+			draw(p, &r);
+		else if (kind == REC_MESSAGE)
+			free((void *)(uintptr_t)a);
+		return;
+	}
 	p->heap = array_grow(p->heap, &p->aheap, p->nheap, sizeof(*p->heap));
 	for (i = p->nheap++; i && before(&r, &p->heap[(i - 1) / 2]); i = (i - 1) / 2)
 		p->heap[i] = p->heap[(i - 1) / 2];
@@ -306,8 +319,8 @@ static void draw(struct pfout *p, const struct rec *r)
 	set_error(p, ret);
 }
 
-/* draw the records nothing earlier can come before (all of them with @all) */
-static void drain(struct pfout *p, int all)
+/* records before this time can be drawn: nothing earlier can come */
+static uint64_t watermark(const struct pfout *p)
 {
 	uint64_t w = p->now;
 
@@ -316,6 +329,14 @@ static void drain(struct pfout *p, int all)
 		if (p->now > LAG_NS && w < p->now - LAG_NS)
 			w = p->now - LAG_NS;
 	}
+	return w;
+}
+
+/* draw the records nothing earlier can come before (all of them with @all) */
+static void drain(struct pfout *p, int all)
+{
+	uint64_t w = watermark(p);
+
 	while (p->nheap && (all || p->heap[0].ts < w || p->nheap > MAX_PENDING)) {
 		struct rec r = pop(p);
 
