@@ -126,8 +126,17 @@ check("clock snapshot: the TN_TIMESTAMP note's wall clock 1700000000.25 s at tra
 check("the message note is an instant on 8,0", {"message": 1}, s["tracks"]["8,0"].get("instants"))
 EOF
 
-# ---- gzip ----
+# the clock snapshot dates the first event as blkparse's %z does (a merged, rebased trace)
 d=$(unpack ext4-mixed)
+z=$(TZ=UTC "$TOP/blkparse" -i "$d/ext4-mixed.bin" -f "%z\n" 2>/dev/null | head -n 1)
+ours=$("$PY" -c 'import json,sys,time; s=json.load(open(sys.argv[1])); ns=s["realtime_offset_ns"]+s["first_ts"]; print(time.strftime("%H:%M:%S", time.gmtime(ns // 10**9)) + ".%06d" % (ns % 10**9 // 1000))' "$w/ext4-mixed/summary.json" 2>/dev/null)
+if [ -n "$z" ] && [ "$z" = "$ours" ]; then
+	pass "ext4-mixed: the clock snapshot dates the first event at $ours, as blkparse's %z"
+else
+	fail "ext4-mixed: the clock snapshot dates the first event at '$ours', blkparse's %z says '$z'"
+fi
+
+# ---- gzip ----
 if $BTT -i "$d/ext4-mixed.bin" --perfetto="$w/ext4.pftrace.gz" >/dev/null 2>&1 &&
 	[ "$(head -c 2 "$w/ext4.pftrace.gz" | od -An -tx1 | tr -d ' ')" = 1f8b ] &&
 	gzip -dc "$w/ext4.pftrace.gz" | cmp -s - "$w/ext4-mixed/ext4-mixed.pftrace"; then
