@@ -16,13 +16,6 @@ void blk_pb_release(struct blk_pb *pb)
 	blk_pb_init(pb);
 }
 
-void blk_pb_reset(struct blk_pb *pb)
-{
-	pb->len = 0;
-	pb->depth = 0;
-	pb->err = 0;
-}
-
 static int fail(struct blk_pb *pb, int e)
 {
 	if (!pb->err)

@@ -59,7 +59,12 @@ void blk_pb_init(struct blk_pb *pb);
 void blk_pb_release(struct blk_pb *pb);
 
 /* Empty @pb (no open message, no error), keeping its buffer for reuse. */
-void blk_pb_reset(struct blk_pb *pb);
+static inline void blk_pb_reset(struct blk_pb *pb)
+{
+	pb->len = 0;
+	pb->depth = 0;
+	pb->err = 0;
+}
 
 /* 0, or the -errno of the first failure since the last reset. */
 static inline int blk_pb_error(const struct blk_pb *pb)
