@@ -251,9 +251,9 @@ static int values_for(struct pfdraw *d, struct blk_perfetto_event *ev)
 }
 
 /* write @ev (begin, end or instant) with the values waiting for its time */
-static int event(struct pfdraw *d,
-		 int (*fn)(struct blk_perfetto *, const struct blk_perfetto_event *),
-		 struct blk_perfetto_event *ev)
+static int draw_event(struct pfdraw *d,
+		      int (*fn)(struct blk_perfetto *, const struct blk_perfetto_event *),
+		      struct blk_perfetto_event *ev)
 {
 	int ret;
 
@@ -298,7 +298,7 @@ int pfdraw_queued(struct pfdraw *d, const struct pf_io *io, uint64_t ts)
 		ev.flows = &io->flow_in;
 		ev.nflows = 1;
 	}
-	return event(d, blk_perfetto_instant, &ev);
+	return draw_event(d, blk_perfetto_instant, &ev);
 }
 
 /* ---- lanes ---- */
@@ -430,7 +430,7 @@ int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
 	ev.flows = io->flow_out;
 	ev.nflows = io->nflow_out;
 	at(d, io->lane, ts);
-	return event(d, blk_perfetto_begin, &ev);
+	return draw_event(d, blk_perfetto_begin, &ev);
 }
 
 int pfdraw_stage(struct pfdraw *d, struct pf_io *io, uint64_t ts, const char *name, int first)
@@ -438,10 +438,10 @@ int pfdraw_stage(struct pfdraw *d, struct pf_io *io, uint64_t ts, const char *na
 	struct blk_perfetto_event ev = {.track = io->lane, .ts = at(d, io->lane, ts)};
 	int ret;
 
-	if (!first && (ret = event(d, blk_perfetto_end, &ev)))
+	if (!first && (ret = draw_event(d, blk_perfetto_end, &ev)))
 		return ret;
 	ev.name = name;
-	return event(d, blk_perfetto_begin, &ev);
+	return draw_event(d, blk_perfetto_begin, &ev);
 }
 
 int pfdraw_end(struct pfdraw *d, struct pf_io *io, uint64_t ts)
@@ -450,7 +450,7 @@ int pfdraw_end(struct pfdraw *d, struct pf_io *io, uint64_t ts)
 	struct blk_perfetto_event ev = {.track = io->lane, .ts = at(d, io->lane, ts), .args = args};
 	int ret;
 
-	if ((ret = event(d, blk_perfetto_end, &ev)))
+	if ((ret = draw_event(d, blk_perfetto_end, &ev)))
 		return ret;
 	if (io->error)
 		args[ev.nargs++] = (struct blk_perfetto_arg)BLK_PERFETTO_INT("error", io->error);
@@ -459,7 +459,7 @@ int pfdraw_end(struct pfdraw *d, struct pf_io *io, uint64_t ts)
 			(struct blk_perfetto_arg)BLK_PERFETTO_UINT("merged-into", io->merged_into);
 	if (io->lost)
 		args[ev.nargs++] = (struct blk_perfetto_arg)BLK_PERFETTO_ISTR("lost", io->lost);
-	if ((ret = event(d, blk_perfetto_end, &ev)))
+	if ((ret = draw_event(d, blk_perfetto_end, &ev)))
 		return ret;
 	lane_give(d, io);
 	return 0;
@@ -476,7 +476,7 @@ int pfdraw_instant(struct pfdraw *d, uint32_t dev, uint64_t ts, const char *name
 		return d->err ? d->err : -EINVAL;
 	ev.track = d->dev[dev].track;
 	ev.ts = at(d, ev.track, ts);
-	return event(d, blk_perfetto_instant, &ev);
+	return draw_event(d, blk_perfetto_instant, &ev);
 }
 
 int pfdraw_free(struct pfdraw *d)
