@@ -716,10 +716,13 @@ static void remarks(struct pfout *p)
 	if (p->no_key)
 		note(p, "'%s': %llu I/Os not drawn (sector beyond 2^51)", p->path,
 		     (unsigned long long)p->no_key);
-	if (p->lost[0] || p->lost[1])
+	if (p->lost[0])
 		note(p,
-		     "'%s': %llu I/Os replaced by a later Q at their sector and %llu still queued at the end are on 'I/O not completed' tracks",
-		     p->path, (unsigned long long)p->lost[0], (unsigned long long)p->lost[1]);
+		     "'%s': %llu I/Os replaced by a later Q at their sector are on 'I/O not completed' tracks",
+		     p->path, (unsigned long long)p->lost[0]);
+	if (p->lost[1])
+		note(p, "'%s': %llu I/Os still queued at the end are on 'I/O not completed' tracks",
+		     p->path, (unsigned long long)p->lost[1]);
 }
 
 int pfout_finish(struct pfout *p, uint64_t last_time)
