@@ -9,14 +9,13 @@ rm -rf "$w"; mkdir -p "$w"
 
 # record boundaries of a per-CPU file (offsets of every record start, then the end)
 bounds() {
-	python3 - "$1" <<'PY'
-import struct, sys
-d = open(sys.argv[1], 'rb').read()
-off = 0
-while off + 48 <= len(d):
-    print(off)
-    off += 48 + struct.unpack_from('<H', d, off + 46)[0]
-print(off)
+	PYTHONPATH="$TOP/tests/gen" python3 -B - "$1" <<'PY'
+import sys, blkrec
+end = 0
+for r in blkrec.records(open(sys.argv[1], 'rb').read()):
+    print(r.offset)
+    end = r.end
+print(end)
 PY
 }
 

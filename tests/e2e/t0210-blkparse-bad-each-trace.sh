@@ -9,13 +9,11 @@ for t in $(bundled_traces); do
 	src=$(unpack "$t")
 	f0=$(ls "$src"/*.blktrace.0 | head -n1)
 	name=$(basename "${f0%.blktrace.0}")
-	off=$(python3 - "$f0" <<'PY'
-import struct, sys
-d = open(sys.argv[1], 'rb').read()
-off, n = 0, 0
-while off + 48 <= len(d) and n < 700:
-    off += 48 + struct.unpack_from('<H', d, off + 46)[0]
-    n += 1
+	off=$(PYTHONPATH="$TOP/tests/gen" python3 -B - "$f0" <<'PY'
+import itertools, sys, blkrec
+off = 0  # the end of the 700th record
+for r in itertools.islice(blkrec.records(open(sys.argv[1], 'rb').read()), 700):
+    off = r.end
 print(off)
 PY
 )
