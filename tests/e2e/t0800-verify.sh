@@ -254,28 +254,10 @@ if ! command -v python3 >/dev/null; then
 fi
 
 # record offsets of a trace file, one a line, then the end
-bounds() {
-	PYTHONPATH="$TOP/tests/gen" python3 -B - "$1" <<'PY'
-import sys, blkrec
-end = 0
-for r in blkrec.records(open(sys.argv[1], 'rb').read()):
-    print(r.offset)
-    end = r.end
-print(end)
-PY
-}
+bounds() { python3 -B "$TOP/tests/gen/blkrec.py" bounds "$1"; }
 # poke FILE OFFSET FIELD VALUE: set a header field (as tests/gen/blkrec.py names them) of the
 # record at OFFSET (value or "rec:OFF", that field of the record at OFF)
-poke() {
-	PYTHONPATH="$TOP/tests/gen" python3 -B - "$@" <<'PY'
-import sys, blkrec
-path, off, field, val = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-d = bytearray(open(path, 'rb').read())
-v = blkrec.get_field(d, int(val[4:]), field) if val.startswith('rec:') else int(val, 0)
-blkrec.set_field(d, off, field, v)
-open(path, 'wb').write(d)
-PY
-}
+poke() { python3 -B "$TOP/tests/gen/blkrec.py" poke "$@"; }
 
 t0="$src/ext4-mixed.blktrace.0"
 mapfile -t b < <(bounds "$t0")

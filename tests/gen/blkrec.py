@@ -12,10 +12,12 @@ either byte order, their payloads (notes, remaps, unplugs, splits), and read the
     for r in blkrec.records(open('x.bin', 'rb').read()): print(r.time, r.action)
 
 Scripts in tests/gen import it from their own directory; the e2e scripts run Python with
-PYTHONPATH="$TOP/tests/gen" python3 -B (no bytecode left in the tree).
+PYTHONPATH="$TOP/tests/gen" python3 -B (no bytecode left in the tree). As a command it
+lists record offsets and damages records (see USAGE at the end).
 """
 import collections
 import struct
+import sys
 
 MAGIC = 0x65617400
 V1 = '{}IIQQIIIIIHH'  # magic seq time sector bytes action pid device cpu error pdu_len
@@ -207,3 +209,34 @@ def set_field(buf, off, name, value):
     version, e = layout_at(buf, off)
     o, code = _field(version, name)
     struct.pack_into(e + code, buf, off + o, value)
+
+
+USAGE = '''usage: blkrec.py bounds FILE
+           the offset of every record of the trace FILE, one a line, then its end
+       blkrec.py poke FILE OFFSET FIELD VALUE
+           set the header field FIELD (magic seq time sector bytes action pid device cpu
+           error pdu_len) of the record at OFFSET to VALUE (a number, or rec:OFF: that
+           field of the record at OFF), in the record's own layout: to damage a trace'''
+
+
+def main(argv):
+    if len(argv) == 2 and argv[0] == 'bounds':
+        end = 0
+        for r in records(open(argv[1], 'rb').read()):
+            print(r.offset)
+            end = r.end
+        print(end)
+        return 0
+    if len(argv) == 5 and argv[0] == 'poke':
+        path, off, field, val = argv[1], int(argv[2]), argv[3], argv[4]
+        d = bytearray(open(path, 'rb').read())
+        v = get_field(d, int(val[4:]), field) if val.startswith('rec:') else int(val, 0)
+        set_field(d, off, field, v)
+        open(path, 'wb').write(d)
+        return 0
+    print(USAGE, file=sys.stderr)
+    return 2
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
