@@ -28,6 +28,9 @@ HDR = {7: 48, 8: 64}  # header size by version
 TC_READ, TC_WRITE, TC_FLUSH, TC_SYNC, TC_QUEUE, TC_REQUEUE, TC_ISSUE, TC_COMPLETE, \
     TC_FS, TC_PC, TC_NOTIFY, TC_AHEAD, TC_META, TC_DISCARD, TC_DRV_DATA, TC_FUA = \
     (1 << i for i in range(16))
+# categories of version 8 only, beyond bit 31 of its 64-bit action (BLK_TC2_*, already shifted)
+TC2_ZONE_APPEND, TC2_ZONE_RESET, TC2_ZONE_RESET_ALL, TC2_ZONE_FINISH, TC2_ZONE_OPEN, \
+    TC2_ZONE_CLOSE, TC2_WRITE_ZEROES = (1 << i for i in range(32, 39))
 # action codes: the low 16 bits (BLK_TA_*)
 TA_QUEUE, TA_BACKMERGE, TA_FRONTMERGE, TA_GETRQ, TA_SLEEPRQ, TA_REQUEUE, TA_ISSUE, \
     TA_COMPLETE, TA_PLUG, TA_UNPLUG_IO, TA_UNPLUG_TIMER, TA_INSERT, TA_SPLIT, TA_BOUNCE, \
