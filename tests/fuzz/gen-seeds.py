@@ -2,13 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """Write synthetic seed inputs for a fuzz target into the directory given.
 
-Usage: gen-seeds.py DIR [parse|iomon|format] (default parse); prints the number written.
+Usage: gen-seeds.py DIR [parse|iomon|format|btt] (default parse); prints the number written.
 
 The captured traces in tests/data have no message, cgroup, PC, requeue, sleep, zone or
 byte-swapped records; these seeds have all of them, in versions 7 and 8, little- and
 big-endian, plain and gzip, with sequence gaps, in pipe mode and two-CPU merge mode, and
 with the control bytes of each target (see the comment at the top of fuzz-parse.c,
-fuzz-iomon.c, fuzz-format.c) varied. Each seed is a few KiB: one step of the workload on
+fuzz-iomon.c, fuzz-format.c, fuzz-btt.c) varied. Each seed is a few KiB: one step of the workload on
 one device (the steps and devices vary from seed to seed).
 """
 import gzip
@@ -231,6 +231,19 @@ def iomon_seeds():
     return seeds
 
 
+def btt_seeds():
+    ctl = {"pipe": b"\x01\x65\x00", "gaps": b"\x00\x1f\x40", "merge": b"\x23\x80\x0c",
+           "gz": b"\x41\x10\x00"}
+    seeds, base = trace_seeds(lambda k: ctl[k])
+    # each bit of the three control bytes once, and all outputs at once
+    for i in range(24):
+        c = bytearray(3)
+        c[i // 8] = 1 << (i % 8)
+        seeds["synth-v7-le-ctl%06x" % (c[0] << 16 | c[1] << 8 | c[2])] = bytes(c) + base
+    seeds["synth-v7-le-ctl-all"] = b"\x3f\xff\xf0" + base
+    return seeds
+
+
 FORMATS = [
     "%D %2c %8s %5T.%9t %5p %2a %3d %S %n\n",
     "%M,%m cpu%c #%s %T.%t pid=%p %a %d sec=%S blks=%n bytes=%N err=%e [%C] pdu=%P\n",
@@ -258,7 +271,8 @@ def format_seeds():
 def main():
     out = sys.argv[1]
     target = sys.argv[2] if len(sys.argv) > 2 else "parse"
-    seeds = {"parse": parse_seeds, "iomon": iomon_seeds, "format": format_seeds}[target]()
+    seeds = {"parse": parse_seeds, "iomon": iomon_seeds, "format": format_seeds,
+             "btt": btt_seeds}[target]()
     os.makedirs(out, exist_ok=True)
     for name, data in seeds.items():
         with open(os.path.join(out, name), "wb") as f:
