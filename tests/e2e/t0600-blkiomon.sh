@@ -104,6 +104,29 @@ else
 	fail "--trace-time: intervals sum to $total reads, the whole trace has $ref"
 fi
 
+# a record far ahead in trace time (a damaged time: 2^62 ns, 146 years, later) ends the
+# last interval; the empty ones between are skipped, not reported one by one (that took
+# one call per second of trace time: it never ended)
+python3 - "$d/nullb-randrw.bin" "$w/far.bin" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+last = d[-48:] if len(d) >= 48 else d
+# the stream's first record, as an issue, 2^62 ns after the stream's first time
+magic, seq, t, sector, nbytes, action = struct.unpack_from('<IIQQII', d, 0)
+issue = (1 << 16 + 6) | (1 << 16) | 7  # read, issue; __BLK_TA_ISSUE
+rec = struct.pack('<IIQQIIIIIHH', magic, seq, t + (1 << 62), sector, nbytes, issue,
+                  *struct.unpack_from('<IIIHH', d, 32)[:3], 0, 0)
+open(sys.argv[2], 'wb').write(d + rec)
+PY
+timeout 60 $MON -I 1 --trace-time -h "$w/far.txt" <"$w/far.bin" 2>/dev/null
+rc=$?
+sed 's/ (end of trace)$//' "$w/tt1.txt" >"$w/far.exp"
+if [ $rc = 0 ] && cmp -s "$w/far.exp" "$w/far.txt"; then
+	pass "--trace-time: a record 2^62 ns ahead ends the last interval, the empty ones between are not reported"
+else
+	fail "--trace-time: a record 2^62 ns ahead: exit $rc (124: still running after 60 s), same reports: $(cmp -s "$w/far.exp" "$w/far.txt" && echo yes || echo no)"
+fi
+
 # CSV and percentiles
 $MON -I 1 --trace-time --csv "$w/mon.csv" --percentiles -h "$w/pct.txt" <"$d/nullb-randrw.bin" 2>/dev/null
 if python3 - "$w/mon.csv" <<'PY'

@@ -376,6 +376,14 @@ PY
 			skip "btt $what: not under valgrind (traces of 200k-400k events take minutes there; the plain and ASan runs compare them)"
 		done
 	fi
+	# damaged traces from the fuzz target (tests/fuzz/crashes/btt, less its 3 control
+	# bytes): a D2D seek of 2^63 - 192 sectors, whose overall median btt summed as a double
+	# (2^63 as a long long: undefined, printed -9223372036854775808; the reference sums in
+	# long long and prints the device's median)
+	tail -c +4 "$TOP/tests/fuzz/crashes/btt/ubsan-report-overall-median-2e63" >"$syn/far-median.bin"
+	bins="far-median"
+	claim "a seek median near 2^63 (the overall median summed as the reference sums it)"
+	bins=$bins_all
 fi
 
 # ---- 3. behaviour ----
