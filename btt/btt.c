@@ -10,6 +10,7 @@
 #include "alloc.h"
 #include "btt.h"
 #include "common.h"
+#include "export-out.h"
 #include "extras.h"
 #include "fpcount.h"
 #include "iostat.h"
@@ -41,6 +42,7 @@ int btt_run(struct btt *b, iomodel_next_fn next, void *src, struct blk_event *ev
 	};
 
 	b->model = iomodel_new(&b->devs, &mo);
+	b->xout = export_out_new(b, &next, &src, ev);
 	/* in this order, the files are created as the reference creates them */
 	b->stats = stats_new(b);
 	b->fp = fpcount_new(b);
@@ -111,11 +113,13 @@ int btt_report(struct btt *b)
 				b->devs.v[i]->name, b->opts.sps_name);
 	iostat_finish(b->iostat, iomodel_last_time(b->model));
 	extras_finish(b->extras, &b->devs);
+	export_out_finish(b->xout);
 	return 0;
 }
 
 void btt_release(struct btt *b)
 {
+	export_out_free(b->xout);
 	iostat_free(b->iostat);
 	live_free(b->live);
 	pct_free(b->pct);
@@ -126,6 +130,7 @@ void btt_release(struct btt *b)
 	stats_free(b->stats);
 	iomodel_free(b->model);
 	devs_release(&b->devs);
+	b->xout = NULL;
 	b->iostat = NULL;
 	b->live = NULL;
 	b->pct = NULL;

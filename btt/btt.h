@@ -41,6 +41,10 @@ struct btt_opts {
 	int easy_parse; /* -X */
 	int do_active; /* -Z */
 	int percentiles; /* --percentiles (1) / --percentiles-only (2) */
+	const char *input; /* -i, as given ("-": standard input) */
+	const char *export_dest; /* --export */
+	const char *export_host; /* --host (NULL: the hostname) */
+	unsigned int export_batch; /* --export-batch (0: the library's) */
 };
 
 #define BTT_OPTS_INIT                                    \
@@ -56,6 +60,7 @@ struct perio;
 struct extras;
 struct iostat;
 struct fpcount;
+struct export_out;
 
 /**
  * struct btt - one run of btt
@@ -76,6 +81,7 @@ struct btt {
 	struct extras *extras;
 	struct iostat *iostat;
 	struct fpcount *fp;
+	struct export_out *xout;
 };
 
 /**
