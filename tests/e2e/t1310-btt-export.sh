@@ -82,6 +82,11 @@ $BTT -i "${BIN[$t]}" -D 252,1 --export="tsv:$w/dev" >/dev/null 2>&1
 got=$(tail -n +2 "$w/dev/io.tsv" | cut -f2 | sort | uniq -c | tr -s ' ')
 [ "$got" = " 7997 252,1" ] && pass "tsv: -D 252,1: the rows of that device only (7997)" ||
 	fail "tsv: -D 252,1: $got"
+printf 'nullb0 252,0\nnullb1 252,1\n' >"$w/devmap"
+$BTT -i "${BIN[$t]}" -M "$w/devmap" --export="tsv:$w/names" >/dev/null 2>&1
+got=$(tail -n +2 "$w/names/io.tsv" | cut -f2-4 | sort | uniq -c | tr -s ' \t' ' ' | tr '\n' ';')
+[ "$got" = " 7085 nullb0 252 0; 7997 nullb1 252 1;" ] && pass "tsv: -M: the device column has the map's names" ||
+	fail "tsv: -M: $got"
 # no timestamp note: dated at the file's modification time, and said
 python3 -c '
 import sys
