@@ -19,7 +19,9 @@
  * that change which rows the model gives (-t, -T, -D, -r): the same trace exported again
  * makes the same export id and the same batch ids, and the library skips what is stored.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -131,6 +133,37 @@ static void settle_clock(struct export_out *xo)
 static inline uint64_t wall(const struct export_out *xo, uint64_t t)
 {
 	return t == NO_TIME ? 0 : xo->base_ns + t;
+}
+
+/*
+ * The classic network server (blktrace -l) keeps what a client sends in a directory
+ * ADDR-YYYY-MM-DD-HH:MM:SS: a merged trace made there is that client's, not this machine's.
+ * Return: 1 and its address in @host, or 0.
+ */
+static int net_server_host(const char *input, char *host, size_t len)
+{
+	static const char pat[] = "-dddd-dd-dd-dd:dd:dd";
+	char path[PATH_MAX], *dir, *slash;
+	size_t n, plen = sizeof(pat) - 1;
+
+	if (!strcmp(input, "-") || !realpath(input, path))
+		return 0;
+	slash = strrchr(path, '/');
+	if (!slash || slash == path)
+		return 0;
+	*slash = '\0';
+	dir = strrchr(path, '/');
+	dir = dir ? dir + 1 : path;
+	n = strlen(dir);
+	if (n <= plen || n - plen >= len)
+		return 0;
+	for (size_t i = 0; i < plen; i++)
+		if (pat[i] == 'd' ? !isdigit((unsigned char)dir[n - plen + i])
+				  : dir[n - plen + i] != pat[i])
+			return 0;
+	memcpy(host, dir, n - plen);
+	host[n - plen] = '\0';
+	return 1;
 }
 
 /* ---- the destination ---- */
@@ -261,6 +294,8 @@ struct export_out *export_out_new(struct btt *b, iomodel_next_fn *next, void **s
 	xo->started = time(NULL);
 	if (b->opts.export_host)
 		snprintf(xo->host, sizeof(xo->host), "%s", b->opts.export_host);
+	else if (b->opts.input && net_server_host(b->opts.input, xo->host, sizeof(xo->host)))
+		;
 	else if (gethostname(xo->host, sizeof(xo->host) - 1) < 0 || !xo->host[0])
 		die("cannot tell this machine's name for the rows' host: %s", strerror(errno));
 	xo->clock = blk_wallclock_new();
@@ -289,6 +324,7 @@ void export_out_finish(struct export_out *xo)
 	struct blk_export_stats st;
 	struct blk_export_dest d;
 	char where[400];
+	uint64_t nb;
 	int ret;
 
 	if (!xo)
@@ -299,6 +335,7 @@ void export_out_finish(struct export_out *xo)
 	xo->x = NULL;
 	if (ret < 0)
 		fail(xo, -ret);
+	nb = st.batches[BLK_TABLE_IO] + st.batches[BLK_TABLE_IOWAIT];
 	/* the destination without its user and password */
 	if (blk_export_dest_parse(xo->o->export_dest, &d, where, sizeof(where)))
 		snprintf(where, sizeof(where), "?");
@@ -308,11 +345,11 @@ void export_out_finish(struct export_out *xo)
 		snprintf(where, sizeof(where), "%s:%d/%s%s", d.host, d.port, d.database,
 			 d.distributed ? " (distributed)" : "");
 	fprintf(stderr,
-		"%s: exported %llu I/Os and %llu I/O waits of host '%s' to '%s': %llu batches (%llu found stored), %llu bytes sent\n",
+		"%s: exported %llu I/Os and %llu I/O waits of host '%s' to '%s': %llu batch%s (%llu found stored), %llu bytes sent\n",
 		progname(), (unsigned long long)st.rows[BLK_TABLE_IO],
 		(unsigned long long)st.rows[BLK_TABLE_IOWAIT], xo->host, where,
-		(unsigned long long)(st.batches[BLK_TABLE_IO] + st.batches[BLK_TABLE_IOWAIT]),
-		(unsigned long long)st.batches_present, (unsigned long long)st.bytes_sent);
+		(unsigned long long)nb, nb == 1 ? "" : "es", (unsigned long long)st.batches_present,
+		(unsigned long long)st.bytes_sent);
 }
 
 void export_out_free(struct export_out *xo)

@@ -87,6 +87,17 @@ $BTT -i "${BIN[$t]}" -M "$w/devmap" --export="tsv:$w/names" >/dev/null 2>&1
 got=$(tail -n +2 "$w/names/io.tsv" | cut -f2-4 | sort | uniq -c | tr -s ' \t' ' ' | tr '\n' ';')
 [ "$got" = " 7085 nullb0 252 0; 7997 nullb1 252 1;" ] && pass "tsv: -M: the device column has the map's names" ||
 	fail "tsv: -M: $got"
+# the host label: the hostname, or the client's address in a directory of the network server
+$BTT -i "${BIN[part-remap]}" --export="tsv:$w/hn" >/dev/null 2>&1
+got=$(tail -n +2 "$w/hn/io.tsv" | cut -f1 | sort -u)
+[ "$got" = "$(hostname)" ] && pass "tsv: without --host the rows' host is the hostname ($got)" ||
+	fail "tsv: default host '$got', hostname '$(hostname)'"
+nd="$w/net/10.0.0.7-2025-12-02-10:00:00"
+mkdir -p "$nd" && cp "${BIN[part-remap]}" "$nd/"
+(cd "$nd" && $BTT -i part-remap.bin --export="tsv:$w/hnet" >/dev/null 2>&1)
+got=$(tail -n +2 "$w/hnet/io.tsv" | cut -f1 | sort -u)
+[ "$got" = 10.0.0.7 ] && pass "tsv: a trace in the network server's ADDR-DATE directory: host ADDR ($got)" ||
+	fail "tsv: host of a trace in $nd: '$got'"
 # no timestamp note: dated at the file's modification time, and said
 python3 -c '
 import sys
