@@ -66,7 +66,7 @@ check_same "tsv: ext4-mixed: the -p dump compared with is the reference btt's" "
 # the base is the wall clock blkparse prints for the first queue of the trace
 t=multi-dev
 q=$(awk -F'\t' 'NR == 2 { print $8, $10 }' "$w/$t/io.tsv")
-z=$("$BLKPARSE" -i "${BIN[$t]}" -f '%a %S %z\n' 2>/dev/null | awk -v s="${q% *}" '$1 == "Q" && $2 == s { print $3; exit }')
+z=$($BLKPARSE -i "${BIN[$t]}" -f '%a %S %z\n' 2>/dev/null | awk -v s="${q% *}" '$1 == "Q" && $2 == s { print $3; exit }')
 got=$(TZ=UTC date -d "@$((${q#* } / 1000000000))" +%H:%M:%S).$(printf '%09d' $((${q#* } % 1000000000)) | cut -c1-6)
 [ -n "$z" ] && [ "$got" = "$z" ] && pass "tsv: the first row's q_ns is blkparse's %z of its Q ($z)" ||
 	fail "tsv: first row q_ns $got, blkparse %z '$z'"
