@@ -118,6 +118,30 @@ else
 	fail "tsv: no timestamp note: '$res' / $(head -c 300 "$w/nots.err")"
 fi
 
+# bounded memory from a pipe: what the export adds to btt's peak RSS does not grow with the
+# trace (synthetic traces of 200000 and 1000000 events, batches of 5000 rows)
+if [ -n "${VALGRIND:-}" ] || [ ! -x /usr/bin/time ]; then
+	skip "btt -i - --export: bounded memory (needs /usr/bin/time, not under valgrind)"
+else
+	declare -A ADD ROWS
+	for n in 200000 1000000; do
+		"$TOP/tests/gen/gentrace" -c 2 -n $n -s 3 -o g -D "$w/g$n" >/dev/null 2>&1
+		$BLKPARSE -i "$w/g$n/g" -d "$w/g$n.bin" -O >/dev/null 2>&1
+		cat "$w/g$n.bin" | /usr/bin/time -f %M -o "$w/rss-x$n" $BTT -i - --export="tsv:$w/gx$n" \
+			--export-batch=5000 >/dev/null 2>"$w/gx$n.err"
+		cat "$w/g$n.bin" | /usr/bin/time -f %M -o "$w/rss-r$n" $BTT -i - >/dev/null 2>&1
+		ADD[$n]=$(($(tail -n1 "$w/rss-x$n") - $(tail -n1 "$w/rss-r$n")))
+		ROWS[$n]=$(($(wc -l <"$w/gx$n/io.tsv") - 1))
+		rm -rf "$w/g$n" "$w/g$n.bin" "$w/gx$n"
+	done
+	if [ "${ROWS[1000000]}" -ge $((4 * ${ROWS[200000]})) ] && [ "${ROWS[200000]}" -gt 20000 ] &&
+		[ $((${ADD[1000000]} - ${ADD[200000]})) -lt 1024 ]; then
+		pass "btt -i - --export: peak RSS +${ADD[200000]} KiB for ${ROWS[200000]} rows, +${ADD[1000000]} KiB for ${ROWS[1000000]}"
+	else
+		fail "btt -i - --export: memory grows: +${ADD[200000]} KiB for ${ROWS[200000]} rows, +${ADD[1000000]} KiB for ${ROWS[1000000]}"
+	fi
+fi
+
 # ---- the schema ----
 $BTT --clickhouse-schema >"$w/ddl.sql" 2>"$w/ddl.err" && [ -s "$w/ddl.sql" ] &&
 	grep -q '^CREATE TABLE IF NOT EXISTS io$' "$w/ddl.sql" && ! grep -q Distributed "$w/ddl.sql" &&
