@@ -104,6 +104,7 @@ static void settle_clock(struct export_out *xo)
 	long nsec = 0;
 	char when[64];
 	struct stat st;
+	int mtime;
 
 	xo->based = 1;
 	xo->kind = blk_wallclock_base(xo->clock, &sec, &nsec);
@@ -118,7 +119,8 @@ static void settle_clock(struct export_out *xo)
 		return;
 	}
 	/* no timestamp note: the file's modification time, or now, at time 0 */
-	if (strcmp(in, "-") && stat(in, &st) == 0)
+	mtime = strcmp(in, "-") && stat(in, &st) == 0;
+	if (mtime)
 		xo->base_ns =
 			(uint64_t)st.st_mtim.tv_sec * NS_PER_SEC + (uint64_t)st.st_mtim.tv_nsec;
 	else
@@ -126,7 +128,9 @@ static void settle_clock(struct export_out *xo)
 	utc_string(when, sizeof(when), xo->base_ns);
 	warning("'%s' has no timestamp note (TN_TIMESTAMP): the export dates trace time 0 at %s, the %s",
 		in, when,
-		strcmp(in, "-") ? "file's modification time" : "time btt started (standard input)");
+		mtime		   ? "file's modification time"
+		: !strcmp(in, "-") ? "time btt started (standard input)"
+				   : "time btt started");
 	hint("blktrace records the note when tracing starts; give the trace as blktrace and blkparse -d wrote it");
 }
 
