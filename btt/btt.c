@@ -111,15 +111,14 @@ int btt_report(struct btt *b)
 	for (size_t i = 0; i < b->stats->ndev; i++)
 		seeki_sps_write(b->stats->dev[i].q2q_seek, b->stats->dev[i].d2d_seek,
 				b->devs.v[i]->name, b->opts.sps_name);
+	export_out_finish(b->xout);
 	iostat_finish(b->iostat, iomodel_last_time(b->model));
 	extras_finish(b->extras, &b->devs);
-	export_out_finish(b->xout);
 	return 0;
 }
 
 void btt_release(struct btt *b)
 {
-	export_out_free(b->xout);
 	iostat_free(b->iostat);
 	live_free(b->live);
 	pct_free(b->pct);
@@ -127,10 +126,10 @@ void btt_release(struct btt *b)
 	extras_free(b->extras);
 	latency_free(b->lat);
 	fpcount_free(b->fp);
+	export_out_free(b->xout);
 	stats_free(b->stats);
 	iomodel_free(b->model);
 	devs_release(&b->devs);
-	b->xout = NULL;
 	b->iostat = NULL;
 	b->live = NULL;
 	b->pct = NULL;
@@ -140,4 +139,5 @@ void btt_release(struct btt *b)
 	b->fp = NULL;
 	b->stats = NULL;
 	b->model = NULL;
+	b->xout = NULL;
 }

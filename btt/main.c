@@ -12,10 +12,10 @@
 #include <unistd.h>
 
 #include "btt.h"
-#include "common.h"
 #include "export-out.h"
-#include "blk/export.h"
+#include "common.h"
 #include "blk/reader.h"
+#include "blk/export.h"
 
 /* what main() takes from the command line besides btt's options */
 struct cmdline {
@@ -26,9 +26,9 @@ struct cmdline {
 	const char *cluster; /* --cluster */
 };
 
-enum { OPT_PERCENTILES = 256, OPT_PERCENTILES_ONLY };
 /* the fleet export (export-out.c) */
-enum { OPT_EXPORT = 300, OPT_HOST, OPT_CH_SCHEMA, OPT_CLUSTER, OPT_EXPORT_BATCH };
+enum { OPT_EXPORT = 320, OPT_HOST, OPT_CH_SCHEMA, OPT_CLUSTER, OPT_EXPORT_BATCH };
+enum { OPT_PERCENTILES = 256, OPT_PERCENTILES_ONLY };
 
 static const struct option long_opts[] = {
 	{"seek-absolute", no_argument, NULL, 'a'},
@@ -60,13 +60,13 @@ static const struct option long_opts[] = {
 	{"easy-parse-avgs", no_argument, NULL, 'X'},
 	{"q2d-latencies", required_argument, NULL, 'z'},
 	{"do-active", no_argument, NULL, 'Z'},
-	{"percentiles", no_argument, NULL, OPT_PERCENTILES},
-	{"percentiles-only", no_argument, NULL, OPT_PERCENTILES_ONLY},
 	{"export", required_argument, NULL, OPT_EXPORT},
 	{"host", required_argument, NULL, OPT_HOST},
 	{"clickhouse-schema", no_argument, NULL, OPT_CH_SCHEMA},
 	{"cluster", required_argument, NULL, OPT_CLUSTER},
 	{"export-batch", required_argument, NULL, OPT_EXPORT_BATCH},
+	{"percentiles", no_argument, NULL, OPT_PERCENTILES},
+	{"percentiles-only", no_argument, NULL, OPT_PERCENTILES_ONLY},
 	{NULL, 0, NULL, 0},
 };
 
@@ -103,13 +103,13 @@ static const char *const help[][3] = {
 	{"-X, --easy-parse-avgs", "", "also NAME.xvg (with -o)"},
 	{"-z, --q2d-latencies", "NAME", "per-IO Q2D latencies to NAME_<dev>_q2d.dat"},
 	{"-Z, --do-active", "", "write <dev>_live.dat and sys_live.dat"},
-	{"    --percentiles", "", "add Q2C/D2C/Q2D percentiles after the report"},
-	{"    --percentiles-only", "", "print only the percentiles"},
 	{"    --export", "DEST", "every I/O: clickhouse://HOST[:PORT]/DB or tsv:DIR"},
 	{"    --host", "NAME", "the rows' host label (default: the hostname)"},
 	{"    --export-batch", "ROWS", "rows per INSERT (default 65536)"},
 	{"    --clickhouse-schema", "", "print the export's tables (DDL) and exit"},
 	{"    --cluster", "NAME", "with --clickhouse-schema: Distributed tables too"},
+	{"    --percentiles", "", "add Q2C/D2C/Q2D percentiles after the report"},
+	{"    --percentiles-only", "", "print only the percentiles"},
 };
 
 static void usage(FILE *fp)
@@ -271,12 +271,6 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 		case 'Z':
 			o->do_active = 1;
 			break;
-		case OPT_PERCENTILES:
-			o->percentiles = 1;
-			break;
-		case OPT_PERCENTILES_ONLY:
-			o->percentiles = 2;
-			break;
 		case OPT_EXPORT:
 			o->export_dest = optarg;
 			break;
@@ -292,6 +286,12 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 		case OPT_EXPORT_BATCH:
 			o->export_batch = (unsigned int)parse_opt_num(optarg, "--export-batch", 1,
 								      BLK_EXPORT_MAX_BATCH_ROWS);
+			break;
+		case OPT_PERCENTILES:
+			o->percentiles = 1;
+			break;
+		case OPT_PERCENTILES_ONLY:
+			o->percentiles = 2;
 			break;
 		case ':':
 			error("option '%s' needs a value", argv[optind - 1]);
