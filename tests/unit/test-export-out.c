@@ -38,7 +38,8 @@ static void add(struct stream *s, uint64_t t, unsigned int code, uint32_t cats, 
 	struct blk_event *ev = &s->ev[s->n];
 
 	assert_true(s->n < MAXEV && pdu_len <= sizeof(s->pdu[0]));
-	memcpy(s->pdu[s->n], pdu, pdu_len);
+	if (pdu_len)
+		memcpy(s->pdu[s->n], pdu, pdu_len);
 	*ev = (struct blk_event){
 		.time = t,
 		.sector = sector,
