@@ -374,6 +374,19 @@ static void report(struct mon *m, time_t when, const char *label)
 	}
 }
 
+/*
+ * The end of the trace-time interval after the one ending at @end, where a record at @t
+ * goes next. The intervals in between hold no record, and report() prints nothing for
+ * them: skip them all at once (a record far ahead, say a damaged time, would otherwise
+ * cost one call per interval: 2^62 ns ahead, 4.6e9 calls). Saturates at UINT64_MAX.
+ */
+static uint64_t next_end(uint64_t end, uint64_t interval, uint64_t t)
+{
+	if (t >= end && t - end >= interval)
+		end += (t - end) / interval * interval;
+	return end > UINT64_MAX - interval ? UINT64_MAX : end + interval;
+}
+
 int mon_run(struct mon *m, struct blk_reader *r)
 {
 	const struct mon_opts *o = m->o;
@@ -426,7 +439,9 @@ int mon_run(struct mon *m, struct blk_reader *r)
 			if (!have_first) {
 				have_first = 1;
 				first_time = ev.time;
-				cur_end = first_time + interval_ns;
+				cur_end = first_time > UINT64_MAX - interval_ns
+						  ? UINT64_MAX
+						  : first_time + interval_ns;
 				/*
 				 * The timestamp note pairs wall and trace time only when both are
 				 * on the same clock: in a blkparse -d dump the events are rebased
@@ -436,7 +451,7 @@ int mon_run(struct mon *m, struct blk_reader *r)
 						   ev.time - m->ts_time > 86400ull * 1000000000ull))
 					m->have_ts = 0;
 			}
-			while (ev.time >= cur_end) {
+			while (ev.time >= cur_end && cur_end != UINT64_MAX) {
 				char label[64];
 
 				snprintf(label, sizeof(label), "%llu s",
@@ -448,7 +463,7 @@ int mon_run(struct mon *m, struct blk_reader *r)
 							 (m->have_ts ? m->ts_time : first_time)) /
 							1000000000ull),
 				       m->have_ts ? NULL : label);
-				cur_end += interval_ns;
+				cur_end = next_end(cur_end, interval_ns, ev.time);
 			}
 		}
 		pair(m, &ev);

@@ -491,6 +491,7 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 	if (r->env->watch_input)
 		r->env->watch_input(r->env->ctx, fd, is_pipe_input(in) ? 2 : 1);
 	po.batch = o->batch;
+	po.max_pending = o->max_pending;
 	/*
 	 * A batch ends when the pipe stays empty for 20 ms (the classic tool ends it as soon
 	 * as a read would block, which makes its order depend on scheduling); events are

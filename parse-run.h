@@ -26,6 +26,7 @@ struct parse_opts {
 	const char *input_dir;
 	uint32_t act_mask; /* categories shown */
 	unsigned int batch;
+	unsigned int max_pending; /* pipe mode's reorder window (0: the default; no option) */
 	const char *dump; /* -d */
 	int dump_msgs; /* !-M */
 	const char *output; /* -o */

@@ -158,15 +158,15 @@ fi
 if [ "${QONLY_EVENTS:-1200000}" -gt 0 ]; then
 	# the case the issue names: queued requests that never complete stay in flight
 	echo "bench: writing ${QONLY_EVENTS:-1200000} queue events that never complete" >&2
-	python3 - "$TMP/qonly.bin" "${QONLY_EVENTS:-1200000}" <<'PY' || die "python3 failed"
-import random, struct, sys
+	PYTHONPATH="$TOP/tests/gen" python3 -B - "$TMP/qonly.bin" "${QONLY_EVENTS:-1200000}" <<'PY' || die "python3 failed"
+import random, sys, blkrec as b
 random.seed(3)
-Q = 1 | ((1 << 4) | (1 << 8) | 2) << 16  # queue, fs, write
+Q = b.act(b.TA_QUEUE, b.TC_QUEUE | b.TC_FS | b.TC_WRITE)
 with open(sys.argv[1], 'wb') as out:
     n, buf = int(sys.argv[2]), []
     for i in range(n):
-        buf.append(struct.pack('<IIQQIIIIIHH', 0x65617407, i + 1, 1000 * i,
-                               random.randrange(0, 1 << 30) * 8, 4096, Q, 100, 8 << 20, 0, 0, 0))
+        buf.append(b.encode(7, '<', i + 1, 1000 * i, random.randrange(0, 1 << 30) * 8, 4096, Q, 100,
+                            b.mkdev(8, 0), 0))
         if len(buf) == 10000:
             out.write(b''.join(buf))
             buf = []

@@ -4,8 +4,10 @@
 # The fleet export (include/blk/export.h) into a local ClickHouse server: rows per second and
 # bytes per row, by gzip level, as tests/gen/exportgen sends them (one synchronous INSERT per
 # batch, the server on the same machine, as tests/clickhouse.sh starts it); the same rows to
-# tsv:DIR; what the server stores per row. For scale, btt's text report of large-perf (when
-# ../shared/traces/large-perf is there): its I/Os per second.
+# tsv:DIR; what the server stores per row. Then, when ../shared/traces/large-perf is there,
+# btt itself on its merged file: the text report's time, and btt --export (the same report and
+# every I/O) into the server, into tsv:DIR and from a pipe (btt -i -): rows per second, bytes
+# per I/O, the time against the report's, peak RSS (/usr/bin/time).
 #
 #   bench/bench-export.sh
 #
@@ -79,15 +81,53 @@ if [ -f "$TRACE_TARXZ" ] && [ -x "$TOP/btt/btt" ]; then
 	base=$(ls "$W"/*.blktrace.0 | head -n1)
 	base=${base%.blktrace.0}
 	"$TOP/blkparse" -i "$base" -d "$W/merged.bin" -O >/dev/null 2>&1 || die "blkparse -d failed"
+	TIME=$(command -v /usr/bin/time || true)
 	best=""
 	for r in $(seq 1 "$RUNS"); do
 		t0=$(date +%s.%N)
-		(cd "$W" && "$TOP/btt/btt" -i merged.bin >btt.out 2>/dev/null) || die "btt failed"
+		(cd "$W" && ${TIME:+$TIME -f '%U %S' -o cpu.report.$r} "$TOP/btt/btt" -i merged.bin >btt.out 2>/dev/null) ||
+			die "btt failed"
 		s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
 		if [ -z "$best" ] || awk -v a="$s" -v b="$best" 'BEGIN { exit !(a < b) }'; then
 			best=$s
 		fi
 	done
 	n=$(awk '$1 == "Q2C" { print $NF; exit }' "$W/btt.out")
-	awk -v n="$n" -v s="$best" 'BEGIN { printf "btt -i large-perf (text report): %d I/Os (Q2C N) in %.3f s: %.0f I/Os per second\n", n, s, n / s }'
+	cpu=$(cat "$W"/cpu.report.* 2>/dev/null | awk '{ c = $1 + $2; if (!m || c < m) m = c } END { print m + 0 }')
+	awk -v n="$n" -v s="$best" -v c="$cpu" 'BEGIN { printf "btt -i large-perf (text report): %d I/Os (Q2C N) in %.3f s: %.0f I/Os per second, btt CPU %.2f s (least)\n", n, s, n / s, c }'
+	report=$best
+	# btt --export: the same report, and every I/O into the server (a new host each run, so
+	# that each run sends), into tsv:DIR, and from a pipe; wall time, peak memory
+	for how in clickhouse tsv pipe; do
+		best=""
+		for r in $(seq 1 "$RUNS"); do
+			case $how in
+			clickhouse) cmd="$TOP/btt/btt -i merged.bin --export=$URL --host=bench-btt-$r" ;;
+			tsv) cmd="$TOP/btt/btt -i merged.bin --export=tsv:btt-tsv --host=bench-btt" ;;
+			pipe) cmd="$TOP/btt/btt -i - --export=$URL --host=bench-pipe-$r" ;;
+			esac
+			t0=$(date +%s.%N)
+			if [ $how = pipe ]; then
+				(cd "$W" && cat merged.bin | ${TIME:+$TIME -f '%M %U %S' -o rss.$how.$r} $cmd >btt-x.out 2>"x.$how.$r.err") ||
+					die "btt --export failed: $(cat "$W/x.$how.$r.err")"
+			else
+				(cd "$W" && ${TIME:+$TIME -f '%M %U %S' -o rss.$how.$r} $cmd >btt-x.out 2>"x.$how.$r.err") ||
+					die "btt --export failed: $(cat "$W/x.$how.$r.err")"
+			fi
+			s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
+			if [ -z "$best" ] || awk -v a="$s" -v b="$best" 'BEGIN { exit !(a < b) }'; then
+				best=$s
+				cp "$W/x.$how.$r.err" "$W/x.$how.best"
+				[ -n "$TIME" ] && cp "$W/rss.$how.$r" "$W/rss.$how.best"
+			fi
+		done
+		rows=$(sed -n 's/.*exported \([0-9]*\) I\/Os.*/\1/p' "$W/x.$how.best")
+		sent=$(sed -n 's/.* \([0-9]*\) bytes sent$/\1/p' "$W/x.$how.best")
+		[ $how = tsv ] && sent=$(wc -c <"$W/btt-tsv/io.tsv")
+		rss=$([ -n "$TIME" ] && tail -n1 "$W/rss.$how.best" || echo "? ? ?")
+		awk -v h="$how" -v n="$rows" -v s="$best" -v b="$sent" -v r="$report" -v m="$rss" 'BEGIN {
+			split(m, f, " ")
+			printf "btt -i large-perf --export (%s): %d rows in %.3f s: %.0f rows/s, %.1f bytes per I/O %s, %.2fx the text report'"'"'s time, btt CPU %.2f s, peak RSS %s KiB\n",
+				h, n, s, n / s, b / n, h == "tsv" ? "written" : "sent", s / r, f[2] + f[3], f[1] }'
+	done
 fi

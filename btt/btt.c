@@ -10,6 +10,7 @@
 #include "alloc.h"
 #include "btt.h"
 #include "common.h"
+#include "export-out.h"
 #include "extras.h"
 #include "fpcount.h"
 #include "iostat.h"
@@ -42,6 +43,7 @@ int btt_run(struct btt *b, iomodel_next_fn next, void *src, struct blk_event *ev
 	};
 
 	b->model = iomodel_new(&b->devs, &mo);
+	b->xout = export_out_new(b, &next, &src, ev);
 	/* in this order, the files are created as the reference creates them */
 	b->stats = stats_new(b);
 	b->fp = fpcount_new(b);
@@ -111,6 +113,7 @@ int btt_report(struct btt *b)
 	for (size_t i = 0; i < b->stats->ndev; i++)
 		seeki_sps_write(b->stats->dev[i].q2q_seek, b->stats->dev[i].d2d_seek,
 				b->devs.v[i]->name, b->opts.sps_name);
+	export_out_finish(b->xout);
 	iostat_finish(b->iostat, iomodel_last_time(b->model));
 	extras_finish(b->extras, &b->devs);
 	pfout_finish(b->pf, iomodel_last_time(b->model));
@@ -127,6 +130,7 @@ void btt_release(struct btt *b)
 	extras_free(b->extras);
 	latency_free(b->lat);
 	fpcount_free(b->fp);
+	export_out_free(b->xout);
 	stats_free(b->stats);
 	iomodel_free(b->model);
 	devs_release(&b->devs);
@@ -140,4 +144,5 @@ void btt_release(struct btt *b)
 	b->fp = NULL;
 	b->stats = NULL;
 	b->model = NULL;
+	b->xout = NULL;
 }

@@ -30,6 +30,10 @@ struct btt_opts {
 	const char *devmap_name; /* -M */
 	const char *devices; /* -D */
 	const char *exes; /* -e */
+	const char *input; /* -i, as given ("-": standard input) */
+	const char *export_dest; /* --export */
+	const char *export_host; /* --host (NULL: the hostname) */
+	unsigned int export_batch; /* --export-batch (0: the library's) */
 	double range_delta; /* -d */
 	double t_start, t_end; /* -t, -T */
 	double plat_freq; /* -L */
@@ -49,6 +53,7 @@ struct btt_opts {
 		.range_delta = 0.1, .iostat_interval = 1 \
 	}
 
+struct export_out;
 struct stats;
 struct btt_live;
 struct pct;
@@ -71,6 +76,7 @@ struct btt {
 	struct btt_devs devs;
 	struct iomodel *model;
 	struct stats *stats;
+	struct export_out *xout; /* --export */
 	struct btt_live *live;
 	struct pct *pct;
 	struct latency *lat;

@@ -65,3 +65,8 @@ BTT_MODEL_OBJ := btt/iomodel.o btt/qio.o btt/qtree.o btt/u64map.o btt/devs.o btt
 tests/unit/test-iomodel.o: CPPFLAGS += -Ibtt
 tests/unit/test-iomodel: tests/unit/test-iomodel.o $(BTT_MODEL_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
+
+# btt --export's subscriber, through the model into tsv:DIR
+tests/unit/test-export-out.o: CPPFLAGS += -Ibtt
+tests/unit/test-export-out: tests/unit/test-export-out.o btt/export-out.o $(BTT_MODEL_OBJ) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)

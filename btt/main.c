@@ -12,17 +12,23 @@
 #include <unistd.h>
 
 #include "btt.h"
+#include "export-out.h"
 #include "common.h"
 #include "perfetto-out.h"
 #include "blk/reader.h"
+#include "blk/export.h"
 
 /* what main() takes from the command line besides btt's options */
 struct cmdline {
 	struct btt_opts *o;
 	const char *input; /* -i */
 	int verbose; /* -v */
+	int ch_schema; /* --clickhouse-schema */
+	const char *cluster; /* --cluster */
 };
 
+/* the fleet export (export-out.c) */
+enum { OPT_EXPORT = 320, OPT_HOST, OPT_CH_SCHEMA, OPT_CLUSTER, OPT_EXPORT_BATCH };
 enum { OPT_PERCENTILES = 256, OPT_PERCENTILES_ONLY };
 enum { OPT_PERFETTO = 300 };
 
@@ -56,6 +62,11 @@ static const struct option long_opts[] = {
 	{"easy-parse-avgs", no_argument, NULL, 'X'},
 	{"q2d-latencies", required_argument, NULL, 'z'},
 	{"do-active", no_argument, NULL, 'Z'},
+	{"export", required_argument, NULL, OPT_EXPORT},
+	{"host", required_argument, NULL, OPT_HOST},
+	{"clickhouse-schema", no_argument, NULL, OPT_CH_SCHEMA},
+	{"cluster", required_argument, NULL, OPT_CLUSTER},
+	{"export-batch", required_argument, NULL, OPT_EXPORT_BATCH},
 	{"percentiles", no_argument, NULL, OPT_PERCENTILES},
 	{"percentiles-only", no_argument, NULL, OPT_PERCENTILES_ONLY},
 	{"perfetto", required_argument, NULL, OPT_PERFETTO},
@@ -95,6 +106,11 @@ static const char *const help[][3] = {
 	{"-X, --easy-parse-avgs", "", "also NAME.xvg (with -o)"},
 	{"-z, --q2d-latencies", "NAME", "per-IO Q2D latencies to NAME_<dev>_q2d.dat"},
 	{"-Z, --do-active", "", "write <dev>_live.dat and sys_live.dat"},
+	{"    --export", "DEST", "every I/O: clickhouse://HOST[:PORT]/DB or tsv:DIR"},
+	{"    --host", "NAME", "the rows' host label (default: the hostname)"},
+	{"    --export-batch", "ROWS", "rows per INSERT (default 65536)"},
+	{"    --clickhouse-schema", "", "print the export's tables (DDL) and exit"},
+	{"    --cluster", "NAME", "with --clickhouse-schema: Distributed tables too"},
 	{"    --percentiles", "", "add Q2C/D2C/Q2D percentiles after the report"},
 	{"    --percentiles-only", "", "print only the percentiles"},
 	{"    --perfetto", "FILE", "every I/O on a Perfetto timeline in FILE (.gz: gzip)"},
@@ -135,6 +151,28 @@ static double parse_double(const char *opt, const char *arg)
 		exit(2);
 	}
 	return v;
+}
+
+/* --export, --host, --cluster: checked before anything is read */
+static void check_export_args(const struct cmdline *cl)
+{
+	const struct btt_opts *o = cl->o;
+	struct blk_export_dest d;
+	char err[600];
+
+	if (o->export_dest && blk_export_dest_parse(o->export_dest, &d, err, sizeof(err)) < 0) {
+		error("option '--export': %s", err);
+		hint("DEST is clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE[?distributed=1] or tsv:DIR");
+		exit(1);
+	}
+	if (o->export_host && (!o->export_host[0] || strlen(o->export_host) > BLK_ROW_STR_MAX))
+		usage_error("option '--host': '%s' must be 1 to 255 bytes", o->export_host);
+	if (!o->export_dest && (o->export_host || o->export_batch))
+		usage_error("option '%s' needs '--export'",
+			    o->export_host ? "--host" : "--export-batch");
+	if (cl->cluster && !cl->ch_schema)
+		usage_error("option '--cluster' (here '%s') needs '--clickhouse-schema'",
+			    cl->cluster);
 }
 
 static void parse_args(int argc, char **argv, struct cmdline *cl)
@@ -237,6 +275,22 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 		case 'Z':
 			o->do_active = 1;
 			break;
+		case OPT_EXPORT:
+			o->export_dest = optarg;
+			break;
+		case OPT_HOST:
+			o->export_host = optarg;
+			break;
+		case OPT_CH_SCHEMA:
+			cl->ch_schema = 1;
+			break;
+		case OPT_CLUSTER:
+			cl->cluster = optarg;
+			break;
+		case OPT_EXPORT_BATCH:
+			o->export_batch = (unsigned int)parse_opt_num(optarg, "--export-batch", 1,
+								      BLK_EXPORT_MAX_BATCH_ROWS);
+			break;
 		case OPT_PERCENTILES:
 			o->percentiles = 1;
 			break;
@@ -261,6 +315,9 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
+	check_export_args(cl);
+	if (cl->ch_schema)
+		return;
 	if (!cl->input) {
 		error("no input file");
 		hint("give the merged trace with -i FILE (make one with 'blkparse -i NAME -d FILE -O')");
@@ -271,6 +328,24 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 		hint("add -s NAME");
 		exit(2);
 	}
+}
+
+/* --clickhouse-schema: the shards' database is the one of --export=clickhouse://.../DB */
+static int print_schema(const struct cmdline *cl)
+{
+	struct blk_export_dest d;
+	char err[600];
+	const char *db = NULL;
+
+	if (cl->o->export_dest &&
+	    !blk_export_dest_parse(cl->o->export_dest, &d, err, sizeof(err)) &&
+	    d.kind == BLK_EXPORT_CLICKHOUSE)
+		db = d.database;
+	if (export_out_schema(stdout, cl->cluster, db) < 0)
+		return 1;
+	if (fflush(stdout) != 0 || ferror(stdout))
+		die("write error on standard output: %s", strerror(errno));
+	return 0;
 }
 
 /* -v: once per wall-clock second, the records taken so far and how far into the file */
@@ -346,6 +421,9 @@ int main(int argc, char **argv)
 	set_progname("btt");
 	install_log_hook();
 	parse_args(argc, argv, &cl);
+	if (cl.ch_schema)
+		return print_schema(&cl);
+	b.opts.input = cl.input;
 	rc = btt_init(&b);
 	if (rc < 0)
 		die("cannot read device map '%s': %s", b.opts.devmap_name, strerror(-rc));

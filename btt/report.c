@@ -271,7 +271,10 @@ static void seek_info(struct rep *r, FILE *ofp, const char *title, int d2d)
 	struct omode *om = NULL;
 	size_t nom = 0, aom = 0;
 	long long tot = 0;
-	double mean = 0, median = 0;
+	double mean = 0;
+	/* summed as the reference sums it, in long long (modulo 2^64 on a damaged trace's
+	 * medians near 2^63; as a double, its mean may not fit a long long at all) */
+	long long median = 0;
 	char lab[64];
 
 	banner(ofp, title);
@@ -308,7 +311,8 @@ static void seek_info(struct rep *r, FILE *ofp, const char *title, int d2d)
 		}
 		tot += n;
 		mean += mn * (double)n;
-		median += (double)med * (double)n;
+		median = (long long)((unsigned long long)median +
+				     (unsigned long long)med * (unsigned long long)n);
 		omode_add(&om, &nom, &aom, &m);
 		free(m.modes);
 	}
@@ -330,8 +334,7 @@ static void seek_info(struct rep *r, FILE *ofp, const char *title, int d2d)
 		fputs(dash, ofp);
 		fprintf(ofp, "%10s%s", "Overall", hdr);
 		fprintf(ofp, "%10s | %15lld %15.1lf %15lld | %lld(%ld)", "Average", tot,
-			mean / (double)tot, (long long)(median / (double)tot), om[first].value,
-			most);
+			mean / (double)tot, median / tot, om[first].value, most);
 		if (nmost > 1) {
 			mode_more(ofp, nmost - 1);
 			fputc('\n', ofp);

@@ -52,19 +52,33 @@ struct seeki *seeki_new(const char *name, const char *dev, const char *kind, int
 	return sip;
 }
 
+/*
+ * @a - @b and @a + @b modulo 2^64, as the reference's long long arithmetic gives them on
+ * sectors at or beyond 2^63 (a damaged trace), without signed overflow.
+ */
+static long long wrap_sub(long long a, long long b)
+{
+	return (long long)((unsigned long long)a - (unsigned long long)b);
+}
+
+static long long wrap_add(long long a, long long b)
+{
+	return (long long)((unsigned long long)a + (unsigned long long)b);
+}
+
 static long long seek_dist(struct seeki *sip, long long start, long long end)
 {
 	long long dist;
 
 	if (sip->absolute) {
-		dist = start - sip->last_end;
+		dist = wrap_sub(start, sip->last_end);
 	} else if ((sip->last_start <= start && start <= sip->last_end) ||
 		   (sip->last_start <= end && end <= sip->last_end)) {
 		dist = 0;
 	} else if (start > sip->last_end) {
-		dist = start - sip->last_end;
+		dist = wrap_sub(start, sip->last_end);
 	} else {
-		dist = start - sip->last_start;
+		dist = wrap_sub(start, sip->last_start);
 	}
 	sip->last_start = start;
 	sip->last_end = end;
@@ -85,7 +99,7 @@ static void sps_emit(struct seeki *sip)
 void seeki_add(struct seeki *sip, uint64_t time, uint64_t sector, uint32_t nsec, int is_read)
 {
 	long long start = (long long)sector;
-	long long end = start + nsec;
+	long long end = wrap_add(start, nsec);
 	long long dist = seek_dist(sip, start, end);
 	char rw = is_read ? 'r' : 'w';
 	FILE *fp = is_read ? sip->rfp : sip->wfp;
@@ -107,7 +121,7 @@ void seeki_add(struct seeki *sip, uint64_t time, uint64_t sector, uint32_t nsec,
 		sip->sps_n++;
 		sip->sps_last = t;
 	}
-	dist = llabs(dist);
+	dist = dist < 0 ? wrap_sub(0, dist) : dist; /* llabs(), LLONG_MIN staying itself */
 	sip->tot_seeks++;
 	sip->total_sectors += (double)dist;
 	if (seekstat_add(sip->dist, (uint64_t)dist))

@@ -16,13 +16,21 @@
 
 #define DEFAULT_MEMBUF 4096
 
-/* Large arrays come straight from mmap, so freeing them really returns the memory. */
+/*
+ * Large arrays come straight from mmap, so freeing them really returns the memory; small
+ * ones (a short stream's) from calloc, without two system calls and a page fault each.
+ * Both are zeroed. seek_big_free() gets the same size and tells them apart by it.
+ */
+#define SEEK_SMALL_ALLOC (64u << 10)
+
 void *seek_big_alloc(size_t size)
 {
 	void *p;
 
 	if (!size)
 		size = 1;
+	if (size < SEEK_SMALL_ALLOC)
+		return calloc(1, size);
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
@@ -33,8 +41,10 @@ void *seek_big_alloc(size_t size)
 
 void seek_big_free(void *p, size_t size)
 {
-	if (p)
-		munmap(p, size ? size : 1);
+	if (size < SEEK_SMALL_ALLOC)
+		free(p);
+	else if (p)
+		munmap(p, size);
 }
 
 int seekstat_fail(struct seekstat *ss, const char *what, int err)
@@ -145,11 +155,22 @@ int seekstat_add(struct seekstat *ss, uint64_t v)
 	return 0;
 }
 
+/* bits [@lo, @lo + @bits) of @v (0 < @bits, @lo + @bits <= 64) */
+static inline uint64_t sort_key(uint64_t v, unsigned int lo, unsigned int bits)
+{
+	v >>= lo;
+	return bits >= 64 ? v : v & ((1ull << bits) - 1);
+}
+
 /*
  * LSD radix sort of a[0..n) on bits [@lo, @hi); being stable, it keeps the input order
  * among equal keys. @tmp holds n values. Digits of at most RADIX_BITS bits, as few passes
- * as that allows: the counters stay in the first cache.
+ * as that allows: the counters stay in the first cache. A short array (a short stream's)
+ * is insertion sorted instead, stable too: one pass over 8,192 counters per digit would
+ * cost more than the sort.
  */
+#define SEEK_SHORT_SORT 32
+
 void seek_radix_sort(uint64_t *a, uint64_t *tmp, size_t n, unsigned int lo, unsigned int hi,
 		     size_t *cnt)
 {
@@ -158,6 +179,17 @@ void seek_radix_sort(uint64_t *a, uint64_t *tmp, size_t n, unsigned int lo, unsi
 
 	if (!passes)
 		return;
+	if (n < SEEK_SHORT_SORT) {
+		for (size_t i = 1; i < n; i++) {
+			uint64_t v = a[i], k = sort_key(v, lo, bits);
+			size_t j = i;
+
+			for (; j > 0 && sort_key(a[j - 1], lo, bits) > k; j--)
+				a[j] = a[j - 1];
+			a[j] = v;
+		}
+		return;
+	}
 	digit = (bits + passes - 1) / passes;
 	mask = (1ull << digit) - 1;
 	for (unsigned int sh = lo; sh < hi; sh += digit) {

@@ -38,8 +38,13 @@
 #define TCACHE_KEY 0x5eed5eed5eed5eedULL
 
 struct blk_heapemu {
-	unsigned char *mem; /* the heap image, [0, brk) */
-	uint64_t cap, brk;
+	/*
+	 * The heap image, [0, brk), in pages of IMG_PAGE bytes made on the first write to
+	 * them (a page never written reads as zero): the model writes to few of the pages
+	 * its break covers, and a run of blkparse -t on a short input costs only those.
+	 */
+	unsigned char **pages;
+	uint64_t cap, brk; /* cap: bytes the page table covers */
 	uint64_t top; /* NONE before the first allocation */
 	uint64_t bins[NBINS * 2 + 2]; /* fd/bk of bins 1..127, then slack */
 	uint32_t binmap[4];
@@ -55,6 +60,87 @@ struct blk_heapemu {
 	int failed;
 };
 
+/* ---- the image ---- */
+
+#define IMG_SHIFT 12
+#define IMG_PAGE (1u << IMG_SHIFT)
+
+/* The page holding @a (< cap), made if @make and not there yet; NULL if not there. */
+static unsigned char *img_page(struct blk_heapemu *h, uint64_t a, int make)
+{
+	unsigned char **pg = &h->pages[a >> IMG_SHIFT];
+
+	if (!*pg && make) {
+		*pg = calloc(1, IMG_PAGE);
+		if (!*pg)
+			h->failed = 1;
+	}
+	return *pg;
+}
+
+/* Copy @n bytes at @a (a + n <= cap) out of the image. */
+static void img_get(const struct blk_heapemu *h, uint64_t a, void *dst, size_t n)
+{
+	unsigned char *d = dst;
+
+	while (n) {
+		size_t off = a & (IMG_PAGE - 1), k = n < IMG_PAGE - off ? n : IMG_PAGE - off;
+		const unsigned char *pg = h->pages[a >> IMG_SHIFT];
+
+		if (pg)
+			memcpy(d, pg + off, k);
+		else
+			memset(d, 0, k);
+		d += k;
+		a += k;
+		n -= k;
+	}
+}
+
+/* Copy @n bytes into the image at @a (a + n <= cap); @src NULL: zeros. */
+static void img_put(struct blk_heapemu *h, uint64_t a, const void *src, size_t n)
+{
+	const unsigned char *s = src;
+
+	while (n) {
+		size_t off = a & (IMG_PAGE - 1), k = n < IMG_PAGE - off ? n : IMG_PAGE - off;
+		unsigned char *pg = img_page(h, a, s != NULL);
+
+		if (pg) {
+			if (s)
+				memcpy(pg + off, s, k);
+			else
+				memset(pg + off, 0, k);
+		} else if (s) {
+			return; /* out of memory: failed is set */
+		}
+		if (s)
+			s += k;
+		a += k;
+		n -= k;
+	}
+}
+
+/* memmove() inside the image, through a bounce buffer, from the end when @dst is after @src. */
+static void img_move(struct blk_heapemu *h, uint64_t dst, uint64_t src, size_t n)
+{
+	unsigned char buf[IMG_PAGE];
+	int back = dst > src;
+
+	while (n) {
+		size_t k = n < sizeof(buf) ? n : sizeof(buf);
+		uint64_t from = back ? src + n - k : src, to = back ? dst + n - k : dst;
+
+		img_get(h, from, buf, k);
+		img_put(h, to, buf, k);
+		if (!back) {
+			src += k;
+			dst += k;
+		}
+		n -= k;
+	}
+}
+
 /* ---- memory words ---- */
 
 static uint64_t rd(const struct blk_heapemu *h, uint64_t a)
@@ -63,8 +149,16 @@ static uint64_t rd(const struct blk_heapemu *h, uint64_t a)
 
 	if (a >= ARENA && a < ARENA + sizeof(h->bins))
 		return h->bins[(a - ARENA) / 8];
-	if (a + 8 <= h->brk)
-		memcpy(&v, h->mem + a, 8);
+	if (a + 8 <= h->brk) {
+		const unsigned char *pg = h->pages[a >> IMG_SHIFT];
+
+		if ((a & (IMG_PAGE - 1)) <= IMG_PAGE - 8) {
+			if (pg)
+				memcpy(&v, pg + (a & (IMG_PAGE - 1)), 8);
+		} else {
+			img_get(h, a, &v, 8);
+		}
+	}
 	return v;
 }
 
@@ -74,9 +168,14 @@ static void wr(struct blk_heapemu *h, uint64_t a, uint64_t v)
 		h->bins[(a - ARENA) / 8] = v;
 		return;
 	}
-	if (a + 8 <= h->brk)
-		memcpy(h->mem + a, &v, 8);
-	else
+	if (a + 8 <= h->brk) {
+		unsigned char *pg = h->pages[a >> IMG_SHIFT];
+
+		if (pg && (a & (IMG_PAGE - 1)) <= IMG_PAGE - 8)
+			memcpy(pg + (a & (IMG_PAGE - 1)), &v, 8);
+		else
+			img_put(h, a, &v, 8);
+	} else
 		h->failed = 1; /* the model wrote outside its heap: it is wrong, stop trusting it */
 }
 
@@ -170,19 +269,19 @@ static unsigned int tidx(uint64_t nb)
 static int grow(struct blk_heapemu *h, uint64_t nbrk)
 {
 	if (nbrk > h->cap) {
-		/* the break grows by pages, rarely: the image follows it in 64 KiB steps */
+		/* the break grows by pages, rarely: the page table follows it in 64 KiB steps */
 		uint64_t nc = (nbrk + 0xffff) & ~(uint64_t)0xffff;
-		unsigned char *n;
+		unsigned char **n = realloc(h->pages, nc / IMG_PAGE * sizeof(*n));
 
-		n = realloc(h->mem, nc);
 		if (!n) {
 			h->failed = 1;
 			return -ENOMEM;
 		}
-		h->mem = n;
+		memset(n + h->cap / IMG_PAGE, 0, (nc - h->cap) / IMG_PAGE * sizeof(*n));
+		h->pages = n;
 		h->cap = nc;
 	}
-	memset(h->mem + h->brk, 0, nbrk - h->brk); /* fresh pages are zero */
+	img_put(h, h->brk, NULL, nbrk - h->brk); /* fresh pages are zero */
 	h->brk = nbrk;
 	return 0;
 }
@@ -305,7 +404,7 @@ static void systrim(struct blk_heapemu *h)
 	if (!extra)
 		return;
 	/* released pages come back zero when the break grows again */
-	memset(h->mem + h->brk - extra, 0, extra);
+	img_put(h, h->brk - extra, NULL, extra);
 	h->brk -= extra;
 	set_head(h, h->top, (tsize - extra) | PREV_INUSE);
 }
@@ -636,7 +735,9 @@ void blk_heapemu_free(struct blk_heapemu *h)
 {
 	if (!h)
 		return;
-	free(h->mem);
+	for (uint64_t i = 0; i < h->cap / IMG_PAGE; i++)
+		free(h->pages[i]);
+	free(h->pages);
 	free(h->msize);
 	free(h);
 }
@@ -680,7 +781,7 @@ uint64_t blk_heapemu_calloc(struct blk_heapemu *h, size_t n)
 		return 0;
 	}
 	if (!(p & MMAPPED))
-		memset(h->mem + p, 0, csize(h, p - 16) - SZ);
+		img_put(h, p, NULL, csize(h, p - 16) - SZ);
 	return h->failed ? 0 : p;
 }
 
@@ -751,7 +852,7 @@ uint64_t blk_heapemu_realloc(struct blk_heapemu *h, uint64_t mem, size_t n)
 			newsize += oldsize;
 			newp = oldp;
 		} else {
-			memmove(h->mem + nm, h->mem + mem, oldsize - SZ);
+			img_move(h, nm, mem, oldsize - SZ);
 			int_free(h, oldp);
 			return h->failed ? 0 : nm;
 		}
@@ -778,7 +879,7 @@ void blk_heapemu_write(struct blk_heapemu *h, uint64_t p, const void *src, size_
 		h->failed = 1;
 		return;
 	}
-	memcpy(h->mem + p, src, n);
+	img_put(h, p, src, n);
 }
 
 void blk_heapemu_read(const struct blk_heapemu *h, uint64_t p, void *dst, size_t n)
@@ -787,7 +888,7 @@ void blk_heapemu_read(const struct blk_heapemu *h, uint64_t p, void *dst, size_t
 		memset(dst, 0, n);
 		return;
 	}
-	memcpy(dst, h->mem + p, n);
+	img_get(h, p, dst, n);
 }
 
 void blk_heapemu_put64(struct blk_heapemu *h, uint64_t p, uint64_t v)

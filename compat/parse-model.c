@@ -2,6 +2,7 @@
 /*
  * blkparse -t's memory model wired to the run; see parse-model.h.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,32 @@
 
 #include "common.h"
 #include "parse-model.h"
+
+/*
+ * Mark in @fds (@n entries) the descriptors open now: from /proc/self/fd (a few entries to
+ * read, not @n system calls), less the one the listing itself uses; else one fcntl() each.
+ */
+static void open_fds(unsigned char *fds, size_t n)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	memset(fds, 0, n);
+	if (!d) {
+		for (size_t fd = 0; fd < n; fd++)
+			fds[fd] = fcntl((int)fd, F_GETFD) != -1;
+		return;
+	}
+	while ((e = readdir(d))) {
+		char *end;
+		unsigned long fd = strtoul(e->d_name, &end, 10);
+
+		if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && !*end && fd < n &&
+		    (int)fd != dirfd(d))
+			fds[fd] = 1;
+	}
+	closedir(d);
+}
 
 /* The classic tool reads "-" and a FIFO as a pipe (parse-run.c decides the same way). */
 static int reads_as_pipe(const char *in)
@@ -54,8 +81,7 @@ struct blk_cmem *parse_model_new(const struct parse_opts *o, int out_fd)
 	co.fds_open = fds;
 	co.nfds = sizeof(fds);
 	/* our output files are open, as the classic tool's are when it opens its inputs */
-	for (int fd = 0; fd < (int)sizeof(fds); fd++)
-		fds[fd] = fcntl(fd, F_GETFD) != -1;
+	open_fds(fds, sizeof(fds));
 	c = blk_cmem_new(&co);
 	free(args);
 	if (!c)

@@ -1096,7 +1096,11 @@ void blk_acct_print_devs(struct blk_acct *a, struct blk_strbuf *sb)
 		for (unsigned int c = 0; c < d->nchunks * CPU_CHUNK; c++) {
 			struct acct_cpu *pc = cpu_at(d, c);
 
-			if (!pc || !pc->nelems)
+			if (!d->cpus[c / CPU_CHUNK]) {
+				c |= CPU_CHUNK - 1; /* a chunk never used: skip it whole */
+				continue;
+			}
+			if (!pc->nelems)
 				continue;
 			sum_stats(&total, &pc->ios);
 			snprintf(title, sizeof(title), "CPU%u (%s):", c, name);

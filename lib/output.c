@@ -32,7 +32,8 @@ struct blk_output *blk_output_fdopen(int fd, const char *name, unsigned int flag
 	o->fd = fd;
 	o->flags = flags;
 	o->name = strdup(name ? name : "(output)");
-	blk_strbuf_grow(&o->sb, OUT_FLUSH_AT * 2);
+	/* the buffer grows with the text up to the flush size: a short output stays small */
+	blk_strbuf_grow(&o->sb, 4096);
 	if (!o->name)
 		goto fail;
 	if (flags & BLK_OUTPUT_GZIP) {

@@ -144,9 +144,10 @@ static struct pcpu *get_cpu(struct blk_pipesort *ps, uint32_t dev, uint32_t cpu)
 	return &d->cpus[cpu / PS_CPU_CHUNK][cpu % PS_CPU_CHUNK];
 }
 
-/* Call @fn for every CPU slot of @d that exists. */
+/* Each CPU slot @pc (number @i) of @d that exists; chunks never used are skipped whole. */
 #define for_each_pcpu(d, i, pc)                                                      \
-	for (unsigned int i = 0; i < (d)->nchunks * PS_CPU_CHUNK; i++)               \
+	for (unsigned int i = 0; i < (d)->nchunks * PS_CPU_CHUNK;                    \
+	     i = (d)->cpus[i / PS_CPU_CHUNK] ? i + 1 : (i | (PS_CPU_CHUNK - 1)) + 1) \
 		if (((pc) = (d)->cpus[i / PS_CPU_CHUNK]                              \
 				    ? &(d)->cpus[i / PS_CPU_CHUNK][i % PS_CPU_CHUNK] \
 				    : NULL))

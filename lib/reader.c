@@ -15,6 +15,12 @@
 #include "blk/reader.h"
 #include "decode.h"
 
+/*
+ * The buffer starts at RD_BUF_MIN and doubles while reads fill it, up to RD_BUF_SIZE: a
+ * small input (a short pipe burst, a fuzz input) costs 16 KiB, a long one gets 256 KiB
+ * reads after a few of them.
+ */
+#define RD_BUF_MIN (16 * 1024)
 #define RD_BUF_SIZE (256 * 1024)
 #define RD_ZBUF_SIZE (64 * 1024)
 /* a header plus the largest payload a 16-bit pdu_len can describe */
@@ -77,7 +83,7 @@ struct blk_reader *blk_reader_fdopen(int fd, const char *name)
 		return NULL;
 	r->fd = fd;
 	r->swapped = -1;
-	r->cap = RD_BUF_SIZE;
+	r->cap = RD_BUF_MIN;
 	r->buf = malloc(r->cap);
 	r->name = strdup(name ? name : "(input)");
 	if (!r->buf || !r->name) {
@@ -299,6 +305,15 @@ static int fill(struct blk_reader *r, size_t need)
 		if (n == 0) {
 			r->eof = 1;
 			return 0;
+		}
+		if ((size_t)n == r->cap - r->end && r->cap < RD_BUF_SIZE) {
+			/* the read filled the buffer: more is coming, read more at a time */
+			unsigned char *nb = realloc(r->buf, r->cap * 2);
+
+			if (!nb)
+				return -ENOMEM;
+			r->buf = nb;
+			r->cap *= 2;
 		}
 		r->end += (size_t)n;
 		if (!r->gz && r->base == 0 && r->records == 0 && r->end >= 2 && r->pos == 0 &&

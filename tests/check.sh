@@ -76,7 +76,7 @@ else
 		pids+=($!)
 	fi
 	if command -v clang >/dev/null; then
-		start "$out/.fuzz.log" env FUZZ_SECONDS="${FUZZ_SECONDS:-30}" ./tests/fuzz/run-fuzz.sh
+		start "$out/.fuzz.log" env FUZZ_SECONDS="${FUZZ_SECONDS:-10}" ./tests/fuzz/run-fuzz.sh
 		pids+=($!)
 	fi
 	wait "${pids[@]}"
@@ -84,7 +84,7 @@ else
 	elif ! command -v clang >/dev/null; then echo "SKIP: ASan run (no sanitizer runtime)"; ts=$((ts + 1)); fi
 	if [ -f "$out/.valgrind.log" ] && command -v valgrind >/dev/null; then count "valgrind" "$out/.valgrind.log"
 	else echo "SKIP: valgrind run (valgrind not installed)"; ts=$((ts + 1)); fi
-	if command -v clang >/dev/null; then count "fuzzing (${FUZZ_SECONDS:-30} s)" "$out/.fuzz.log"
+	if command -v clang >/dev/null; then count "fuzzing (${FUZZ_SECONDS:-10} s per target)" "$out/.fuzz.log"
 	else echo "SKIP: fuzzing (clang not installed)"; ts=$((ts + 1)); fi
 fi
 echo "check: $((SECONDS - t0)) s"

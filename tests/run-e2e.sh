@@ -21,7 +21,7 @@ for t in "$top"/tests/e2e/t*.sh; do
 done
 # the longest first, so that the run does not end waiting for one of them
 order=()
-for long in t0520 t1000 t0900 t0530 t1300 t0600 t0500 t0700 t0510 t0400 t0320; do
+for long in t0520 t1000 t0900 t0530 t1300 t1310 t0600 t0500 t0700 t0510 t0400 t0320; do
 	for t in "${all[@]}"; do [[ $(basename "$t") == $long-* ]] && order+=("$t"); done
 done
 for t in "${all[@]}"; do

@@ -49,8 +49,8 @@ struct blk_acct_track_init {
 };
 
 /*
- * What the accounting does, for an observer that follows it (blkparse -t follows the
- * classic tool's memory this way). Every member may be NULL.
+ * What the accounting does, for an observer that follows it step by step (the tool decides
+ * what for). Every member may be NULL.
  */
 struct blk_acct_hooks {
 	/* a pid -> name entry was created (@comm: the name as kept, NUL-terminated) */

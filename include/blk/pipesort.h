@@ -18,8 +18,8 @@
 struct blk_pipesort;
 
 /*
- * What the sorter does, for an observer that follows it (blkparse -t follows the classic
- * tool's memory this way). Every member may be NULL; so may the table. A tag is the
+ * What the sorter does, for an observer that follows it step by step (the tool decides
+ * what for). Every member may be NULL; so may the table. A tag is the
  * observer's own number for a record or a gap, handed back in later calls (0 when the
  * hook is absent).
  */

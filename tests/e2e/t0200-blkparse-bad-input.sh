@@ -8,17 +8,9 @@ w="$OUT/bad"
 rm -rf "$w"; mkdir -p "$w"
 
 # record boundaries of a per-CPU file (offsets of every record start, then the end)
-bounds() {
-	python3 - "$1" <<'PY'
-import struct, sys
-d = open(sys.argv[1], 'rb').read()
-off = 0
-while off + 48 <= len(d):
-    print(off)
-    off += 48 + struct.unpack_from('<H', d, off + 46)[0]
-print(off)
-PY
-}
+bounds() { python3 -B "$TOP/tests/gen/blkrec.py" bounds "$1"; }
+# poke FILE OFFSET FIELD VALUE: damage the record at OFFSET (tests/gen/blkrec.py)
+poke() { python3 -B "$TOP/tests/gen/blkrec.py" poke "$@"; }
 
 mk() { # name: make $w/name/t.blktrace.{0,1} from the sample, file 0 to be damaged
 	mkdir -p "$w/$1"
@@ -55,12 +47,12 @@ fi
 
 # 2. flipped magic in the middle
 mk magic
-printf '\x00\x00\x00\x00' | dd of="$w/magic/t.blktrace.0" bs=1 seek="$mid" conv=notrunc status=none
+poke "$w/magic/t.blktrace.0" "$mid" magic 0
 expect_error magic "bad magic 0x00000000 at offset $mid"
 
 # 3. absurd pdu_len: the next record header is misaligned
 mk pdu
-printf '\xff\xf0' | dd of="$w/pdu/t.blktrace.0" bs=1 seek=$((mid + 46)) conv=notrunc status=none
+poke "$w/pdu/t.blktrace.0" "$mid" pdu_len 61695
 expect_error pdu "(offset $mid claims a 61695-byte payload|truncated record at offset $mid)"
 
 # 4. random bytes, 5. zeros: not a trace at all
@@ -73,7 +65,7 @@ expect_error zeros "not a block trace: bad magic 0x00000000 at offset 0"
 
 # 6. wrong version byte
 mk version
-printf '\x09' | dd of="$w/version/t.blktrace.0" bs=1 seek=0 conv=notrunc status=none
+poke "$w/version/t.blktrace.0" 0 magic 0x65617409
 expect_error version "unsupported trace version 9 at offset 0"
 
 # 7. a trace of only a few bytes

@@ -9,25 +9,17 @@ for t in $(bundled_traces); do
 	src=$(unpack "$t")
 	f0=$(ls "$src"/*.blktrace.0 | head -n1)
 	name=$(basename "${f0%.blktrace.0}")
-	off=$(python3 - "$f0" <<'PY'
-import struct, sys
-d = open(sys.argv[1], 'rb').read()
-off, n = 0, 0
-while off + 48 <= len(d) and n < 700:
-    off += 48 + struct.unpack_from('<H', d, off + 46)[0]
-    n += 1
-print(off)
-PY
-)
+	# the end of the 700th record (or of the file): the 701st line of the bounds, or the last
+	off=$(python3 -B "$TOP/tests/gen/blkrec.py" bounds "$f0" | awk 'NR <= 701 { o = $0 } END { print o }')
 	for kind in truncated magic pdu random zeros; do
 		w="$OUT/bad-each/$t/$kind"
 		rm -rf "$w"; mkdir -p "$w"
 		for f in "$src"/*.blktrace.*; do cp "$f" "$w/"; done
 		case $kind in
 		truncated) head -c $((off + 20)) "$f0" >"$w/$name.blktrace.0"; pat="truncated record at offset $off" ;;
-		magic) printf '\xde\xad\xbe\xef' | dd of="$w/$name.blktrace.0" bs=1 seek="$off" conv=notrunc status=none
+		magic) python3 -B "$TOP/tests/gen/blkrec.py" poke "$w/$name.blktrace.0" "$off" magic 0xefbeadde
 			pat="bad magic 0x[0-9a-f]+ at offset $off" ;;
-		pdu) printf '\xff\xff' | dd of="$w/$name.blktrace.0" bs=1 seek=$((off + 46)) conv=notrunc status=none
+		pdu) python3 -B "$TOP/tests/gen/blkrec.py" poke "$w/$name.blktrace.0" "$off" pdu_len 65535
 			pat="(offset $off claims a 65535-byte payload|truncated record at offset $off)" ;;
 		random) head -c 100000 /dev/urandom >"$w/$name.blktrace.0"; pat="bad magic 0x[0-9a-f]+ at offset 0" ;;
 		zeros) head -c 100000 /dev/zero >"$w/$name.blktrace.0"; pat="bad magic 0x00000000 at offset 0" ;;

@@ -59,15 +59,16 @@ fi
 	-- $BLKPARSE -i big >"$w/int3.rc")
 shown=$(sed -n '/^CPU0 (big):$/q;p' "$w/int3.txt" | grep -c '^ *[0-9]*,')
 mkdir -p "$w/prefix"
-python3 - "$w/file/big.blktrace.0" "$shown" "$w/prefix/big.blktrace.0" <<'EOF'
+PYTHONPATH="$TOP/tests/gen" python3 -B - "$w/file/big.blktrace.0" "$shown" "$w/prefix/big.blktrace.0" <<'EOF'
 # the records up to the N-th one blkparse prints (events and messages; other notes do not print)
-import struct, sys
+import sys, blkrec
 data, want, off, shown = open(sys.argv[1], 'rb').read(), int(sys.argv[2]), 0, 0
-while off + 48 <= len(data) and shown < want:
-    action = struct.unpack_from('<I', data, off + 28)[0]
-    if not action & (1 << 26) or action & 0xffff == 2:
+for r in blkrec.records(data):
+    if shown >= want:
+        break
+    if not r.action & blkrec.NOTIFY or r.action & 0xffff == blkrec.TN_MESSAGE:
         shown += 1
-    off += 48 + struct.unpack_from('<H', data, off + 46)[0]
+    off = r.end
 open(sys.argv[3], 'wb').write(data[:off])
 EOF
 (cd "$w/prefix" && $BLKPARSE -i big >"$w/after3.txt" 2>/dev/null)

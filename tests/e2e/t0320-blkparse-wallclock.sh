@@ -66,16 +66,13 @@ done
 
 # a merged file whose first event has no process note: dated by the timestamp note, warned
 d=$(unpack ext4-mixed)
-python3 - "$w/ext4-mixed.merged.bin" "$w/nonote.bin" <<'EOF'
+PYTHONPATH="$TOP/tests/gen" python3 -B - "$w/ext4-mixed.merged.bin" "$w/nonote.bin" <<'EOF'
 # drop the process notes of the first event's process (ext4lazyinit, pid 126)
-import struct, sys
-data, out, off = open(sys.argv[1], 'rb').read(), bytearray(), 0
-while off + 48 <= len(data):
-    action, pid = struct.unpack_from('<II', data, off + 28)
-    end = off + 48 + struct.unpack_from('<H', data, off + 46)[0]
-    if not (action & (1 << 26) and action & 0xffff == 0 and pid == 126):
-        out += data[off:end]
-    off = end
+import sys, blkrec
+data, out = open(sys.argv[1], 'rb').read(), bytearray()
+for r in blkrec.records(data):
+    if not (r.action & blkrec.NOTIFY and r.action & 0xffff == blkrec.TN_PROCESS and r.pid == 126):
+        out += data[r.offset:r.end]
 open(sys.argv[2], 'wb').write(out)
 EOF
 $BLKPARSE -i "$w/nonote.bin" -q -f "$F" >"$w/nonote.txt" 2>"$w/nonote.err"

@@ -53,14 +53,15 @@ done
 # show the target device, a -f/-F format and then the dump the record's own
 d="$w/remap-dev"
 mkdir -p "$d"
-python3 - "$d/rm.blktrace.0" <<'PY'
-import struct, sys
-R = struct.Struct('<IIQQIIIIIHH')
-pdu = struct.pack('>IIQ', 8 << 20 | 1, 8 << 20 | 2, 777)
-q = R.pack(0x65617407, 1, 500, 100, 4096, 1 | ((1 << 4) | (1 << 8) | 1) << 16, 10, 8 << 20, 0, 0, 0)
-a = R.pack(0x65617407, 2, 1000, 100, 4096, 15 | ((1 << 4) | (1 << 8) | 1) << 16, 10, 8 << 20, 0, 0,
-           len(pdu)) + pdu
-open(sys.argv[1], 'wb').write(q + a)
+PYTHONPATH="$TOP/tests/gen" python3 -B - "$d/rm.blktrace.0" <<'PY'
+import sys, blkrec as b
+t = b.Trace(version=7, endian='<')
+cats = b.TC_QUEUE | b.TC_FS | b.TC_READ
+# a queue on 8,0, then its remap from 8,1 to 8,2 recorded on 8,0
+t.rec(1, 500, 100, 4096, b.act(b.TA_QUEUE, cats), 10, b.mkdev(8, 0), 0)
+t.rec(2, 1000, 100, 4096, b.act(b.TA_REMAP, cats), 10, b.mkdev(8, 0), 0,
+      pdu=b.remap_pdu(b.mkdev(8, 1), b.mkdev(8, 2), 777))
+open(sys.argv[1], 'wb').write(t.data())
 PY
 for opts in "" "-f %D|%M,%m|%S|%a\n" "-F A,%D_%a\n" "-q"; do
 	(cd "$d" && /usr/bin/blkparse -i rm $opts -d ref.bin >ref.txt 2>/dev/null)

@@ -21,22 +21,22 @@ for case in "7 <" "8 <" "8 >" "7 >"; do
 	PYTHONPATH="$TOP/tests/gen" python3 -B - "$port" "$v" "$e" "$w/$tag.sent" "$tag" <<'PY' >"$w/$tag.client" 2>&1
 import socket, struct, sys, blkrec
 port, version, e, sent, tag = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
-MAGIC = 0x65617400
-NOTIFY = 1 << 26
 t = blkrec.Trace(version=version, endian=e)
 events = 0
 for i in range(300):
     if i % 7 == 0:  # a process-name note
-        t.rec(0, 1000 * i, 0, 0, NOTIFY | 0, 100 + i, blkrec.mkdev(8, 0), 0, pdu=b'fio\0' + bytes(12))
+        t.note(blkrec.TN_PROCESS, 100 + i, blkrec.mkdev(8, 0), b'fio\0' + bytes(12), time=1000 * i)
     else:
         pdu = bytes(range(i % 40))  # payloads of 0..39 bytes
-        t.rec(i, 1000 * i, 8 * i, 4096, (1 << 16) | 1, 100, blkrec.mkdev(8, 0), 0, pdu=pdu)
+        t.rec(i, 1000 * i, 8 * i, 4096, blkrec.act(blkrec.TA_QUEUE, blkrec.TC_READ), 100,
+              blkrec.mkdev(8, 0), 0, pdu=pdu)
         events += 1
 data = t.data()
 open(sent, 'wb').write(data)
 
 def hdr(length, cpu=0):
-    return struct.pack(e + 'I32sIIIIIII', MAGIC, tag.encode(), cpu, 1, length, 4242, 512 * 1024, 4, 4096)
+    # the network protocol's message header (struct blk_net_hdr, include/blk/net.h)
+    return struct.pack(e + 'I32sIIIIIII', blkrec.MAGIC, tag.encode(), cpu, 1, length, 4242, 512 * 1024, 4, 4096)
 
 s = socket.create_connection(('127.0.0.1', port))
 s.sendall(hdr(0))

@@ -42,12 +42,14 @@ done
 # wall clock: the first half of a trace, a 2.2 s pause, the second half: -I 1 reports
 # at least twice and the reports add up to the whole trace
 d=$(unpack nullb-randrw)
-python3 - "$d/nullb-randrw.bin" "$w/half1.bin" "$w/half2.bin" <<'PY'
-import struct, sys
+PYTHONPATH="$TOP/tests/gen" python3 -B - "$d/nullb-randrw.bin" "$w/half1.bin" "$w/half2.bin" <<'PY'
+import sys, blkrec
 d = open(sys.argv[1], 'rb').read()
 cut, i = len(d) // 2, 0
-while i < cut:                      # cut on a record boundary
-    i += 48 + struct.unpack_from('<H', d, i + 46)[0]
+for r in blkrec.records(d):         # cut on a record boundary
+    if i >= cut:
+        break
+    i = r.end
 open(sys.argv[2], 'wb').write(d[:i])
 open(sys.argv[3], 'wb').write(d[i:])
 PY
@@ -62,12 +64,12 @@ else
 fi
 
 # a request that completes less than 1 us after issue: the reference dies of SIGFPE
-python3 - "$w/fast.bin" <<'PY'
-import struct, sys
+PYTHONPATH="$TOP/tests/gen" python3 -B - "$w/fast.bin" <<'PY'
+import sys, blkrec as b
 def rec(seq, t, act, sector=8):
-    return struct.pack('<IIQQIIIIIHH', 0x65617407, seq, t, sector, 4096, act, 1, 8 << 20, 0, 0, 0)
-D = 7 | (1 << 0 | 1 << 6 | 1 << 8) << 16   # read, issue, fs
-C = 8 | (1 << 0 | 1 << 7 | 1 << 8) << 16   # read, complete, fs
+    return b.encode(7, '<', seq, t, sector, 4096, act, 1, b.mkdev(8, 0), 0)
+D = b.act(b.TA_ISSUE, b.TC_READ | b.TC_ISSUE | b.TC_FS)
+C = b.act(b.TA_COMPLETE, b.TC_READ | b.TC_COMPLETE | b.TC_FS)
 open(sys.argv[1], 'wb').write(rec(1, 1000, D) + rec(2, 1500, C) + rec(3, 5000, D, 16) + rec(4, 90000, C, 16))
 PY
 $MON -I 1 --trace-time -h "$w/fast.txt" <"$w/fast.bin" 2>"$w/fast.err"
@@ -100,6 +102,29 @@ if [ "$total" = "$ref" ]; then
 	pass "--trace-time: the intervals add up to the whole trace ($total reads)"
 else
 	fail "--trace-time: intervals sum to $total reads, the whole trace has $ref"
+fi
+
+# a record far ahead in trace time (a damaged time: 2^62 ns, 146 years, later) ends the
+# last interval; the empty ones between are skipped, not reported one by one (that took
+# one call per second of trace time: it never ended)
+python3 - "$d/nullb-randrw.bin" "$w/far.bin" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+last = d[-48:] if len(d) >= 48 else d
+# the stream's first record, as an issue, 2^62 ns after the stream's first time
+magic, seq, t, sector, nbytes, action = struct.unpack_from('<IIQQII', d, 0)
+issue = (1 << 16 + 6) | (1 << 16) | 7  # read, issue; __BLK_TA_ISSUE
+rec = struct.pack('<IIQQIIIIIHH', magic, seq, t + (1 << 62), sector, nbytes, issue,
+                  *struct.unpack_from('<IIIHH', d, 32)[:3], 0, 0)
+open(sys.argv[2], 'wb').write(d + rec)
+PY
+timeout 60 $MON -I 1 --trace-time -h "$w/far.txt" <"$w/far.bin" 2>/dev/null
+rc=$?
+sed 's/ (end of trace)$//' "$w/tt1.txt" >"$w/far.exp"
+if [ $rc = 0 ] && cmp -s "$w/far.exp" "$w/far.txt"; then
+	pass "--trace-time: a record 2^62 ns ahead ends the last interval, the empty ones between are not reported"
+else
+	fail "--trace-time: a record 2^62 ns ahead: exit $rc (124: still running after 60 s), same reports: $(cmp -s "$w/far.exp" "$w/far.txt" && echo yes || echo no)"
 fi
 
 # CSV and percentiles

@@ -19,12 +19,12 @@ fi
 # 0's, then CPU 1's second. Sectors 8 and 64: completions read before their issues (pairs).
 # Sector 128: D@50 and D@70, then C@60 (completes the D@50, which the D@70 replaced: it is
 # older than the D waiting) and C@80. The expected D2C line is computed from the pairs.
-python3 - "$w/unordered.bin" >"$w/expected.txt" <<'EOF'
-import struct, sys
+PYTHONPATH="$TOP/tests/gen" python3 -B - "$w/unordered.bin" >"$w/expected.txt" <<'EOF'
+import sys, blkrec as b
 def rec(seq, t, act, sector, cpu):
-    return struct.pack('<IIQQIIIIIHH', 0x65617407, seq, t, sector, 4096, act, 1, 8 << 20, cpu, 0, 0)
-R, ISSUE, COMPLETE, FS = 1 << 0, 1 << 6, 1 << 7, 1 << 8
-D, C = 7 | (R | ISSUE | FS) << 16, 8 | (R | COMPLETE | FS) << 16
+    return b.encode(7, '<', seq, t, sector, 4096, act, 1, b.mkdev(8, 0), cpu)
+D = b.act(b.TA_ISSUE, b.TC_READ | b.TC_ISSUE | b.TC_FS)
+C = b.act(b.TA_COMPLETE, b.TC_READ | b.TC_COMPLETE | b.TC_FS)
 ms = 10**6
 cpu0 = [(10, D, 8), (30, D, 8), (31, D, 64), (50, D, 128), (70, D, 128), (71, D, 256)]
 cpu1a = [(20, C, 8), (33, C, 64)]

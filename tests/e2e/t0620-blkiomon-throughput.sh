@@ -17,19 +17,20 @@ fi
 # requests one after another (bytes, D2C in us, write): around the 4294967-byte limit, 8 and
 # 64 MiB (the writes of 8 MiB and more are discards). Prints the throughput lines, first as
 # the classic tool computes them, then the true ones.
-python3 - "$w/big.bin" >"$w/expected.txt" <<'EOF'
-import struct, sys
+PYTHONPATH="$TOP/tests/gen" python3 -B - "$w/big.bin" >"$w/expected.txt" <<'EOF'
+import sys, blkrec as b
 reqs = [(4096, 100, 0), (1 << 20, 2000, 0), (4 << 20, 5000, 1), (4294967, 3000, 0),
         (4294968, 3000, 0), (8 << 20, 12345, 1), (64 << 20, 50000, 1), (64 << 20, 1000, 0),
         (8 << 20, 777, 0), (32 << 20, 40000, 1)]
 def rec(seq, t, act, sector, nbytes):
-    return struct.pack('<IIQQIIIIIHH', 0x65617407, seq, t, sector, nbytes, act, 1, 8 << 20, 0, 0, 0)
-R, W, DISCARD, ISSUE, COMPLETE, FS = 1 << 0, 1 << 1, 1 << 4, 1 << 6, 1 << 7, 1 << 8
-out, t, seq = b'', 10**9, 1
+    return b.encode(7, '<', seq, t, sector, nbytes, act, 1, b.mkdev(8, 0), 0)
+out, t, seq = bytes(), 10**9, 1
 for i, (n, us, wr) in enumerate(reqs):
-    cat = (W | (DISCARD if n >= 8 << 20 else 0)) if wr else R
-    out += rec(seq, t, 7 | (cat | ISSUE | FS) << 16, 1000 * i + 8, n)
-    out += rec(seq + 1, t + us * 1000 + 17, 8 | (cat | COMPLETE | FS) << 16, 1000 * i + 8, n)
+    # the bit these "discards" have always carried is 1 << 4, TC_QUEUE (TC_DISCARD is 1 << 13)
+    cat = (b.TC_WRITE | (b.TC_QUEUE if n >= 8 << 20 else 0)) if wr else b.TC_READ
+    out += rec(seq, t, b.act(b.TA_ISSUE, cat | b.TC_ISSUE | b.TC_FS), 1000 * i + 8, n)
+    out += rec(seq + 1, t + us * 1000 + 17, b.act(b.TA_COMPLETE, cat | b.TC_COMPLETE | b.TC_FS),
+               1000 * i + 8, n)
     seq, t = seq + 2, t + us * 1000 + 50000
 open(sys.argv[1], 'wb').write(out)
 def line(name, v):

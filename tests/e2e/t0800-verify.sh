@@ -253,46 +253,22 @@ if ! command -v python3 >/dev/null; then
 	exit 0
 fi
 
-# record offsets of a little-endian version-7 file, one a line, then the end
-bounds() {
-	python3 - "$1" <<'PY'
-import struct, sys
-d = open(sys.argv[1], 'rb').read()
-off = 0
-while off + 48 <= len(d):
-    print(off)
-    off += 48 + struct.unpack_from('<H', d, off + 46)[0]
-print(off)
-PY
-}
-# poke FILE OFFSET FIELD VALUE: set a field of the record at OFFSET (value or "rec:OFF")
-poke() {
-	python3 - "$@" <<'PY'
-import struct, sys
-path, off, field, val = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-F = {'magic': (0, 'I'), 'seq': (4, 'I'), 'time': (8, 'Q'), 'action': (28, 'I'),
-     'dev': (36, 'I'), 'cpu': (40, 'I'), 'pdu_len': (46, 'H')}
-o, f = F[field]
-d = bytearray(open(path, 'rb').read())
-v = struct.unpack_from('<' + f, d, int(val[4:]) + o)[0] if val.startswith('rec:') else int(val, 0)
-struct.pack_into('<' + f, d, off + o, v)
-open(path, 'wb').write(d)
-PY
-}
+# record offsets of a trace file, one a line, then the end
+bounds() { python3 -B "$TOP/tests/gen/blkrec.py" bounds "$1"; }
+# poke FILE OFFSET FIELD VALUE: set a header field (as tests/gen/blkrec.py names them) of the
+# record at OFFSET (value or "rec:OFF", that field of the record at OFF)
+poke() { python3 -B "$TOP/tests/gen/blkrec.py" poke "$@"; }
 
 t0="$src/ext4-mixed.blktrace.0"
 mapfile -t b < <(bounds "$t0")
 # record 99 has an 8-byte payload, record 100 none; record 0 is a time-stamp note
 r99=${b[99]} r100=${b[100]} r101=${b[101]} r300=${b[300]} r500=${b[500]} r501=${b[501]}
-meta=$(python3 - "$t0" <<'PY'
-import struct, sys
-d = open(sys.argv[1], 'rb').read()
-off = n = 0
-while off + 48 <= len(d):
-    act = struct.unpack_from('<I', d, off + 28)[0]
-    if n > 10 and act & (0x1000 << 16) and not act & (0x400 << 16):
-        print(off); break
-    off += 48 + struct.unpack_from('<H', d, off + 46)[0]; n += 1
+meta=$(PYTHONPATH="$TOP/tests/gen" python3 -B - "$t0" <<'PY'
+import sys, blkrec as b
+for n, r in enumerate(b.records(open(sys.argv[1], 'rb').read())):
+    if n > 10 and r.action & (b.TC_META << 16) and not r.action & b.NOTIFY:
+        print(r.offset)
+        break
 PY
 )
 
@@ -312,7 +288,7 @@ mk time && poke "$w/time/t.blktrace.0" "$r100" time "rec:${b[90]}"
 rv_compare "time going backwards" "$w/time" x norm t
 mk cpu && poke "$w/cpu/t.blktrace.0" "$r100" cpu 1
 rv_compare "wrong cpu field" "$w/cpu" x norm t
-mk dev && poke "$w/dev/t.blktrace.0" "$r100" dev 0x800001
+mk dev && poke "$w/dev/t.blktrace.0" "$r100" device 0x800001
 rv_compare "other device" "$w/dev" x norm t
 mk note && poke "$w/note/t.blktrace.0" 0 cpu 3
 rv_compare "first record (a note) with a wrong cpu field" "$w/note" x norm t

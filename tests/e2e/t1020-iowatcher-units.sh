@@ -25,24 +25,23 @@ w="$OUT/iowatcher-units"
 rm -rf "$w"
 mkdir -p "$w"
 
-python3 - "$w/rate.bin" <<'EOF'
-import struct, sys
-REC = struct.Struct('<IIQQIIIIIHH')  # the v1 record header, little-endian
-MAGIC = 0x65617407
-DEV = (8 << 20) | 16
-Q, D, C = (1, 1 << 4), (7, 1 << 6), (8, 1 << 7)  # action code, category bit
+PYTHONPATH="$TOP/tests/gen" python3 -B - "$w/rate.bin" <<'EOF'
+import sys, blkrec as b
+DEV = b.mkdev(8, 16)
+Q, D, C = (b.TA_QUEUE, b.TC_QUEUE), (b.TA_ISSUE, b.TC_ISSUE), (b.TA_COMPLETE, b.TC_COMPLETE)
 MIB = 1 << 20
 ev = []
 for i in range(2000):
     t = 1000000 + i * 1000000  # ns
     # a 2 MiB write at t, a 1 MiB read half a ms later; reads start at 4000 MiB
-    for t0, sec, nbytes, rw in ((t, i * 4096, 2 * MIB, 2), (t + 500000, 4000 * 2048 + i * 2048, MIB, 1)):
+    for t0, sec, nbytes, rw in ((t, i * 4096, 2 * MIB, b.TC_WRITE),
+                                (t + 500000, 4000 * 2048 + i * 2048, MIB, b.TC_READ)):
         for dt, (code, cat) in ((0, Q), (10000, D), (100000, C)):
-            ev.append((t0 + dt, sec, nbytes, code | ((cat | rw) << 16)))
+            ev.append((t0 + dt, sec, nbytes, b.act(code, cat | rw)))
 ev.sort()
 with open(sys.argv[1], 'wb') as f:
     for seq, (t, sec, nbytes, act) in enumerate(ev, 1):
-        f.write(REC.pack(MAGIC, seq, t, sec, nbytes, act, 1234, DEV, 0, 0, 0))
+        f.write(b.encode(7, '<', seq, t, sec, nbytes, act, 1234, DEV, 0))
 EOF
 
 # independently of iowatcher: bytes completed per direction and the device's extent

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Write synthetic seed inputs for tests/fuzz/fuzz-reader into the directory given.
+"""Write synthetic seed inputs for a fuzz target into the directory given.
+
+Usage: gen-seeds.py DIR [parse|iomon|format|btt] (default parse); prints the number written.
 
 The captured traces in tests/data have no message, cgroup, PC, requeue, sleep, zone or
 byte-swapped records; these seeds have all of them, in versions 7 and 8, little- and
 big-endian, plain and gzip, with sequence gaps, in pipe mode and two-CPU merge mode, and
-with the control-byte options (see fuzz-reader.c) varied. Byte 0 of each file is the
-target's control byte.
+with the control bytes of each target (see the comment at the top of fuzz-parse.c,
+fuzz-iomon.c, fuzz-format.c, fuzz-btt.c) varied. Each seed is a few KiB: one step of the workload on
+one device (the steps and devices vary from seed to seed).
 """
 import gzip
 import os
@@ -70,10 +73,12 @@ class Trace:
         return b"".join(self.recs)
 
 
-def scenario(t, cpus=(0, 1), gap=False, skew=0):
-    """Records of a small workload on three devices (one is dm, for the -t Q..C path)."""
+DEVS = [mkdev(8, 0), mkdev(8, 16), mkdev(253, 0)]
+
+
+def scenario(t, cpus=(0, 1), gap=False, skew=0, steps=range(4), devs=DEVS):
+    """Records of a small workload (dm, the third device, for the -t Q..C path)."""
     e = t.e
-    devs = [mkdev(8, 0), mkdev(8, 16), mkdev(253, 0)]
     seq = {}
     clock = [1000000 + skew]
 
@@ -90,7 +95,7 @@ def scenario(t, cpus=(0, 1), gap=False, skew=0):
                 pdu=b"kworker/u8:2-events_unbound\0")
             put(cpu, dev, 0, 0, notify(TN_TIMESTAMP), 0, pdu=struct.pack(e + "II", 1700000000,
                                                                           123456789))
-    for i in range(4):
+    for i in steps:
         for cpu in cpus:
             for dev in devs:
                 w = i % 2
@@ -140,9 +145,9 @@ def scenario(t, cpus=(0, 1), gap=False, skew=0):
                                                     extra=TC2_WRITE_ZEROES), pid)
 
 
-def pipe_stream(version, endian, gap=False):
+def pipe_stream(version, endian, gap=False, **k):
     t = Trace(version, endian)
-    scenario(t, gap=gap)
+    scenario(t, gap=gap, **k)
     recs = t.recs
     # a live trace interleaves CPUs out of time order: swap some neighbours
     for i in range(5, len(recs) - 1, 9):
@@ -150,9 +155,9 @@ def pipe_stream(version, endian, gap=False):
     return t.data()
 
 
-def cpu_stream(version, endian, cpu):
+def cpu_stream(version, endian, cpu, **k):
     t = Trace(version, endian)
-    scenario(t, cpus=(cpu,), skew=cpu * 900)
+    scenario(t, cpus=(cpu,), skew=cpu * 900, **k)
     return t.data()
 
 
@@ -178,24 +183,97 @@ def equalise(a, b, version, endian):
     return a + b
 
 
-def main():
-    out = sys.argv[1]
-    os.makedirs(out, exist_ok=True)
+def small(n):
+    """The workload of seed number @n: one step on one device."""
+    return {"steps": (n % 4,), "devs": (DEVS[n % 3],)}
+
+
+def trace_seeds(prefix):
+    """Trace seeds; @prefix(ctl_name) gives the control bytes for a seed kind."""
     seeds = {}
+    n = 0
     for v in (7, 8):
         for name, e in (("le", "<"), ("be", ">")):
-            s = pipe_stream(v, e)
-            seeds["synth-v%d-%s" % (v, name)] = b"\x00" + s
-            seeds["synth-v%d-%s-gaps" % (v, name)] = b"\x0a" + pipe_stream(v, e, gap=True)
-            seeds["synth-v%d-%s-merge" % (v, name)] = b"\x01" + equalise(
-                cpu_stream(v, e, 0), cpu_stream(v, e, 1), v, e)
-        seeds["synth-v%d-gz" % v] = b"\x04" + gzip.compress(pipe_stream(v, "<"))
-    base = pipe_stream(7, "<")
+            seeds["synth-v%d-%s" % (v, name)] = prefix("pipe") + pipe_stream(v, e, **small(n))
+            seeds["synth-v%d-%s-gaps" % (v, name)] = prefix("gaps") + pipe_stream(
+                v, e, gap=True, **small(n + 1))
+            seeds["synth-v%d-%s-merge" % (v, name)] = prefix("merge") + equalise(
+                cpu_stream(v, e, 0, **small(n + 2)), cpu_stream(v, e, 1, **small(n + 2)), v, e)
+            n += 3
+        seeds["synth-v%d-gz" % v] = prefix("gz") + gzip.compress(pipe_stream(v, "<", **small(n)))
+        n += 1
+    base = pipe_stream(7, "<", **small(2))
     # two gzip members back to back
-    seeds["synth-v7-gz2"] = b"\x00" + gzip.compress(base[:4800]) + gzip.compress(base[4800:])
-    # control-byte options: batch sizes, hash by name, sort keys, repeat to 320 KiB
-    for ctl in (0x02, 0x06, 0x10, 0x30, 0x50, 0x70, 0x80, 0x81, 0x8b):
-        seeds["synth-v7-le-ctl%02x" % ctl] = bytes([ctl]) + base
+    half = len(base) // 96 * 48
+    seeds["synth-v7-gz2"] = prefix("pipe") + gzip.compress(base[:half]) + gzip.compress(
+        base[half:])
+    return seeds, base
+
+
+def parse_seeds():
+    ctl = {"pipe": b"\x00\x00", "gaps": b"\x0a\x00", "merge": b"\x01\x00", "gz": b"\x04\x00"}
+    seeds, base = trace_seeds(lambda k: ctl[k])
+    # the options of byte 0 (batch sizes, window, -h, sort keys, a regular file) and of
+    # byte 1 (no -t/-s/-v, --cgroup, -d, -w, -f, -F, -O)
+    for c0 in (0x02, 0x06, 0x08, 0x10, 0x30, 0x50, 0x70, 0x80, 0x81, 0x8b):
+        seeds["synth-v7-le-ctl%02x" % c0] = bytes([c0, 0]) + base
+    for c1 in (0x07, 0x08, 0x10, 0x20, 0x40, 0x80, 0xc0):
+        seeds["synth-v7-le-opt%02x" % c1] = bytes([0, c1]) + base
+        seeds["synth-v7-le-merge-opt%02x" % c1] = bytes([1, c1]) + seeds["synth-v7-le-merge"][2:]
+    return seeds
+
+
+def iomon_seeds():
+    ctl = {"pipe": b"\x09", "gaps": b"\x3b", "merge": b"\x19", "gz": b"\x4f"}
+    seeds, base = trace_seeds(lambda k: ctl[k])
+    for c in (0x00, 0x08, 0x0b, 0x38, 0x78, 0x89, 0xfe, 0xff):
+        seeds["synth-v7-le-ctl%02x" % c] = bytes([c]) + base
+    return seeds
+
+
+def btt_seeds():
+    ctl = {"pipe": b"\x01\x65\x00", "gaps": b"\x00\x1f\x40", "merge": b"\x23\x80\x0c",
+           "gz": b"\x41\x10\x00"}
+    seeds, base = trace_seeds(lambda k: ctl[k])
+    # each bit of the three control bytes once, and all outputs at once
+    for i in range(24):
+        c = bytearray(3)
+        c[i // 8] = 1 << (i % 8)
+        seeds["synth-v7-le-ctl%06x" % (c[0] << 16 | c[1] << 8 | c[2])] = bytes(c) + base
+    seeds["synth-v7-le-ctl-all"] = b"\x3f\xff\xf0" + base
+    return seeds
+
+
+FORMATS = [
+    "%D %2c %8s %5T.%9t %5p %2a %3d %S %n\n",
+    "%M,%m cpu%c #%s %T.%t pid=%p %a %d sec=%S blks=%n bytes=%N err=%e [%C] pdu=%P\n",
+    "%D %a %d %S + %n (%e) [%C] %u\n",
+    "%-10a|%10d|%-5M|%05m|%.3S|%%|%z|%g|%U\n",
+    "%z %u %P %C",
+    "plain text without fields",
+    "%",
+    "%-",
+    "%5",
+    "%Q bad",
+    "%*d",
+    "%99999999999999999999d",
+]
+
+
+def format_seeds():
+    seeds = {}
+    for i, f in enumerate(FORMATS):
+        for ctl in (0x00, 0x17, 0x1f):
+            seeds["format-%02d-ctl%02x" % (i, ctl)] = bytes([ctl]) + f.encode()
+    return seeds
+
+
+def main():
+    out = sys.argv[1]
+    target = sys.argv[2] if len(sys.argv) > 2 else "parse"
+    seeds = {"parse": parse_seeds, "iomon": iomon_seeds, "format": format_seeds,
+             "btt": btt_seeds}[target]()
+    os.makedirs(out, exist_ok=True)
     for name, data in seeds.items():
         with open(os.path.join(out, name), "wb") as f:
             f.write(data)

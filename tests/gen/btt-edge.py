@@ -12,12 +12,11 @@ sometimes steps back. Each seed gives the same bytes.
 With "ordered", time never steps back (as in a trace blkparse merged).
 """
 import random
-import struct
 import sys
 
-RECORD = struct.Struct('<IIQQIIIIIHH')  # the v1 header, little-endian
-MAGIC = 0x65617407
-NOTIFY = 1 << 10
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import blkrec  # noqa: E402 (the record layout, tests/gen/blkrec.py)
+
 # action code -> category bit
 CATEGORY = {1: 4, 2: 4, 3: 4, 4: 4, 5: 4, 6: 5, 7: 6, 8: 7, 9: 4, 10: 4, 11: 4, 12: 4, 13: 4,
             15: 4}
@@ -26,16 +25,14 @@ NAMES = ['fio', 'tar', 'kworker/1:0', 'dd', 'postgres']
 
 
 def note(t, pid, dev, kind, text):
-    pdu = text.encode()
-    return RECORD.pack(MAGIC, 0, t, 0, 0, (NOTIFY << 16) | kind, pid, dev, 0, 0,
-                       len(pdu)) + pdu
+    return blkrec.encode_note(7, '<', kind, pid, dev, text.encode(), time=t)
 
 
 def gen(seed, n, ordered=False):
     r = random.Random(seed)
-    devs = [(8 << 20) | m for m in r.sample([0, 1, 16, 32, 48], r.randint(1, 3))]
+    devs = [blkrec.mkdev(8, m) for m in r.sample([0, 1, 16, 32, 48], r.randint(1, 3))]
     if r.random() < 0.3:
-        devs.append(253 << 20)
+        devs.append(blkrec.mkdev(253, 0))
     pids = [r.randint(1, 50) for _ in range(r.randint(1, 4))] + [0]
     out, seq, t = [], 0, 0
     queued = []  # (device, sector, bytes)
@@ -48,10 +45,10 @@ def gen(seed, n, ordered=False):
         pid = r.choice(pids)
         x = r.random()
         if x < 0.03:
-            out.append(note(t, pid, dev, 0, r.choice(NAMES) + '\0'))
+            out.append(note(t, pid, dev, blkrec.TN_PROCESS, r.choice(NAMES) + '\0'))
             continue
         if x < 0.04:
-            out.append(note(t, pid, dev, 2, 'msg %d' % i))
+            out.append(note(t, pid, dev, blkrec.TN_MESSAGE, 'msg %d' % i))
             continue
         if x < 0.35 or not queued:
             code = 1
@@ -70,22 +67,21 @@ def gen(seed, n, ordered=False):
                 queued = [q for q in queued if q != (d, s, b)]
         pdu = b''
         if code in (10, 11):
-            pdu = struct.pack('>Q', r.randint(0, 40))
+            pdu = blkrec.unplug_pdu(r.randint(0, 40))
             s, b = 0, 0
         if code == 9:
             s, b = 0, 0
         if code == 15:
-            pdu = struct.pack('>IIQ', r.choice(devs), dev, s)
+            pdu = blkrec.remap_pdu(r.choice(devs), dev, s)
             if r.random() < 0.5:
                 dev = r.choice(devs)
         if code == 13:
-            pdu = struct.pack('>Q', s + 8)
+            pdu = blkrec.split_pdu(s + 8)
         rw = 1 if r.random() < 0.5 else 2
-        fs = 1 << 9 if r.random() < 0.02 else 1 << 8  # passthrough now and then
-        act = code | ((1 << CATEGORY[code]) | fs | rw) << 16
+        fs = blkrec.TC_PC if r.random() < 0.02 else blkrec.TC_FS  # passthrough now and then
+        act = blkrec.act(code, (1 << CATEGORY[code]) | fs | rw)
         seq += 1
-        out.append(RECORD.pack(MAGIC, seq, t, s, b, act, pid, dev, r.randint(0, 1), 0,
-                               len(pdu)) + pdu)
+        out.append(blkrec.encode(7, '<', seq, t, s, b, act, pid, dev, r.randint(0, 1), pdu))
     return b''.join(out)
 
 

@@ -17,13 +17,13 @@ Period" section merges far back. Each seed gives the same bytes.
         many issue times in flight, few live periods to group
 """
 import random
-import struct
 import sys
 
-RECORD = struct.Struct('<IIQQIIIIIHH')  # the v1 header, little-endian
-MAGIC = 0x65617407
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import blkrec  # noqa: E402 (the record layout, tests/gen/blkrec.py)
+
 US = 1000
-DEV_A, DEV_B = 8 << 20, (8 << 20) | 16
+DEV_A, DEV_B = blkrec.mkdev(8, 0), blkrec.mkdev(8, 16)
 Q, R, G, D, C, I = 1, 6, 4, 7, 8, 12
 CATEGORY = {Q: 4, G: 4, I: 4, R: 6, D: 6, C: 7}
 
@@ -94,10 +94,11 @@ def main():
     # stable: events at the same time keep the order they were made in
     ev = [e for _, e in sorted(((e[0], i), e) for i, e in enumerate(ev))]
     name = b'slow\0'
-    out = [RECORD.pack(MAGIC, 0, 0, 0, 0, (1 << 10) << 16, 100, DEV_A, 0, 0, len(name)) + name]
+    out = [blkrec.encode_note(7, '<', blkrec.TN_PROCESS, 100, DEV_A, name)]
     for seq, (t, code, sector, dev, pid) in enumerate(ev, 1):
-        cats = (1 << CATEGORY[code]) | (1 << 8) | 2  # the category, fs, write
-        out.append(RECORD.pack(MAGIC, seq, t, sector, 4096, code | cats << 16, pid, dev, 0, 0, 0))
+        cats = (1 << CATEGORY[code]) | blkrec.TC_FS | blkrec.TC_WRITE  # the category, fs, write
+        out.append(blkrec.encode(7, '<', seq, t, sector, 4096, blkrec.act(code, cats), pid, dev,
+                                 0))
     with open(out_name, 'wb') as f:
         f.write(b''.join(out))
 

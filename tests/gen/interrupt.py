@@ -4,8 +4,8 @@
 Interrupt a command as Ctrl-C does: SIGINT to its whole process group.
 
     interrupt.py write STREAM COPY PER DELAY ON_SIGNAL
-        Write the records of the trace STREAM (little-endian) to stdout, PER records every
-        DELAY seconds, and the same bytes to COPY. On SIGINT or SIGTERM: ON_SIGNAL 'drain:K'
+        Write the records of the trace STREAM to stdout, PER records every DELAY seconds,
+        and the same bytes to COPY. On SIGINT or SIGTERM: ON_SIGNAL 'drain:K'
         writes K more chunks at once and closes (a tracer draining its buffers), 'hang'
         writes nothing more and keeps stdout open until killed. The whole stream written:
         closes. Exit status 0, or 1 on a write error (a reader that went away).
@@ -29,21 +29,18 @@ Interrupt a command as Ctrl-C does: SIGINT to its whole process group.
 """
 import os
 import signal
-import struct
 import subprocess
 import sys
 import time
 
-HDR = 48
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import blkrec  # noqa: E402 (the record layout, tests/gen/blkrec.py)
 
 
 def records(path):
     data = open(path, 'rb').read()
-    off = 0
-    while off + HDR <= len(data):
-        pdu = struct.unpack_from('<H', data, off + 46)[0]
-        yield data[off:off + HDR + pdu]
-        off += HDR + pdu
+    for r in blkrec.records(data):
+        yield data[r.offset:r.end]
 
 
 def write(stream, copy, per, delay, on_signal):

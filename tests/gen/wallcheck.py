@@ -4,8 +4,8 @@
 Check blkparse's %z wall-clock times against the per-CPU trace files they come from.
 
     wallcheck.py stream OUT PERCPU...
-        Write the records of the per-CPU files (little-endian v1) to OUT as one stream in
-        trace-time order, as a live 'blktrace -o -' would send them.
+        Write the records of the per-CPU files to OUT as one stream in trace-time order,
+        as a live 'blktrace -o -' would send them.
     wallcheck.py check MODE TEXT PERCPU...
         TEXT is blkparse output with -f '%M,%m %c %s %T.%t %z %a\\n'. Each line's %z must be
         the wall clock of its event, found by device, CPU and sequence number in the per-CPU
@@ -19,35 +19,30 @@ Check blkparse's %z wall-clock times against the per-CPU trace files they come f
         Prints a summary line; exit status 1 on the first mismatch (which it prints).
 Times are local: set TZ.
 """
-import struct
 import sys
 import time
 
-HDR = struct.Struct('<IIQQIIIIIHH')
-NOTIFY = 1 << 26
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import blkrec  # noqa: E402 (the record layout, tests/gen/blkrec.py)
+
 NS = 10**9
 
 
 def records(path):
-    data = open(path, 'rb').read()
-    off = 0
-    while off + HDR.size <= len(data):
-        f = HDR.unpack_from(data, off)
-        yield f, data[off + HDR.size:off + HDR.size + f[10]]
-        off += HDR.size + f[10]
+    return blkrec.records(open(path, 'rb').read())
 
 
 def load(paths):
     events, notes, stamps = {}, [], []
     first = None
     for p in paths:
-        for f, pdu in records(p):
-            seq, t, action, pid, dev, cpu = f[1], f[2], f[5], f[6], f[7], f[8]
-            if action & NOTIFY:
+        for r in records(p):
+            seq, t, action, pid, dev, cpu = r.seq, r.time, r.action, r.pid, r.device, r.cpu
+            if action & blkrec.NOTIFY:
                 code = action & 0xff
-                if code == 1 and len(pdu) == 8:
-                    stamps.append((t,) + struct.unpack('<II', pdu))
-                elif code == 0:
+                if code == blkrec.TN_TIMESTAMP and len(r.pdu) == 8:
+                    stamps.append((t,) + blkrec.read_timestamp(r))
+                elif code == blkrec.TN_PROCESS:
                     notes.append((t, dev, cpu, pid))
                 continue
             events[(dev, cpu, seq)] = t
@@ -94,12 +89,8 @@ def stream(out, paths):
     recs = []
     for p in paths:
         data = open(p, 'rb').read()
-        off, i = 0, 0
-        while off + HDR.size <= len(data):
-            f = HDR.unpack_from(data, off)
-            end = off + HDR.size + f[10]
-            recs.append((f[2], len(recs), data[off:end]))
-            off = end
+        for r in blkrec.records(data):
+            recs.append((r.time, len(recs), data[r.offset:r.end]))
     with open(out, 'wb') as o:
         for r in sorted(recs):
             o.write(r[2])

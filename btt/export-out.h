@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * btt --export=DEST: one row per completed I/O of the I/O model into the fleet export
+ * (include/blk/export.h: ClickHouse or tsv:DIR), with the stage times on the wall clock of
+ * the trace's TN_TIMESTAMP note (lib/wallclock.c, as blkparse's %z). doc/clickhouse.md has
+ * the tables and the queries that give btt's report back.
+ */
+#ifndef BTT_EXPORT_OUT_H
+#define BTT_EXPORT_OUT_H
+
+#include <stdio.h>
+
+#include "iomodel.h"
+
+struct btt;
+struct export_out;
+
+/*
+ * export_out_new() - a subscriber to @b->model for --export (NULL without it)
+ * @next, @src: the stream btt_run() reads, replaced by one that shows each record to the
+ *	wall clock before the model takes it (@ev, already read, is shown at once)
+ * Exits with one message when the destination is bad.
+ */
+struct export_out *export_out_new(struct btt *b, iomodel_next_fn *next, void **src,
+				  const struct blk_event *ev);
+
+/*
+ * export_out_finish() - after the trace: the rows left are sent and the destination
+ * finished (tsv: the files renamed into place); one line of counts on stderr. Exits with
+ * one message (and status 1) when the export fails.
+ */
+void export_out_finish(struct export_out *xo);
+
+/* Free @xo (NULL allowed); an export not finished is discarded. */
+void export_out_free(struct export_out *xo);
+
+/*
+ * export_out_schema() - --clickhouse-schema: the DDL (blk_schema_ddl()) on @fp, with the
+ * Distributed tables over @cluster (NULL: none) whose shards hold the tables in @shard_db.
+ * Return: 0, or -1 after printing an error.
+ */
+int export_out_schema(FILE *fp, const char *cluster, const char *shard_db);
+
+#endif /* BTT_EXPORT_OUT_H */
