@@ -714,8 +714,9 @@ static void remarks(struct pfout *p)
 		note(p, "'%s': %llu remap flows not drawn (drawn out of order)", p->path,
 		     (unsigned long long)p->cancelled);
 	if (p->no_key)
-		note(p, "'%s': %llu I/Os not drawn (sector beyond 2^51)", p->path,
-		     (unsigned long long)p->no_key);
+		note(p,
+		     "'%s': %llu I/Os not drawn (a sector beyond 2^51, or a device past the 4096th)",
+		     p->path, (unsigned long long)p->no_key);
 	if (p->lost[0])
 		note(p,
 		     "'%s': %llu I/Os replaced by a later Q at their sector are on 'I/O not completed' tracks",

@@ -267,12 +267,30 @@ static int draw_event(struct pfdraw *d,
 	return fail(d, ret);
 }
 
+/* @s as it can go into the trace (its strings are UTF-8): @s itself when it is printable
+ * ASCII, else a copy in @buf with '?' for every other byte */
+static const char *clean(const char *s, char *buf, size_t n)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f)
+			break;
+	if (!s[i])
+		return s;
+	for (i = 0; s[i] && i + 1 < n; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f ? '?' : s[i];
+	buf[i] = '\0';
+	return buf;
+}
+
 /* ---- processes ---- */
 
 int pfdraw_queued(struct pfdraw *d, const struct pf_io *io, uint64_t ts)
 {
 	uint64_t *slot = u64map_get(&d->procs, (uint64_t)io->pid + 1), uuid;
 	struct blk_perfetto_event ev = {.ts = ts, .name = "queued"};
+	char buf[256];
 	int ret;
 
 	if (d->err)
@@ -283,7 +301,9 @@ int pfdraw_queued(struct pfdraw *d, const struct pf_io *io, uint64_t ts)
 		ret = track(d,
 			    &(struct blk_perfetto_track){.type = BLK_PERFETTO_TRACK_PROCESS,
 							 .pid = (int32_t)io->pid,
-							 .name = io->proc ? io->proc->name : NULL,
+							 .name = io->proc ? clean(io->proc->name,
+										  buf, sizeof(buf))
+									  : NULL,
 							 .has_ts = 1,
 							 .ts = ts},
 			    &uuid);
@@ -402,8 +422,9 @@ int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
 		BLK_PERFETTO_UINT("bytes", (uint64_t)io->nsec << 9),
 		BLK_PERFETTO_ISTR("rwbs", ""),
 		BLK_PERFETTO_INT("pid", io->pid),
-		BLK_PERFETTO_ISTR("process", io->proc ? io->proc->name : "?"),
+		BLK_PERFETTO_ISTR("process", "?"),
 	};
+	char pname[256];
 	uint64_t term[2];
 	struct blk_perfetto_event ev = {
 		.ts = ts, .args = args, .nargs = 5, .terminating_flows = term};
@@ -415,6 +436,8 @@ int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
 	if ((ret = lane_take(d, io, ts)))
 		return ret;
 	nm = io_name(d, io);
+	if (io->proc)
+		args[4].v.s = clean(io->proc->name, pname, sizeof(pname));
 	ev.track = io->lane;
 	ev.name = nm->name;
 	args[2].v.s = nm->rwbs;
@@ -468,8 +491,10 @@ int pfdraw_end(struct pfdraw *d, struct pf_io *io, uint64_t ts)
 int pfdraw_instant(struct pfdraw *d, uint32_t dev, uint64_t ts, const char *name, const char *arg,
 		   const char *text, uint64_t value)
 {
-	struct blk_perfetto_arg a = text ? (struct blk_perfetto_arg)BLK_PERFETTO_STR(arg, text)
-					 : (struct blk_perfetto_arg)BLK_PERFETTO_UINT(arg, value);
+	char buf[1024];
+	struct blk_perfetto_arg a =
+		text ? (struct blk_perfetto_arg)BLK_PERFETTO_STR(arg, clean(text, buf, sizeof(buf)))
+		     : (struct blk_perfetto_arg)BLK_PERFETTO_UINT(arg, value);
 	struct blk_perfetto_event ev = {.ts = ts, .name = name, .args = &a, .nargs = 1};
 
 	if (d->err || dev >= d->ndev || !d->dev[dev].described)

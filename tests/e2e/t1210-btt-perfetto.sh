@@ -65,7 +65,8 @@ export_one() {
 		return 1
 	fi
 	"$PY" "$CMP" --name "$t" --dump "$d/dump.json" --summary "$d/summary.json" --q2c "$d/q" \
-		--report "$d/btt.txt" --blkparse "$txt"
+		--report "$d/btt.txt" --blkparse "$txt" 2>"$d/cmp.err" ||
+		fail "$t: perfetto-btt.py could not compare: $(tail -n 2 "$d/cmp.err")"
 }
 
 # ---- the bundled traces ----

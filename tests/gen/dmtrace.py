@@ -46,7 +46,7 @@ def main():
         rec(q + 400, sec + 2048, 4096, act("I"), SDA)
         rec(q + 500, sec + 2048, 4096, act("D"), SDA)
         if i == 1:
-            rec(q + 600, 0, 0, notify | 2, SDA, b"a message on 8,0\0")
+            rec(q + 600, 0, 0, notify | 2, SDA, b"a message on 8,0 \xff\x01\0")
         rec(q + 30000 + i, sec + 2048, 4096, act("C"), SDA)
         rec(q + 30100 + i, sec, 4096, act("C"), DM)
     # in time order, as blkparse -d writes a merged trace (the I/Os overlap)
