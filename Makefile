@@ -40,7 +40,7 @@ $(LIB): $(LIB_OBJ)
 
 common.o: common.c
 
-blkparse: blkparse.o parse-run.o common.o $(COMPAT) $(LIB)
+blkparse: blkparse.o parse-run.o parse-iowait.o common.o $(COMPAT) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
 blkiomon: blkiomon.o mon-run.o common.o $(LIB)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "blk/iowait.h"
+#include "blk/strbuf.h"
 
 static uint32_t sw32(uint32_t v, int swap)
 {
@@ -129,6 +130,49 @@ const char *blk_iowait_func_name(enum blk_iowait_func f)
 	default:
 		return NULL;
 	}
+}
+
+static void add_cpu(struct blk_strbuf *sb, const char *key, int cpu)
+{
+	if (cpu < 0)
+		blk_strbuf_addf(sb, " %s=-", key);
+	else
+		blk_strbuf_addf(sb, " %s=%d", key, cpu);
+}
+
+int blk_iowait_format(const struct blk_event *ev, struct blk_strbuf *sb)
+{
+	struct blk_iowait w;
+	const char *fn;
+	uint64_t mag;
+	int ret = blk_iowait_decode(ev, &w);
+
+	if (ret)
+		return ret;
+	blk_strbuf_addf(sb, "%3d,%-3d %2d %8s %5d.%09lu %5u %2s %3s [%s] start=%s",
+			BLK_MAJOR(w.device), BLK_MINOR(w.device), w.cpu, "0",
+			(int)(uint32_t)(w.end / 1000000000ull),
+			(unsigned long)(w.end % 1000000000ull), w.tid, "w", "N", w.comm,
+			w.start < 0 ? "-" : "");
+	mag = w.start < 0 ? (uint64_t)0 - (uint64_t)w.start : (uint64_t)w.start;
+	blk_strbuf_addf(sb, "%llu.%09llu ns=%llu", (unsigned long long)(mag / 1000000000ull),
+			(unsigned long long)(mag % 1000000000ull), (unsigned long long)w.duration);
+	if (w.flags & BLK_IOWAIT_F_TGID_UNKNOWN)
+		blk_strbuf_addstr(sb, " tgid=-");
+	else
+		blk_strbuf_addf(sb, " tgid=%u", w.tgid);
+	add_cpu(sb, "sleep_cpu", w.sleep_cpu);
+	add_cpu(sb, "waker_cpu", w.waker_cpu);
+	blk_strbuf_addf(sb, " source=%s", blk_iowait_source_name(w.source));
+	if (w.flags & BLK_IOWAIT_F_IO)
+		blk_strbuf_addf(sb, " io=%u,%u", BLK_MAJOR(w.io_dev), BLK_MINOR(w.io_dev));
+	else if (w.flags & BLK_IOWAIT_F_IO_CHECKED)
+		blk_strbuf_addstr(sb, " io=none");
+	fn = blk_iowait_func_name(w.func);
+	if (fn)
+		blk_strbuf_addf(sb, " func=%s", fn);
+	blk_strbuf_addch(sb, '\n');
+	return 0;
 }
 
 /* ---- the queue: a binary min-heap on (time, push order) ---- */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "blk/event.h"
+#include "blk/strbuf.h"
 #include "blk/trace.h"
 
 /* One wait, in host order. Times are on the record's time base (see rebase). */
@@ -62,6 +63,16 @@ void blk_iowait_encode(const struct blk_iowait *w, struct blk_iowait_pdu *pdu,
  * unchanged); -EINVAL or -EPROTONOSUPPORT as blk_iowait_decode().
  */
 int blk_iowait_rebase(struct blk_event *ev, struct blk_iowait_pdu *pdu, uint64_t amount);
+
+/**
+ * blk_iowait_format() - append blkparse --iowait's line for the note @ev to @sb:
+ *   "DEV CPU 0 END TID w N [comm] start=S ns=D tgid=T sleep_cpu=C waker_cpu=W source=X"
+ * then " io=MAJ,MIN" (an I/O of the task in flight on that device), " func=NAME" when known;
+ * header columns as a message line's, END = ev->time, S = END - D (signed), "-" for what
+ * is not known.
+ * Return: 0, or the error of blk_iowait_decode() (nothing appended).
+ */
+int blk_iowait_format(const struct blk_event *ev, struct blk_strbuf *sb);
 
 /* "module", "kprobe", "sched" (or "unknown"): static strings. */
 const char *blk_iowait_source_name(enum blk_iowait_source s);
