@@ -22,7 +22,8 @@ LIB_SRC := lib/event.c lib/reader.c lib/merge.c lib/pipesort.c lib/strbuf.c lib/
 LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB := lib/libblk.a
 
-KERNEL_SRC := kernel/fs.c kernel/relay.c kernel/tracefs.c kernel/util.c
+KERNEL_SRC := kernel/fs.c kernel/relay.c kernel/tracefs.c kernel/util.c kernel/ftrace.c \
+	kernel/waitjoin.c
 KERNEL_OBJ := $(KERNEL_SRC:.c=.o)
 TOOLS := blkparse blktrace blkiomon
 GEN := $(patsubst %.c,%,$(wildcard tests/gen/*.c))
@@ -57,6 +58,13 @@ tests/gen/%: tests/gen/%.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
 tests/unit/test-%: tests/unit/test-%.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
+
+# unit tests of kernel/ code: the pure parts of the module they test
+tests/unit/test-ftrace: tests/unit/test-ftrace.o kernel/ftrace.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
+
+tests/unit/test-waitjoin: tests/unit/test-waitjoin.o kernel/waitjoin.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
 # ---- install ----
