@@ -23,7 +23,7 @@ LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB := lib/libblk.a
 
 KERNEL_SRC := kernel/fs.c kernel/relay.c kernel/tracefs.c kernel/util.c kernel/ftrace.c \
-	kernel/waitjoin.c
+	kernel/waitjoin.c kernel/iowait.c kernel/iowait-src.c
 KERNEL_OBJ := $(KERNEL_SRC:.c=.o)
 TOOLS := blkparse blktrace blkiomon
 GEN := $(patsubst %.c,%,$(wildcard tests/gen/*.c))
@@ -47,11 +47,11 @@ blkparse: blkparse.o parse-run.o parse-iowait.o common.o $(COMPAT) $(LIB)
 blkiomon: blkiomon.o mon-run.o common.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
-blktrace: blktrace.o net.o common.o $(KERNEL_OBJ) $(LIB)
+blktrace: blktrace.o trace-run.o net.o common.o $(KERNEL_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z) -lpthread
 
 # a static tracer for the test VM's initramfs
-blktrace.static: blktrace.o net.o common.o $(KERNEL_OBJ) $(LIB)
+blktrace.static: blktrace.o trace-run.o net.o common.o $(KERNEL_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -static -o $@ $^ $(LDLIBS_Z) -lpthread
 
 tests/gen/%: tests/gen/%.o $(LIB)

@@ -16,6 +16,11 @@ I/O wait notes for the tests, independently of the C library (the layout is in b
       copy IN without its I/O wait notes
   iowait.py list FILE...
       print each wait note: "END START DURATION TGID TID COMM CPU SOURCE FLAGS REBASE"
+  iowait.py overlap DIR NAME PID
+      the reads of task PID in DIR/NAME.blktrace.* (each from its Q to the C of its sector)
+      and its waits in DIR/NAME.iowait.blktrace.*: print "reads R waits W overlapping O
+      named N" (O: waits overlapping one of its reads; N: waits whose tgid is PID and name
+      the task's, from its process note)
   iowait.py count FILE...
       print how many records and how many wait notes FILE holds
 """
@@ -118,6 +123,38 @@ def listing(paths):
                       w.flags, w.rebase)
 
 
+def overlap(d, name, pid):
+    recs = []
+    for p in sorted(glob.glob(os.path.join(d, name + '.blktrace.*'))):
+        recs += list(blkrec.records(open(p, 'rb').read()))
+    recs.sort(key=lambda r: r.time)
+    comm = None
+    queued, reads = {}, []
+    for r in recs:
+        code = r.action & 0xffff
+        if r.action & (1 << 26):
+            if code == 0 and r.pid == pid:
+                comm = r.pdu.rstrip(b'\0').decode(errors='replace')
+            continue
+        if code == TA_QUEUE and r.pid == pid and r.action & TC_READ:
+            queued[(r.device, r.sector)] = r.time
+        elif code == TA_COMPLETE and (r.device, r.sector) in queued:
+            reads.append((queued.pop((r.device, r.sector)), r.time))
+    waits = []
+    for p in sorted(glob.glob(os.path.join(d, name + '.iowait.blktrace.*'))):
+        waits += [blkrec.iowait(r) for r in blkrec.records(open(p, 'rb').read())
+                  if blkrec.is_iowait(r)]
+    mine = [w for w in waits if w.tid == pid]
+    reads.sort()
+    ov = named = 0
+    for w in mine:
+        if any(q < w.end and c > w.start for q, c in reads):
+            ov += 1
+        if w.tgid == pid and w.comm == comm:
+            named += 1
+    print('reads %d waits %d overlapping %d named %d' % (len(reads), len(mine), ov, named))
+
+
 def count(paths):
     for p in paths:
         rs = list(blkrec.records(open(p, 'rb').read()))
@@ -142,6 +179,8 @@ def main(a):
         strip(a[1], a[2])
     elif len(a) >= 2 and a[0] == 'list':
         listing(a[1:])
+    elif len(a) == 4 and a[0] == 'overlap':
+        overlap(a[1], a[2], int(a[3]))
     elif len(a) >= 2 and a[0] == 'count':
         count(a[1:])
     else:
