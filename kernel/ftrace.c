@@ -585,8 +585,10 @@ long long blk_ftrace_kprobe_missed(const char *tracefs, const char *group_event)
 		char name[256];
 		unsigned long long hit, missed;
 
+		/* 6.1 lists the event's name alone, later kernels GROUP/EVENT */
 		if (sscanf(line, "%255s %llu %llu", name, &hit, &missed) == 3 &&
-		    !strcmp(name, group_event)) {
+		    (!strcmp(name, group_event) ||
+		     (strchr(group_event, '/') && !strcmp(name, strchr(group_event, '/') + 1)))) {
 			fclose(f);
 			return (long long)missed;
 		}

@@ -143,7 +143,10 @@ int blk_ftrace_kprobe_add(const char *tracefs, const char *line);
 /* Remove kprobe event "GROUP/EVENT". Return 0, or -errno (ENOENT: not there). */
 int blk_ftrace_kprobe_del(const char *tracefs, const char *group_event);
 
-/* nmissed of "GROUP/EVENT" in kprobe_profile, or -errno. */
+/*
+ * nmissed of "GROUP/EVENT" in kprobe_profile (where 6.1 names it EVENT alone: the first
+ * of that name then), or -errno.
+ */
 long long blk_ftrace_kprobe_missed(const char *tracefs, const char *group_event);
 
 /* ---- small tracefs helpers ---- */
