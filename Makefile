@@ -69,7 +69,7 @@ tests/unit/test-waitjoin: tests/unit/test-waitjoin.o kernel/waitjoin.o $(LIB)
 
 # ---- install ----
 # make install [PREFIX=/usr/local] [DESTDIR=...]: the programs in $(PREFIX)/bin (btrace is the
-# wrapper script), the man pages in $(PREFIX)/share/man/man1 and man8. 'make uninstall'
+# wrapper script), the man pages in $(PREFIX)/share/man/man1, man4 and man8. 'make uninstall'
 # removes exactly those files.
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -80,17 +80,21 @@ INSTALL_PROGS = blktrace blkparse blkiomon btt/btt iowatcher/iowatcher btreplay/
 INSTALL_SCRIPTS = btrace
 MAN1 = $(wildcard doc/*.1)
 MAN8 = $(wildcard doc/*.8)
+MAN4 = $(wildcard doc/*.4)
 
 .PHONY: install uninstall
 install: $(INSTALL_PROGS)
-	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man4 \
+		$(DESTDIR)$(MANDIR)/man8
 	$(INSTALL) -m 0755 $(INSTALL_PROGS) $(INSTALL_SCRIPTS) $(DESTDIR)$(BINDIR)/
 	$(INSTALL) -m 0644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -m 0644 $(MAN4) $(DESTDIR)$(MANDIR)/man4/
 	$(INSTALL) -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_PROGS) $(INSTALL_SCRIPTS))) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man4/,$(notdir $(MAN4))) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MAN8)))
 
 # ---- tests ----

@@ -21,6 +21,12 @@ I/O wait notes for the tests, independently of the C library (the layout is in b
       and its waits in DIR/NAME.iowait.blktrace.*: print "reads R waits W overlapping O
       named N" (O: waits overlapping one of its reads; N: waits whose tgid is PID and name
       the task's, from its process note)
+  iowait.py match DIR NAME MIN_NS
+      every read of DIR/NAME.blktrace.* (Q to the C of its sector) against the waits of the
+      task that queued it: print "reads R own O matched M long L waits W sources S": O
+      reads completed while their task still ran (in its context: it never slept), M reads
+      overlapped by a wait of their task, L with such a wait that ended after the C and
+      at least MIN_NS after the Q (a device that completes in MIN_NS)
   iowait.py count FILE...
       print how many records and how many wait notes FILE holds
 """
@@ -155,6 +161,40 @@ def overlap(d, name, pid):
     print('reads %d waits %d overlapping %d named %d' % (len(reads), len(mine), ov, named))
 
 
+def match(d, name, min_ns):
+    recs = []
+    for p in sorted(glob.glob(os.path.join(d, name + '.blktrace.*'))):
+        recs += list(blkrec.records(open(p, 'rb').read()))
+    recs.sort(key=lambda r: r.time)
+    queued, reads = {}, []
+    for r in recs:
+        code = r.action & 0xffff
+        if r.action & (1 << 26):
+            continue
+        if code == TA_QUEUE and r.action & TC_READ:
+            queued[(r.device, r.sector)] = (r.time, r.pid)
+        elif code == TA_COMPLETE and (r.device, r.sector) in queued:
+            q, pid = queued.pop((r.device, r.sector))
+            reads.append((q, r.time, pid, r.pid))
+    waits = []
+    for p in sorted(glob.glob(os.path.join(d, name + '.iowait.blktrace.*'))):
+        waits += [blkrec.iowait(r) for r in blkrec.records(open(p, 'rb').read())
+                  if blkrec.is_iowait(r)]
+    matched = long_ = own = 0
+    for q, c, pid, cpid in reads:
+        ws = [w for w in waits if w.tid == pid and w.start < c and w.end > q]
+        if cpid == pid and not ws:
+            own += 1  # completed while its task still ran: it never waited
+        elif ws:
+            matched += 1
+            long_ += any(w.end >= c and w.end - q >= min_ns for w in ws)
+        elif '-v' in sys.argv:
+            print('unmatched read: Q %d C %d pid %d (C by %d)' % (q, c, pid, cpid))
+    print('reads %d own %d matched %d long %d waits %d sources %s' % (
+        len(reads), own, matched, long_, len(waits),
+        ','.join(sorted(set(w.source for w in waits))) or '-'))
+
+
 def count(paths):
     for p in paths:
         rs = list(blkrec.records(open(p, 'rb').read()))
@@ -168,7 +208,7 @@ def main(a):
         every = int(a[i + 1])
         del a[i:i + 2]
     early = '--early' in a
-    a = [x for x in a if x != '--early']
+    a = [x for x in a if x not in ('--early', '-v')]
     if len(a) >= 3 and a[0] == 'synth':
         synth(a[1], a[2], every, early)
     elif len(a) == 3 and a[0] == 'inband':
@@ -181,6 +221,8 @@ def main(a):
         listing(a[1:])
     elif len(a) == 4 and a[0] == 'overlap':
         overlap(a[1], a[2], int(a[3]))
+    elif len(a) == 4 and a[0] == 'match':
+        match(a[1], a[2], int(a[3]))
     elif len(a) >= 2 and a[0] == 'count':
         count(a[1:])
     else:
