@@ -12,7 +12,7 @@
 # through tests/deps.sh, which installs the project's package list). Finds the kernel package that linux-image-amd64 depends on, downloads
 # exactly that package, extracts it into $VM_CACHE/kernel/PKG/ and runs depmod there; its
 # linux-headers (with the -common and linux-kbuild packages it depends on) into
-# $VM_CACHE/headers/KVER/.
+# $VM_CACHE/headers/KVER/ unless the installed linux-headers-amd64 (tests/packages.txt) has them.
 # Writes $VM_CACHE/env.sh (the same assignments as --env) and prints the paths.
 #
 # Exit 0: ready. Exit 77: cannot be made ready here (not root with things missing, package not
@@ -139,12 +139,24 @@ MODDIR=$kdir/lib/modules/$kver
 [ -f "$VMLINUZ" ] && [ -f "$MODDIR/modules.dep" ] || die "cached kernel in $kdir is incomplete (remove it and re-run)"
 
 # ---- the kernel's headers, to build kernel/iowait against it -------------------------------
-# linux-headers-KVER depends on linux-headers-KVER-common (the headers proper) and
-# linux-kbuild-X.Y (fixdep, modpost): all three are unpacked into one tree, where the
-# relative links between them resolve. Best effort: without them only the module tests skip.
+# tests/packages.txt has linux-headers-amd64, which depends on the headers of the kernel
+# linux-image-amd64 names: installed (tests/deps.sh), they are /usr/src/linux-headers-KVER.
+# Otherwise (apt's lists moved on since, or not root to install them): linux-headers-KVER
+# depends on linux-headers-KVER-common (the headers proper) and linux-kbuild-X.Y (fixdep,
+# modpost): all three are downloaded and unpacked into one tree, where the relative links
+# between them resolve. Best effort: without them only the module tests skip.
 hdir=$VM_CACHE/headers/$kver
 KDIR=
-if [ ! -f "$hdir/.ready" ]; then
+if [ ! -f "/usr/src/linux-headers-$kver/Makefile" ] && [ $is_root = 1 ] &&
+	! dpkg-query -W -f='${Status}' linux-headers-amd64 2>/dev/null | grep -q 'ok installed'; then
+	log "installing linux-headers-amd64 (tests/packages.txt)"
+	"$(dirname "${BASH_SOURCE[0]}")/../deps.sh" >/tmp/prepare-apt.$$.log 2>&1 ||
+		{ tail -n 3 /tmp/prepare-apt.$$.log >&2; log "note: tests/deps.sh failed; downloading the headers instead"; }
+	rm -f /tmp/prepare-apt.$$.log
+fi
+if [ -f "/usr/src/linux-headers-$kver/Makefile" ]; then
+	KDIR=/usr/src/linux-headers-$kver
+elif [ ! -f "$hdir/.ready" ]; then
 	hpkgs=$(apt-cache depends "linux-headers-$kver" 2>/dev/null |
 		sed -n 's/^ *Depends: *\(linux-headers-[^ ]*-common\|linux-kbuild-[^ ]*\) *$/\1/p')
 	if [ -n "$hpkgs" ] && { [ -w "$VM_CACHE" ] || mkdir -p "$VM_CACHE" 2>/dev/null; }; then
@@ -173,7 +185,7 @@ if [ ! -f "$hdir/.ready" ]; then
 		rm -rf "$tmp" # the .debs are not kept
 	fi
 fi
-[ -f "$hdir/.ready" ] && KDIR=$hdir/usr/src/linux-headers-$kver
+[ -z "$KDIR" ] && [ -f "$hdir/.ready" ] && KDIR=$hdir/usr/src/linux-headers-$kver
 
 envtext=$(cat <<EOF
 # written by tests/vm/prepare.sh
