@@ -45,6 +45,7 @@ struct btt_opts {
 	int easy_parse; /* -X */
 	int do_active; /* -Z */
 	int percentiles; /* --percentiles (1) / --percentiles-only (2) */
+	int iowait_only; /* --iowait-only: only the I/O wait section */
 };
 
 #define BTT_OPTS_INIT                                    \
@@ -61,6 +62,7 @@ struct perio;
 struct extras;
 struct iostat;
 struct fpcount;
+struct waits;
 
 /**
  * struct btt - one run of btt
@@ -82,6 +84,7 @@ struct btt {
 	struct extras *extras;
 	struct iostat *iostat;
 	struct fpcount *fp;
+	struct waits *waits;
 };
 
 /**

@@ -28,7 +28,7 @@ struct cmdline {
 
 /* the fleet export (export-out.c) */
 enum { OPT_EXPORT = 320, OPT_HOST, OPT_CH_SCHEMA, OPT_CLUSTER, OPT_EXPORT_BATCH };
-enum { OPT_PERCENTILES = 256, OPT_PERCENTILES_ONLY };
+enum { OPT_PERCENTILES = 256, OPT_PERCENTILES_ONLY, OPT_IOWAIT_ONLY };
 
 static const struct option long_opts[] = {
 	{"seek-absolute", no_argument, NULL, 'a'},
@@ -67,6 +67,7 @@ static const struct option long_opts[] = {
 	{"export-batch", required_argument, NULL, OPT_EXPORT_BATCH},
 	{"percentiles", no_argument, NULL, OPT_PERCENTILES},
 	{"percentiles-only", no_argument, NULL, OPT_PERCENTILES_ONLY},
+	{"iowait-only", no_argument, NULL, OPT_IOWAIT_ONLY},
 	{NULL, 0, NULL, 0},
 };
 
@@ -110,6 +111,7 @@ static const char *const help[][3] = {
 	{"    --cluster", "NAME", "with --clickhouse-schema: Distributed tables too"},
 	{"    --percentiles", "", "add Q2C/D2C/Q2D percentiles after the report"},
 	{"    --percentiles-only", "", "print only the percentiles"},
+	{"    --iowait-only", "", "print only the I/O wait by process section"},
 };
 
 static void usage(FILE *fp)
@@ -292,6 +294,9 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 			break;
 		case OPT_PERCENTILES_ONLY:
 			o->percentiles = 2;
+			break;
+		case OPT_IOWAIT_ONLY:
+			o->iowait_only = 1;
 			break;
 		case ':':
 			error("option '%s' needs a value", argv[optind - 1]);
