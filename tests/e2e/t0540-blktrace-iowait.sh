@@ -11,6 +11,7 @@
 
 BT="$TOP/blktrace"
 IW="python3 -B $TOP/tests/gen/iowait.py"
+IWB="python3 -B $TOP/tests/gen/iowait-btt.py"
 N=300
 skip_under_valgrind "blktrace --iowait" "the tracer runs natively; the plain and ASan runs run it"
 if ! is_root; then
@@ -138,6 +139,20 @@ else
 	skip "reference comparison of a live --iowait trace (no /usr/bin/blkparse or btt)"
 fi
 
+# our btt: the section "I/O wait by process" lists dd with its waits, each number as computed
+# again from blkparse --iowait (tests/gen/iowait-btt.py)
+d="$w/run1"
+[ -f "$d/merged.bin" ] || (cd "$d" && "$BLKPARSE" -i "$name" -d merged.bin -O >/dev/null 2>&1)
+(cd "$d" && "$TOP/btt/btt" -i merged.bin >obtt.txt 2>&1)
+(cd "$d" && "$BLKPARSE" -i "$name" --iowait >bp-iw.txt 2>/dev/null)
+row=$(grep -E "^ +$pid dd +\| " "$d/obtt.txt")
+nrow=$(echo "$row" | awk '{ print $4 }')
+if [ -n "$row" ] && [ "${nrow:-0}" -ge $((N * 9 / 10)) ] && r=$($IWB "$d/bp-iw.txt" "$d/obtt.txt" 2>&1); then
+	pass "btt: dd (pid $pid) with $nrow waits for its $N reads ($(echo "$row" | awk '{ print "total", $5, "s, p50", $6, "s, own I/O", $NF }')); $r"
+else
+	fail "btt's I/O wait section: row '$row'; check: $r"
+fi
+
 # 3. -o -: the waits in-band, in time order; the reference ignores them, our pipeline carries them
 d="$w/pipe"
 mkdir -p "$d"
@@ -179,7 +194,14 @@ if [ -x /usr/bin/blkiomon ]; then
 fi
 "$BLKPARSE" -i - -d - -O <"$d/stream.bin" 2>/dev/null | "$TOP/btt/btt" -i - >"$d/btt.txt" 2>&1
 "$BLKPARSE" -i - -d - -O <"$d/plain.bin" 2>/dev/null | "$TOP/btt/btt" -i - >"$d/btt-plain.txt" 2>&1
-check_same "blkparse -i - -d - -O | btt -i -: the waits change nothing in btt's report" "$d/btt-plain.txt" "$d/btt.txt"
+$IWB strip "$d/btt.txt" >"$d/btt-stripped.txt"
+check_same "blkparse -i - -d - -O | btt -i -: the waits change nothing in btt's report but add its I/O wait section" "$d/btt-plain.txt" "$d/btt-stripped.txt"
+"$BLKPARSE" -i - --iowait <"$d/stream.bin" >"$d/bp-iw.txt" 2>/dev/null
+if r=$($IWB "$d/bp-iw.txt" "$d/btt.txt" 2>&1); then
+	pass "that btt's I/O wait section, as computed again from blkparse -i - --iowait: $r"
+else
+	fail "btt's I/O wait section through the pipe: $r"
+fi
 "$BLKPARSE" -i - -d "$d/piped.bin" -O <"$d/stream.bin" 2>/dev/null
 if [ "$($IW count "$d/piped.bin" | awk '{print $3}')" = "$nw" ]; then
 	pass "blkparse -i - -d: the $nw waits of the stream travel on into the dump"
