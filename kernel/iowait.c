@@ -420,11 +420,11 @@ static int iw_tick(struct blk_backend *bb, char *msg, size_t len)
 			b->said_missed = 1;
 			if (b->src == BLK_IOWAIT_SRC_MODULE)
 				errf(msg, len,
-				     "the blk_iowait module's kretprobes missed %lld I/O waits (more tasks waited at once than its maxactive): they are counted as lost; load it with a larger maxactive=",
+				     "the blk_iowait module's kretprobes are missing I/O waits (%lld so far: more tasks wait at once than its maxactive): they are counted as lost, the summary has them all; load it with a larger maxactive=",
 				     m - b->missed_base);
 			else
 				errf(msg, len,
-				     "the kprobe events missed %lld I/O waits (more tasks waited at once than maxactive %u): they are counted as lost; --iowait-maxactive raises it",
+				     "the kprobe events are missing I/O waits (%lld so far: more tasks wait at once than maxactive %u): they are counted as lost, the summary has them all; --iowait-maxactive raises it",
 				     m - b->missed_base, b->maxactive);
 			return 1;
 		}

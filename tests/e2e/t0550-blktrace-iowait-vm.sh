@@ -6,12 +6,15 @@
 # the task that queued the read, overlapping it, at least 200 us long; its tracepoint's
 # format has the kernel-track-event fields with the required types; rmmod leaves no probe.
 # The same with the tracefs kprobe source (module not loaded): its kprobe events are gone
-# after the run. With maxactive=1 (the module's, and --iowait-maxactive=1) and several
-# concurrent readers, the missed waits are counted and reported as lost.
+# after the run (SIGINT, and -w ending it). With maxactive=1 (the module's, and --iowait-maxactive=1) and several
+# concurrent readers, the missed waits are counted and reported as lost. btt's "I/O wait by
+# process" section on the module and kprobe traces: the readers' waits, their I/Os' D2C at
+# least 2 ms, every number as recomputed from blkparse --iowait.
 . "$(dirname "$0")/../lib.sh"
 
 vm="$TOP/tests/vm"
 IW="python3 -B $TOP/tests/gen/iowait.py"
+IWB="python3 -B $TOP/tests/gen/iowait-btt.py"
 N=24
 skip_under_valgrind "the I/O wait sources in a VM" "the tracer runs natively in the VM; the plain and ASan runs run it"
 if ! is_root; then
@@ -96,6 +99,25 @@ run() { # label outdir run-trace-args...
 	"$vm/run-trace.sh" "$TOP/blktrace" "$d" --device nullb --nullb-params "$NULLB" --post "$w/post.sh" "$@" >"$d.log" 2>&1
 }
 get() { sed -n "s/^$2=//p" "$1/status" 2>/dev/null | tail -n 1; }
+# btt on a run's trace: each read is a dd of its own (io_read), so the dd rows: their waits
+# (at least the reads matched), each dd's mean D2C at least the 2 ms completion time (a wait
+# may be shorter: under TCG a task can take over a millisecond from its Q to sleeping); the
+# whole section as recomputed from blkparse --iowait (tests/gen/iowait-btt.py)
+btt_check() { # label outdir source matched-reads
+	local d=$2 n d2c r
+	(cd "$d/trace" && "$BLKPARSE" -i trace -d "$d/merged.bin" -O >/dev/null 2>&1 &&
+		"$BLKPARSE" -i trace --iowait >"$d/bp-iw.txt" 2>/dev/null)
+	"$TOP/btt/btt" -i "$d/merged.bin" --iowait-only >"$d/btt-iw.txt" 2>&1
+	read -r n d2c < <(awk '$3 == "|" && $4 ~ /^[0-9]+$/ && $1 ~ /^[0-9]+$/ { dd = ($2 == "dd"); if (dd) n += $4 }
+		dd && / I\/Os  Q2C avg / { v = $NF * 1e9; if (!k++ || v < m) m = v } END { printf "%d %.0f\n", n, m }' "$d/btt-iw.txt")
+	if r=$($IWB "$d/bp-iw.txt" "$d/btt-iw.txt" 2>&1) && [ "${n:-0}" -ge "$4" ] &&
+		[ "${d2c:-0}" -ge $COMPL ] && grep -q "^Waits from: $3$" "$d/btt-iw.txt"; then
+		pass "$1: btt --iowait-only: $n waits of the dd processes, their I/Os' least mean D2C $d2c ns >= the 2 ms completion time; $r"
+	else
+		fail "$1: btt's I/O wait section: $n waits of dd (want >= $4), least D2C $d2c ns (want >= $COMPL), source $3: $r $(head -c 300 "$d/btt-iw.txt")"
+	fi
+}
+
 # the state a run must leave: no instance of ours, no kprobe event or kprobe, module gone
 clean_after() { # outdir
 	! grep -q blktrace-iowait "$1/instances.after" && [ ! -s "$1/kprobe_events.after" ] &&
@@ -118,6 +140,7 @@ if [ -n "$ko" ]; then
 		else
 			fail "module source: reads=$reads own=$own matched=$m long=$long waits=$nw (want $N reads, each matched unless completed in its own context)"
 		fi
+		btt_check "module source" "$d" module "${m:-$N}"
 		if grep -qE "^  Total: +[0-9]+ waits \(lost 0\)" "$d/blktrace.stdout"; then
 			pass "module source: no wait lost: $(grep -A4 iowait "$d/blktrace.stdout" | grep Total | tr -s ' ')"
 		else
@@ -157,6 +180,7 @@ if run "kprobe" "$d" --workload "$w/reads.sh" -- --iowait; then
 	else
 		fail "kprobe source: reads=$reads own=$own matched=$m long=$long waits=$nw (want $N reads, each matched unless completed in its own context)"
 	fi
+	btt_check "kprobe source" "$d" kprobe "${m:-$N}"
 	if clean_after "$d"; then
 		pass "kprobe source: its kprobe events and instance are removed at the end"
 	else
@@ -164,6 +188,21 @@ if run "kprobe" "$d" --workload "$w/reads.sh" -- --iowait; then
 	fi
 else
 	fail "kprobe source: run-trace failed: $(tail -n 3 "$d.log" | tr '\n' ' ')"
+fi
+
+# 2b. the kprobe source ending by itself (-w 2, the workload idle 5 s after its reads): its kprobe events
+# and instance are removed on that path too
+d="$w/kprobe-w"
+{ cat "$w/reads.sh"; echo "sleep 5"; } >"$w/reads-then-idle.sh"
+if run "kprobe-w" "$d" --workload "$w/reads-then-idle.sh" -- --iowait=kprobe -w 2; then
+	if [ "$(get "$d" tracer_rc)" = 0 ] && [ "$(get "$d" tracer_stop)" = exited-early ] && clean_after "$d" &&
+		grep -q "tracefs kprobe events" "$d/blktrace.stderr"; then
+		pass "kprobe source, -w 2: the tracer ends by itself (exit 0) and leaves no kprobe event, kprobe or instance"
+	else
+		fail "kprobe source, -w 2: rc=$(get "$d" tracer_rc) stop=$(get "$d" tracer_stop) kprobe_events: $(head -c 200 "$d/kprobe_events.after") instances: $(cat "$d/instances.after" 2>/dev/null)"
+	fi
+else
+	fail "kprobe source, -w 2: run-trace failed: $(tail -n 3 "$d.log" | tr '\n' ' ')"
 fi
 
 # 3. maxactive 1, four readers at once: missed waits counted and reported
@@ -176,10 +215,10 @@ for s in module kprobe; do
 		run "$s" "$d" --workload "$w/concurrent.sh" -- --iowait --iowait-maxactive=1
 	fi || { fail "maxactive=1 ($s): run-trace failed: $(tail -n 3 "$d.log" | tr '\n' ' ')"; continue; }
 	lost=$(sed -n 's/^  Total: *[0-9]* waits (lost \([0-9]*\)).*/\1/p' "$d/blktrace.stdout")
-	if [ "$(get "$d" tracer_rc)" = 0 ] && [ "${lost:-0}" -gt 0 ] && grep -q "missed .* I/O waits" "$d/blktrace.stderr" &&
+	if [ "$(get "$d" tracer_rc)" = 0 ] && [ "${lost:-0}" -gt 0 ] && grep -q "are missing I/O waits ([0-9]* so far" "$d/blktrace.stderr" &&
 		grep -q "I/O waits of .*iowait were lost" "$d/blktrace.stderr" && clean_after "$d" &&
 		{ [ $s = kprobe ] || [ "$(cat "$d/nmissed")" -ge "$lost" ]; }; then
-		pass "maxactive=1 ($s), 4 readers: $lost missed waits counted as lost and reported ($(grep -o 'missed [0-9]* I/O waits' "$d/blktrace.stderr" | head -n 1))"
+		pass "maxactive=1 ($s), 4 readers: $lost missed waits counted as lost and reported (on stderr at the first: $(grep -o 'missing I/O waits ([0-9]* so far' "$d/blktrace.stderr" | head -n 1))"
 	else
 		fail "maxactive=1 ($s): rc=$(get "$d" tracer_rc) lost=$lost nmissed=$(cat "$d/nmissed" 2>/dev/null) $(head -c 300 "$d/blktrace.stderr")"
 	fi
