@@ -18,11 +18,12 @@ CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 LIB_SRC := lib/event.c lib/reader.c lib/merge.c lib/pipesort.c lib/strbuf.c lib/output.c \
 	lib/format.c lib/acct.c lib/log.c lib/hist.c lib/readahead.c \
 	lib/frame.c lib/window.c lib/wallclock.c lib/protobuf.c lib/perfetto.c \
-	lib/schema.c lib/chttp.c lib/export.c lib/chexport.c
+	lib/schema.c lib/chttp.c lib/export.c lib/chexport.c lib/iowait.c
 LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB := lib/libblk.a
 
-KERNEL_SRC := kernel/fs.c kernel/relay.c kernel/tracefs.c kernel/util.c
+KERNEL_SRC := kernel/fs.c kernel/relay.c kernel/tracefs.c kernel/util.c kernel/ftrace.c \
+	kernel/waitjoin.c kernel/iowait.c kernel/iowait-src.c
 KERNEL_OBJ := $(KERNEL_SRC:.c=.o)
 TOOLS := blkparse blktrace blkiomon
 GEN := $(patsubst %.c,%,$(wildcard tests/gen/*.c))
@@ -40,17 +41,17 @@ $(LIB): $(LIB_OBJ)
 
 common.o: common.c
 
-blkparse: blkparse.o parse-run.o common.o $(COMPAT) $(LIB)
+blkparse: blkparse.o parse-run.o parse-iowait.o common.o $(COMPAT) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
 blkiomon: blkiomon.o mon-run.o common.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
-blktrace: blktrace.o net.o common.o $(KERNEL_OBJ) $(LIB)
+blktrace: blktrace.o trace-run.o net.o common.o $(KERNEL_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z) -lpthread
 
 # a static tracer for the test VM's initramfs
-blktrace.static: blktrace.o net.o common.o $(KERNEL_OBJ) $(LIB)
+blktrace.static: blktrace.o trace-run.o net.o common.o $(KERNEL_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -static -o $@ $^ $(LDLIBS_Z) -lpthread
 
 tests/gen/%: tests/gen/%.o $(LIB)
@@ -59,9 +60,16 @@ tests/gen/%: tests/gen/%.o $(LIB)
 tests/unit/test-%: tests/unit/test-%.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
+# unit tests of kernel/ code: the pure parts of the module they test
+tests/unit/test-ftrace: tests/unit/test-ftrace.o kernel/ftrace.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
+
+tests/unit/test-waitjoin: tests/unit/test-waitjoin.o kernel/waitjoin.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
+
 # ---- install ----
 # make install [PREFIX=/usr/local] [DESTDIR=...]: the programs in $(PREFIX)/bin (btrace is the
-# wrapper script), the man pages in $(PREFIX)/share/man/man1 and man8. 'make uninstall'
+# wrapper script), the man pages in $(PREFIX)/share/man/man1, man4 and man8. 'make uninstall'
 # removes exactly those files.
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -72,17 +80,21 @@ INSTALL_PROGS = blktrace blkparse blkiomon btt/btt iowatcher/iowatcher btreplay/
 INSTALL_SCRIPTS = btrace
 MAN1 = $(wildcard doc/*.1)
 MAN8 = $(wildcard doc/*.8)
+MAN4 = $(wildcard doc/*.4)
 
 .PHONY: install uninstall
 install: $(INSTALL_PROGS)
-	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man4 \
+		$(DESTDIR)$(MANDIR)/man8
 	$(INSTALL) -m 0755 $(INSTALL_PROGS) $(INSTALL_SCRIPTS) $(DESTDIR)$(BINDIR)/
 	$(INSTALL) -m 0644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -m 0644 $(MAN4) $(DESTDIR)$(MANDIR)/man4/
 	$(INSTALL) -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_PROGS) $(INSTALL_SCRIPTS))) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man4/,$(notdir $(MAN4))) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MAN8)))
 
 # ---- tests ----

@@ -125,6 +125,7 @@ static const struct option long_opts[] = {
 	{"version", no_argument, NULL, 'V'},
 	{"cgroup", no_argument, NULL, 1000},
 	{"cgroup-msgs", no_argument, NULL, 1000},
+	{"iowait", no_argument, NULL, 1002},
 	{"help", no_argument, NULL, 1001},
 	{NULL, 0, NULL, 0},
 };
@@ -156,6 +157,8 @@ static void usage(FILE *f)
 		"  -V, --version               print the version\n"
 		"      --cgroup                decode cgroup-tagged records as blkparse 1.3.0 does (1.2.0\n"
 		"                              hides cgroup-tagged messages and rejects tagged events)\n"
+		"      --iowait                print the I/O wait notes (blktrace --iowait) as lines of\n"
+		"                              their own\n"
 		"      --help                  this text\n");
 }
 
@@ -308,6 +311,9 @@ static void parse_args(int argc, char **argv, struct parse_opts *o)
 		case 1001:
 			usage(stdout);
 			exit(0);
+		case 1002:
+			o->iowait = 1;
+			break;
 		default:
 			usage(stderr);
 			exit(1);

@@ -12,11 +12,13 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "parse-iowait.h"
 #include "parse-run.h"
 #include "compat/classicmem.h"
 #include "compat/parse-model.h"
 #include "blk/acct.h"
 #include "blk/format.h"
+#include "blk/iowait.h"
 #include "blk/merge.h"
 #include "blk/output.h"
 #include "blk/pipesort.h"
@@ -55,6 +57,7 @@ struct parse_run {
 	enum blk_wall_kind wall_kind;
 	struct blk_fmt_ctx wall; /* only its wall-clock fields are used */
 	uint64_t hidden_cgroup; /* cgroup-tagged notes the classic tool hides */
+	struct parse_waits *waits; /* I/O wait notes (parse-iowait.h), NULL if not used */
 	uint64_t bad_cpu;
 	int have_drv_data;
 	int failed;
@@ -133,6 +136,12 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 		return d ? 0 : -ENOMEM;
 	}
 	blk_cmem_record(r->cmem, stream, ev, BLK_CMEM_NOTE);
+	if (blk_event_is_iowait(ev)) {
+		/* handed out in time order, rebased, with the events (parse-iowait.h) */
+		parse_waits_take(r->waits, ev);
+		blk_cmem_note_done(r->cmem);
+		return 1;
+	}
 	switch (a) {
 	case BLK_TN_ACTION(BLK_TN_PROCESS):
 		blk_acct_set_comm(r->acct, ev->pid, (const char *)ev->pdu, ev->pdu_len);
@@ -387,6 +396,7 @@ static int add_file_inputs(struct parse_run *r, struct blk_merge *m, int idx)
 		free(name);
 		return 0;
 	}
+	parse_waits_add_files(r->waits, dir, name);
 	if (!nonempty)
 		warning("all trace files of '%s' are empty (no events were recorded)", in);
 	free(dir);
@@ -438,6 +448,8 @@ static void run_file_mode(struct parse_run *r)
 		struct file_in *fi = owner;
 		struct blk_acct_dev *d = fi->d;
 
+		if (parse_waits_emit(r->waits, ev.time, r->genesis))
+			r->failed = 1;
 		blk_acct_seen(d, cpu);
 		ev.time -= r->genesis;
 		blk_cmem_handle(r->cmem, fi->stream, ev.time);
@@ -454,6 +466,8 @@ static void run_file_mode(struct parse_run *r)
 	}
 	if (ret < 0 && ret != -EIO)
 		die("%s", strerror(-ret));
+	if (!interrupted(r) && !r->failed && parse_waits_emit(r->waits, UINT64_MAX, r->genesis))
+		r->failed = 1;
 	if (ret > 0 && interrupted(r))
 		warning("interrupted: the rest of the input was not read (the summary covers the events before)");
 	for (unsigned int i = 0; i < blk_merge_nerrors(m); i++) {
@@ -520,6 +534,8 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 		if (ret <= 0)
 			break;
 		r->rebase = blk_pipesort_rebase(ps);
+		if (parse_waits_emit(r->waits, ev.time + r->rebase, r->rebase))
+			r->failed = 1;
 		d = blk_acct_dev(r->acct, ev.device, NULL);
 		if (!d)
 			die("out of memory");
@@ -532,6 +548,8 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 	}
 	if (ret < 0 && ret != -EIO)
 		die("%s", strerror(-ret));
+	if (!r->failed && parse_waits_emit(r->waits, UINT64_MAX, blk_pipesort_rebase(ps)))
+		r->failed = 1;
 	for (unsigned int i = 0; i < blk_acct_ndevs(r->acct); i++) {
 		struct blk_acct_dev *d = blk_acct_dev_at(r->acct, i);
 		uint64_t ranges, missing;
@@ -609,6 +627,16 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 		if (o.output && !r.text)
 			die("cannot create '%s': %s", o.output, strerror(errno));
 	}
+	{
+		struct parse_waits_opts wo = {.print = o.iowait && (o.act_mask & BLK_TC_NOTIFY),
+					      .text = r.text,
+					      .dump = r.dump,
+					      .batch = o.batch,
+					      .stop_start = o.stop_start,
+					      .stop_end = o.stop_end};
+
+		r.waits = parse_waits_new(&wo);
+	}
 	for (int i = 0; i < o.ninputs; i++)
 		if (is_pipe_input(o.inputs[i]))
 			pipe_in = i + 1;
@@ -660,6 +688,8 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 		warning("%%z may be early: the input is a merged trace (its events start at 0) and its first event has no process note to date it");
 		hint("%%z takes that event to be at the start of tracing; the per-CPU trace files give the exact time");
 	}
+	parse_waits_report(r.waits);
+	parse_waits_free(r.waits);
 	if (r.hidden_cgroup && !o.show_cgroup) {
 		warning("%llu cgroup-tagged message records were not shown (blkparse 1.2.0 hides them)",
 			(unsigned long long)r.hidden_cgroup);

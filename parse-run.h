@@ -39,6 +39,7 @@ struct parse_opts {
 	uint64_t stop_start, stop_end;
 	int verbose;
 	int show_cgroup; /* --cgroup-msgs */
+	int iowait; /* --iowait: print the I/O wait notes */
 	struct blk_format *fmt[256];
 	struct parse_arg *args; /* -i/-f/-F and the inputs, in command-line order */
 	int nargs;

@@ -25,6 +25,14 @@
 # any run (all runs issue the same I/Os).
 # Then per tracer and setting the means, and the ratios ours/reference.
 #
+# With --iowait: the cost of blktrace --iowait instead (ours only): null_blk completing each
+# I/O after --completion-us (irqmode=2, so that the readers sleep: each read is an I/O wait),
+# per vCPU --readers O_DIRECT 4 KiB readers; runs without --iowait, with --iowait=sched,
+# =kprobe and =module (kernel/iowait built against the VM kernel's headers and insmod'ed),
+# interleaved. Per configuration: the workload's IOPS and its loss against the runs without
+# --iowait, events and waits recorded, lost waits, the tracer's CPU (whole run, and I/O
+# phase per block event), and its I/O-phase CPU beyond the runs without --iowait per wait.
+#
 # options:
 #   --ios-per-job N     I/Os of each dd (default 100000: 2 vCPUs x 2 jobs = 400000 I/Os)
 #   --runs N            runs of each tracer and setting (default 2)
@@ -32,6 +40,8 @@
 #                       (reference tracer, default buffers), the one with more IOPS is used
 #   --smp N / --mem MB  VM size (default 2 / 1024)
 #   --keep DIR          keep every run's results (status, logs, trace files) under DIR
+#   --iowait            measure --iowait (see above), with --completion-us N (default 50)
+#                       and --readers N per vCPU (default 2); --ios-per-job is per reader
 #
 # Environment: OURS (default ./blktrace), REF (default /usr/sbin/blktrace).
 # Exit 0 done, 1 a run failed, 2 usage, 77 the VM cannot run here (tests/vm/prepare.sh).
@@ -46,7 +56,7 @@ usage() { sed -n '4,/^set -u/{/^set -u/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2; }
 
 OURS=${OURS:-./blktrace}
 REF=${REF:-/usr/sbin/blktrace}
-per_job=100000 runs=2 irqmode=auto smp=2 mem=1024 keep=
+per_job=100000 runs=2 irqmode=auto smp=2 mem=1024 keep= iowait=0 compl_us=50 readers=2
 while [ $# -gt 0 ]; do
 	case $1 in
 	--ios-per-job) per_job=${2:?}; shift 2 ;;
@@ -55,17 +65,20 @@ while [ $# -gt 0 ]; do
 	--smp) smp=${2:?}; shift 2 ;;
 	--mem) mem=${2:?}; shift 2 ;;
 	--keep) keep=${2:?}; shift 2 ;;
+	--iowait) iowait=1; shift ;;
+	--completion-us) compl_us=${2:?}; shift 2 ;;
+	--readers) readers=${2:?}; shift 2 ;;
 	-h | --help) usage ;;
 	*) echo "$prog: unknown option $1" >&2; usage ;;
 	esac
 done
-for v in "$per_job" "$runs" "$smp" "$mem"; do
+for v in "$per_job" "$runs" "$smp" "$mem" "$compl_us" "$readers"; do
 	[[ $v =~ ^[1-9][0-9]*$ ]] || { echo "$prog: not a positive number: $v" >&2; exit 2; }
 done
 case $irqmode in auto | 0 | 1) ;; *) echo "$prog: --irqmode must be auto, 0 or 1" >&2; exit 2 ;; esac
 
 [ -x "$OURS" ] || die "'$OURS' not found; run 'make blktrace' first"
-[ -x "$REF" ] || die "reference tracer '$REF' not installed (Debian package blktrace)"
+[ $iowait = 1 ] || [ -x "$REF" ] || die "reference tracer '$REF' not installed (Debian package blktrace)"
 command -v python3 >/dev/null || die "python3 is needed to count the trace records"
 
 "$top/tests/vm/prepare.sh" -q
@@ -84,7 +97,8 @@ if [ -n "$keep" ]; then
 fi
 
 # frozen copies: a rebuild of ./blktrace during the runs must not mix two binaries
-{ cp "$OURS" "$TMP/ours" && cp "$REF" "$TMP/ref"; } || die "cannot copy the tracers"
+cp "$OURS" "$TMP/ours" || die "cannot copy the tracer"
+[ $iowait = 1 ] || cp "$REF" "$TMP/ref" || die "cannot copy the reference tracer"
 
 # ---- the load (sourced by the VM's controller: busybox ash, $DEV, log, status, IOS, IOFAIL) ----
 cat >"$TMP/workload.sh" <<'EOF'
@@ -189,6 +203,114 @@ our_ticks() {
 	times >"$TMP/times"
 	OUR_TICKS=$(tail -n 1 "$TMP/times" | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += a[1] * 60 + a[2] } printf "%.0f", s * 100 }')
 }
+
+# ---- --iowait: its cost -----------------------------------------------------------------------------------
+if [ $iowait = 1 ]; then
+	eval "$("$top/tests/vm/prepare.sh" --env)"
+	ko=
+	if [ -n "${VM_KDIR:-}" ] && cp -r "$top/kernel/iowait" "$TMP/mod" &&
+		make -C "$TMP/mod" KDIR="$VM_KDIR" >"$TMP/mod.log" 2>&1; then
+		ko=$TMP/mod/blk_iowait.ko
+	else
+		echo "$prog: note: the module could not be built (no kernel headers?): no module runs" >&2
+	fi
+	cat >"$TMP/iw-workload.sh" <<'EOF'
+n=BENCH_PER_JOB
+ncpu=$(nproc)
+j=0 pids=''
+busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
+tticks() { sed 's/^.*) //' "/proc/$(cat /tmp/bt.pid)/stat" | awk '{ print $12 + $13 }'; }
+# start once the I/O wait instance records (when there is one)
+k=0
+while [ $k -lt 100 ] && [ -n "$(ls /sys/kernel/tracing/instances 2>/dev/null)" ] &&
+	! grep -qs "^1" /sys/kernel/tracing/instances/*/tracing_on; do
+	nap 50000
+	k=$((k + 1))
+done
+b0=$(busy) k0=$(tticks)
+t0=$(cut -d' ' -f1 /proc/uptime)
+while [ $j -lt $((ncpu * BENCH_READERS)) ]; do
+	dd if="$DEV" of=/dev/null bs=4096 count=$n skip=$((j * n)) iflag=direct 2>/tmp/bench-dd-r$j &
+	pids="$pids $!"
+	j=$((j + 1))
+done
+for p in $pids; do wait $p || IOFAIL=$((IOFAIL + 1)); done
+t1=$(cut -d' ' -f1 /proc/uptime)
+b1=$(busy) k1=$(tticks)
+status bench_busy_ticks $((b1 - b0))
+status bench_tracer_ticks $((k1 - k0))
+ios=$(cat /tmp/bench-dd-r* | sed -n 's/^\([0-9]*\)+\([0-9]*\) records in$/\1 \2/p' | awk '{ s += $1 + $2 } END { print s + 0 }')
+IOS=$((IOS + ios))
+status bench_ios "$ios"
+status bench_io_seconds "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
+EOF
+	sed -i "s/BENCH_PER_JOB/$per_job/; s/BENCH_READERS/$readers/" "$TMP/iw-workload.sh"
+	rows=$TMP/iw-rows.tsv
+	: >"$rows"
+	failed=0
+	cfgs="none sched kprobe"
+	[ -n "$ko" ] && cfgs="$cfgs module"
+	for r in $(seq 1 "$runs"); do
+		for c in $cfgs; do
+			dir=$TMP/runs/iw-$c-$r
+			mkdir -p "$dir"
+			args=(--device nullb --workload "$TMP/iw-workload.sh" --smp "$smp" --mem "$mem"
+				--nullb-params "nr_devices=1 irqmode=2 completion_nsec=$((compl_us * 1000))"
+				--tracer-cpu --timeout 900 --stop-timeout 60 --out-mb 512)
+			[ $c = module ] && args+=(--module "$ko")
+			targs=()
+			[ $c = none ] || targs=("--iowait=$c")
+			echo "$prog: --iowait $c, run $r ..." >&2
+			if ! "$top/tests/vm/run-trace.sh" "$TMP/ours" "$dir" "${args[@]}" -- "${targs[@]}" >"$dir/run-trace.log" 2>&1; then
+				echo "$prog: FAIL: $c run $r: $(tail -n 3 "$dir/run-trace.log")" >&2
+				failed=1
+				continue
+			fi
+			read -r events _ < <(python3 "$TMP/count.py" "$dir/trace")
+			waits=$(PYTHONPATH="$top/tests/gen" python3 -B -c '
+import glob, sys, blkrec
+print(sum(1 for p in glob.glob(sys.argv[1] + "/trace.iowait.blktrace.*")
+          for r in blkrec.records(open(p, "rb").read()) if blkrec.is_iowait(r)))' "$dir/trace")
+			lost=$(sed -n 's/^ *Total:.* waits (lost \([0-9]*\)).*$/\1/p' "$dir/blktrace.stdout")
+			read -r cu cs <<<"$(get "$dir" tracer_cpu_total)"
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$(get "$dir" bench_ios)" \
+				"$(get "$dir" bench_io_seconds)" "$events" "$waits" "${lost:--}" \
+				$((${cu:-0} + ${cs:-0})) "$(get "$dir" bench_tracer_ticks)" "$(get "$dir" tracer_rc)" >>"$rows"
+			if [ -n "$keep" ]; then
+				rm -rf "${keep:?}/iw-$c-$r" && cp -r "$dir" "$keep/iw-$c-$r"
+			fi
+			rm -rf "$dir"
+		done
+	done
+	[ -s "$rows" ] || die "no run succeeded"
+	echo
+	echo "blktrace --iowait on null_blk (irqmode=2, completion $compl_us us), $smp vCPUs, $((smp * readers)) O_DIRECT 4 KiB readers x $per_job reads"
+	echo "cpu_s: tracer user+sys, start to exit; io_us/ev: its I/O-phase CPU per block event; extra_us/wait:"
+	echo "its I/O-phase CPU beyond the mean of the runs without --iowait, per wait recorded"
+	awk -F'\t' '
+	{
+		k = $1; n[k]++; ios[k] += $2; sec[k] += $3; ev[k] += $4; w[k] += $5
+		lost[k] += ($6 == "-" ? 0 : $6); cpu[k] += $7; io[k] += $8
+		if (!(k in seen)) { seen[k] = 1; order[++nk] = k }
+		printf "run  %-7s iops %8.0f events %8d waits %7d lost %5s cpu_s %6.2f io_us/ev %6.2f exit %s\n",
+			k, ($3 > 0 ? $2 / $3 : 0), $4, $5, $6, $7 / 100, ($4 > 0 ? $8 * 1e4 / $4 : 0), $9
+	}
+	END {
+		print ""
+		base = ("none" in n && sec["none"] > 0) ? ios["none"] / sec["none"] : 0
+		bio = ("none" in n) ? io["none"] / n["none"] : 0
+		printf "%-8s %9s %8s %9s %8s %6s %7s %9s %13s\n", "source", "iops", "loss%", "events", "waits",
+			"lost", "cpu_s", "io_us/ev", "extra_us/wait"
+		for (i = 1; i <= nk; i++) {
+			k = order[i]; c = n[k]; iops = sec[k] > 0 ? ios[k] / sec[k] : 0
+			printf "%-8s %9.0f %8.2f %9.0f %8.0f %6.0f %7.2f %9.2f %13s\n", k, iops,
+				(base > 0 ? 100 * (base - iops) / base : 0), ev[k] / c, w[k] / c, lost[k] / c,
+				cpu[k] / c / 100, (ev[k] > 0 ? io[k] * 1e4 / ev[k] : 0),
+				(k == "none" || w[k] == 0) ? "-" : sprintf("%.2f", (io[k] / c - bio) * 1e4 / (w[k] / c))
+		}
+	}' "$rows"
+	exit $failed
+fi
 
 # ---- irqmode: the one with more IOPS --------------------------------------------------------------
 if [ "$irqmode" = auto ]; then

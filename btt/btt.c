@@ -23,6 +23,7 @@
 #include "report.h"
 #include "seek.h"
 #include "stats.h"
+#include "waits.h"
 
 int btt_init(struct btt *b)
 {
@@ -54,6 +55,7 @@ int btt_run(struct btt *b, iomodel_next_fn next, void *src, struct blk_event *ev
 	b->live = live_new(b);
 	b->iostat = iostat_new(b);
 	pfout_subscribe(b->pf, b->model);
+	b->waits = waits_new(b);
 	return iomodel_run(b->model, next, src, ev, progress, arg);
 }
 
@@ -91,11 +93,14 @@ int btt_report(struct btt *b)
 	prepare_seeks(b->stats);
 
 	avg_fp = open_out(b, "avg", &avg_name);
-	if (b->opts.percentiles != 2)
+	if (b->opts.percentiles != 2 && !b->opts.iowait_only)
 		report_print(b, avg_fp);
-	if (b->pct)
+	if (b->pct && !b->opts.iowait_only)
 		pct_print(b->pct, b, avg_fp);
-	if (b->opts.percentiles != 2) {
+	/* a trace with I/O waits: who waited (not in the classic report otherwise) */
+	if (waits_any(b->waits) || b->opts.iowait_only)
+		waits_print(b->waits, b, avg_fp);
+	if (b->opts.percentiles != 2 && !b->opts.iowait_only) {
 		dat_fp = b->opts.output ? open_out(b, "dat", &dat_name) : avg_fp;
 		ranges_print(b, dat_fp);
 		if (dat_fp != stdout)
@@ -123,6 +128,7 @@ int btt_report(struct btt *b)
 void btt_release(struct btt *b)
 {
 	pfout_free(b->pf);
+	waits_free(b->waits);
 	iostat_free(b->iostat);
 	live_free(b->live);
 	pct_free(b->pct);
@@ -135,6 +141,7 @@ void btt_release(struct btt *b)
 	iomodel_free(b->model);
 	devs_release(&b->devs);
 	b->pf = NULL;
+	b->waits = NULL;
 	b->iostat = NULL;
 	b->live = NULL;
 	b->pct = NULL;

@@ -46,6 +46,7 @@ struct btt_opts {
 	int do_active; /* -Z */
 	int percentiles; /* --percentiles (1) / --percentiles-only (2) */
 	const char *perfetto_name; /* --perfetto */
+	int iowait_only; /* --iowait-only: only the I/O wait section */
 };
 
 #define BTT_OPTS_INIT                                    \
@@ -63,6 +64,7 @@ struct extras;
 struct iostat;
 struct fpcount;
 struct pfout;
+struct waits;
 
 /**
  * struct btt - one run of btt
@@ -85,6 +87,7 @@ struct btt {
 	struct iostat *iostat;
 	struct fpcount *fp;
 	struct pfout *pf; /* --perfetto: opened by pfout_open() before btt_run() */
+	struct waits *waits;
 };
 
 /**

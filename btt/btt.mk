@@ -70,3 +70,8 @@ tests/unit/test-iomodel: tests/unit/test-iomodel.o $(BTT_MODEL_OBJ) $(LIB)
 tests/unit/test-export-out.o: CPPFLAGS += -Ibtt
 tests/unit/test-export-out: tests/unit/test-export-out.o btt/export-out.o $(BTT_MODEL_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
+
+# "I/O wait by process" through the model
+tests/unit/test-waits.o: CPPFLAGS += -Ibtt
+tests/unit/test-waits: tests/unit/test-waits.o btt/waits.o $(BTT_MODEL_OBJ) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)

@@ -29,7 +29,7 @@ struct cmdline {
 
 /* the fleet export (export-out.c) */
 enum { OPT_EXPORT = 320, OPT_HOST, OPT_CH_SCHEMA, OPT_CLUSTER, OPT_EXPORT_BATCH };
-enum { OPT_PERCENTILES = 256, OPT_PERCENTILES_ONLY };
+enum { OPT_PERCENTILES = 256, OPT_PERCENTILES_ONLY, OPT_IOWAIT_ONLY };
 enum { OPT_PERFETTO = 300 };
 
 static const struct option long_opts[] = {
@@ -70,6 +70,7 @@ static const struct option long_opts[] = {
 	{"percentiles", no_argument, NULL, OPT_PERCENTILES},
 	{"percentiles-only", no_argument, NULL, OPT_PERCENTILES_ONLY},
 	{"perfetto", required_argument, NULL, OPT_PERFETTO},
+	{"iowait-only", no_argument, NULL, OPT_IOWAIT_ONLY},
 	{NULL, 0, NULL, 0},
 };
 
@@ -114,6 +115,7 @@ static const char *const help[][3] = {
 	{"    --percentiles", "", "add Q2C/D2C/Q2D percentiles after the report"},
 	{"    --percentiles-only", "", "print only the percentiles"},
 	{"    --perfetto", "FILE", "every I/O on a Perfetto timeline in FILE (.gz: gzip)"},
+	{"    --iowait-only", "", "print only the I/O wait by process section"},
 };
 
 static void usage(FILE *fp)
@@ -299,6 +301,9 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 			break;
 		case OPT_PERFETTO:
 			o->perfetto_name = optarg;
+			break;
+		case OPT_IOWAIT_ONLY:
+			o->iowait_only = 1;
 			break;
 		case ':':
 			error("option '%s' needs a value", argv[optind - 1]);

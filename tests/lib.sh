@@ -127,6 +127,20 @@ wait_tracing() {
 	return 1
 }
 
+# What blktrace --iowait creates and must remove on every exit path (kernel/iowait.c): its
+# tracefs instances (instances/blktrace-iowait-PID), its kprobe events (blktrace_iowait_PID
+# groups), and the top-level state it must not touch (the events it enables in its own
+# instance, record-tgid). One line per item, for a before/after comparison.
+iowait_state() { # tracefs-dir
+	local e
+	echo "instances=$(ls "$1/instances" 2>/dev/null | grep '^blktrace-iowait-' | tr '\n' ' ')"
+	echo "kprobes=$(grep -c 'blktrace_iowait_' "$1/kprobe_events" 2>/dev/null)"
+	for e in sched/sched_switch sched/sched_waking block/block_bio_queue block/block_rq_complete; do
+		echo "$e=$(cat "$1/events/$e/enable" 2>/dev/null)"
+	done
+	echo "record-tgid=$(cat "$1/options/record-tgid" 2>/dev/null)"
+}
+
 # A never-used ring buffer reads "7 (expanded: 1408)": the kernel expands it for any
 # tracer, to a size it then shows rounded to whole pages (1410 on 6.18), and it cannot be
 # shrunk back. Expand it first, as any tracer would, so that "as found" can be compared.

@@ -6,6 +6,8 @@
  * in the classic record format (host order, per-device sequence numbers, process-name and
  * timestamp notes), counts what the kernel lost, and puts everything back as found.
  *
+ * The block backends (relay, tracefs) and the I/O wait backend share this interface.
+ *
  * Life cycle: open -> start -> read (one thread per CPU, each calling only with its own
  * CPU index) and tick (the controlling thread, about every 250 ms) -> stop -> read until
  * it returns 0 (drain) -> lost -> close. close() is the only call needed on every path
@@ -35,6 +37,10 @@ struct blk_backend_cfg {
 	unsigned int buf_kb, nbuf; /* buffer size (KiB) and count, as -b and -n give them */
 	int buf_default; /* neither -b nor -n given: the backend may size its buffers itself */
 	const char *debugfs; /* -r, or NULL: where to look for debugfs */
+	/* I/O wait backend only (--iowait): */
+	const char *iowait_source; /* "auto" (or NULL), "module", "kprobe", "sched" */
+	int iowait_all; /* sched source: keep the sleeps without an I/O in flight too */
+	unsigned int iowait_maxactive; /* kprobe source: kretprobe instances (0: 2 x CPUs) */
 };
 
 /* Where a backend delivers what it reads. */
@@ -87,6 +93,17 @@ struct blk_backend_ops {
 	 * Return 0 or the first -errno, with a message in @err.
 	 */
 	int (*close)(struct blk_backend *b, char *err, size_t len);
+	/*
+	 * 0: read() is called by one thread per CPU index, each pinned to its CPU. 1: by
+	 * one thread with index 0 only, which delivers the records of every CPU index.
+	 */
+	int one_reader;
+	/* What its records count, for the summary: NULL for "events" (else "waits"). */
+	const char *unit;
+	/* Optional: what it uses and why, to say once it is open (valid while @b lives). */
+	const char *(*describe)(struct blk_backend *b);
+	/* Optional: a line of its own for the end-of-run summary. Return 1 with @msg, or 0. */
+	int (*report)(struct blk_backend *b, char *msg, size_t len);
 };
 
 /* Every backend's handle starts with its ops. */
@@ -96,6 +113,18 @@ struct blk_backend {
 
 extern const struct blk_backend_ops blk_backend_relay;
 extern const struct blk_backend_ops blk_backend_tracefs;
+
+/*
+ * A second kind of backend: the I/O waits of the tasks (blktrace --iowait), beside a block
+ * backend. It reads cfg->devs only to know their I/O (the sched source keeps the sleeps of
+ * tasks with an I/O in flight on them); its records are I/O wait notes (trace.h), all
+ * delivered as device 0 (its own output stream, NAME.iowait), one stream per CPU index, by
+ * one reader (one_reader). lost() counts on (0, k): the CPU's ring buffer overruns, plus on
+ * index 0 the waits its probes missed (kretprobe maxactive). Its open() says in describe()
+ * which source it uses (the blk_iowait module's tracepoints, else tracefs kprobe events,
+ * else the scheduler tracepoints) and why the better ones are not available.
+ */
+extern const struct blk_backend_ops blk_backend_iowait;
 
 /* How far behind "now" a CPU may still deliver records after it read nothing (ns). */
 #define BLK_BACKEND_SLACK_NS 20000000ull

@@ -90,6 +90,14 @@ int blk_tfs_close(struct blk_tfs *t);
 int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wait_ms, char *msg,
 		 size_t len);
 
+/*
+ * blk_iowait_kill() - blktrace -k for the I/O wait backend: turn off the tracefs
+ * instances of running tracers (they notice, end and remove them), remove those and the
+ * kprobe events of tracers that are gone (killed with SIGKILL).
+ * Return: 0 if there was nothing, 1 with a message in @msg, or -errno with the reason.
+ */
+int blk_iowait_kill(const char *tracefs, char *msg, size_t len);
+
 /* What blk_tfs_close() restores, for messages: "current_tracer=nop, ...". */
 const char *blk_tfs_saved(const struct blk_tfs *t);
 

@@ -123,6 +123,79 @@ enum blk_tn {
 };
 #define BLK_TN_ACTION(code) (BLK_TC_ACT(BLK_TC_NOTIFY) | (code))
 
+/*
+ * I/O wait note (blktrace-ng's own, not written by any kernel): one interval a task spent
+ * blocked waiting for I/O, recorded by blktrace --iowait. A version-7 notify record:
+ *
+ *   magic|7, sequence 0, time = when the wait ENDED (trace clock, ns, as the block records),
+ *   sector 0, bytes 0, action = BLK_TN_ACTION(BLK_TN_IOWAIT), pid = the waiting thread (tid),
+ *   device = the trace's first device, cpu = the CPU the task went on running on, error 0,
+ *   pdu_len = sizeof(struct blk_iowait_pdu), then the payload below.
+ *
+ * The classic tools skip notify records whose code they do not know (blkparse 1.2.0 and
+ * 1.3.0 in file and pipe mode, btt 2.09, blkiomon: checked by tests/e2e/t0545). The tracer
+ * writes these records to their own per-CPU files, NAME.iowait.blktrace.CPU beside
+ * NAME.blktrace.CPU (which the classic tools never open), and in-band into the -o - stream;
+ * blkparse -d carries them into the merged file, their time rebased like the events'.
+ *
+ * The payload is in the byte order of the host that wrote it (its magic tells which); the
+ * version changes only if the meaning of a field changes: new fields are appended, @len
+ * grows, and readers ignore what follows the fields they know.
+ */
+#define BLK_TN_IOWAIT 0x40
+#define BLK_IOWAIT_MAGIC 0x54574f49u /* "IOWT" on a little-endian host */
+#define BLK_IOWAIT_VERSION 1
+
+/* Where a wait was measured. */
+enum blk_iowait_source {
+	BLK_IOWAIT_SRC_UNKNOWN = 0,
+	BLK_IOWAIT_SRC_MODULE = 1, /* kernel/iowait module: kretprobes on io_schedule & co */
+	BLK_IOWAIT_SRC_KPROBE = 2, /* tracefs kprobe events on the same functions */
+	BLK_IOWAIT_SRC_SCHED = 3, /* sched_switch (state D) to sched_waking: any D sleep */
+};
+
+enum blk_iowait_flags {
+	/* the task had an I/O on a traced device in flight when the wait began */
+	BLK_IOWAIT_F_IO = 1 << 0,
+	/* ... and that was checked (sched source); without it, nothing is known either way */
+	BLK_IOWAIT_F_IO_CHECKED = 1 << 1,
+	/* tgid not known (the task had ended before it was looked up): tgid is the tid */
+	BLK_IOWAIT_F_TGID_UNKNOWN = 1 << 2,
+};
+
+/* The kernel function the task waited in (module and kprobe sources). */
+enum blk_iowait_func {
+	BLK_IOWAIT_FN_UNKNOWN = 0,
+	BLK_IOWAIT_FN_IO_SCHEDULE = 1,
+	BLK_IOWAIT_FN_IO_SCHEDULE_TIMEOUT = 2,
+	BLK_IOWAIT_FN_BLK_IO_SCHEDULE = 3,
+};
+
+struct blk_iowait_pdu {
+	uint32_t magic; /* BLK_IOWAIT_MAGIC, in the writer's byte order */
+	uint16_t version; /* BLK_IOWAIT_VERSION */
+	uint16_t len; /* bytes of payload the writer filled (>= 64) */
+	uint64_t duration; /* ns: the wait began at the record's time minus this */
+	uint64_t rebase; /* ns subtracted from the record's time by blkparse -d (0 as recorded) */
+	uint32_t tgid; /* process */
+	uint32_t tid; /* thread (also the record's pid) */
+	uint32_t io_dev; /* with BLK_IOWAIT_F_IO: that I/O's device (record encoding), else 0 */
+	int32_t waker_cpu; /* the CPU that woke the task, -1 if not known */
+	int32_t sleep_cpu; /* the CPU the wait began on, -1 if not known */
+	uint8_t source; /* enum blk_iowait_source */
+	uint8_t flags; /* enum blk_iowait_flags */
+	uint8_t func; /* enum blk_iowait_func */
+	uint8_t reserved; /* 0 */
+	char comm[16]; /* task name, NUL padded */
+};
+_Static_assert(sizeof(struct blk_iowait_pdu) == 64, "iowait payload is 64 bytes");
+_Static_assert(offsetof(struct blk_iowait_pdu, duration) == 8, "iowait duration at 8");
+_Static_assert(offsetof(struct blk_iowait_pdu, rebase) == 16, "iowait rebase at 16");
+_Static_assert(offsetof(struct blk_iowait_pdu, tgid) == 24, "iowait tgid at 24");
+_Static_assert(offsetof(struct blk_iowait_pdu, waker_cpu) == 36, "iowait waker_cpu at 36");
+_Static_assert(offsetof(struct blk_iowait_pdu, source) == 44, "iowait source at 44");
+_Static_assert(offsetof(struct blk_iowait_pdu, comm) == 48, "iowait comm at 48");
+
 /* Remap payload (big-endian on disk). */
 struct blk_io_trace_remap {
 	uint32_t device_from;

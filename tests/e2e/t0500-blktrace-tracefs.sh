@@ -14,6 +14,7 @@ state() {
 	done
 	echo "buffer_size_kb=$(cat "$T/buffer_size_kb")"
 	echo "enable=$(cat /sys/block/$name/trace/enable)"
+	iowait_state "$T"
 }
 
 before=$(state)

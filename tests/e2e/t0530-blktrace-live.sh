@@ -17,6 +17,7 @@ state() {
 	for f in enable act_mask start_lba end_lba pid; do
 		echo "$f=$(cat /sys/block/$name/trace/$f)"
 	done
+	iowait_state "$T"
 }
 before=$(state)
 same_state() { [ "$before" = "$(state)" ]; }

@@ -40,7 +40,7 @@ esac
 CFLAGS_FUZZ="-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Iinclude -I. -Itests/fuzz"
 lib_src="lib/*.c common.c"
 declare -A target_src=(
-	[parse]="tests/fuzz/fuzz-parse.c parse-run.c compat/*.c"
+	[parse]="tests/fuzz/fuzz-parse.c parse-run.c parse-iowait.c compat/*.c"
 	[format]="tests/fuzz/fuzz-format.c"
 	[iomon]="tests/fuzz/fuzz-iomon.c mon-run.c"
 	[btt]="tests/fuzz/fuzz-btt.c $(ls btt/*.c | grep -v '^btt/main\.c$' | tr '\n' ' ')"

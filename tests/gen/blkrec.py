@@ -214,6 +214,55 @@ def set_field(buf, off, name, value):
     struct.pack_into(e + code, buf, off + o, value)
 
 
+# ---- I/O wait notes (include/blk/trace.h: BLK_TN_IOWAIT, struct blk_iowait_pdu) ----
+TN_IOWAIT = 0x40
+IOWAIT_ACTION = NOTIFY | TN_IOWAIT
+IOWAIT_MAGIC = 0x54574f49
+IOWAIT_PDU = '{}IHHQQIIIiiBBBB16s'  # magic version len duration rebase tgid tid io_dev
+#                                    waker_cpu sleep_cpu source flags func reserved comm
+IOWAIT_SOURCES = {1: 'module', 2: 'kprobe', 3: 'sched'}
+IOWAIT_F_IO, IOWAIT_F_IO_CHECKED, IOWAIT_F_TGID_UNKNOWN = 1, 2, 4
+
+Wait = collections.namedtuple(
+    'Wait', 'end duration start rebase tgid tid device io_dev cpu waker_cpu sleep_cpu '
+    'source flags func comm')
+
+
+def iowait_pdu(duration, tgid, tid, comm, io_dev=0, waker_cpu=-1, sleep_cpu=-1, source=3,
+               flags=0, func=0, rebase=0, endian='<'):
+    return struct.pack(IOWAIT_PDU.format(endian), IOWAIT_MAGIC, 1, 64, duration, rebase,
+                       tgid, tid, io_dev, waker_cpu, sleep_cpu, source, flags, func, 0,
+                       comm.encode()[:16])
+
+
+def iowait_rec(version, endian, end, duration, tgid, tid, comm, dev, cpu, **kw):
+    """A whole I/O wait note (record + payload) in byte order @endian."""
+    return encode(version, endian, 0, end, 0, 0, IOWAIT_ACTION, tid, dev, cpu,
+                  iowait_pdu(duration, tgid, tid, comm, endian=endian, **kw))
+
+
+def is_iowait(r):
+    return r.action & 0xffffffff == IOWAIT_ACTION
+
+
+def iowait(r):
+    """The Wait of Record @r (an I/O wait note), decoded independently of the C library."""
+    for e in '<>':
+        f = struct.unpack_from(IOWAIT_PDU.format(e), r.pdu, 0)
+        if f[0] == IOWAIT_MAGIC:
+            break
+    else:
+        raise ValueError('bad I/O wait payload magic at offset %d' % r.offset)
+    (_, version, plen, duration, rebase, tgid, tid, io_dev, waker, sleep, source, flags,
+     func, _, comm) = f
+    if version != 1 or plen < 64:
+        raise ValueError('I/O wait payload version %d len %d at offset %d'
+                         % (version, plen, r.offset))
+    return Wait(r.time, duration, r.time - duration, rebase, tgid, tid, r.device, io_dev,
+                r.cpu, waker, sleep, IOWAIT_SOURCES.get(source, 'unknown'), flags, func,
+                comm.rstrip(b'\0').decode(errors='replace'))
+
+
 USAGE = '''usage: blkrec.py bounds FILE
            the offset of every record of the trace FILE, one a line, then its end
        blkrec.py poke FILE OFFSET FIELD VALUE

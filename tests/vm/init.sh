@@ -73,7 +73,10 @@ while read -r mod params; do
 	[ -z "$mod" ] && continue
 	case $mod in \#*) continue ;; esac
 	# shellcheck disable=SC2086
-	insmod "/lib/modules/$mod.ko" $params || log "insmod $mod $params failed"
+	if insmod "/lib/modules/$mod.ko" $params; then status "insmod_$mod" ok; else
+		status "insmod_$mod" failed
+		log "insmod $mod $params failed"
+	fi
 done </etc/modules.load
 
 # ---- disks ------------------------------------------------------------------------------------
@@ -270,6 +273,12 @@ echo $rc >/out/blktrace.rc
 status tracer_rc $rc
 log "blktrace exit status $rc ($(sed -n 's/^tracer_stop=//p' /out/status))"
 cat /out/blktrace.stdout /out/blktrace.stderr
+
+# run-trace --post: what the test wants done once the tracer has exited
+if [ -f /etc/post.sh ]; then
+	log "post script"
+	. /etc/post.sh >>/out/post.log 2>&1
+fi
 
 # the tracer must have torn its trace down; if not, blktrace -k does it
 if traced; then

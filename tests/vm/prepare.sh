@@ -5,11 +5,14 @@
 #   tests/vm/prepare.sh [-q | --env]
 #
 #   -q     print nothing but errors and skip reasons
-#   --env  print only the shell assignments (VM_KVER, VM_VMLINUZ, VM_MODDIR, VM_BUSYBOX, VM_QEMU...)
+#   --env  print only the shell assignments (VM_KVER, VM_VMLINUZ, VM_MODDIR, VM_BUSYBOX, VM_QEMU,
+#          VM_KDIR: the kernel's headers for building modules, empty if they could not be had...)
 #
 # Installs what is missing of qemu-system-x86, busybox-static, cpio, xz-utils and kmod (as root,
 # through tests/deps.sh, which installs the project's package list). Finds the kernel package that linux-image-amd64 depends on, downloads
-# exactly that package, extracts it into $VM_CACHE/kernel/PKG/ and runs depmod there.
+# exactly that package, extracts it into $VM_CACHE/kernel/PKG/ and runs depmod there; its
+# linux-headers (with the -common and linux-kbuild packages it depends on) into
+# $VM_CACHE/headers/KVER/ unless the installed linux-headers-amd64 (tests/packages.txt) has them.
 # Writes $VM_CACHE/env.sh (the same assignments as --env) and prints the paths.
 #
 # Exit 0: ready. Exit 77: cannot be made ready here (not root with things missing, package not
@@ -135,6 +138,55 @@ VMLINUZ=$kdir/boot/vmlinuz-$kver
 MODDIR=$kdir/lib/modules/$kver
 [ -f "$VMLINUZ" ] && [ -f "$MODDIR/modules.dep" ] || die "cached kernel in $kdir is incomplete (remove it and re-run)"
 
+# ---- the kernel's headers, to build kernel/iowait against it -------------------------------
+# tests/packages.txt has linux-headers-amd64, which depends on the headers of the kernel
+# linux-image-amd64 names: installed (tests/deps.sh), they are /usr/src/linux-headers-KVER.
+# Otherwise (apt's lists moved on since, or not root to install them): linux-headers-KVER
+# depends on linux-headers-KVER-common (the headers proper) and linux-kbuild-X.Y (fixdep,
+# modpost): all three are downloaded and unpacked into one tree, where the relative links
+# between them resolve. Best effort: without them only the module tests skip.
+hdir=$VM_CACHE/headers/$kver
+KDIR=
+if [ ! -f "/usr/src/linux-headers-$kver/Makefile" ] && [ $is_root = 1 ] &&
+	! dpkg-query -W -f='${Status}' linux-headers-amd64 2>/dev/null | grep -q 'ok installed'; then
+	log "installing linux-headers-amd64 (tests/packages.txt)"
+	"$(dirname "${BASH_SOURCE[0]}")/../deps.sh" >/tmp/prepare-apt.$$.log 2>&1 ||
+		{ tail -n 3 /tmp/prepare-apt.$$.log >&2; log "note: tests/deps.sh failed; downloading the headers instead"; }
+	rm -f /tmp/prepare-apt.$$.log
+fi
+if [ -f "/usr/src/linux-headers-$kver/Makefile" ]; then
+	KDIR=/usr/src/linux-headers-$kver
+elif [ ! -f "$hdir/.ready" ]; then
+	hpkgs=$(apt-cache depends "linux-headers-$kver" 2>/dev/null |
+		sed -n 's/^ *Depends: *\(linux-headers-[^ ]*-common\|linux-kbuild-[^ ]*\) *$/\1/p')
+	if [ -n "$hpkgs" ] && { [ -w "$VM_CACHE" ] || mkdir -p "$VM_CACHE" 2>/dev/null; }; then
+		tmp=$VM_CACHE/tmp-h.$$
+		rm -rf "$tmp" "$hdir"
+		mkdir -p "$tmp/root" "$VM_CACHE/headers"
+		log "downloading linux-headers-$kver $(echo $hpkgs)"
+		ok=1
+		for p in "linux-headers-$kver" $hpkgs; do
+			(cd "$tmp" && apt-get download -qq "$p" >>dl.log 2>&1) || { ok=0; break; }
+		done
+		for deb in "$tmp"/*.deb; do
+			[ $ok = 1 ] && [ -f "$deb" ] || break
+			dpkg-deb -x "$deb" "$tmp/root" || ok=0
+		done
+		if [ $ok = 1 ] && [ -f "$tmp/root/usr/src/linux-headers-$kver/Makefile" ]; then
+			# its Makefile includes the -common one by absolute path: point it here
+			sed -i "s|^include /usr/src/|include $hdir/usr/src/|" \
+				"$tmp/root/usr/src/linux-headers-$kver/Makefile"
+			mv "$tmp/root" "$hdir"
+			touch "$hdir/.ready"
+		else
+			tail -n 3 "$tmp/dl.log" 2>/dev/null >&2
+			log "note: the kernel headers could not be had; the module tests will skip"
+		fi
+		rm -rf "$tmp" # the .debs are not kept
+	fi
+fi
+[ -z "$KDIR" ] && [ -f "$hdir/.ready" ] && KDIR=$hdir/usr/src/linux-headers-$kver
+
 envtext=$(cat <<EOF
 # written by tests/vm/prepare.sh
 VM_KERNEL_PKG='$pkg'
@@ -144,6 +196,7 @@ VM_VMLINUZ='$VMLINUZ'
 VM_MODDIR='$MODDIR'
 VM_BUSYBOX='/bin/busybox'
 VM_QEMU='$QEMU'
+VM_KDIR='$KDIR'
 EOF
 )
 # env.sh for other callers: best effort (a read-only ready cache is fine, see --env)
@@ -162,6 +215,7 @@ if [ $quiet = 0 ]; then
 	echo "modules: $MODDIR"
 	echo "busybox: /bin/busybox"
 	echo "qemu: $QEMU ($("$QEMU" --version | head -n 1))"
+	echo "kernel headers (KDIR): ${KDIR:-none}"
 	echo "env: $VM_CACHE/env.sh"
 fi
 exit 0

@@ -22,6 +22,10 @@
 #                           SIGINT) and tracer_cpu_total (up to its exit), "UTIME STIME" in clock
 #                           ticks of clk_tck (100) per second, all threads
 #   --out-mb MB             size of the raw output disk the results are tarred onto (default 256)
+#   --module FILE.ko        also insmod this module (built out of tree) after the others, with
+#                           --module-params "..." (e.g. "maxactive=1")
+#   --post FILE             a shell file the VM sources after the tracer has exited (and before
+#                           the results are packed): e.g. rmmod and checks of what is left
 #
 # In the VM: blktrace -d DEV -o trace -D /out/trace [extra args] &, workload, kill -INT, wait.
 # OUTDIR receives: console.log (serial console), trace/ (trace.blktrace.N), expected.txt
@@ -41,7 +45,7 @@ usage() { sed -n '2,/^set -u/{/^set -u/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2; }
 tracer=$1 outdir=$2
 shift 2
 device=nullb workload=dio timeout=120 settle=1 stop_timeout=20 mem=1024 smp=2 keep=0
-tracer_cpu=0 out_mb=256
+tracer_cpu=0 out_mb=256 extra_mod= extra_mod_params= post_file=
 nullb_params="nr_devices=1 irqmode=1"
 extra=()
 while [ $# -gt 0 ]; do
@@ -57,6 +61,9 @@ while [ $# -gt 0 ]; do
 	--keep) keep=1; shift ;;
 	--tracer-cpu) tracer_cpu=1; shift ;;
 	--out-mb) out_mb=${2:?}; shift 2 ;;
+	--module) extra_mod=${2:?}; shift 2 ;;
+	--module-params) extra_mod_params=${2?}; shift 2 ;;
+	--post) post_file=${2:?}; shift 2 ;;
 	--) shift; extra=("$@"); break ;;
 	-h | --help) usage ;;
 	*) echo "$prog: unknown option $1" >&2; usage ;;
@@ -68,6 +75,15 @@ for v in "$timeout" "$stop_timeout" "$mem" "$smp" "$out_mb"; do
 done
 [[ $settle =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "$prog: --settle: not a number: $settle" >&2; exit 2; }
 [[ $nullb_params =~ ^[A-Za-z0-9_=,\ .-]*$ ]] || { echo "$prog: bad --nullb-params" >&2; exit 2; }
+[[ $extra_mod_params =~ ^[A-Za-z0-9_=,\ .-]*$ ]] || { echo "$prog: bad --module-params" >&2; exit 2; }
+if [ -n "$extra_mod" ]; then
+	[ -f "$extra_mod" ] || { echo "$prog: --module: no file $extra_mod" >&2; exit 2; }
+	extra_mod=$(readlink -f "$extra_mod")
+fi
+if [ -n "$post_file" ]; then
+	[ -f "$post_file" ] || { echo "$prog: --post: no file $post_file" >&2; exit 2; }
+	post_file=$(readlink -f "$post_file")
+fi
 workload_file=
 case $workload in
 dio | dio-sizes | idle) ;;
@@ -161,6 +177,11 @@ if [ $device = nullb ]; then
 	add_module configfs
 	add_module null_blk "$nullb_params"
 fi
+if [ -n "$extra_mod" ]; then
+	m=$(basename "$extra_mod" .ko)
+	cp "$extra_mod" "$root/lib/modules/$m.ko"
+	echo "$m $extra_mod_params" >>"$root/etc/modules.load"
+fi
 
 {
 	echo "DEVICE_KIND=$device"
@@ -176,6 +197,7 @@ for a in "${extra[@]}"; do
 	printf '%s\n' "$a" >>"$root/etc/tracer-args"
 done
 [ -n "$workload_file" ] && cp "$workload_file" "$root/etc/workload.sh"
+[ -n "$post_file" ] && cp "$post_file" "$root/etc/post.sh"
 
 (cd "$root" && find . | cpio -o -H newc -R 0:0 --quiet) >"$work/initrd.cpio" || die "cpio failed"
 

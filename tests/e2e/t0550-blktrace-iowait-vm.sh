@@ -1,0 +1,225 @@
+#!/bin/bash
+# blktrace --iowait on a kernel with kprobes and modules: Debian's stock 6.1 in qemu
+# (tests/vm/), a null_blk disk completing every I/O after exactly 200 us (irqmode=2,
+# completion_nsec=200000). The blk_iowait module (kernel/iowait, built here against that
+# kernel's Debian linux-headers) loaded with insmod: N direct reads give N waits, each of
+# the task that queued the read, overlapping it, at least 200 us long; its tracepoint's
+# format has the kernel-track-event fields with the required types; rmmod leaves no probe.
+# The same with the tracefs kprobe source (module not loaded): its kprobe events are gone
+# after the run (SIGINT, and -w ending it). With maxactive=1 (the module's, and --iowait-maxactive=1) and several
+# concurrent readers, the missed waits are counted and reported as lost. btt's "I/O wait by
+# process" section on the module and kprobe traces: the readers' waits, their I/Os' D2C at
+# least 2 ms, every number as recomputed from blkparse --iowait.
+. "$(dirname "$0")/../lib.sh"
+
+vm="$TOP/tests/vm"
+IW="python3 -B $TOP/tests/gen/iowait.py"
+IWB="python3 -B $TOP/tests/gen/iowait-btt.py"
+N=24
+skip_under_valgrind "the I/O wait sources in a VM" "the tracer runs natively in the VM; the plain and ASan runs run it"
+if ! is_root; then
+	skip "I/O wait sources in a VM (needs root to install qemu and the kernel image)"
+	exit 0
+fi
+vm_lock
+prep=$("$vm/prepare.sh" -q 2>&1)
+rc=$?
+if [ $rc = 77 ]; then
+	skip "I/O wait sources in a VM ($(echo "$prep" | tail -n 1))"
+	exit 0
+elif [ $rc != 0 ]; then
+	fail "I/O wait sources in a VM: tests/vm/prepare.sh failed: $(echo "$prep" | tail -n 3 | tr '\n' ' ')"
+	exit 0
+fi
+eval "$("$vm/prepare.sh" --env)"
+w="$OUT/vm-iowait"
+rm -rf "$w"
+mkdir -p "$w"
+
+# the module, built against the VM kernel's headers
+ko=
+if [ -z "${VM_KDIR:-}" ]; then
+	skip "the blk_iowait module in the VM (the kernel's linux-headers could not be had: see tests/vm/prepare.sh)"
+else
+	rm -rf "$w/mod"
+	cp -r "$TOP/kernel/iowait" "$w/mod"
+	if make -C "$w/mod" KDIR="$VM_KDIR" >"$w/mod.log" 2>&1 && [ -f "$w/mod/blk_iowait.ko" ]; then
+		ko="$w/mod/blk_iowait.ko"
+		if grep -qE "warning|error" "$w/mod.log"; then
+			fail "make -C kernel/iowait KDIR=... : warnings: $(grep -E 'warning|error' "$w/mod.log" | head -n 3 | tr '\n' ' ')"
+		else
+			pass "make -C kernel/iowait KDIR=$VM_KDIR: blk_iowait.ko built without a warning"
+		fi
+	else
+		fail "building the module: $(tail -n 5 "$w/mod.log" | tr '\n' ' ')"
+	fi
+fi
+
+# 2 ms: under TCG a task may take more than 200 us from submitting a bio to sleeping, and
+# an I/O done by then is no wait at all
+COMPL=2000000
+NULLB="nr_devices=1 irqmode=2 completion_nsec=$COMPL"
+# the workload starts once the I/O wait instance records (setting up kprobes takes a while)
+ON='n=0; while [ $n -lt 200 ] && ! grep -qs "^1" /sys/kernel/tracing/instances/blktrace-iowait-*/tracing_on; do nap 50000; n=$((n + 1)); done'
+
+cat >"$w/reads.sh" <<WL
+$ON
+cat /sys/kernel/tracing/events/blk_iowait/iowait/format >/out/iowait.format 2>/dev/null
+i=0
+while [ \$i -lt $N ]; do io_read \$((i * 8192 + 4096)) 4096; i=\$((i + 1)); done
+WL
+# several readers at once: more tasks waiting than maxactive=1
+{
+echo "$ON"
+cat <<'WL'
+for r in 0 1 2 3; do
+	(i=0; while [ $i -lt 30 ]; do dd if="$DEV" of=/dev/null bs=4096 count=1 skip=$((r * 1000 + i)) iflag=direct 2>/dev/null; i=$((i + 1)); done) &
+done
+wait
+WL
+} >"$w/concurrent.sh"
+cat >"$w/post.sh" <<'WL'
+T=/sys/kernel/tracing
+cat /sys/module/blk_iowait/parameters/nmissed >/out/nmissed 2>/dev/null
+cat /sys/module/blk_iowait/parameters/functions >/out/functions 2>/dev/null
+if [ -d /sys/module/blk_iowait ]; then
+	rmmod blk_iowait
+	echo "rmmod $?" >/out/rmmod
+fi
+ls $T/instances >/out/instances.after
+cat $T/kprobe_events >/out/kprobe_events.after
+cat /sys/kernel/debug/kprobes/list >/out/kprobes.after 2>&1
+ls $T/events | grep -c blk_iowait >/out/events.after
+WL
+
+run() { # label outdir run-trace-args...
+	local label=$1 d=$2
+	shift 2
+	rm -rf "$d"
+	"$vm/run-trace.sh" "$TOP/blktrace" "$d" --device nullb --nullb-params "$NULLB" --post "$w/post.sh" "$@" >"$d.log" 2>&1
+}
+get() { sed -n "s/^$2=//p" "$1/status" 2>/dev/null | tail -n 1; }
+# btt on a run's trace: each read is a dd of its own (io_read), so the dd rows: their waits
+# (at least the reads matched), each dd's mean D2C at least the 2 ms completion time (a wait
+# may be shorter: under TCG a task can take over a millisecond from its Q to sleeping); the
+# whole section as recomputed from blkparse --iowait (tests/gen/iowait-btt.py)
+btt_check() { # label outdir source matched-reads
+	local d=$2 n d2c r
+	(cd "$d/trace" && "$BLKPARSE" -i trace -d "$d/merged.bin" -O >/dev/null 2>&1 &&
+		"$BLKPARSE" -i trace --iowait >"$d/bp-iw.txt" 2>/dev/null)
+	"$TOP/btt/btt" -i "$d/merged.bin" --iowait-only >"$d/btt-iw.txt" 2>&1
+	read -r n d2c < <(awk '$3 == "|" && $4 ~ /^[0-9]+$/ && $1 ~ /^[0-9]+$/ { dd = ($2 == "dd"); if (dd) n += $4 }
+		dd && / I\/Os  Q2C avg / { v = $NF * 1e9; if (!k++ || v < m) m = v } END { printf "%d %.0f\n", n, m }' "$d/btt-iw.txt")
+	if r=$($IWB "$d/bp-iw.txt" "$d/btt-iw.txt" 2>&1) && [ "${n:-0}" -ge "$4" ] &&
+		[ "${d2c:-0}" -ge $COMPL ] && grep -q "^Waits from: $3$" "$d/btt-iw.txt"; then
+		pass "$1: btt --iowait-only: $n waits of the dd processes, their I/Os' least mean D2C $d2c ns >= the 2 ms completion time; $r"
+	else
+		fail "$1: btt's I/O wait section: $n waits of dd (want >= $4), least D2C $d2c ns (want >= $COMPL), source $3: $r $(head -c 300 "$d/btt-iw.txt")"
+	fi
+}
+
+# the state a run must leave: no instance of ours, no kprobe event or kprobe, module gone
+clean_after() { # outdir
+	! grep -q blktrace-iowait "$1/instances.after" && [ ! -s "$1/kprobe_events.after" ] &&
+		! grep -qE "io_schedule|blk_io_schedule" "$1/kprobes.after" && [ "$(cat "$1/events.after")" = 0 ]
+}
+
+# 1. the module source
+if [ -n "$ko" ]; then
+	d="$w/module"
+	if run "module" "$d" --module "$ko" --workload "$w/reads.sh" -- --iowait; then
+		read -r _ reads _ own _ m _ long _ nw _ src < <($IW match "$d/trace" trace $COMPL)
+		if [ "$(get "$d" insmod_blk_iowait)" = ok ] && [ "$(get "$d" tracer_rc)" = 0 ] &&
+			grep -q "the blk_iowait module's tracepoints" "$d/blktrace.stderr" && [ "$src" = module ]; then
+			pass "module source: insmod in the VM, the tracer uses it and says so: $(grep -o 'I/O waits: [^(]*' "$d/blktrace.stderr")"
+		else
+			fail "module source: insmod=$(get "$d" insmod_blk_iowait) rc=$(get "$d" tracer_rc) sources=$src $(head -c 300 "$d/blktrace.stderr")"
+		fi
+		if [ "$reads" = $N ] && [ "$own" -le $((N / 4)) ] && [ "$m" = $((N - own)) ] && [ "$long" = "$m" ]; then
+			pass "module source: of $N direct reads, the $m its task waited for ($own completed under TCG before the task could sleep: no wait) each matched by a wait of that task that ends after the completion and at least the 2 ms completion time after the queueing ($nw waits in all)"
+		else
+			fail "module source: reads=$reads own=$own matched=$m long=$long waits=$nw (want $N reads, each matched unless completed in its own context)"
+		fi
+		btt_check "module source" "$d" module "${m:-$N}"
+		if grep -qE "^  Total: +[0-9]+ waits \(lost 0\)" "$d/blktrace.stdout"; then
+			pass "module source: no wait lost: $(grep -A4 iowait "$d/blktrace.stdout" | grep Total | tr -s ' ')"
+		else
+			fail "module source: summary $(tr '\n' ' ' <"$d/blktrace.stdout")"
+		fi
+		f="$d/iowait.format"
+		if grep -qP '^\tfield:char track_event_type;\toffset:\d+;\tsize:1;\tsigned:1;$' "$f" &&
+			grep -qP '^\tfield:__data_loc char\[\] slice_name;\toffset:\d+;\tsize:4;' "$f" &&
+			grep -qP '^\tfield:int pid;' "$f" && grep -qP '^\tfield:u64 duration_ns;' "$f" &&
+			grep -qP '^\tfield:int waker_cpu;' "$f" && ! grep -q 'scope_' "$f"; then
+			pass "the tracepoint's format: char track_event_type, __data_loc char[] slice_name (Perfetto's kernel track events, thread-scoped), pid, duration_ns, waker_cpu"
+		else
+			fail "the tracepoint's format: $(grep field: "$f" | tr '\t\n' '  ' | head -c 400)"
+		fi
+		if [ "$(cat "$d/rmmod")" = "rmmod 0" ] && clean_after "$d" && grep -q "io_schedule" "$d/functions"; then
+			pass "rmmod blk_iowait: exit 0, no kprobe left (kprobes/list), no event, no instance (probed: $(cat "$d/functions"))"
+		else
+			fail "after the module: $(cat "$d/rmmod") kprobes: $(head -c 200 "$d/kprobes.after") events=$(cat "$d/events.after") instances: $(cat "$d/instances.after")"
+		fi
+	else
+		fail "module source: run-trace failed: $(tail -n 3 "$d.log" | tr '\n' ' ')"
+	fi
+fi
+
+# 2. the kprobe source (no module)
+d="$w/kprobe"
+if run "kprobe" "$d" --workload "$w/reads.sh" -- --iowait; then
+	read -r _ reads _ own _ m _ long _ nw _ src < <($IW match "$d/trace" trace $COMPL)
+	if [ "$(get "$d" tracer_rc)" = 0 ] && grep -q "tracefs kprobe events" "$d/blktrace.stderr" &&
+		grep -q "module is not loaded" "$d/blktrace.stderr" && [ "$src" = kprobe ]; then
+		pass "kprobe source: chosen without the module, and says why not the module"
+	else
+		fail "kprobe source: rc=$(get "$d" tracer_rc) sources=$src $(head -c 300 "$d/blktrace.stderr")"
+	fi
+	if [ "$reads" = $N ] && [ "$own" -le $((N / 4)) ] && [ "$m" = $((N - own)) ] && [ "$long" = "$m" ]; then
+		pass "kprobe source: of $N direct reads, the $m its task waited for ($own completed under TCG before the task could sleep: no wait) each matched by a wait of that task that ends after the completion and at least the 2 ms completion time after the queueing ($nw waits in all)"
+	else
+		fail "kprobe source: reads=$reads own=$own matched=$m long=$long waits=$nw (want $N reads, each matched unless completed in its own context)"
+	fi
+	btt_check "kprobe source" "$d" kprobe "${m:-$N}"
+	if clean_after "$d"; then
+		pass "kprobe source: its kprobe events and instance are removed at the end"
+	else
+		fail "kprobe source left: kprobe_events: $(head -c 200 "$d/kprobe_events.after") kprobes: $(head -c 200 "$d/kprobes.after")"
+	fi
+else
+	fail "kprobe source: run-trace failed: $(tail -n 3 "$d.log" | tr '\n' ' ')"
+fi
+
+# 2b. the kprobe source ending by itself (-w 2, the workload idle 5 s after its reads): its kprobe events
+# and instance are removed on that path too
+d="$w/kprobe-w"
+{ cat "$w/reads.sh"; echo "sleep 5"; } >"$w/reads-then-idle.sh"
+if run "kprobe-w" "$d" --workload "$w/reads-then-idle.sh" -- --iowait=kprobe -w 2; then
+	if [ "$(get "$d" tracer_rc)" = 0 ] && [ "$(get "$d" tracer_stop)" = exited-early ] && clean_after "$d" &&
+		grep -q "tracefs kprobe events" "$d/blktrace.stderr"; then
+		pass "kprobe source, -w 2: the tracer ends by itself (exit 0) and leaves no kprobe event, kprobe or instance"
+	else
+		fail "kprobe source, -w 2: rc=$(get "$d" tracer_rc) stop=$(get "$d" tracer_stop) kprobe_events: $(head -c 200 "$d/kprobe_events.after") instances: $(cat "$d/instances.after" 2>/dev/null)"
+	fi
+else
+	fail "kprobe source, -w 2: run-trace failed: $(tail -n 3 "$d.log" | tr '\n' ' ')"
+fi
+
+# 3. maxactive 1, four readers at once: missed waits counted and reported
+for s in module kprobe; do
+	d="$w/missed-$s"
+	if [ $s = module ]; then
+		[ -n "$ko" ] || continue
+		run "$s" "$d" --module "$ko" --module-params "maxactive=1" --workload "$w/concurrent.sh" -- --iowait
+	else
+		run "$s" "$d" --workload "$w/concurrent.sh" -- --iowait --iowait-maxactive=1
+	fi || { fail "maxactive=1 ($s): run-trace failed: $(tail -n 3 "$d.log" | tr '\n' ' ')"; continue; }
+	lost=$(sed -n 's/^  Total: *[0-9]* waits (lost \([0-9]*\)).*/\1/p' "$d/blktrace.stdout")
+	if [ "$(get "$d" tracer_rc)" = 0 ] && [ "${lost:-0}" -gt 0 ] && grep -q "are missing I/O waits ([0-9]* so far" "$d/blktrace.stderr" &&
+		grep -q "I/O waits of .*iowait were lost" "$d/blktrace.stderr" && clean_after "$d" &&
+		{ [ $s = kprobe ] || [ "$(cat "$d/nmissed")" -ge "$lost" ]; }; then
+		pass "maxactive=1 ($s), 4 readers: $lost missed waits counted as lost and reported (on stderr at the first: $(grep -o 'missing I/O waits ([0-9]* so far' "$d/blktrace.stderr" | head -n 1))"
+	else
+		fail "maxactive=1 ($s): rc=$(get "$d" tracer_rc) lost=$lost nmissed=$(cat "$d/nmissed" 2>/dev/null) $(head -c 300 "$d/blktrace.stderr")"
+	fi
+done
