@@ -30,6 +30,7 @@
 
 #include "alloc.h"
 #include "blk/export.h"
+#include "blk/iowait.h"
 #include "blk/wallclock.h"
 #include "btt.h"
 #include "common.h"
@@ -39,6 +40,7 @@
 
 struct export_out {
 	const struct btt_opts *o;
+	struct btt_devs *devs;
 	char host[BLK_ROW_STR_MAX + 1];
 	struct blk_export *x;
 	struct blk_wallclock *clock;
@@ -52,6 +54,7 @@ struct export_out {
 	int have_first;
 	struct blk_event first; /* the first event read (its pdu not kept) */
 	time_t started; /* for standard input without a timestamp note */
+	uint64_t bad_waits; /* wait notes that could not be decoded: not exported */
 	char err[1024];
 };
 
@@ -282,6 +285,63 @@ static void on_done(void *ctx, const struct btt_io *io)
 		fail(xo, -ret);
 }
 
+/*
+ * One iowait row per wait note (blkparse --iowait's lines), within -t/-T by its end as the
+ * model's window, whatever -D (a wait is a task's, not a device's): start = wall(end) -
+ * duration, the device of the task's I/O in flight the note names (io=), empty without one.
+ */
+static void on_note(void *ctx, const struct blk_event *ev)
+{
+	struct export_out *xo = ctx;
+	const struct btt_dev *dip = NULL;
+	char dname[BTT_LABEL_LEN];
+	struct blk_iowait w;
+	struct blk_iowait_row r;
+	int64_t start;
+	int ret;
+
+	if (!blk_event_is_iowait(ev))
+		return;
+	if (blk_iowait_decode(ev, &w)) {
+		xo->bad_waits++;
+		return;
+	}
+	if (xo->o->time_bounded) {
+		double s = (double)w.end / 1.0e9;
+
+		if (s < xo->o->t_start || s > xo->o->t_end)
+			return;
+	}
+	if (!xo->x)
+		open_export(xo);
+	dname[0] = '\0';
+	if (w.flags & BLK_IOWAIT_F_IO) {
+		dip = devs_find(xo->devs, w.io_dev);
+		if (dip)
+			snprintf(dname, sizeof(dname), "%s", dip->name);
+		else
+			snprintf(dname, sizeof(dname), "%u,%u", BLK_MAJOR(w.io_dev),
+				 BLK_MINOR(w.io_dev));
+	}
+	start = (int64_t)xo->base_ns + w.start;
+	r = (struct blk_iowait_row){
+		.device = dname,
+		.major = dname[0] ? BLK_MAJOR(w.io_dev) : 0,
+		.minor = dname[0] ? BLK_MINOR(w.io_dev) : 0,
+		.pid = w.tgid,
+		.tid = w.tid,
+		.comm = w.comm,
+		.start_ns = start > 0 ? (uint64_t)start : 0,
+		.duration_ns = w.duration,
+		.source = blk_iowait_source_name(w.source),
+		.cpu = (uint32_t)w.cpu,
+		.waker_cpu = w.waker_cpu,
+	};
+	ret = blk_export_iowait(xo->x, &r, xo->err, sizeof(xo->err));
+	if (ret < 0)
+		fail(xo, -ret);
+}
+
 struct export_out *export_out_new(struct btt *b, iomodel_next_fn *next, void **src,
 				  const struct blk_event *ev)
 {
@@ -289,12 +349,14 @@ struct export_out *export_out_new(struct btt *b, iomodel_next_fn *next, void **s
 	struct btt_io_sub sub = {
 		.flags = BTT_SUB_RWBS | BTT_SUB_REMAP,
 		.done = on_done,
+		.note = on_note,
 	};
 
 	if (!b->opts.export_dest)
 		return NULL;
 	xo = xcalloc(1, sizeof(*xo));
 	xo->o = &b->opts;
+	xo->devs = &b->devs;
 	xo->started = time(NULL);
 	if (b->opts.export_host)
 		snprintf(xo->host, sizeof(xo->host), "%s", b->opts.export_host);
@@ -335,6 +397,9 @@ void export_out_finish(struct export_out *xo)
 		return;
 	if (!xo->x)
 		open_export(xo);
+	if (xo->bad_waits)
+		warning("'%s': %llu I/O wait notes could not be read (damaged, or a newer version): not exported",
+			xo->o->input ? xo->o->input : "-", (unsigned long long)xo->bad_waits);
 	ret = blk_export_close(xo->x, &st, xo->err, sizeof(xo->err));
 	xo->x = NULL;
 	if (ret < 0)

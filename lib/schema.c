@@ -50,7 +50,7 @@ static const struct blk_column io_cols[BLK_IO_NCOLS] = {
 static const struct blk_column iowait_cols[BLK_IOWAIT_NCOLS] = {
 	[BLK_IOWAIT_HOST] = {"host", S, "the traced machine"},
 	[BLK_IOWAIT_DEVICE] = {"device", S,
-			       "device of the I/O that ended the wait, empty if unknown"},
+			       "device of its I/O in flight, as the note names it, empty if none"},
 	[BLK_IOWAIT_MAJOR] = {"major", U32, "its number, 0 if unknown"},
 	[BLK_IOWAIT_MINOR] = {"minor", U32, ""},
 	[BLK_IOWAIT_PID] = {"pid", U32, "process (thread group) that waited"},

@@ -134,7 +134,7 @@ struct blk_io_row {
 
 /* One I/O wait: a task blocked on I/O (blktrace --iowait). Strings as for blk_io_row. */
 struct blk_iowait_row {
-	const char *device; /* the device of the I/O that ended it, "" if unknown (0, 0) */
+	const char *device; /* the device of its I/O in flight, "" if none known (0, 0) */
 	uint32_t major, minor;
 	uint32_t pid, tid;
 	const char *comm;

@@ -118,6 +118,47 @@ else
 	fail "tsv: no timestamp note: '$res' / $(head -c 300 "$w/nots.err")"
 fi
 
+# I/O waits: one iowait row per wait note, as blkparse --iowait lists them (t0560's traces:
+# tests/gen/iowait.py synth adds a wait for every second completed read)
+IWTRACES="nullb-randrw multi-dev"
+declare -A IWBIN IWSUM
+for t in $IWTRACES; do
+	d=$(unpack "$t") q="$w/iw-$t"
+	mkdir -p "$q"
+	names=$(cd "$d" && ls *.blktrace.0 | sed 's/\.blktrace\.0$//')
+	k=0
+	for n in $names; do
+		cp "$d/$n".blktrace.* "$q/"
+		k=$((k + $(python3 -B "$TOP/tests/gen/iowait.py" synth "$q" "$n" --every 2)))
+	done
+	args=$(for n in $names; do printf -- '-i %s ' "$n"; done)
+	(cd "$q" && $BLKPARSE $args -d merged.bin -O >/dev/null 2>&1 && $BLKPARSE $args --iowait >bp.txt 2>/dev/null)
+	IWBIN[$t]="$q/merged.bin"
+	IWSUM[$t]=$(python3 "$CHK" iowsum "$q/bp.txt")
+	if ! $BTT -i "$q/merged.bin" -p "$q/pio" --export="tsv:$q/x" --host="h-iw-$t" >/dev/null 2>"$q/err"; then
+		fail "tsv: I/O waits: btt --export on $t: $(head -c 300 "$q/err")"
+		continue
+	fi
+	res=$(python3 "$CHK" perio "$q/pio" "$q/x/io.tsv")
+	[ "${res%% *}" = ok ] || fail "tsv: I/O waits: $t: the io rows: $res"
+	if r=$(python3 "$CHK" iowait "$q/bp.txt" "${res##* }" "h-iw-$t" "$q/x/iowait.tsv") &&
+		[ "${r#ok }" = "${IWSUM[$t]}" ] && [ "${IWSUM[$t]%% *}" = "$k" ] && [ "$k" -gt 0 ]; then
+		pass "tsv: $t: one iowait row per wait of blkparse --iowait, every column ($r)"
+	else
+		fail "tsv: $t: iowait rows: $r (blkparse: ${IWSUM[$t]}, made $k)"
+	fi
+	grep -q "^btt: exported $(echo "$res" | cut -d' ' -f2) I/Os and $k I/O waits of host 'h-iw-$t'" "$q/err" &&
+		pass "tsv: $t: the counts line names the $k I/O waits" || fail "tsv: $t: stderr: $(head -c 300 "$q/err")"
+done
+# the device column: io='s device, by btt's name
+t=multi-dev q="$w/iw-$t"
+got=$(tail -n +2 "$q/x/iowait.tsv" | cut -f2-4 | sort | uniq -c | tr -s ' \t' ' ' | tr '\n' ';')
+want=$(grep -o ' io=[0-9,]*$' "$q/bp.txt" | sed 's/ io=//' | awk -F, '{ print $0, $1, $2 }' | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+[ -n "$want" ] && [ "$got" = "$want" ] && pass "tsv: $t: the waits per device as blkparse's io= ($got)" ||
+	fail "tsv: $t: per device: '$got', blkparse io=: '$want'"
+$BTT -i "${IWBIN[$t]}" --export="tsv:$q/again" --host="h-iw-$t" >/dev/null 2>&1
+check_same "tsv: $t: exported again: the same iowait rows and ids" "$q/x/iowait.tsv" "$q/again/iowait.tsv"
+
 # bounded memory from a pipe: what the export adds to btt's peak RSS does not grow with the
 # trace (synthetic traces of 200000 and 1000000 events, batches of 5000 rows)
 if [ -n "${VALGRIND:-}" ] || [ ! -x /usr/bin/time ]; then
@@ -230,6 +271,29 @@ got=$(q "SELECT countIf(remap_major = 254 AND remap_minor IN (17, 18)), countIf(
 want=$(awk -F'\t' 'NR > 1 { r += ($21 == 254); m += $20; g += ($11 == 0) } END { print r, m, g }' "$w/part-remap/io.tsv")
 [ "$got" = "$want" ] && [ "${got%% *}" -gt 0 ] && pass "Distributed: h-part: remap origins and merges as in the tsv rows ($got)" ||
 	fail "Distributed: h-part: remapped, merged, no G: $got, want $want"
+
+# ---- I/O waits: per host the count and total wait of blkparse --iowait; again: no row twice
+# (batches of 1000 rows: several iowait batches, spread over both shards) ----
+for t in $IWTRACES; do
+	$BTT -i "${IWBIN[$t]}" --export="$D" --export-batch=1000 --host="h-iw-$t" >/dev/null 2>"$w/iw-$t.ch.err" ||
+		fail "export of $t's waits into the Distributed table: $(head -c 300 "$w/iw-$t.ch.err")"
+done
+for t in $IWTRACES; do
+	$BTT -i "${IWBIN[$t]}" --export="$D" --export-batch=1000 --host="h-iw-$t" >/dev/null 2>"$w/iw-$t.ch2.err" ||
+		fail "second export of $t's waits: $(head -c 300 "$w/iw-$t.ch2.err")"
+done
+for t in $IWTRACES; do
+	got=$(q "SELECT count(), sum(duration_ns) FROM shard1.iowait_all WHERE host = 'h-iw-$t' FORMAT TSV" | tr '\t' ' ')
+	[ "$got" = "${IWSUM[$t]}" ] && pass "Distributed: h-iw-$t, exported twice: count() and sum(duration_ns) of iowait = blkparse --iowait's ($got)" ||
+		fail "Distributed: h-iw-$t: iowait count, sum: '$got', blkparse: '${IWSUM[$t]}'"
+	grep -q "^btt: exported [0-9]* I/Os and ${IWSUM[$t]%% *} I/O waits .* ([1-9][0-9]* found stored), 0 bytes sent" "$w/iw-$t.ch2.err" &&
+		pass "Distributed: h-iw-$t again: every batch found stored, nothing sent" ||
+		fail "Distributed: h-iw-$t again: $(cat "$w/iw-$t.ch2.err")"
+done
+n1=$(q "SELECT count() FROM shard1.iowait")
+n2=$(q "SELECT count() FROM shard2.iowait")
+[ "$n1" -gt 0 ] && [ "$n2" -gt 0 ] && pass "Distributed: iowait rows on both shards ($n1 + $n2)" ||
+	fail "Distributed: iowait: shard1 $n1, shard2 $n2 rows"
 
 # ---- the server killed in the middle of an export read from a pipe ----
 t=nullb-randrw

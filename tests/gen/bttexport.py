@@ -15,6 +15,13 @@
     bttexport.py pct N "BTT-VALUES" "SQL-VALUES"
         btt's percentiles against the exact ones: each within the histogram's stated error
         (the upper edge of a bucket 1/64 of a power of two wide, exact below 64 ns)
+    bttexport.py iowait BLKPARSE-IOWAIT-TXT BASE HOST IOWAIT-TSV
+        the rows of iowait.tsv against the "w" lines of blkparse --iowait of the same trace,
+        in order: host, device and its numbers (io=, empty and 0 0 without), pid (tgid=),
+        tid, comm, start_ns = BASE + start= (0 if before the epoch), duration (ns=), source,
+        cpu (the line's CPU), waker cpu (-1 for "-"); prints "ok ROWS SUM-NS" or what differs
+    bttexport.py iowsum BLKPARSE-IOWAIT-TXT
+        "COUNT SUM-NS" of the waits blkparse --iowait lists
 """
 import re
 import sys
@@ -121,6 +128,53 @@ def pct(n, btt, sql):
     print("ok" if not bad else "; ".join(bad))
 
 
+W_LINE = re.compile(r"^\s*\d+,\d+\s+(\d+)\s+\d+\s+\S+\s+(\d+)\s+w\s+N \[(.*?)\] (.*)$")
+
+
+def bp_waits(path):
+    """the waits of blkparse --iowait's text: dicts of the fields, in the order printed"""
+    out = []
+    for ln in open(path, errors="replace"):
+        m = W_LINE.match(ln.rstrip("\n"))
+        if not m:
+            continue
+        f = dict(kv.split("=", 1) for kv in m.group(4).split() if "=" in kv)
+        st = f["start"]
+        out.append({"cpu": int(m.group(1)), "tid": int(m.group(2)), "comm": m.group(3),
+                    "start": -ns(st[1:]) if st.startswith("-") else ns(st),
+                    "ns": int(f["ns"]), "tgid": int(f["tgid"]), "source": f["source"],
+                    "waker": -1 if f["waker_cpu"] == "-" else int(f["waker_cpu"]),
+                    "io": f.get("io")})
+    return out
+
+
+def iowait(bp, base, host, tsv):
+    want = []
+    for w in bp_waits(bp):
+        io = w["io"] if w["io"] and w["io"] not in ("-", "none") else None
+        maj, mi = io.split(",") if io else ("0", "0")
+        start = max(0, base + w["start"])
+        want.append([host, io or "", maj, mi, str(w["tgid"]), str(w["tid"]), w["comm"],
+                     str(start), str(w["ns"]), w["source"], str(w["cpu"]), str(w["waker"])])
+    lines = open(tsv).read().split("\n")
+    hdr = lines[0].split("\t")
+    cols = ["host", "device", "major", "minor", "pid", "tid", "comm", "start_ns",
+            "duration_ns", "source", "cpu", "waker_cpu"]
+    idx = [hdr.index(c) for c in cols]
+    got = [[r.split("\t")[i] for i in idx] for r in lines[1:] if r]
+    bad = 0
+    if len(got) != len(want):
+        print("rows: %d in %s, %d waits in %s" % (len(got), tsv, len(want), bp))
+        bad = 1
+    for n, (g, e) in enumerate(zip(got, want)):
+        if g != e and bad < 5:
+            print("row %d: %s\n  want %s" % (n + 1, " ".join(g), " ".join(e)))
+            bad += 1
+    if bad:
+        sys.exit(1)
+    print("ok %d %d" % (len(want), sum(int(e[8]) for e in want)))
+
+
 cmd = sys.argv[1]
 if cmd == "report":
     report(sys.argv[2])
@@ -130,3 +184,8 @@ elif cmd == "levels":
     levels(int(sys.argv[2]))
 elif cmd == "pct":
     pct(int(sys.argv[2]), sys.argv[3], sys.argv[4])
+elif cmd == "iowait":
+    iowait(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])
+elif cmd == "iowsum":
+    ws = bp_waits(sys.argv[2])
+    print(len(ws), sum(w["ns"] for w in ws))
