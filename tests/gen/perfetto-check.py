@@ -27,7 +27,9 @@ Errors go to stderr, one line each naming the packet and its offset; the exit st
 --dump OUT writes every slice, counter value and instant to OUT (JSON, times as the trace
 processor would see them) for tests that compare them with other tools' numbers: slices as
 [track path, name, begin, duration, depth, [children as [begin, end]], {args}], counter
-values as {path: [[time, value], ...]}, instants as [path, name, time, {args}].
+values as {path: [[time, value], ...]}, instants as [path, name, time, {args}], completed flows
+as [from path, event type, time, slice name, slice begin, to path, type, time, name, begin]
+(the slice of an end event is the one it closes; of an instant, begin is null).
 """
 import argparse
 import gzip
@@ -118,7 +120,8 @@ class Track:
 
 class Checker:
     def __init__(self, pb, allow_open, each, dump=False):
-        self.dump = {"slices": [], "counters": {}, "instants": []} if dump else None
+        self.dump = {"slices": [], "counters": {}, "instants": [], "flows": []} if dump else None
+        self.flow_from = {}  # flow id -> where it started (dump)
         self.ts_now = None
         self.pb = pb
         self.allow_open = allow_open
@@ -327,7 +330,7 @@ class Checker:
             self.args[an] = self.args.get(an, 0) + 1
         self.ts_now = ts
         self.extra_counters(e, ts)
-        self.flows_of(e)
+        self.flows_of(e, t, what, ts, name)
         if t is None:
             return
         s = self.summary[t.path]
@@ -398,19 +401,28 @@ class Checker:
                     continue
                 self.counter_value(t, v, is_double)
 
-    def flows_of(self, e):
+    def flows_of(self, e, t, what, ts, name):
+        # where: the event, and the slice it belongs to (an end: the one it closes)
+        where = None
+        if self.dump is not None and t is not None:
+            sl = t.stack[-1] if e.type == 2 and t.stack else (name, ts) if e.type == 1 else (name, None)
+            where = [t.path, what, ts, sl[0], sl[1]]
         for f in list(e.flow_ids) + list(e.flow_ids_old):
             if f in self.flows:
                 self.flows[f] += 1
             else:
                 self.flows[f] = 1
                 self.flow_started += 1
+                if where is not None:
+                    self.flow_from[f] = where
         for f in list(e.terminating_flow_ids) + list(e.terminating_flow_ids_old):
             if f not in self.flows:
                 self.error("terminating flow id %d that no earlier event started" % f)
                 continue
             del self.flows[f]
             self.flow_done += 1
+            if where is not None and f in self.flow_from:
+                self.dump["flows"].append(self.flow_from.pop(f) + where)
 
     # ---- packets ----
     def packet(self, off, data):
