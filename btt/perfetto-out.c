@@ -14,6 +14,14 @@
  * either, the earliest go out anyway, and what comes later for them is written with an
  * absolute time (still valid: no track goes back in time). Memory: the I/Os in flight and
  * the waiting records.
+ *
+ * I/O waits (blktrace --iowait). A wait note comes at the wait's end: its slice "iowait"
+ * goes on the waiting thread's track (pfdraw.c), with a flow from the end of the slice of
+ * the thread's last I/O to complete before the wait's end. That I/O's end was pushed when
+ * it completed, before the note was read, so records are held HOLD_NS of trace time behind
+ * the newest event: the end is still waiting when the note comes, and gets the flow's start.
+ * An I/O whose end went out already (it completed more than HOLD_NS before the wait's end,
+ * or past MAX_PENDING) gives no flow: counted in the remarks.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -28,12 +36,14 @@
 #include "perfetto-out.h"
 #include "pfdraw.h"
 #include "u64map.h"
+#include "blk/iowait.h"
 #include "blk/output.h"
 #include "blk/perfetto.h"
 #include "blk/trace.h"
 #include "blk/wallclock.h"
 
 #define LAG_NS 1000000000ull
+#define HOLD_NS 50000000ull /* records wait this long for the wait notes that follow */
 #define MAX_PENDING 65536
 #define WINDOW_NS 10000000ull /* throughput windows: 10 ms */
 #define NONE UINT32_MAX
@@ -53,7 +63,9 @@ enum rec_kind {
 	REC_END,
 	REC_UNPLUG,
 	REC_REQUEUE,
-	REC_MESSAGE
+	REC_MESSAGE,
+	REC_WAIT_BEGIN, /* a: a struct pf_wait, which REC_WAIT_END frees */
+	REC_WAIT_END
 };
 
 /* something to draw at @ts; @order: at one time counter values first, then in push order */
@@ -67,6 +79,7 @@ struct rec {
 struct slot {
 	struct pf_io io;
 	uint64_t t_q, t_a;
+	uint64_t t_end, flow_end; /* once completed: its slice's end, a flow from there (waits) */
 	uint32_t gen;
 	uint32_t prev, next; /* the list of I/Os in flight, by Q; next: the free list */
 	uint32_t up, up_gen; /* io.flow_from: the slot of the I/O it was remapped from */
@@ -91,6 +104,8 @@ struct pfout {
 	size_t nslots, aslots;
 	uint32_t free_slot, head, tail;
 	struct u64map map; /* device and sector of an I/O in flight -> its slot */
+	struct u64map lastc; /* tid + 1 -> slot << 32 | gen of its last I/O completed */
+	struct u64map wend; /* tid + 1 -> the end of its last wait drawn */
 	struct rec *heap;
 	size_t nheap, aheap;
 	uint64_t seq, now, next_flow;
@@ -98,6 +113,7 @@ struct pfout {
 	size_t ndev, adev;
 	char names[L_NR][L_NR + 1][8]; /* "Q2G"..., [x][L_NR]: "after D" */
 	uint64_t no_key, no_upper, cancelled, lost[2];
+	uint64_t waits, wait_flows, wait_late, wait_bad, wait_overlap;
 	int err, finished;
 	char msg[600], hint[200];
 	char *notes[MAX_NOTES];
@@ -140,6 +156,13 @@ static void __attribute__((format(printf, 2, 3))) note(struct pfout *p, const ch
 static void draw(struct pfout *p, const struct rec *r);
 static uint64_t watermark(const struct pfout *p);
 
+/* a record not drawn (after an error): what it owns is freed */
+static void drop(const struct rec *r)
+{
+	if (r->kind == REC_MESSAGE || r->kind == REC_WAIT_END)
+		free((void *)(uintptr_t)r->a);
+}
+
 static int before(const struct rec *x, const struct rec *y)
 {
 	return x->ts < y->ts || (x->ts == y->ts && x->order < y->order);
@@ -162,8 +185,8 @@ static void push(struct pfout *p, uint64_t ts, int counter, uint32_t kind, uint3
 	    p->nheap <= MAX_PENDING) {
 		if (!p->err)
 			draw(p, &r);
-		else if (kind == REC_MESSAGE)
-			free((void *)(uintptr_t)a);
+		else
+			drop(&r);
 		return;
 	}
 	p->heap = array_grow(p->heap, &p->aheap, p->nheap, sizeof(*p->heap));
@@ -300,7 +323,7 @@ static void draw(struct pfout *p, const struct rec *r)
 	case REC_END:
 		ret = pfdraw_counter(p->d, s->io.dev, PF_QUEUED, r->ts, (int64_t)r->a);
 		if (!ret)
-			ret = pfdraw_end(p->d, &s->io, r->ts);
+			ret = pfdraw_end(p->d, &s->io, r->ts, s->flow_end);
 		slot_free(p, r->slot);
 		break;
 	case REC_UNPLUG:
@@ -315,6 +338,13 @@ static void draw(struct pfout *p, const struct rec *r)
 				     (const char *)(uintptr_t)r->a, 0);
 		free((void *)(uintptr_t)r->a);
 		break;
+	case REC_WAIT_BEGIN:
+		ret = pfdraw_wait_begin(p->d, (const struct pf_wait *)(uintptr_t)r->a, r->ts);
+		break;
+	case REC_WAIT_END:
+		ret = pfdraw_wait_end(p->d, (const struct pf_wait *)(uintptr_t)r->a, r->ts);
+		free((void *)(uintptr_t)r->a);
+		break;
 	}
 	set_error(p, ret);
 }
@@ -322,9 +352,9 @@ static void draw(struct pfout *p, const struct rec *r)
 /* records before this time can be drawn: nothing earlier can come */
 static uint64_t watermark(const struct pfout *p)
 {
-	uint64_t w = p->now;
+	uint64_t w = p->now > HOLD_NS ? p->now - HOLD_NS : 0;
 
-	if (p->head != NONE) {
+	if (p->head != NONE && p->slots[p->head].t_q < w) {
 		w = p->slots[p->head].t_q;
 		if (p->now > LAG_NS && w < p->now - LAG_NS)
 			w = p->now - LAG_NS;
@@ -342,8 +372,8 @@ static void drain(struct pfout *p, int all)
 
 		if (!p->err)
 			draw(p, &r);
-		else if (r.kind == REC_MESSAGE)
-			free((void *)(uintptr_t)r.a);
+		else
+			drop(&r);
 	}
 }
 
@@ -430,11 +460,66 @@ static void completion(struct pfout *p, const struct btt_dev_event *e)
 
 /* ---- the model's callbacks ---- */
 
+/* a wait note: the wait's slice, and the flow from its thread's last completion */
+static void on_wait(struct pfout *p, const struct blk_event *ev)
+{
+	struct blk_iowait iw;
+	struct pf_wait *w;
+	uint64_t *last, *we, s, e;
+
+	if (blk_iowait_decode(ev, &iw)) {
+		p->wait_bad++;
+		return;
+	}
+	p->waits++;
+	s = iw.start < 0 ? 0 : (uint64_t)iw.start;
+	e = iw.end;
+	/* a thread waits once at a time: a wait that overlaps its last one (made up traces) is
+	 * drawn from that one's end, its ns argument the whole wait */
+	we = u64map_get(&p->wend, (uint64_t)iw.tid + 1);
+	if (we && s < *we) {
+		p->wait_overlap++;
+		s = *we;
+		if (e < s)
+			e = s;
+	}
+	if (we)
+		*we = e;
+	else if (u64map_put(&p->wend, (uint64_t)iw.tid + 1, e) < 0)
+		die("out of memory");
+	w = xcalloc(1, sizeof(*w));
+	*w = (struct pf_wait){
+		.duration = iw.duration,
+		.source = blk_iowait_source_name(iw.source),
+		.tgid = iw.tgid,
+		.tid = iw.tid,
+		.io_dev = iw.io_dev,
+		.has_io = !!(iw.flags & BLK_IOWAIT_F_IO),
+	};
+	memcpy(w->comm, iw.comm, sizeof(w->comm));
+	last = u64map_get(&p->lastc, (uint64_t)iw.tid + 1);
+	if (last) {
+		struct slot *io = &p->slots[*last >> 32];
+
+		/* its end still to be drawn (the slot is freed when it is) */
+		if (io->gen == (uint32_t)*last && !io->flow_end && io->t_end <= iw.end) {
+			io->flow_end = w->flow = ++p->next_flow;
+			p->wait_flows++;
+		} else if (io->gen != (uint32_t)*last) {
+			p->wait_late++;
+		}
+	}
+	push(p, s, 0, REC_WAIT_BEGIN, 0, (uintptr_t)w, 0);
+	push(p, e, 0, REC_WAIT_END, 0, (uintptr_t)w, 0);
+}
+
 static void on_note(void *ctx, const struct blk_event *ev)
 {
 	struct pfout *p = ctx;
 
 	blk_wallclock_record(p->wall, ev);
+	if (blk_event_is_iowait(ev))
+		on_wait(p, ev);
 }
 
 static void on_tick(void *ctx, uint64_t t)
@@ -609,6 +694,17 @@ static void leave(struct pfout *p, const struct btt_io *io, uint64_t end, const 
 		last = l;
 	}
 	push(p, prev, 0, REC_STAGE, i, (uintptr_t)p->names[last][lost ? L_NR : L_C], first);
+	s->t_end = stop;
+	s->flow_end = 0;
+	if (!lost) {
+		uint64_t *lc = u64map_get(&p->lastc, (uint64_t)io->pid + 1),
+			 v = (uint64_t)i << 32 | s->gen;
+
+		if (lc)
+			*lc = v;
+		else if (u64map_put(&p->lastc, (uint64_t)io->pid + 1, v) < 0)
+			die("out of memory");
+	}
 	push(p, stop, 0, REC_END, i, (uint64_t)--p->dev[s->io.dev].queued, 0);
 }
 
@@ -724,6 +820,19 @@ static void remarks(struct pfout *p)
 	if (p->lost[1])
 		note(p, "'%s': %llu I/Os still queued at the end are on 'I/O not completed' tracks",
 		     p->path, (unsigned long long)p->lost[1]);
+	if (p->wait_late)
+		note(p,
+		     "'%s': %llu of %llu I/O waits without a flow from their thread's last completion: it was drawn already (more than %llu ms before the wait's end)",
+		     p->path, (unsigned long long)p->wait_late, (unsigned long long)p->waits,
+		     (unsigned long long)(HOLD_NS / 1000000));
+	if (p->wait_overlap)
+		note(p,
+		     "'%s': %llu I/O waits overlap an earlier wait of their thread: drawn from its end (their 'ns' argument is the whole wait)",
+		     p->path, (unsigned long long)p->wait_overlap);
+	if (p->wait_bad)
+		note(p,
+		     "'%s': %llu I/O wait notes could not be read (damaged, or a newer version): not drawn",
+		     p->path, (unsigned long long)p->wait_bad);
 }
 
 int pfout_finish(struct pfout *p, uint64_t last_time)
@@ -776,13 +885,14 @@ void pfout_free(struct pfout *p)
 	while (p->nheap) {
 		struct rec r = pop(p);
 
-		if (r.kind == REC_MESSAGE)
-			free((void *)(uintptr_t)r.a);
+		drop(&r);
 	}
 	pfdraw_free(p->d);
 	blk_output_close(p->out);
 	blk_wallclock_free(p->wall);
 	u64map_free(&p->map);
+	u64map_free(&p->lastc);
+	u64map_free(&p->wend);
 	for (unsigned int i = 0; i < p->nnotes; i++)
 		free(p->notes[i]);
 	free(p->slots);

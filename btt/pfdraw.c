@@ -74,6 +74,7 @@ struct pfdraw {
 	uint64_t *last; /* track uuid -> time of its last event */
 	size_t alast;
 	struct u64map procs; /* pid + 1 -> process track */
+	struct u64map threads; /* tid + 1 -> thread track (of the waits) */
 	struct blk_perfetto_value pend[MAX_VALUES]; /* counter values waiting for an event */
 	unsigned int npend;
 	uint64_t pend_ts;
@@ -286,32 +287,42 @@ static const char *clean(const char *s, char *buf, size_t n)
 
 /* ---- processes ---- */
 
+/* the track of process @pid (named @name, may be NULL), made at @ts if new: 0 and *@uuid */
+static int proc_track(struct pfdraw *d, uint32_t pid, const char *name, uint64_t ts, uint64_t *uuid)
+{
+	uint64_t *slot = u64map_get(&d->procs, (uint64_t)pid + 1);
+	char buf[256];
+	int ret;
+
+	if (slot) {
+		*uuid = *slot;
+		return 0;
+	}
+	ret = track(d,
+		    &(struct blk_perfetto_track){.type = BLK_PERFETTO_TRACK_PROCESS,
+						 .pid = (int32_t)pid,
+						 .name = name ? clean(name, buf, sizeof(buf))
+							      : NULL,
+						 .has_ts = 1,
+						 .ts = ts},
+		    uuid);
+	if (ret)
+		return ret;
+	if (u64map_put(&d->procs, (uint64_t)pid + 1, *uuid) < 0)
+		return fail(d, -ENOMEM);
+	return 0;
+}
+
 int pfdraw_queued(struct pfdraw *d, const struct pf_io *io, uint64_t ts)
 {
-	uint64_t *slot = u64map_get(&d->procs, (uint64_t)io->pid + 1), uuid;
 	struct blk_perfetto_event ev = {.ts = ts, .name = "queued"};
-	char buf[256];
+	uint64_t uuid;
 	int ret;
 
 	if (d->err)
 		return d->err;
-	if (slot) {
-		uuid = *slot;
-	} else {
-		ret = track(d,
-			    &(struct blk_perfetto_track){.type = BLK_PERFETTO_TRACK_PROCESS,
-							 .pid = (int32_t)io->pid,
-							 .name = io->proc ? clean(io->proc->name,
-										  buf, sizeof(buf))
-									  : NULL,
-							 .has_ts = 1,
-							 .ts = ts},
-			    &uuid);
-		if (ret)
-			return ret;
-		if (u64map_put(&d->procs, (uint64_t)io->pid + 1, uuid) < 0)
-			return fail(d, -ENOMEM);
-	}
+	if ((ret = proc_track(d, io->pid, io->proc ? io->proc->name : NULL, ts, &uuid)))
+		return ret;
 	ev.track = uuid;
 	ev.ts = at(d, uuid, ts);
 	if (io->flow_in) {
@@ -319,6 +330,76 @@ int pfdraw_queued(struct pfdraw *d, const struct pf_io *io, uint64_t ts)
 		ev.nflows = 1;
 	}
 	return draw_event(d, blk_perfetto_instant, &ev);
+}
+
+/* ---- I/O waits, on the waiting thread's track ---- */
+
+static int thread_track(struct pfdraw *d, const struct pf_wait *w, uint64_t ts, uint64_t *uuid)
+{
+	uint64_t *slot = u64map_get(&d->threads, (uint64_t)w->tid + 1), parent;
+	char buf[32];
+	int ret;
+
+	if (slot) {
+		*uuid = *slot;
+		return 0;
+	}
+	if ((ret = proc_track(d, w->tgid, w->comm, ts, &parent)))
+		return ret;
+	ret = track(d,
+		    &(struct blk_perfetto_track){.type = BLK_PERFETTO_TRACK_THREAD,
+						 .parent = parent,
+						 .pid = (int32_t)w->tgid,
+						 .tid = w->tid,
+						 .name = clean(w->comm, buf, sizeof(buf)),
+						 .has_ts = 1,
+						 .ts = ts},
+		    uuid);
+	if (ret)
+		return ret;
+	if (u64map_put(&d->threads, (uint64_t)w->tid + 1, *uuid) < 0)
+		return fail(d, -ENOMEM);
+	return 0;
+}
+
+int pfdraw_wait_begin(struct pfdraw *d, const struct pf_wait *w, uint64_t ts)
+{
+	char dev[24];
+	struct blk_perfetto_arg args[3] = {
+		BLK_PERFETTO_UINT("ns", w->duration),
+		BLK_PERFETTO_ISTR("source", w->source),
+	};
+	struct blk_perfetto_event ev = {.name = "iowait", .args = args, .nargs = 2};
+	int ret;
+
+	if (d->err)
+		return d->err;
+	if ((ret = thread_track(d, w, ts, &ev.track)))
+		return ret;
+	if (w->has_io) {
+		snprintf(dev, sizeof(dev), "%u,%u", BLK_MAJOR(w->io_dev), BLK_MINOR(w->io_dev));
+		args[ev.nargs++] = (struct blk_perfetto_arg)BLK_PERFETTO_ISTR("io", dev);
+	}
+	ev.ts = at(d, ev.track, ts);
+	return draw_event(d, blk_perfetto_begin, &ev);
+}
+
+int pfdraw_wait_end(struct pfdraw *d, const struct pf_wait *w, uint64_t ts)
+{
+	uint64_t *slot = u64map_get(&d->threads, (uint64_t)w->tid + 1);
+	struct blk_perfetto_event ev = {.ts = ts};
+
+	if (d->err)
+		return d->err;
+	if (!slot)
+		return fail(d, -EINVAL);
+	ev.track = *slot;
+	ev.ts = at(d, ev.track, ts);
+	if (w->flow) {
+		ev.terminating_flows = &w->flow;
+		ev.nterminating = 1;
+	}
+	return draw_event(d, blk_perfetto_end, &ev);
 }
 
 /* ---- lanes ---- */
@@ -467,7 +548,7 @@ int pfdraw_stage(struct pfdraw *d, struct pf_io *io, uint64_t ts, const char *na
 	return draw_event(d, blk_perfetto_begin, &ev);
 }
 
-int pfdraw_end(struct pfdraw *d, struct pf_io *io, uint64_t ts)
+int pfdraw_end(struct pfdraw *d, struct pf_io *io, uint64_t ts, uint64_t flow)
 {
 	struct blk_perfetto_arg args[3];
 	struct blk_perfetto_event ev = {.track = io->lane, .ts = at(d, io->lane, ts), .args = args};
@@ -482,6 +563,10 @@ int pfdraw_end(struct pfdraw *d, struct pf_io *io, uint64_t ts)
 			(struct blk_perfetto_arg)BLK_PERFETTO_UINT("merged-into", io->merged_into);
 	if (io->lost)
 		args[ev.nargs++] = (struct blk_perfetto_arg)BLK_PERFETTO_ISTR("lost", io->lost);
+	if (flow) {
+		ev.flows = &flow;
+		ev.nflows = 1;
+	}
 	if ((ret = draw_event(d, blk_perfetto_end, &ev)))
 		return ret;
 	lane_give(d, io);
@@ -527,6 +612,7 @@ int pfdraw_free(struct pfdraw *d)
 	free(d->dev);
 	free(d->last);
 	u64map_free(&d->procs);
+	u64map_free(&d->threads);
 	free(d);
 	return ret;
 }

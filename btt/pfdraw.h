@@ -71,14 +71,41 @@ int pfdraw_rate(struct pfdraw *d, uint32_t dev, enum pf_ctr c, uint64_t ts, doub
 /* The "queued" instant of @io on its process's track at @ts (the start of @io->flow_in). */
 int pfdraw_queued(struct pfdraw *d, const struct pf_io *io, uint64_t ts);
 
+/**
+ * struct pf_wait - an I/O wait as the drawing needs it (perfetto-out.c fills it)
+ * @tgid, @tid, @comm: the waiting process and thread, its name
+ * @duration: the wait's, for its argument (the slice is drawn from begin to end)
+ * @source: how it was captured ("sched"...); @io_dev: the device of its I/O in flight
+ *	when @has_io
+ * @flow: the flow from the completion of the task's last I/O before the wait's end,
+ *	which the wait's end terminates (0: none)
+ */
+struct pf_wait {
+	uint64_t duration, flow;
+	const char *source;
+	uint32_t tgid, tid, io_dev;
+	int has_io;
+	char comm[17];
+};
+
+/*
+ * The slice "iowait" of @w from @ts on its thread's track (made at its first wait, under
+ * its process's track), and its end at @ts.
+ */
+int pfdraw_wait_begin(struct pfdraw *d, const struct pf_wait *w, uint64_t ts);
+int pfdraw_wait_end(struct pfdraw *d, const struct pf_wait *w, uint64_t ts);
+
 /* The slice of @io from @ts on the lowest free lane of its set (io->set). */
 int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts);
 
 /* Stage @name of @io from @ts (the end of the one before unless @first). */
 int pfdraw_stage(struct pfdraw *d, struct pf_io *io, uint64_t ts, const char *name, int first);
 
-/* The end of @io's last stage and of its slice at @ts; its lane goes back to the pool. */
-int pfdraw_end(struct pfdraw *d, struct pf_io *io, uint64_t ts);
+/*
+ * The end of @io's last stage and of its slice at @ts; its lane goes back to the pool.
+ * @flow: a flow that starts at the slice's end (a wait it ended), 0: none.
+ */
+int pfdraw_end(struct pfdraw *d, struct pf_io *io, uint64_t ts, uint64_t flow);
 
 /* An instant @name on device @dev's track, with argument @arg: @text, or @value if NULL. */
 int pfdraw_instant(struct pfdraw *d, uint32_t dev, uint64_t ts, const char *name, const char *arg,
