@@ -3,7 +3,7 @@
  * btt --export's subscriber (btt/export-out.c): event streams fed through btt's I/O model
  * into a tsv:DIR export, and the rows compared with lines written by hand: the wall clock
  * of the timestamp note, RWBS, merges, remap origins, the completion's error as -errno, the
- * -D filter, a late timestamp note.
+ * -D filter, a late timestamp note, the iowait rows of I/O wait notes.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "blk/event.h"
+#include "blk/iowait.h"
 #include "blk/trace.h"
 #include "btt.h"
 #include "export-out.h"
@@ -28,7 +29,7 @@
 
 struct stream {
 	struct blk_event ev[MAXEV];
-	unsigned char pdu[MAXEV][32];
+	unsigned char pdu[MAXEV][64];
 	size_t n, next;
 };
 
@@ -95,11 +96,25 @@ static int next_ev(void *src, struct blk_event *ev)
 	return 1;
 }
 
+/* an I/O wait note: @w's record (blk_iowait_encode) */
+static void wait_note(struct stream *s, const struct blk_iowait *w)
+{
+	struct blk_iowait_pdu pdu;
+	struct blk_event ev;
+
+	blk_iowait_encode(w, &pdu, &ev);
+	add(s, ev.time, BLK_TN_IOWAIT, BLK_TC_NOTIFY, ev.device, 0, 0, 0, &pdu, sizeof(pdu));
+	s->ev[s->n - 1].pid = ev.pid;
+	s->ev[s->n - 1].cpu = ev.cpu;
+	s->ev[s->n - 1].action = ev.action;
+}
+
 /*
- * Run @s through btt's model into tsv:DIR (with -D @devices) and return io.tsv's rows,
- * sorted, without the header, the export and batch ids; malloc'ed.
+ * Run @s through btt's model into tsv:DIR (with -D @devices, -t/-T when @t_end > 0) and
+ * return @table's rows (its first @cols columns), sorted, without the header; malloc'ed.
  */
-static char *run(struct stream *s, const char *devices)
+static char *run_table(struct stream *s, const char *devices, double t_start, double t_end,
+		       const char *table, int cols)
 {
 	char dir[] = "/tmp/test-export-out.XXXXXX", dest[64], path[96], cmd[256];
 	struct btt b = {.opts = BTT_OPTS_INIT};
@@ -112,10 +127,16 @@ static char *run(struct stream *s, const char *devices)
 	FILE *fp;
 
 	assert_non_null(mkdtemp(dir));
+	s->next = 0;
 	snprintf(dest, sizeof(dest), "tsv:%s", dir);
 	b.opts.export_dest = dest;
 	b.opts.export_host = "h1";
 	b.opts.input = "test";
+	if (t_end > 0) {
+		b.opts.time_bounded = mo.time_bounded = 1;
+		b.opts.t_start = mo.t_start = t_start;
+		b.opts.t_end = mo.t_end = t_end;
+	}
 	devs_init(&b.devs, devices);
 	b.model = iomodel_new(&b.devs, &mo);
 	assert_int_equal(next_ev(s, &ev), 1);
@@ -127,8 +148,8 @@ static char *run(struct stream *s, const char *devices)
 	export_out_free(b.xout);
 	iomodel_free(b.model);
 	devs_release(&b.devs);
-	snprintf(path, sizeof(path), "%s/io.tsv", dir);
-	snprintf(cmd, sizeof(cmd), "tail -n +2 %s | cut -f1-24 | LC_ALL=C sort", path);
+	snprintf(path, sizeof(path), "%s/%s", dir, table);
+	snprintf(cmd, sizeof(cmd), "tail -n +2 %s | cut -f1-%d | LC_ALL=C sort", path, cols);
 	fp = popen(cmd, "r");
 	assert_non_null(fp);
 	out = calloc(1, 8192);
@@ -139,6 +160,12 @@ static char *run(struct stream *s, const char *devices)
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);
 	return out;
+}
+
+/* io.tsv's rows without the export and batch ids */
+static char *run(struct stream *s, const char *devices)
+{
+	return run_table(s, devices, 0, 0, "io.tsv", 24);
 }
 
 static void expect(char *got, const char *want)
@@ -244,12 +271,63 @@ static void test_late_timestamp(void **state)
 	free(got);
 }
 
+/*
+ * Waits: one row each (host device major minor pid tid comm start_ns duration_ns source cpu
+ * waker_cpu): start = wall(end) - duration; the device of the note's I/O in flight, by
+ * btt's name, or empty and 0 0 without one; waker -1; -D does not filter them, -T does (by
+ * their end); a damaged note gives no row.
+ */
+static void test_waits(void **state)
+{
+	struct blk_iowait w = {
+		.end = 20 * US,
+		.duration = 5 * US,
+		.tgid = 7,
+		.tid = 10,
+		.device = SDA,
+		.io_dev = SDB,
+		.cpu = 1,
+		.sleep_cpu = 1,
+		.waker_cpu = 0,
+		.source = BLK_IOWAIT_SRC_SCHED,
+		.flags = BLK_IOWAIT_F_IO | BLK_IOWAIT_F_IO_CHECKED,
+		.comm = "dd",
+	};
+	struct stream s = {0};
+
+	(void)state;
+	timestamp(&s, 1 * US, 1764633600, 1000);
+	io(&s, 2, BLK_TA_QUEUE, BLK_TC_READ, SDA, 100, 8);
+	io(&s, 3, BLK_TA_QUEUE, BLK_TC_READ, SDB, 200, 8);
+	io(&s, 4, BLK_TA_COMPLETE, BLK_TC_READ, SDA, 100, 8);
+	io(&s, 5, BLK_TA_COMPLETE, BLK_TC_READ, SDB, 200, 8);
+	wait_note(&s, &w);
+	w.end = 40 * US;
+	w.duration = 12345;
+	w.tid = 11;
+	w.flags = BLK_IOWAIT_F_TGID_UNKNOWN;
+	w.waker_cpu = -1;
+	w.cpu = 0;
+	w.source = BLK_IOWAIT_SRC_MODULE;
+	memcpy(w.comm, "kworker/u8:1", 13);
+	wait_note(&s, &w);
+	w.end = 50 * US;
+	wait_note(&s, &w);
+	memset(s.pdu[s.n - 1], 0x58, 4); /* damaged: bad magic */
+	expect(run_table(&s, "8,0", 0, 0, "iowait.tsv", 12),
+	       "h1\t\t0\t0\t7\t11\tkworker/u8:1\t" T0 "27655\t12345\tmodule\t0\t-1\n"
+	       "h1\t8,16\t8\t16\t7\t10\tdd\t" T0 "15000\t5000\tsched\t1\t0\n");
+	expect(run_table(&s, NULL, 0, 0.000030, "iowait.tsv", 12),
+	       "h1\t8,16\t8\t16\t7\t10\tdd\t" T0 "15000\t5000\tsched\t1\t0\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows),
 		cmocka_unit_test(test_devices),
 		cmocka_unit_test(test_late_timestamp),
+		cmocka_unit_test(test_waits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
