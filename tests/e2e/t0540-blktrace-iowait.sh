@@ -4,7 +4,9 @@
 # beside the block events must cover at least 90% of its reads, each overlapping one of
 # them (decoded by tests/gen/iowait.py, not by our C library), with its pid and name. The
 # reference tools print the same for the trace with its waits as without (the waits taken
-# out again by iowait.py), on the directory, the merged file and the live -o - stream.
+# out again by iowait.py), on the directory, the merged file and the live -o - stream. Our
+# btt's I/O wait section and its Perfetto export (dd's iowait slices on dd's thread track, with
+# their flows) are checked against numbers computed again from blkparse --iowait.
 # Every exit path (-w, SIGINT, SIGTERM, blktrace -k, a setup error, SIGKILL and -k after)
 # leaves tracefs, the device and the I/O wait state as found.
 . "$(dirname "$0")/../lib.sh"
@@ -151,6 +153,29 @@ if [ -n "$row" ] && [ "${nrow:-0}" -ge $((N * 9 / 10)) ] && r=$($IWB "$d/bp-iw.t
 	pass "btt: dd (pid $pid) with $nrow waits for its $N reads ($(echo "$row" | awk '{ print "total", $5, "s, p50", $6, "s, own I/O", $NF }')); $r"
 else
 	fail "btt's I/O wait section: row '$row'; check: $r"
+fi
+# our btt --perfetto: dd's waits are iowait slices on dd's thread track, with their flows, as
+# computed again from blkparse --iowait (tests/gen/perfetto-iowait.py)
+SCHEMA="$TOP/../shared/perfetto"
+if [ -f "$SCHEMA/perfetto_trace.proto" ] && /usr/bin/python3 -c 'import google.protobuf' 2>/dev/null; then
+	(cd "$d" && "$TOP/btt/btt" -i merged.bin --perfetto="$d/dd.pftrace" >/dev/null 2>"$d/pf.err")
+	if /usr/bin/python3 "$TOP/tests/gen/perfetto-check.py" --schema "$SCHEMA" --dump "$d/pf.dump" \
+		"$d/dd.pftrace" >"$d/pf.sum" 2>"$d/pf.check" &&
+		r=$(/usr/bin/python3 "$TOP/tests/gen/perfetto-iowait.py" "$d/bp-iw.txt" "$d/pf.dump" 2>&1); then
+		nsl=$(/usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(sum(1 for s in d["slices"] if s[0] == "dd [tid %s]" % sys.argv[2] and s[1] == "iowait"))' "$d/pf.dump" "$pid")
+		if [ "${nsl:-0}" -ge $((N * 9 / 10)) ]; then
+			pass "btt --perfetto: $nsl iowait slices on dd's thread track 'dd [tid $pid]', each as blkparse --iowait gives it, with its flow: $r"
+		else
+			fail "btt --perfetto: $nsl iowait slices on 'dd [tid $pid]' (want >= $((N * 9 / 10))): $r"
+		fi
+	else
+		fail "btt --perfetto of the live trace: $(head -n 2 "$d/pf.check") $r"
+	fi
+else
+	skip "btt --perfetto of the live trace (no Perfetto schema or python3-protobuf)"
 fi
 
 # 3. -o -: the waits in-band, in time order; the reference ignores them, our pipeline carries them
