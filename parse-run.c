@@ -528,7 +528,9 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 	for (;;) {
 		struct blk_acct_dev *d;
 
-		if (blk_pipesort_needs_input(ps) && r->text && blk_output_flush(r->text))
+		/* what was printed is written out before the input is waited for */
+		if (r->text && blk_pipesort_needs_input(ps) && blk_reader_would_wait(rd) &&
+		    blk_output_flush(r->text))
 			r->failed = 1;
 		ret = blk_pipesort_next(ps, &ev);
 		if (ret <= 0)

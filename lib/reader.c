@@ -38,6 +38,7 @@ struct blk_reader {
 	int swapped; /* -1 unknown */
 	int gz;
 	int wait_ms; /* how long blk_reader_ready() waits for a pipe */
+	int polled; /* a poll found data that no read has taken yet */
 	unsigned char *buf;
 	size_t cap, pos, end; /* unread bytes are buf[pos, end) */
 	uint64_t base; /* input offset of buf[0] */
@@ -293,6 +294,7 @@ static int fill(struct blk_reader *r, size_t need)
 			r->buf = nb;
 			r->cap = ncap;
 		}
+		r->polled = 0;
 		if (r->gz) {
 			n = gz_fill(r);
 			if (n < 0)
@@ -327,7 +329,7 @@ static int fill(struct blk_reader *r, size_t need)
 	return 1;
 }
 
-int blk_reader_ready(struct blk_reader *r)
+static int ready_within(struct blk_reader *r, int ms)
 {
 	struct pollfd p;
 
@@ -357,12 +359,23 @@ int blk_reader_ready(struct blk_reader *r)
 				return 1;
 		}
 	}
-	if (r->gz && r->zs.avail_in)
+	if ((r->gz && r->zs.avail_in) || r->polled)
 		return 1;
 	p.fd = r->fd;
 	p.events = POLLIN;
 	p.revents = 0;
-	return poll(&p, 1, r->wait_ms) > 0;
+	r->polled = poll(&p, 1, ms) > 0;
+	return r->polled;
+}
+
+int blk_reader_ready(struct blk_reader *r)
+{
+	return ready_within(r, r->wait_ms);
+}
+
+int blk_reader_would_wait(struct blk_reader *r)
+{
+	return !ready_within(r, 0);
 }
 
 void blk_reader_set_wait(struct blk_reader *r, int ms)
