@@ -22,6 +22,7 @@
 #include "blk/merge.h"
 #include "blk/output.h"
 #include "blk/pipesort.h"
+#include "blk/printq.h"
 #include "blk/reader.h"
 #include "blk/wallclock.h"
 
@@ -44,6 +45,8 @@ struct parse_run {
 	struct file_in **fins;
 	int nfins;
 	struct blk_output *text; /* NULL when no text is produced */
+	struct blk_printq *q; /* renders the text on a second thread, or NULL */
+	struct blk_strbuf line; /* a message line for the queue */
 	struct blk_output *dump;
 	struct blk_strbuf stdout_later; /* what the classic tool prints through stdio's stdout */
 	int stdout_now; /* stdout is a terminal: print it at once */
@@ -187,9 +190,16 @@ static void fill_wall(struct parse_run *r, struct blk_fmt_ctx *c)
 	c->wall_nsec = r->wall.wall_nsec;
 }
 
+/* The queued text is in the output (written once large); the output is ours again. */
+static void sync_text(struct parse_run *r)
+{
+	if (r->q && blk_printq_sync(r->q))
+		r->failed = 1;
+}
+
 static void print_message(struct parse_run *r, const struct blk_event *ev, int cgroup)
 {
-	struct blk_strbuf *sb = blk_output_sb(r->text);
+	struct blk_strbuf *sb = r->q ? &r->line : blk_output_sb(r->text);
 	const unsigned char *p = ev->pdu;
 	size_t len = ev->pdu_len;
 
@@ -208,6 +218,11 @@ static void print_message(struct parse_run *r, const struct blk_event *ev, int c
 	blk_strbuf_addf(sb, "%2s %3s ", "m", "N");
 	blk_strbuf_add(sb, p, strnlen((const char *)p, len));
 	blk_strbuf_addch(sb, '\n');
+	if (r->q) {
+		if (blk_printq_text(r->q, sb->buf, sb->len))
+			r->failed = 1;
+		blk_strbuf_reset(sb);
+	}
 }
 
 static void print_event(struct parse_run *r, struct blk_acct_dev *d, int cpu, struct blk_event *ev)
@@ -243,6 +258,15 @@ static void print_event(struct parse_run *r, struct blk_acct_dev *d, int cpu, st
 		 */
 		if (!blk_event_remap(ev, &rm))
 			ev->device = rm.device_to;
+	}
+	if (r->q) {
+		/* a line that cannot be rendered stops the run below, after the lines before it */
+		if (!f || !blk_format_needs_elapsed(f) || c.elapsed != BLK_NO_ELAPSED) {
+			if (blk_printq_event(r->q, f, ev, &c))
+				r->failed = 1;
+			return;
+		}
+		sync_text(r);
 	}
 	if (f) {
 		if (blk_format_render(f, ev, &c, blk_output_sb(r->text))) {
@@ -529,9 +553,11 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 		struct blk_acct_dev *d;
 
 		/* what was printed is written out before the input is waited for */
-		if (r->text && blk_pipesort_needs_input(ps) && blk_reader_would_wait(rd) &&
-		    blk_output_flush(r->text))
-			r->failed = 1;
+		if (r->text && blk_pipesort_needs_input(ps) && blk_reader_would_wait(rd)) {
+			sync_text(r);
+			if (blk_output_flush(r->text))
+				r->failed = 1;
+		}
 		ret = blk_pipesort_next(ps, &ev);
 		if (ret <= 0)
 			break;
@@ -628,6 +654,9 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 				blk_output_fdopen(fileno(env->out), "(stdout)", BLK_OUTPUT_NOCLOSE);
 		if (o.output && !r.text)
 			die("cannot create '%s': %s", o.output, strerror(errno));
+		/* without a thread, the lines are rendered as they come */
+		if (r.text)
+			r.q = blk_printq_new(r.text);
 	}
 	{
 		struct parse_waits_opts wo = {.print = o.iowait && (o.act_mask & BLK_TC_NOTIFY),
@@ -651,6 +680,10 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 
 	if (r.text) {
 		struct blk_strbuf *sb = blk_output_sb(r.text);
+
+		sync_text(&r);
+		blk_printq_free(r.q);
+		r.q = NULL;
 
 		if (o.per_process)
 			blk_acct_print_procs(r.acct, sb);
@@ -700,6 +733,7 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 	blk_output_free(r.text);
 	blk_output_free(r.dump);
 	blk_strbuf_release(&r.stdout_later);
+	blk_strbuf_release(&r.line);
 	blk_acct_free(r.acct);
 	blk_wallclock_free(r.clock);
 	return r.failed ? 1 : 0;

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The print queue (printq.h): a ring of batches handed from the caller to one worker thread
+ * under a mutex, so that everything the worker reads was written before the hand-over.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blk/printq.h"
+
+#define PQ_NBATCH 4
+#define PQ_LINES 256
+#define PQ_ARENA (16 * 1024)
+
+enum pq_kind { PQ_EVENT, PQ_TEXT };
+
+/* A queued line: the event and its context, their payloads in the batch's arena. */
+struct pq_line {
+	struct blk_event ev; /* ev.pdu: unused; the payload is at pdu_off */
+	struct blk_fmt_ctx c; /* c.pc_pdu: NULL or not; the payload is at pc_off */
+	const struct blk_format *f;
+	uint32_t pdu_off; /* the event's payload, or the text (PQ_TEXT, len bytes) */
+	uint32_t pc_off;
+	uint32_t len;
+	uint8_t kind;
+};
+
+struct pq_batch {
+	struct pq_line lines[PQ_LINES];
+	unsigned int n;
+	unsigned char *arena;
+	size_t used, cap;
+};
+
+struct blk_printq {
+	struct blk_output *out;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t work; /* the worker waits for a batch (or the stop) */
+	pthread_cond_t done; /* the caller waits for a free batch (or all done) */
+	/* under lock */
+	uint64_t filled, rendered; /* batches handed over, and rendered */
+	int stop;
+	int worker_waits, caller_waits;
+	int err; /* the first write error the worker saw (positive errno) */
+	/* the caller's */
+	int seen_err;
+	struct pq_batch *cur; /* the batch being filled */
+	struct pq_batch b[PQ_NBATCH];
+};
+
+static void render(struct blk_printq *q, const struct pq_batch *b)
+{
+	struct blk_strbuf *sb = blk_output_sb(q->out);
+	int err = 0;
+
+	for (unsigned int i = 0; i < b->n; i++) {
+		const struct pq_line *l = &b->lines[i];
+		struct blk_event ev;
+		struct blk_fmt_ctx c;
+
+		if (l->kind == PQ_TEXT) {
+			blk_strbuf_add(sb, b->arena + l->pdu_off, l->len);
+		} else {
+			ev = l->ev;
+			ev.pdu = b->arena + l->pdu_off;
+			c = l->c;
+			if (c.pc_pdu)
+				c.pc_pdu = b->arena + l->pc_off;
+			if (l->f)
+				blk_format_render(l->f, &ev, &c, sb);
+			else
+				blk_format_default(&ev, &c, sb);
+		}
+		if (!err)
+			err = blk_output_check(q->out);
+	}
+	if (err) {
+		pthread_mutex_lock(&q->lock);
+		if (!q->err)
+			q->err = -err;
+		pthread_mutex_unlock(&q->lock);
+	}
+}
+
+static void *worker(void *arg)
+{
+	struct blk_printq *q = arg;
+
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		while (q->rendered == q->filled && !q->stop) {
+			q->worker_waits = 1;
+			pthread_cond_wait(&q->work, &q->lock);
+			q->worker_waits = 0;
+		}
+		if (q->rendered == q->filled)
+			break;
+		pthread_mutex_unlock(&q->lock);
+		render(q, &q->b[q->rendered % PQ_NBATCH]);
+		pthread_mutex_lock(&q->lock);
+		q->rendered++;
+		if (q->caller_waits)
+			pthread_cond_signal(&q->done);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+struct blk_printq *blk_printq_new(struct blk_output *out)
+{
+	struct blk_printq *q = calloc(1, sizeof(*q));
+	sigset_t all, old;
+	int e;
+
+	if (!q)
+		return NULL;
+	q->out = out;
+	q->cur = &q->b[0];
+	for (int i = 0; i < PQ_NBATCH; i++) {
+		q->b[i].arena = malloc(PQ_ARENA);
+		q->b[i].cap = PQ_ARENA;
+		if (!q->b[i].arena) {
+			e = ENOMEM;
+			goto fail;
+		}
+	}
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->work, NULL);
+	pthread_cond_init(&q->done, NULL);
+	/* signals stay with the caller's thread, whose handlers expect them */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	e = pthread_create(&q->thread, NULL, worker, q);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e) {
+		pthread_cond_destroy(&q->done);
+		pthread_cond_destroy(&q->work);
+		pthread_mutex_destroy(&q->lock);
+		goto fail;
+	}
+	return q;
+fail:
+	for (int i = 0; i < PQ_NBATCH; i++)
+		free(q->b[i].arena);
+	free(q);
+	errno = e;
+	return NULL;
+}
+
+/* Hand the caller's batch to the worker and wait for the next one to be free. */
+static int submit(struct blk_printq *q, int wait_all)
+{
+	pthread_mutex_lock(&q->lock);
+	if (q->b[q->filled % PQ_NBATCH].n) {
+		q->filled++;
+		if (q->worker_waits)
+			pthread_cond_signal(&q->work);
+	}
+	while (q->filled - q->rendered >= (wait_all ? 1u : PQ_NBATCH)) {
+		q->caller_waits = 1;
+		pthread_cond_wait(&q->done, &q->lock);
+		q->caller_waits = 0;
+	}
+	q->seen_err = q->err;
+	pthread_mutex_unlock(&q->lock);
+	q->cur = &q->b[q->filled % PQ_NBATCH];
+	q->cur->n = 0;
+	q->cur->used = 0;
+	return -q->seen_err;
+}
+
+/* Room for @n more arena bytes in the caller's batch (handed over first if full). */
+static struct pq_batch *room(struct blk_printq *q, size_t n)
+{
+	struct pq_batch *b = q->cur;
+
+	if (q->seen_err)
+		return NULL;
+	if (b->n == PQ_LINES || b->cap - b->used < n) {
+		if (b->n && submit(q, 0))
+			return NULL;
+		b = q->cur;
+		if (b->cap < n) {
+			/* a payload larger than the arena (up to 64 KiB): grow it once */
+			unsigned char *na = realloc(b->arena, n);
+
+			if (!na) {
+				q->seen_err = ENOMEM;
+				return NULL;
+			}
+			b->arena = na;
+			b->cap = n;
+		}
+	}
+	return b;
+}
+
+static uint32_t put(struct pq_batch *b, const void *p, size_t n)
+{
+	uint32_t off = (uint32_t)b->used;
+
+	if (n)
+		memcpy(b->arena + b->used, p, n);
+	b->used += n;
+	return off;
+}
+
+int blk_printq_event(struct blk_printq *q, const struct blk_format *f, const struct blk_event *ev,
+		     const struct blk_fmt_ctx *c)
+{
+	int share_pc = c->pc_pdu == ev->pdu && c->pc_pdu_len <= ev->pdu_len;
+	size_t need = ev->pdu_len + (c->pc_pdu && !share_pc ? c->pc_pdu_len : 0);
+	struct pq_batch *b = q->cur;
+	struct pq_line *l;
+
+	if (b->n == PQ_LINES || b->cap - b->used < need || q->seen_err) {
+		b = room(q, need);
+		if (!b)
+			return -q->seen_err;
+	}
+	l = &b->lines[b->n++];
+	l->kind = PQ_EVENT;
+	l->ev = *ev;
+	l->c = *c;
+	l->f = f;
+	l->pdu_off = put(b, ev->pdu, ev->pdu_len);
+	if (c->pc_pdu)
+		l->pc_off = share_pc ? l->pdu_off : put(b, c->pc_pdu, c->pc_pdu_len);
+	return 0;
+}
+
+int blk_printq_text(struct blk_printq *q, const char *s, size_t n)
+{
+	struct pq_batch *b = room(q, n);
+	struct pq_line *l;
+
+	if (!b)
+		return -q->seen_err;
+	l = &b->lines[b->n++];
+	l->kind = PQ_TEXT;
+	l->pdu_off = put(b, s, n);
+	l->len = (uint32_t)n;
+	return 0;
+}
+
+int blk_printq_sync(struct blk_printq *q)
+{
+	return submit(q, 1);
+}
+
+void blk_printq_free(struct blk_printq *q)
+{
+	if (!q)
+		return;
+	blk_printq_sync(q);
+	pthread_mutex_lock(&q->lock);
+	q->stop = 1;
+	pthread_cond_signal(&q->work);
+	pthread_mutex_unlock(&q->lock);
+	pthread_join(q->thread, NULL);
+	pthread_cond_destroy(&q->done);
+	pthread_cond_destroy(&q->work);
+	pthread_mutex_destroy(&q->lock);
+	for (int i = 0; i < PQ_NBATCH; i++)
+		free(q->b[i].arena);
+	free(q);
+}
