@@ -225,28 +225,37 @@ static void print_message(struct parse_run *r, const struct blk_event *ev, int c
 	}
 }
 
-static void print_event(struct parse_run *r, struct blk_acct_dev *d, int cpu, struct blk_event *ev)
+/*
+ * Print the line of @in. Return the device the dump shows: a remap's target when the default
+ * line shows it. @in stays as it is; the rare lines that show it changed use a copy.
+ */
+static uint32_t print_event(struct parse_run *r, struct blk_acct_dev *d, int cpu,
+			    const struct blk_event *in)
 {
 	struct blk_fmt_ctx c = {0};
+	const struct blk_event *ev = in;
+	struct blk_event shown;
 	struct blk_format *f;
 	int ret;
 
 	fill_wall(r, &c);
 	if (r->o->show_cgroup && (blk_event_action32(ev) & BLK_TA_CGROUP)) {
 		/* as blkparse 1.3.0: the cgroup id comes first in the payload */
-		ev->action &= ~(uint64_t)BLK_TA_CGROUP;
-		if (ev->pdu_len >= 8) {
-			memcpy(&c.cg_ino, ev->pdu, 4);
-			memcpy(&c.cg_gen, ev->pdu + 4, 4);
-			ev->pdu += 8;
-			ev->pdu_len -= 8;
+		shown = *in;
+		ev = &shown;
+		shown.action &= ~(uint64_t)BLK_TA_CGROUP;
+		if (shown.pdu_len >= 8) {
+			memcpy(&c.cg_ino, shown.pdu, 4);
+			memcpy(&c.cg_gen, shown.pdu + 4, 4);
+			shown.pdu += 8;
+			shown.pdu_len -= 8;
 		}
 	}
 	ret = blk_acct_event(r->acct, d, cpu, ev, &c);
 	if (ret <= 0) {
 		if (ret == 0)
 			r->have_drv_data = 1;
-		return;
+		return ev->device;
 	}
 	f = r->o->fmt[(unsigned char)c.act[0]];
 	if (!f && c.act[0] == 'A') {
@@ -256,15 +265,20 @@ static void print_event(struct parse_run *r, struct blk_acct_dev *d, int cpu, st
 		 * the default line (and the dump) show the device the I/O was remapped to; a
 		 * -f/-F format, and then the dump, keep the record's own, as 1.2.0
 		 */
-		if (!blk_event_remap(ev, &rm))
-			ev->device = rm.device_to;
+		if (!blk_event_remap(ev, &rm)) {
+			if (ev != &shown) {
+				shown = *in;
+				ev = &shown;
+			}
+			shown.device = rm.device_to;
+		}
 	}
 	if (r->q) {
 		/* a line that cannot be rendered stops the run below, after the lines before it */
 		if (!f || !blk_format_needs_elapsed(f) || c.elapsed != BLK_NO_ELAPSED) {
 			if (blk_printq_event(r->q, f, ev, &c))
 				r->failed = 1;
-			return;
+			return ev->device;
 		}
 		sync_text(r);
 	}
@@ -284,6 +298,7 @@ static void print_event(struct parse_run *r, struct blk_acct_dev *d, int cpu, st
 	}
 	if (blk_output_check(r->text))
 		r->failed = 1;
+	return ev->device;
 }
 
 static void dump_trace(struct parse_run *r, struct blk_acct_dev *d, int cpu, struct blk_event *ev)
@@ -291,18 +306,15 @@ static void dump_trace(struct parse_run *r, struct blk_acct_dev *d, int cpu, str
 	uint32_t a = blk_event_action32(ev);
 	int is_msg = a == BLK_TN_ACTION(BLK_TN_MESSAGE);
 
-	struct blk_event shown_ev = *ev;
-
 	if (r->text) {
 		if (is_msg)
 			print_message(r, ev, 0);
 		else if (is_cgroup_note(ev))
 			print_message(r, ev, 1);
 		else
-			print_event(r, d, cpu, &shown_ev);
+			/* the dump keeps the record as read, but with a remap's target device */
+			ev->device = print_event(r, d, cpu, ev);
 	}
-	/* the dump keeps the record as read, but with a remap's target device, as 1.2.0 */
-	ev->device = shown_ev.device;
 	blk_acct_count(d, ev->time);
 	if (r->o->dump_msgs || !is_msg)
 		write_dump(r, ev);
@@ -448,7 +460,7 @@ static void run_file_mode(struct parse_run *r)
 {
 	struct parse_opts *o = r->o;
 	struct blk_merge *m = blk_merge_new(o->batch, on_record, r);
-	struct blk_event ev;
+	struct blk_event *ev;
 	void *owner;
 	int cpu, ret = 1; /* > 0 after the loop: more records may follow */
 
@@ -468,23 +480,44 @@ static void run_file_mode(struct parse_run *r)
 	if (!blk_merge_peek_time(m, &r->genesis))
 		r->genesis = 0;
 	r->rebase = r->genesis;
-	while (!interrupted(r) && (ret = blk_merge_next(m, &ev, &owner, &cpu)) > 0) {
-		struct file_in *fi = owner;
-		struct blk_acct_dev *d = fi->d;
+	for (unsigned int k = 0;; k++) {
+		struct file_in *fi;
+		struct blk_acct_dev *d;
 
-		if (parse_waits_emit(r->waits, ev.time, r->genesis))
-			r->failed = 1;
-		blk_acct_seen(d, cpu);
-		ev.time -= r->genesis;
-		blk_cmem_handle(r->cmem, fi->stream, ev.time);
-		if (ev.time > o->stop_end)
+		/* an interrupt is looked for every 256 records (it stops before the next) */
+		if (!(k & 255) && interrupted(r))
 			break;
-		blk_acct_last_time(d, ev.time);
-		if (shown(o, &ev) && ev.time >= o->stop_start)
-			dump_trace(r, d, cpu, &ev);
+		ret = blk_merge_take(m, &ev, &owner, &cpu);
+		if (ret <= 0)
+			break;
+		fi = owner;
+		d = fi->d;
+		if (parse_waits_emit(r->waits, ev->time, r->genesis))
+			r->failed = 1;
+		if (!r->text) {
+			/* nothing reads the counts without text: the dump is all */
+			ev->time -= r->genesis;
+			if (ev->time > o->stop_end)
+				break;
+			if (shown(o, ev) && ev->time >= o->stop_start &&
+			    (o->dump_msgs ||
+			     blk_event_action32(ev) != BLK_TN_ACTION(BLK_TN_MESSAGE)))
+				write_dump(r, ev);
+			if (r->failed)
+				break;
+			continue;
+		}
+		blk_acct_seen(d, cpu);
+		ev->time -= r->genesis;
+		blk_cmem_handle(r->cmem, fi->stream, ev->time);
+		if (ev->time > o->stop_end)
+			break;
+		blk_acct_last_time(d, ev->time);
+		if (shown(o, ev) && ev->time >= o->stop_start)
+			dump_trace(r, d, cpu, ev);
 		if (r->text)
-			blk_cmem_retire(r->cmem, fi->stream, ev.time, ev.device,
-					(uint32_t)ev.sequence);
+			blk_cmem_retire(r->cmem, fi->stream, ev->time, ev->device,
+					(uint32_t)ev->sequence);
 		if (r->failed)
 			break;
 	}
