@@ -677,6 +677,8 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 		r.dump = blk_output_open(o.dump, ends_with(o.dump, ".gz") ? BLK_OUTPUT_GZIP : 0);
 		if (!r.dump)
 			die("cannot create '%s': %s", o.dump, strerror(errno));
+		/* the dump is written beside the merge (without a thread, as it comes) */
+		blk_output_set_async(r.dump);
 	}
 	if (o.text) {
 		if (o.output)
