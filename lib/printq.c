@@ -6,15 +6,22 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "blk/printq.h"
 
-#define PQ_NBATCH 4
+#define PQ_NBATCH 8
 #define PQ_LINES 256
 #define PQ_ARENA (16 * 1024)
+/*
+ * Either side, once asleep, is woken only when PQ_WAKE batches are ready for it (or at a
+ * sync): each wake-up then serves several batches, not one (waking per batch cost as much
+ * CPU time as the rendering of a tenth of the lines).
+ */
+#define PQ_WAKE 4
 
 enum pq_kind { PQ_EVENT, PQ_TEXT };
 
@@ -36,17 +43,25 @@ struct pq_batch {
 	size_t used, cap;
 };
 
+/*
+ * The two counters are atomic, so that a batch changes hands without a lock; the lock and
+ * the conditions serve only to sleep. A side that goes to sleep first says so (worker_waits,
+ * caller_waits), then looks at the counter again; the other side first moves the counter,
+ * then looks at the flag: one of the two sees the other (sequentially consistent atomics),
+ * so no wake-up is lost.
+ */
 struct blk_printq {
 	struct blk_output *out;
 	pthread_t thread;
 	pthread_mutex_t lock;
-	pthread_cond_t work; /* the worker waits for a batch (or the stop) */
-	pthread_cond_t done; /* the caller waits for a free batch (or all done) */
+	pthread_cond_t work; /* the worker waits for batches (or the stop) */
+	pthread_cond_t done; /* the caller waits for free batches (or all done) */
+	_Atomic uint64_t filled, rendered; /* batches handed over, and rendered */
+	atomic_int worker_waits, caller_waits;
+	atomic_int err; /* the first write error the worker saw (positive errno) */
 	/* under lock */
-	uint64_t filled, rendered; /* batches handed over, and rendered */
 	int stop;
-	int worker_waits, caller_waits;
-	int err; /* the first write error the worker saw (positive errno) */
+	unsigned int caller_need; /* the caller sleeps until at most this many are unrendered */
 	/* the caller's */
 	int seen_err;
 	struct pq_batch *cur; /* the batch being filled */
@@ -80,34 +95,42 @@ static void render(struct blk_printq *q, const struct pq_batch *b)
 			err = blk_output_check(q->out);
 	}
 	if (err) {
-		pthread_mutex_lock(&q->lock);
-		if (!q->err)
-			q->err = -err;
-		pthread_mutex_unlock(&q->lock);
+		int none = 0;
+
+		atomic_compare_exchange_strong(&q->err, &none, -err);
 	}
 }
 
 static void *worker(void *arg)
 {
 	struct blk_printq *q = arg;
+	uint64_t r = 0; /* the worker's own count: q->rendered */
 
-	pthread_mutex_lock(&q->lock);
 	for (;;) {
-		while (q->rendered == q->filled && !q->stop) {
-			q->worker_waits = 1;
-			pthread_cond_wait(&q->work, &q->lock);
-			q->worker_waits = 0;
+		uint64_t f = atomic_load(&q->filled);
+
+		if (f == r) {
+			int stop;
+
+			pthread_mutex_lock(&q->lock);
+			atomic_store(&q->worker_waits, 1);
+			while ((f = atomic_load(&q->filled)) == r && !q->stop)
+				pthread_cond_wait(&q->work, &q->lock);
+			atomic_store(&q->worker_waits, 0);
+			stop = f == r;
+			pthread_mutex_unlock(&q->lock);
+			if (stop)
+				break;
 		}
-		if (q->rendered == q->filled)
-			break;
-		pthread_mutex_unlock(&q->lock);
-		render(q, &q->b[q->rendered % PQ_NBATCH]);
-		pthread_mutex_lock(&q->lock);
-		q->rendered++;
-		if (q->caller_waits)
-			pthread_cond_signal(&q->done);
+		render(q, &q->b[r % PQ_NBATCH]);
+		atomic_store(&q->rendered, ++r);
+		if (atomic_load(&q->caller_waits)) {
+			pthread_mutex_lock(&q->lock);
+			if (atomic_load(&q->filled) - r <= q->caller_need)
+				pthread_cond_signal(&q->done);
+			pthread_mutex_unlock(&q->lock);
+		}
 	}
-	pthread_mutex_unlock(&q->lock);
 	return NULL;
 }
 
@@ -155,20 +178,28 @@ fail:
 /* Hand the caller's batch to the worker and wait for the next one to be free. */
 static int submit(struct blk_printq *q, int wait_all)
 {
-	pthread_mutex_lock(&q->lock);
-	if (q->b[q->filled % PQ_NBATCH].n) {
-		q->filled++;
-		if (q->worker_waits)
-			pthread_cond_signal(&q->work);
+	uint64_t f = atomic_load(&q->filled);
+	uint64_t limit = wait_all ? 0 : PQ_NBATCH - 1; /* unrendered batches we may go on with */
+
+	if (q->b[f % PQ_NBATCH].n)
+		atomic_store(&q->filled, ++f);
+	if (atomic_load(&q->worker_waits) && f != atomic_load(&q->rendered) &&
+	    (wait_all || f - atomic_load(&q->rendered) >= PQ_WAKE)) {
+		pthread_mutex_lock(&q->lock);
+		pthread_cond_signal(&q->work);
+		pthread_mutex_unlock(&q->lock);
 	}
-	while (q->filled - q->rendered >= (wait_all ? 1u : PQ_NBATCH)) {
-		q->caller_waits = 1;
-		pthread_cond_wait(&q->done, &q->lock);
-		q->caller_waits = 0;
+	if (f - atomic_load(&q->rendered) > limit) {
+		pthread_mutex_lock(&q->lock);
+		q->caller_need = wait_all ? 0 : PQ_NBATCH - PQ_WAKE;
+		atomic_store(&q->caller_waits, 1);
+		while (f - atomic_load(&q->rendered) > q->caller_need)
+			pthread_cond_wait(&q->done, &q->lock);
+		atomic_store(&q->caller_waits, 0);
+		pthread_mutex_unlock(&q->lock);
 	}
-	q->seen_err = q->err;
-	pthread_mutex_unlock(&q->lock);
-	q->cur = &q->b[q->filled % PQ_NBATCH];
+	q->seen_err = atomic_load(&q->err);
+	q->cur = &q->b[f % PQ_NBATCH];
 	q->cur->n = 0;
 	q->cur->used = 0;
 	return -q->seen_err;
@@ -210,6 +241,39 @@ static uint32_t put(struct pq_batch *b, const void *p, size_t n)
 	return off;
 }
 
+/*
+ * The event and its context, a field at a time, each with a load of its own size: the
+ * caller has just stored most of them one by one (the context, the rebased time), and a
+ * struct copy's wide loads would wait for those stores to reach the cache. The fields of the
+ * two are taken in turn, which keeps the compiler from joining them into wide loads again.
+ */
+static void copy_line(struct pq_line *l, const struct blk_event *ev, const struct blk_fmt_ctx *c)
+{
+	l->ev.time = ev->time;
+	l->c.act = c->act;
+	l->ev.sector = ev->sector;
+	l->c.comm = c->comm;
+	l->ev.action = ev->action;
+	l->c.cpu = c->cpu;
+	l->ev.sequence = ev->sequence;
+	l->c.elapsed = c->elapsed;
+	l->ev.bytes = ev->bytes;
+	l->c.pc_pdu = c->pc_pdu;
+	l->ev.pid = ev->pid;
+	l->c.pc_pdu_len = c->pc_pdu_len;
+	l->ev.device = ev->device;
+	l->c.cg_ino = c->cg_ino;
+	l->ev.cpu = ev->cpu;
+	l->c.cg_gen = c->cg_gen;
+	l->ev.error = ev->error;
+	l->c.have_wall = c->have_wall;
+	l->ev.pdu_len = ev->pdu_len;
+	l->c.wall_sec = c->wall_sec;
+	l->ev.version = ev->version;
+	l->c.wall_nsec = c->wall_nsec;
+	l->ev.offset = ev->offset;
+}
+
 int blk_printq_event(struct blk_printq *q, const struct blk_format *f, const struct blk_event *ev,
 		     const struct blk_fmt_ctx *c)
 {
@@ -225,8 +289,7 @@ int blk_printq_event(struct blk_printq *q, const struct blk_format *f, const str
 	}
 	l = &b->lines[b->n++];
 	l->kind = PQ_EVENT;
-	l->ev = *ev;
-	l->c = *c;
+	copy_line(l, ev, c);
 	l->f = f;
 	l->pdu_off = put(b, ev->pdu, ev->pdu_len);
 	if (c->pc_pdu)

@@ -50,9 +50,10 @@ static char *slurp(const char *path, size_t *n)
 }
 
 static const char *const acts[] = {"Q", "G", "I", "D", "C", "M", "P", "U", "UT", "A", "X"};
-static const uint32_t codes[] = {BLK_TA_QUEUE,	 BLK_TA_GETRQ,	  BLK_TA_INSERT, BLK_TA_ISSUE,
-				 BLK_TA_COMPLETE, BLK_TA_BACKMERGE, BLK_TA_PLUG,	 BLK_TA_UNPLUG_IO,
-				 BLK_TA_UNPLUG_TIMER, BLK_TA_REMAP,  BLK_TA_SPLIT};
+static const uint32_t codes[] = {BLK_TA_QUEUE, BLK_TA_GETRQ,	 BLK_TA_INSERT,
+				 BLK_TA_ISSUE, BLK_TA_COMPLETE,	 BLK_TA_BACKMERGE,
+				 BLK_TA_PLUG,  BLK_TA_UNPLUG_IO, BLK_TA_UNPLUG_TIMER,
+				 BLK_TA_REMAP, BLK_TA_SPLIT};
 
 /* The @i-th test event, its payload in @pdu (24 bytes), its context in @c. */
 static void make_event(unsigned int i, struct blk_event *ev, unsigned char *pdu,
@@ -167,6 +168,51 @@ static void test_same_as_direct(void **state)
 	blk_format_free(f);
 }
 
+/*
+ * Syncs after any number of lines: none, part of one batch, a few (fewer than wake the
+ * worker), the whole ring and more; after each, the output is the caller's and holds every
+ * line before it. A lost wake-up hangs here.
+ */
+static void test_sync_points(void **state)
+{
+	char path[64], err[128];
+	struct blk_strbuf want = BLK_STRBUF_INIT;
+	struct blk_format *f = blk_format_compile("%a %d %S + %n [%C]\n", err, sizeof(err));
+	struct blk_output *o;
+	struct blk_printq *q;
+	uint32_t seed = 17;
+	size_t n;
+	char *got;
+
+	(void)state;
+	assert_non_null(f);
+	o = blk_output_open(temp_name(path), 0);
+	assert_non_null(o);
+	q = blk_printq_new(o);
+	assert_non_null(q);
+	for (int i = 0; i < 300; i++) {
+		static const unsigned int sizes[] = {0, 1, 255, 256, 257, 700, 1025, 2500, 5000};
+		char mark[32];
+		int len;
+
+		seed = seed * 1103515245u + 12345u;
+		queue_lines(q, f, sizes[(seed >> 16) % 9], &want);
+		assert_int_equal(blk_printq_sync(q), 0);
+		len = snprintf(mark, sizeof(mark), "sync %d\n", i);
+		blk_strbuf_add(blk_output_sb(o), mark, (size_t)len);
+		blk_strbuf_add(&want, mark, (size_t)len);
+	}
+	blk_printq_free(q);
+	assert_int_equal(blk_output_close(o), 0);
+	got = slurp(path, &n);
+	assert_int_equal(n, want.len);
+	assert_memory_equal(got, want.buf, n);
+	free(got);
+	unlink(path);
+	blk_strbuf_release(&want);
+	blk_format_free(f);
+}
+
 /* A text line larger than a batch's arena, between short ones. */
 static void test_large_text(void **state)
 {
@@ -230,6 +276,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_as_direct),
+		cmocka_unit_test(test_sync_points),
 		cmocka_unit_test(test_large_text),
 		cmocka_unit_test(test_write_error),
 	};
