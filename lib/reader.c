@@ -17,11 +17,11 @@
 
 /*
  * The buffer starts at RD_BUF_MIN and doubles while reads fill it, up to RD_BUF_SIZE: a
- * small input (a short pipe burst, a fuzz input) costs 16 KiB, a long one gets 256 KiB
+ * small input (a short pipe burst, a fuzz input) costs 16 KiB, a long one gets 128 KiB
  * reads after a few of them.
  */
 #define RD_BUF_MIN (16 * 1024)
-#define RD_BUF_SIZE (256 * 1024)
+#define RD_BUF_SIZE (128 * 1024)
 #define RD_ZBUF_SIZE (64 * 1024)
 /* a header plus the largest payload a 16-bit pdu_len can describe */
 #define RD_MAX_RECORD (64 + 65535)
