@@ -453,12 +453,18 @@ static void default_pc(const struct blk_event *ev, const struct blk_fmt_ctx *c,
 	sb->len = (size_t)(p - sb->buf);
 }
 
+/* the length of an action ("Q", "UT"): no call for one or two bytes */
+static inline size_t act_len(const char *s)
+{
+	return !s[0] ? 0 : !s[1] ? 1 : !s[2] ? 2 : 2 + strlen(s + 2);
+}
+
 void blk_format_default(const struct blk_event *ev, const struct blk_fmt_ctx *c,
 			struct blk_strbuf *sb)
 {
 	char rwbs[BLK_RWBS_LEN], *p;
 	const char *comm = c->comm ? c->comm : "(null)";
-	size_t alen = strlen(c->act), clen = strlen(comm);
+	size_t alen = act_len(c->act), clen = strlen(comm);
 	size_t rlen = (size_t)blk_event_rwbs(ev, rwbs);
 	unsigned int n = blk_event_sectors(ev);
 
