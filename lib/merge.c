@@ -116,9 +116,10 @@ static int add_error(struct blk_merge *m, const char *msg)
 
 /*
  * Read the next batch of @s. Return records queued, or -errno from the callback. Each record
- * is decoded into its slot of the batch, which blk_merge_take() hands out as it is.
+ * is decoded into its slot of the batch, which blk_merge_take() hands out as it is. Once a
+ * batch: not inlined, so that blk_merge_take()'s common path stays short.
  */
-static int prime(struct blk_merge *m, struct mstream *s)
+static int __attribute__((noinline)) prime(struct blk_merge *m, struct mstream *s)
 {
 	unsigned int i, n = 0;
 	int ret;
@@ -225,9 +226,9 @@ int blk_merge_add(struct blk_merge *m, struct blk_reader *r, void *owner, int cp
 }
 
 /*
- * After a record of the current input was taken: the input stays in front while its next
- * record is not later than every other input's; otherwise it goes back into the heap.
- * Return 1 if the current input stays in front, 0 if not, or -errno.
+ * After a record of the current input was taken (its head already moved on): the input stays
+ * in front while its next record is not later than every other input's; otherwise it goes
+ * back into the heap. Return 1 if the current input stays in front, 0 if not, or -errno.
  */
 static int requeue(struct blk_merge *m)
 {
@@ -236,7 +237,7 @@ static int requeue(struct blk_merge *m)
 
 	if (!s)
 		return 0;
-	if (++s->head >= s->n) {
+	if (s->head >= s->n) {
 		ret = prime(m, s);
 		if (ret <= 0) {
 			m->cur = NULL;
@@ -260,7 +261,9 @@ int blk_merge_peek_time(struct blk_merge *m, uint64_t *t)
 	return 1;
 }
 
-int blk_merge_take(struct blk_merge *m, struct blk_event **ev, void **owner, int *cpu)
+/* blk_merge_take() when the current input does not simply stay in front */
+static int __attribute__((noinline))
+take_slow(struct blk_merge *m, struct blk_event **ev, void **owner, int *cpu)
 {
 	struct mstream *s;
 	int ret = requeue(m);
@@ -279,6 +282,23 @@ int blk_merge_take(struct blk_merge *m, struct blk_event **ev, void **owner, int
 	*owner = s->owner;
 	*cpu = s->cpu;
 	return 1;
+}
+
+int blk_merge_take(struct blk_merge *m, struct blk_event **ev, void **owner, int *cpu)
+{
+	struct mstream *s = m->cur;
+
+	/* the common case: the next record of the current input, still first */
+	if (s && ++s->head < s->n) {
+		s->head_time = s->ev[s->head].time;
+		if (s->head_time <= m->top_time) {
+			*ev = &s->ev[s->head];
+			*owner = s->owner;
+			*cpu = s->cpu;
+			return 1;
+		}
+	}
+	return take_slow(m, ev, owner, cpu);
 }
 
 int blk_merge_next(struct blk_merge *m, struct blk_event *ev, void **owner, int *cpu)

@@ -407,7 +407,9 @@ static int take(struct blk_reader *r, struct blk_event *ev, unsigned char *p, si
 	return 1;
 }
 
-int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
+/* Everything but the common case (blk_reader_next()): kept apart, so that the common case
+ * needs few registers and its calls are cheap. */
+static int __attribute__((noinline)) next_slow(struct blk_reader *r, struct blk_event *ev)
 {
 	unsigned char *p;
 	uint32_t magic, m;
@@ -417,22 +419,6 @@ int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
 
 	if (r->failed)
 		return 0;
-	/* the common case first: a host-order version-7 record, wholly buffered */
-	if (!r->swapped && r->end - r->pos >= sizeof(struct blk_io_trace)) {
-		uint32_t magic, cpu;
-		uint16_t pdu_len;
-
-		p = r->buf + r->pos;
-		FIELD(magic, struct blk_io_trace, magic);
-		FIELD(pdu_len, struct blk_io_trace, pdu_len);
-		FIELD(cpu, struct blk_io_trace, cpu);
-		if (magic == (BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION) &&
-		    r->end - r->pos >= sizeof(struct blk_io_trace) + pdu_len &&
-		    cpu < BLK_MAX_CPUS) {
-			decode_v1(p, 0, ev);
-			return take(r, ev, p, sizeof(struct blk_io_trace), r->base + r->pos);
-		}
-	}
 	ret = fill(r, 4);
 	if (ret < 0)
 		return io_error(r, ret, blk_reader_offset(r));
@@ -523,4 +509,26 @@ int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
 		memcpy(p + hdr, w, 8);
 	}
 	return take(r, ev, p, hdr, off);
+}
+
+int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
+{
+	/* the common case first: a host-order version-7 record, wholly buffered */
+	if (!r->swapped && r->end - r->pos >= sizeof(struct blk_io_trace) && !r->failed) {
+		const unsigned char *p = r->buf + r->pos;
+		uint32_t magic, cpu;
+		uint16_t pdu_len;
+
+		FIELD(magic, struct blk_io_trace, magic);
+		FIELD(pdu_len, struct blk_io_trace, pdu_len);
+		FIELD(cpu, struct blk_io_trace, cpu);
+		if (magic == (BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION) &&
+		    r->end - r->pos >= sizeof(struct blk_io_trace) + pdu_len &&
+		    cpu < BLK_MAX_CPUS) {
+			decode_v1(p, 0, ev);
+			return take(r, ev, (unsigned char *)p, sizeof(struct blk_io_trace),
+				    r->base + r->pos);
+		}
+	}
+	return next_slow(r, ev);
 }
