@@ -32,6 +32,7 @@
 struct file_in {
 	struct blk_acct_dev *d;
 	int stream;
+	int devno_known; /* d's device number is set (it is learned from a first record) */
 };
 
 /* Run state shared by the callbacks. */
@@ -103,11 +104,10 @@ static int write_dump(struct parse_run *r, const struct blk_event *ev)
 	return 0;
 }
 
-/* Notes are taken as records are read, never merged (except messages). */
-static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
-		     const struct blk_event *ev)
+/* on_record() for what is not a record to merge: the end, a bad CPU, notes, messages */
+static int __attribute__((noinline)) on_other(struct parse_run *r, enum blk_merge_note what,
+					      void *owner, int cpu, const struct blk_event *ev)
 {
-	struct parse_run *r = arg;
 	struct file_in *fi = r->file_mode ? owner : NULL;
 	struct blk_acct_dev *d = fi ? fi->d : NULL;
 	int stream = fi ? fi->stream : -1;
@@ -136,6 +136,8 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 		else if (d && !blk_acct_dev_devno(d))
 			/* file mode: the device number is learned from its first record */
 			blk_acct_dev_set_devno(d, ev->device);
+		if (fi && d && blk_acct_dev_devno(d))
+			fi->devno_known = 1;
 		return d ? 0 : -ENOMEM;
 	}
 	blk_cmem_record(r->cmem, stream, ev, BLK_CMEM_NOTE);
@@ -156,6 +158,25 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 	}
 	blk_cmem_note_done(r->cmem);
 	return write_dump(r, ev) ? -EIO : 1;
+}
+
+/*
+ * Notes are taken as records are read, never merged (except messages). The common case, a
+ * data record of a file whose device is known, returns at once; the rest is on_other().
+ */
+static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
+		     const struct blk_event *ev)
+{
+	struct parse_run *r = arg;
+	struct file_in *fi = owner;
+
+	if (what == BLK_NOTE_RECORD && r->file_mode && fi->devno_known && !r->cmem &&
+	    !blk_event_is_notify(ev)) {
+		if (r->text)
+			blk_wallclock_record(r->clock, ev);
+		return 0;
+	}
+	return on_other(r, what, owner, cpu, ev);
 }
 
 /*
@@ -378,6 +399,7 @@ static struct file_in *new_file_in(struct parse_run *r, struct blk_acct_dev *d, 
 	r->fins = n;
 	fi->d = d;
 	fi->stream = stream;
+	fi->devno_known = 0;
 	r->fins[r->nfins++] = fi;
 	return fi;
 }

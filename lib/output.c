@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "blk/output.h"
+#include "decode.h"
 
 #define OUT_FLUSH_AT (128 * 1024)
 
@@ -291,8 +292,10 @@ int blk_output_event(struct blk_output *o, const struct blk_event *ev)
 
 	if (o->sb.alloc - o->sb.len < need + 1)
 		blk_strbuf_grow(&o->sb, need);
-	o->sb.len += blk_event_encode(ev, (unsigned char *)o->sb.buf + o->sb.len);
-	return blk_output_check(o);
+	o->sb.len += encode_event(ev, (unsigned char *)o->sb.buf + o->sb.len);
+	if (o->sb.len >= OUT_FLUSH_AT)
+		return drain(o, 0, 0);
+	return o->err ? -o->err : 0;
 }
 
 int blk_output_flush(struct blk_output *o)
