@@ -25,16 +25,33 @@
 
 enum pq_kind { PQ_EVENT, PQ_TEXT };
 
-/* A queued line: the event and its context, their payloads in the batch's arena. */
+/*
+ * A queued line: what its rendering reads of the event and of its context, 112 bytes (the
+ * two structs whole took 168); the payloads, and the wall clock of a context that has one
+ * (for %z), are in the batch's arena.
+ */
 struct pq_line {
-	struct blk_event ev; /* ev.pdu: unused; the payload is at pdu_off */
-	struct blk_fmt_ctx c; /* c.pc_pdu: NULL or not; the payload is at pc_off */
+	uint64_t time, sector, action, elapsed;
+	const char *act, *comm;
 	const struct blk_format *f;
+	uint32_t sequence, bytes, pid, device, ev_cpu;
+	int cpu;
+	uint32_t cg_ino, cg_gen;
 	uint32_t pdu_off; /* the event's payload, or the text (PQ_TEXT, len bytes) */
-	uint32_t pc_off;
-	uint32_t len;
-	uint8_t kind;
+	uint32_t pc_off; /* the PC payload (has_pc): its own copy, or the event's */
+	uint32_t wall_off; /* the wall clock (have_wall) */
+	uint32_t len; /* PQ_TEXT: the text's length; else the PC payload's */
+	uint16_t error, pdu_len;
+	uint8_t version, kind, has_pc, have_wall;
 };
+
+/* the wall clock of a context, as kept in the arena */
+struct pq_wall {
+	int64_t sec;
+	long nsec;
+};
+
+_Static_assert(sizeof(struct pq_line) == 112, "a queued line is 112 bytes");
 
 struct pq_batch {
 	struct pq_line lines[PQ_LINES];
@@ -81,11 +98,41 @@ static void render(struct blk_printq *q, const struct pq_batch *b)
 		if (l->kind == PQ_TEXT) {
 			blk_strbuf_add(sb, b->arena + l->pdu_off, l->len);
 		} else {
-			ev = l->ev;
+			ev.time = l->time;
+			ev.sector = l->sector;
+			ev.action = l->action;
+			ev.offset = 0;
+			ev.sequence = l->sequence;
+			ev.bytes = l->bytes;
+			ev.pid = l->pid;
+			ev.device = l->device;
+			ev.cpu = l->ev_cpu;
+			ev.error = l->error;
+			ev.pdu_len = l->pdu_len;
+			ev.version = l->version;
 			ev.pdu = b->arena + l->pdu_off;
-			c = l->c;
-			if (c.pc_pdu)
+			c.act = l->act;
+			c.comm = l->comm;
+			c.cpu = l->cpu;
+			c.elapsed = l->elapsed;
+			c.pc_pdu = NULL;
+			c.pc_pdu_len = 0;
+			if (l->has_pc) {
 				c.pc_pdu = b->arena + l->pc_off;
+				c.pc_pdu_len = l->len;
+			}
+			c.cg_ino = l->cg_ino;
+			c.cg_gen = l->cg_gen;
+			c.have_wall = l->have_wall;
+			c.wall_sec = 0;
+			c.wall_nsec = 0;
+			if (l->have_wall) {
+				struct pq_wall w;
+
+				memcpy(&w, b->arena + l->wall_off, sizeof(w));
+				c.wall_sec = w.sec;
+				c.wall_nsec = w.nsec;
+			}
 			if (l->f)
 				blk_format_render(l->f, &ev, &c, sb);
 			else
@@ -249,36 +296,32 @@ static uint32_t put(struct pq_batch *b, const void *p, size_t n)
  */
 static void copy_line(struct pq_line *l, const struct blk_event *ev, const struct blk_fmt_ctx *c)
 {
-	l->ev.time = ev->time;
-	l->c.act = c->act;
-	l->ev.sector = ev->sector;
-	l->c.comm = c->comm;
-	l->ev.action = ev->action;
-	l->c.cpu = c->cpu;
-	l->ev.sequence = ev->sequence;
-	l->c.elapsed = c->elapsed;
-	l->ev.bytes = ev->bytes;
-	l->c.pc_pdu = c->pc_pdu;
-	l->ev.pid = ev->pid;
-	l->c.pc_pdu_len = c->pc_pdu_len;
-	l->ev.device = ev->device;
-	l->c.cg_ino = c->cg_ino;
-	l->ev.cpu = ev->cpu;
-	l->c.cg_gen = c->cg_gen;
-	l->ev.error = ev->error;
-	l->c.have_wall = c->have_wall;
-	l->ev.pdu_len = ev->pdu_len;
-	l->c.wall_sec = c->wall_sec;
-	l->ev.version = ev->version;
-	l->c.wall_nsec = c->wall_nsec;
-	l->ev.offset = ev->offset;
+	l->time = ev->time;
+	l->act = c->act;
+	l->sector = ev->sector;
+	l->comm = c->comm;
+	l->action = ev->action;
+	l->cpu = c->cpu;
+	l->sequence = ev->sequence;
+	l->elapsed = c->elapsed;
+	l->bytes = ev->bytes;
+	l->cg_ino = c->cg_ino;
+	l->pid = ev->pid;
+	l->cg_gen = c->cg_gen;
+	l->device = ev->device;
+	l->have_wall = (uint8_t) !!c->have_wall;
+	l->ev_cpu = ev->cpu;
+	l->error = ev->error;
+	l->pdu_len = ev->pdu_len;
+	l->version = ev->version;
 }
 
 int blk_printq_event(struct blk_printq *q, const struct blk_format *f, const struct blk_event *ev,
 		     const struct blk_fmt_ctx *c)
 {
 	int share_pc = c->pc_pdu == ev->pdu && c->pc_pdu_len <= ev->pdu_len;
-	size_t need = ev->pdu_len + (c->pc_pdu && !share_pc ? c->pc_pdu_len : 0);
+	size_t need = ev->pdu_len + (c->pc_pdu && !share_pc ? c->pc_pdu_len : 0) +
+		      (c->have_wall ? sizeof(struct pq_wall) : 0);
 	struct pq_batch *b = q->cur;
 	struct pq_line *l;
 
@@ -292,8 +335,15 @@ int blk_printq_event(struct blk_printq *q, const struct blk_format *f, const str
 	copy_line(l, ev, c);
 	l->f = f;
 	l->pdu_off = put(b, ev->pdu, ev->pdu_len);
+	l->has_pc = c->pc_pdu != NULL;
+	l->len = c->pc_pdu ? c->pc_pdu_len : 0;
 	if (c->pc_pdu)
 		l->pc_off = share_pc ? l->pdu_off : put(b, c->pc_pdu, c->pc_pdu_len);
+	if (c->have_wall) {
+		struct pq_wall w = {c->wall_sec, c->wall_nsec};
+
+		l->wall_off = put(b, &w, sizeof(w));
+	}
 	return 0;
 }
 

@@ -87,6 +87,18 @@ static void make_event(unsigned int i, struct blk_event *ev, unsigned char *pdu,
 		ev->pdu_len = 24;
 		c->pc_pdu = pdu;
 		c->pc_pdu_len = 24;
+	} else if (i % 17 == 0) {
+		/* a PC payload of its own, not the event's */
+		ev->action |= CAT(BLK_TC_PC);
+		ev->pdu_len = 8;
+		c->pc_pdu = pdu + 8;
+		c->pc_pdu_len = 16;
+	}
+	if (i % 13 == 0) {
+		/* a wall clock, for %z */
+		c->have_wall = 1;
+		c->wall_sec = 1700000000 + (int64_t)i;
+		c->wall_nsec = (long)(i * 1000) % 1000000000;
 	}
 	ev->pdu = pdu;
 	c->act = acts[k];
@@ -136,8 +148,8 @@ static void test_same_as_direct(void **state)
 {
 	char path[64], err[128];
 	struct blk_strbuf want = BLK_STRBUF_INIT;
-	struct blk_format *f = blk_format_compile("%D %2c %8s %5T.%9t %p %a %d %S + %n %u %C %P\\n",
-						  err, sizeof(err));
+	struct blk_format *f = blk_format_compile(
+		"%D %2c %8s %5T.%9t %p %a %d %S + %n %u %C %P %z %g\\n", err, sizeof(err));
 	struct blk_output *o;
 	struct blk_printq *q;
 	size_t n;
