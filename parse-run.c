@@ -718,6 +718,7 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 	{
 		struct parse_waits_opts wo = {.print = o.iowait && (o.act_mask & BLK_TC_NOTIFY),
 					      .text = r.text,
+					      .q = r.q,
 					      .dump = r.dump,
 					      .batch = o.batch,
 					      .stop_start = o.stop_start,
