@@ -26,6 +26,7 @@ struct parse_waits {
 	size_t la_cap;
 	uint64_t last_rebase;
 	uint64_t emitted, early, damaged, full, bad_cpu, others;
+	struct blk_strbuf line; /* a wait's line, for the print queue */
 };
 
 struct parse_waits *parse_waits_new(const struct parse_waits_opts *o)
@@ -48,6 +49,7 @@ void parse_waits_free(struct parse_waits *w)
 	blk_merge_free(w->m);
 	blk_iowait_queue_free(w->q);
 	free(w->la_pdu);
+	blk_strbuf_release(&w->line);
 	free(w);
 }
 
@@ -122,7 +124,14 @@ static int emit_one(struct parse_waits *w, const struct blk_event *ev, uint64_t 
 	if (e.time < w->o.stop_start || e.time > w->o.stop_end)
 		return 0;
 	w->emitted++;
-	if (w->o.print && text) {
+	if (w->o.print && w->o.q) {
+		/* in order with the event lines the printing thread renders into the output */
+		blk_iowait_format(&e, &w->line);
+		ret = blk_printq_text(w->o.q, w->line.buf, w->line.len);
+		blk_strbuf_reset(&w->line);
+		if (ret)
+			return -EIO;
+	} else if (w->o.print && text) {
 		blk_iowait_format(&e, blk_output_sb(text));
 		if (blk_output_check(text))
 			return -EIO;

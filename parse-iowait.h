@@ -13,12 +13,14 @@
 
 #include "blk/event.h"
 #include "blk/output.h"
+#include "blk/printq.h"
 
 struct parse_waits;
 
 struct parse_waits_opts {
 	int print; /* --iowait: print the waits as lines of the text output */
 	struct blk_output *text; /* the text output (NULL: none) */
+	struct blk_printq *q; /* the text's print queue, if it has one: the lines go through it */
 	struct blk_output *dump; /* -d: write them into it (NULL: no dump) */
 	unsigned int batch; /* records read ahead per side file */
 	uint64_t stop_start, stop_end; /* blkparse -w: keep waits that end in [start, end] */

@@ -22,6 +22,7 @@
 #include "blk/merge.h"
 #include "blk/output.h"
 #include "blk/pipesort.h"
+#include "blk/printq.h"
 #include "blk/reader.h"
 #include "blk/wallclock.h"
 
@@ -31,6 +32,7 @@
 struct file_in {
 	struct blk_acct_dev *d;
 	int stream;
+	int devno_known; /* d's device number is set (it is learned from a first record) */
 };
 
 /* Run state shared by the callbacks. */
@@ -44,6 +46,8 @@ struct parse_run {
 	struct file_in **fins;
 	int nfins;
 	struct blk_output *text; /* NULL when no text is produced */
+	struct blk_printq *q; /* renders the text on a second thread, or NULL */
+	struct blk_strbuf line; /* a message line for the queue */
 	struct blk_output *dump;
 	struct blk_strbuf stdout_later; /* what the classic tool prints through stdio's stdout */
 	int stdout_now; /* stdout is a terminal: print it at once */
@@ -100,11 +104,10 @@ static int write_dump(struct parse_run *r, const struct blk_event *ev)
 	return 0;
 }
 
-/* Notes are taken as records are read, never merged (except messages). */
-static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
-		     const struct blk_event *ev)
+/* on_record() for what is not a record to merge: the end, a bad CPU, notes, messages */
+static int __attribute__((noinline)) on_other(struct parse_run *r, enum blk_merge_note what,
+					      void *owner, int cpu, const struct blk_event *ev)
 {
-	struct parse_run *r = arg;
 	struct file_in *fi = r->file_mode ? owner : NULL;
 	struct blk_acct_dev *d = fi ? fi->d : NULL;
 	int stream = fi ? fi->stream : -1;
@@ -133,6 +136,8 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 		else if (d && !blk_acct_dev_devno(d))
 			/* file mode: the device number is learned from its first record */
 			blk_acct_dev_set_devno(d, ev->device);
+		if (fi && d && blk_acct_dev_devno(d))
+			fi->devno_known = 1;
 		return d ? 0 : -ENOMEM;
 	}
 	blk_cmem_record(r->cmem, stream, ev, BLK_CMEM_NOTE);
@@ -153,6 +158,25 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 	}
 	blk_cmem_note_done(r->cmem);
 	return write_dump(r, ev) ? -EIO : 1;
+}
+
+/*
+ * Notes are taken as records are read, never merged (except messages). The common case, a
+ * data record of a file whose device is known, returns at once; the rest is on_other().
+ */
+static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
+		     const struct blk_event *ev)
+{
+	struct parse_run *r = arg;
+	struct file_in *fi = owner;
+
+	if (what == BLK_NOTE_RECORD && r->file_mode && fi->devno_known && !r->cmem &&
+	    !blk_event_is_notify(ev)) {
+		if (r->text)
+			blk_wallclock_record(r->clock, ev);
+		return 0;
+	}
+	return on_other(r, what, owner, cpu, ev);
 }
 
 /*
@@ -187,9 +211,16 @@ static void fill_wall(struct parse_run *r, struct blk_fmt_ctx *c)
 	c->wall_nsec = r->wall.wall_nsec;
 }
 
+/* The queued text is in the output (written once large); the output is ours again. */
+static void sync_text(struct parse_run *r)
+{
+	if (r->q && blk_printq_sync(r->q))
+		r->failed = 1;
+}
+
 static void print_message(struct parse_run *r, const struct blk_event *ev, int cgroup)
 {
-	struct blk_strbuf *sb = blk_output_sb(r->text);
+	struct blk_strbuf *sb = r->q ? &r->line : blk_output_sb(r->text);
 	const unsigned char *p = ev->pdu;
 	size_t len = ev->pdu_len;
 
@@ -208,30 +239,44 @@ static void print_message(struct parse_run *r, const struct blk_event *ev, int c
 	blk_strbuf_addf(sb, "%2s %3s ", "m", "N");
 	blk_strbuf_add(sb, p, strnlen((const char *)p, len));
 	blk_strbuf_addch(sb, '\n');
+	if (r->q) {
+		if (blk_printq_text(r->q, sb->buf, sb->len))
+			r->failed = 1;
+		blk_strbuf_reset(sb);
+	}
 }
 
-static void print_event(struct parse_run *r, struct blk_acct_dev *d, int cpu, struct blk_event *ev)
+/*
+ * Print the line of @in. Return the device the dump shows: a remap's target when the default
+ * line shows it. @in stays as it is; the rare lines that show it changed use a copy.
+ */
+static uint32_t print_event(struct parse_run *r, struct blk_acct_dev *d, int cpu,
+			    const struct blk_event *in)
 {
 	struct blk_fmt_ctx c = {0};
+	const struct blk_event *ev = in;
+	struct blk_event shown;
 	struct blk_format *f;
 	int ret;
 
 	fill_wall(r, &c);
 	if (r->o->show_cgroup && (blk_event_action32(ev) & BLK_TA_CGROUP)) {
 		/* as blkparse 1.3.0: the cgroup id comes first in the payload */
-		ev->action &= ~(uint64_t)BLK_TA_CGROUP;
-		if (ev->pdu_len >= 8) {
-			memcpy(&c.cg_ino, ev->pdu, 4);
-			memcpy(&c.cg_gen, ev->pdu + 4, 4);
-			ev->pdu += 8;
-			ev->pdu_len -= 8;
+		shown = *in;
+		ev = &shown;
+		shown.action &= ~(uint64_t)BLK_TA_CGROUP;
+		if (shown.pdu_len >= 8) {
+			memcpy(&c.cg_ino, shown.pdu, 4);
+			memcpy(&c.cg_gen, shown.pdu + 4, 4);
+			shown.pdu += 8;
+			shown.pdu_len -= 8;
 		}
 	}
 	ret = blk_acct_event(r->acct, d, cpu, ev, &c);
 	if (ret <= 0) {
 		if (ret == 0)
 			r->have_drv_data = 1;
-		return;
+		return ev->device;
 	}
 	f = r->o->fmt[(unsigned char)c.act[0]];
 	if (!f && c.act[0] == 'A') {
@@ -241,8 +286,22 @@ static void print_event(struct parse_run *r, struct blk_acct_dev *d, int cpu, st
 		 * the default line (and the dump) show the device the I/O was remapped to; a
 		 * -f/-F format, and then the dump, keep the record's own, as 1.2.0
 		 */
-		if (!blk_event_remap(ev, &rm))
-			ev->device = rm.device_to;
+		if (!blk_event_remap(ev, &rm)) {
+			if (ev != &shown) {
+				shown = *in;
+				ev = &shown;
+			}
+			shown.device = rm.device_to;
+		}
+	}
+	if (r->q) {
+		/* a line that cannot be rendered stops the run below, after the lines before it */
+		if (!f || !blk_format_needs_elapsed(f) || c.elapsed != BLK_NO_ELAPSED) {
+			if (blk_printq_event(r->q, f, ev, &c))
+				r->failed = 1;
+			return ev->device;
+		}
+		sync_text(r);
 	}
 	if (f) {
 		if (blk_format_render(f, ev, &c, blk_output_sb(r->text))) {
@@ -260,6 +319,7 @@ static void print_event(struct parse_run *r, struct blk_acct_dev *d, int cpu, st
 	}
 	if (blk_output_check(r->text))
 		r->failed = 1;
+	return ev->device;
 }
 
 static void dump_trace(struct parse_run *r, struct blk_acct_dev *d, int cpu, struct blk_event *ev)
@@ -267,18 +327,15 @@ static void dump_trace(struct parse_run *r, struct blk_acct_dev *d, int cpu, str
 	uint32_t a = blk_event_action32(ev);
 	int is_msg = a == BLK_TN_ACTION(BLK_TN_MESSAGE);
 
-	struct blk_event shown_ev = *ev;
-
 	if (r->text) {
 		if (is_msg)
 			print_message(r, ev, 0);
 		else if (is_cgroup_note(ev))
 			print_message(r, ev, 1);
 		else
-			print_event(r, d, cpu, &shown_ev);
+			/* the dump keeps the record as read, but with a remap's target device */
+			ev->device = print_event(r, d, cpu, ev);
 	}
-	/* the dump keeps the record as read, but with a remap's target device, as 1.2.0 */
-	ev->device = shown_ev.device;
 	blk_acct_count(d, ev->time);
 	if (r->o->dump_msgs || !is_msg)
 		write_dump(r, ev);
@@ -342,6 +399,7 @@ static struct file_in *new_file_in(struct parse_run *r, struct blk_acct_dev *d, 
 	r->fins = n;
 	fi->d = d;
 	fi->stream = stream;
+	fi->devno_known = 0;
 	r->fins[r->nfins++] = fi;
 	return fi;
 }
@@ -424,7 +482,7 @@ static void run_file_mode(struct parse_run *r)
 {
 	struct parse_opts *o = r->o;
 	struct blk_merge *m = blk_merge_new(o->batch, on_record, r);
-	struct blk_event ev;
+	struct blk_event *ev;
 	void *owner;
 	int cpu, ret = 1; /* > 0 after the loop: more records may follow */
 
@@ -444,23 +502,44 @@ static void run_file_mode(struct parse_run *r)
 	if (!blk_merge_peek_time(m, &r->genesis))
 		r->genesis = 0;
 	r->rebase = r->genesis;
-	while (!interrupted(r) && (ret = blk_merge_next(m, &ev, &owner, &cpu)) > 0) {
-		struct file_in *fi = owner;
-		struct blk_acct_dev *d = fi->d;
+	for (unsigned int k = 0;; k++) {
+		struct file_in *fi;
+		struct blk_acct_dev *d;
 
-		if (parse_waits_emit(r->waits, ev.time, r->genesis))
-			r->failed = 1;
-		blk_acct_seen(d, cpu);
-		ev.time -= r->genesis;
-		blk_cmem_handle(r->cmem, fi->stream, ev.time);
-		if (ev.time > o->stop_end)
+		/* an interrupt is looked for every 256 records (it stops before the next) */
+		if (!(k & 255) && interrupted(r))
 			break;
-		blk_acct_last_time(d, ev.time);
-		if (shown(o, &ev) && ev.time >= o->stop_start)
-			dump_trace(r, d, cpu, &ev);
+		ret = blk_merge_take(m, &ev, &owner, &cpu);
+		if (ret <= 0)
+			break;
+		fi = owner;
+		d = fi->d;
+		if (parse_waits_emit(r->waits, ev->time, r->genesis))
+			r->failed = 1;
+		if (!r->text) {
+			/* nothing reads the counts without text: the dump is all */
+			ev->time -= r->genesis;
+			if (ev->time > o->stop_end)
+				break;
+			if (shown(o, ev) && ev->time >= o->stop_start &&
+			    (o->dump_msgs ||
+			     blk_event_action32(ev) != BLK_TN_ACTION(BLK_TN_MESSAGE)))
+				write_dump(r, ev);
+			if (r->failed)
+				break;
+			continue;
+		}
+		blk_acct_seen(d, cpu);
+		ev->time -= r->genesis;
+		blk_cmem_handle(r->cmem, fi->stream, ev->time);
+		if (ev->time > o->stop_end)
+			break;
+		blk_acct_last_time(d, ev->time);
+		if (shown(o, ev) && ev->time >= o->stop_start)
+			dump_trace(r, d, cpu, ev);
 		if (r->text)
-			blk_cmem_retire(r->cmem, fi->stream, ev.time, ev.device,
-					(uint32_t)ev.sequence);
+			blk_cmem_retire(r->cmem, fi->stream, ev->time, ev->device,
+					(uint32_t)ev->sequence);
 		if (r->failed)
 			break;
 	}
@@ -528,8 +607,12 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 	for (;;) {
 		struct blk_acct_dev *d;
 
-		if (blk_pipesort_needs_input(ps) && r->text && blk_output_flush(r->text))
-			r->failed = 1;
+		/* what was printed is written out before the input is waited for */
+		if (r->text && blk_pipesort_needs_input(ps) && blk_reader_would_wait(rd)) {
+			sync_text(r);
+			if (blk_output_flush(r->text))
+				r->failed = 1;
+		}
 		ret = blk_pipesort_next(ps, &ev);
 		if (ret <= 0)
 			break;
@@ -616,6 +699,8 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 		r.dump = blk_output_open(o.dump, ends_with(o.dump, ".gz") ? BLK_OUTPUT_GZIP : 0);
 		if (!r.dump)
 			die("cannot create '%s': %s", o.dump, strerror(errno));
+		/* the dump is written beside the merge (without a thread, as it comes) */
+		blk_output_set_async(r.dump);
 	}
 	if (o.text) {
 		if (o.output)
@@ -626,10 +711,14 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 				blk_output_fdopen(fileno(env->out), "(stdout)", BLK_OUTPUT_NOCLOSE);
 		if (o.output && !r.text)
 			die("cannot create '%s': %s", o.output, strerror(errno));
+		/* without a thread, the lines are rendered as they come */
+		if (r.text)
+			r.q = blk_printq_new(r.text);
 	}
 	{
 		struct parse_waits_opts wo = {.print = o.iowait && (o.act_mask & BLK_TC_NOTIFY),
 					      .text = r.text,
+					      .q = r.q,
 					      .dump = r.dump,
 					      .batch = o.batch,
 					      .stop_start = o.stop_start,
@@ -649,6 +738,10 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 
 	if (r.text) {
 		struct blk_strbuf *sb = blk_output_sb(r.text);
+
+		sync_text(&r);
+		blk_printq_free(r.q);
+		r.q = NULL;
 
 		if (o.per_process)
 			blk_acct_print_procs(r.acct, sb);
@@ -698,6 +791,7 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 	blk_output_free(r.text);
 	blk_output_free(r.dump);
 	blk_strbuf_release(&r.stdout_later);
+	blk_strbuf_release(&r.line);
 	blk_acct_free(r.acct);
 	blk_wallclock_free(r.clock);
 	return r.failed ? 1 : 0;

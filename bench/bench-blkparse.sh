@@ -6,24 +6,40 @@
 #   bench/bench-blkparse.sh            (or: make bench)
 #
 # Trace: ../shared/traces/large-perf/large-perf.tar.xz when present (extracted under /tmp),
-# else a synthetic 4M-event trace from tests/gen/gentrace.
-# Workloads: text output to /dev/null, binary merge (-O -d OUT.bin), and text with -t.
-# For each: best-of-3 wall seconds, events/s, peak RSS, ratio ours/reference, and whether
-# the outputs of both tools are byte-identical.
+# else (or with GEN_EVENTS set) a synthetic trace from tests/gen/gentrace; TRACE_DIR and
+# TRACE_NAME name per-CPU files already on disk (TRACE_DIR/TRACE_NAME.blktrace.N).
 #
-# Environment: OURS, REF (paths of the two tools), RUNS (default 3), TRACE_TARXZ,
-# GEN_EVENTS (default 4000000).
+# Workloads (WORKLOADS picks some; all by default):
+#   text     text output of the per-CPU files to /dev/null
+#   bin      binary merge, -O -d OUT.bin; floor: `cat` of the per-CPU files into a new file
+#   track    text with -t (stale times replayed on the allocator model)
+#   pipe     text of the merged trace read from a pipe (`cat merged | blkparse -i -`)
+#   pipebin  the same with -O -d OUT.bin; floor: `cat merged | cat > new file`
+#   gz       text of gzip-compressed per-CPU files (the reference reads the plain ones:
+#            it has no gzip input; the "Input file ... added" lines differ by ".gz" only)
+#   gzbin    -O -d of the .gz files; floor: `zcat` of them into a new file
+# RUNS runs of every tool, interleaved (ours, reference, floor, ours, ...); the table gives
+# the median wall seconds, the CPU seconds (user + system) of the median run, the ratios
+# ours/reference and ours/floor, the highest peak RSS, and SAME or DIFFERS for each output
+# (ours against the reference's).
+#
+# Environment: OURS, REF (paths of the two tools), RUNS (default 5), TRACE_TARXZ,
+# GEN_EVENTS, TRACE_DIR, TRACE_NAME, WORKLOADS.
 set -u
 set -o pipefail
 
 cd "$(dirname "$0")/.." || exit 1
 
 OURS=${OURS:-./blkparse}
+OURS=$(readlink -f "$OURS")
 REF=${REF:-/usr/bin/blkparse}
-RUNS=${RUNS:-3}
+RUNS=${RUNS:-5}
 TRACE_TARXZ=${TRACE_TARXZ:-../shared/traces/large-perf/large-perf.tar.xz}
 GEN=./tests/gen/gentrace
-GEN_EVENTS=${GEN_EVENTS:-4000000}
+GEN_EVENTS=${GEN_EVENTS:-}
+TRACE_DIR=${TRACE_DIR:-}
+TRACE_NAME=${TRACE_NAME:-}
+WORKLOADS=${WORKLOADS:-text bin track pipe pipebin gz gzbin}
 
 die() {
 	echo "bench: $*" >&2
@@ -36,21 +52,15 @@ if [ ! -x "$REF" ]; then
 	REF=
 fi
 
-# GNU time gives the peak RSS.
+# GNU time gives the CPU time and the peak RSS.
 TIME=/usr/bin/time
-if [ ! -x "$TIME" ]; then
-	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-		echo "bench: installing package 'time' for /usr/bin/time" >&2
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null 2>&1 ||
-			{ apt-get update -qq >/dev/null 2>&1 &&
-			  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null 2>&1; }
-	fi
-	if [ ! -x "$TIME" ]; then
-		echo "bench: /usr/bin/time missing (install package 'time' as root);" \
-			"peak RSS not measured" >&2
-		TIME=
-	fi
+if [ ! -x "$TIME" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+	echo "bench: installing package 'time' for /usr/bin/time" >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null 2>&1 ||
+		{ apt-get update -qq >/dev/null 2>&1 &&
+		  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null 2>&1; }
 fi
+[ -x "$TIME" ] || die "/usr/bin/time missing (apt-get install time): it measures CPU time and peak RSS"
 
 TMP=$(mktemp -d /tmp/bench-blkparse.XXXXXX) || die "cannot create a temporary directory"
 # shellcheck disable=SC2317 # called from the trap
@@ -61,8 +71,19 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # ---- the trace ----
-mkdir -p "$TMP/trace"
-if [ -f "$TRACE_TARXZ" ]; then
+if [ -n "$TRACE_DIR" ]; then
+	DIR=$(readlink -f "$TRACE_DIR")
+	NAME=$TRACE_NAME
+	if [ -z "$NAME" ]; then
+		for f in "$DIR"/*.blktrace.0; do
+			f=${f##*/}
+			NAME=${f%.blktrace.*}
+			break
+		done
+	fi
+	LABEL="$NAME in $DIR"
+elif [ -z "$GEN_EVENTS" ] && [ -f "$TRACE_TARXZ" ]; then
+	mkdir -p "$TMP/trace"
 	echo "bench: extracting $TRACE_TARXZ" >&2
 	tar -xJf "$TRACE_TARXZ" -C "$TMP/trace" || die "cannot extract '$TRACE_TARXZ'"
 	manifest=$(dirname "$TRACE_TARXZ")/MANIFEST.md
@@ -86,100 +107,198 @@ if [ -f "$TRACE_TARXZ" ]; then
 	DIR=$TMP/trace/$SUBDIR
 	LABEL=$(basename "$TRACE_TARXZ" .tar.xz)
 else
-	[ -x "$GEN" ] || die "'$TRACE_TARXZ' missing and '$GEN' not built; run 'make'"
-	echo "bench: '$TRACE_TARXZ' missing; generating $GEN_EVENTS synthetic events" >&2
+	GEN_EVENTS=${GEN_EVENTS:-4000000}
+	[ -x "$GEN" ] || die "'$GEN' not built; run 'make'"
+	echo "bench: generating $GEN_EVENTS synthetic events" >&2
+	mkdir -p "$TMP/trace"
 	"$GEN" -n "$GEN_EVENTS" -c 2 -s 1 -o syn -D "$TMP/trace" || die "gentrace failed"
 	NAME=syn
 	DIR=$TMP/trace
 	LABEL="synthetic (gentrace -n $GEN_EVENTS -c 2)"
 fi
 ls "$DIR/$NAME".blktrace.* >/dev/null 2>&1 || die "no '$NAME.blktrace.*' files in '$DIR'"
-BYTES=$(cat "$DIR/$NAME".blktrace.* | wc -c)
+INPUTS=("$DIR/$NAME".blktrace.*)
+BYTES=$(cat "${INPUTS[@]}" | wc -c)
+OUT=$TMP/out
+mkdir -p "$OUT"
+
+wants() {
+	[[ " $WORKLOADS " == *" $1 "* ]]
+}
+
+# The merged trace for the pipe cases (the reference's dump; ours without a reference).
+MERGED=$TMP/merged.bin
+if wants pipe || wants pipebin; then
+	echo "bench: merging the trace for the pipe cases" >&2
+	"${REF:-$OURS}" -i "$NAME" -D "$DIR" -O -d "$MERGED" >/dev/null 2>&1 ||
+		die "cannot merge '$NAME' for the pipe cases"
+fi
+# gzip copies of the per-CPU files for the gzip cases
+GZDIR=$TMP/gz
+if wants gz || wants gzbin; then
+	echo "bench: compressing the per-CPU files (gzip -6) for the gzip cases" >&2
+	mkdir -p "$GZDIR"
+	for f in "${INPUTS[@]}"; do
+		gzip -c "$f" >"$GZDIR/${f##*/}.gz" || die "gzip failed"
+	done
+fi
 
 # ---- measuring ----
 
-# run_one OUTFILE CMD...: run once with stdout to OUTFILE; set WALL and RSS (KiB).
+# run_one WHO CMD...: run once with stdout to /dev/null after removing WHO's dump file
+# ($OUT/WHO.bin); set WALL (s), CPU (s) and RSS (KiB). A command starting with 'pipe:' reads
+# $MERGED from a pipe.
 run_one() {
-	local out=$1
+	local out=/dev/null t0 t1 u s
+	rm -f "$OUT/$1.bin"
 	shift
-	if [ -n "$TIME" ]; then
-		"$TIME" -f '%e %M' -o "$TMP/time.txt" "$@" >"$out" 2>"$TMP/stderr.txt" || return 1
-		read -r WALL RSS <"$TMP/time.txt"
+	t0=$EPOCHREALTIME
+	if [ "$1" = pipe: ]; then
+		shift
+		cat "$MERGED" | "$TIME" -f '%U %S %M' -o "$TMP/time.txt" "$@" >"$out" \
+			2>"$TMP/stderr.txt" || return 1
 	else
-		local t0 t1
-		t0=$(date +%s.%N)
-		"$@" >"$out" 2>"$TMP/stderr.txt" || return 1
-		t1=$(date +%s.%N)
-		WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
-		RSS=
+		"$TIME" -f '%U %S %M' -o "$TMP/time.txt" "$@" >"$out" 2>"$TMP/stderr.txt" ||
+			return 1
 	fi
+	t1=$EPOCHREALTIME
+	read -r u s RSS <"$TMP/time.txt"
+	WALL=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+	CPU=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
 }
 
-# best TAG OUTFILE CMD...: best wall and highest peak RSS of $RUNS runs -> BEST_<TAG>, RSS_<TAG>.
-best() {
-	local tag=$1 out=$2 best='' rss=0 i
-	shift 2
+# record TAG: add the last run's figures to TAG's lists
+declare -A WALLS CPUS PEAK
+record() {
+	WALLS[$1]="${WALLS[$1]:-} $WALL:$CPU"
+	[ "${PEAK[$1]:-0}" -lt "$RSS" ] && PEAK[$1]=$RSS
+	return 0
+}
+
+# median TAG: sets MED (wall) and MEDCPU (the CPU seconds of that run)
+median() {
+	local sorted n
+	sorted=$(tr ' ' '\n' <<<"${WALLS[$1]:-}" | sed '/^$/d' | sort -t: -k1,1g)
+	n=$(wc -l <<<"$sorted")
+	[ -n "$sorted" ] || {
+		MED=
+		MEDCPU=
+		return
+	}
+	IFS=: read -r MED MEDCPU <<<"$(sed -n "$(((n + 1) / 2))p" <<<"$sorted")"
+}
+
+# bench_wl W: RUNS interleaved runs of ours, the reference and the floor for workload W
+bench_wl() {
+	local w=$1 i
+	local -a ours ref floor
+	case $w in
+	text)
+		ours=("$OURS" -i "$NAME" -D "$DIR")
+		ref=("$REF" -i "$NAME" -D "$DIR")
+		floor=()
+		;;
+	bin)
+		ours=("$OURS" -i "$NAME" -D "$DIR" -O -d "$OUT/ours.bin")
+		ref=("$REF" -i "$NAME" -D "$DIR" -O -d "$OUT/ref.bin")
+		floor=(sh -c 'cat "$@" >"'"$OUT"'/cat.bin"' sh "${INPUTS[@]}")
+		;;
+	track)
+		ours=("$OURS" -i "$NAME" -D "$DIR" -t)
+		ref=("$REF" -i "$NAME" -D "$DIR" -t)
+		floor=()
+		;;
+	pipe)
+		ours=(pipe: "$OURS" -i -)
+		ref=(pipe: "$REF" -i -)
+		floor=()
+		;;
+	pipebin)
+		ours=(pipe: "$OURS" -i - -O -d "$OUT/ours.bin")
+		ref=(pipe: "$REF" -i - -O -d "$OUT/ref.bin")
+		floor=(pipe: sh -c 'cat >"'"$OUT"'/cat.bin"')
+		;;
+	gz)
+		ours=("$OURS" -i "$NAME" -D "$GZDIR")
+		ref=("$REF" -i "$NAME" -D "$DIR")
+		floor=()
+		;;
+	gzbin)
+		ours=("$OURS" -i "$NAME" -D "$GZDIR" -O -d "$OUT/ours.bin")
+		ref=("$REF" -i "$NAME" -D "$DIR" -O -d "$OUT/ref.bin")
+		floor=(sh -c 'zcat "$@" >"'"$OUT"'/cat.bin"' sh "$GZDIR"/*.gz)
+		;;
+	esac
+	echo "bench: $w, $RUNS interleaved runs" >&2
 	for ((i = 0; i < RUNS; i++)); do
-		run_one "$out" "$@" || {
-			echo "bench: '$*' failed:" >&2
+		run_one ours "${ours[@]}" || {
+			echo "bench: '${ours[*]}' failed:" >&2
 			head -n 5 "$TMP/stderr.txt" >&2
 			return 1
 		}
-		if [ -z "$best" ] || awk -v a="$WALL" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-			best=$WALL
+		record "ours_$w"
+		if [ -n "$REF" ]; then
+			run_one ref "${ref[@]}" || {
+				echo "bench: '${ref[*]}' failed:" >&2
+				head -n 5 "$TMP/stderr.txt" >&2
+				return 1
+			}
+			record "ref_$w"
 		fi
-		[ -n "$RSS" ] && [ "$RSS" -gt "$rss" ] && rss=$RSS
+		if [ ${#floor[@]} -gt 0 ]; then
+			run_one cat "${floor[@]}" || return 1
+			record "floor_$w"
+		fi
 	done
-	printf -v "BEST_$tag" '%s' "$best"
-	printf -v "RSS_$tag" '%s' "$rss"
+	# the outputs, compared
+	SAME[$w]=n/a
+	[ -n "$REF" ] || return 0
+	case $w in
+	bin | pipebin | gzbin)
+		cmp -s "$OUT/ours.bin" "$OUT/ref.bin"
+		;;
+	text | track)
+		local opt=
+		[ "$w" = track ] && opt=-t
+		# shellcheck disable=SC2086 # $opt is one word or none
+		cmp -s <("$OURS" -i "$NAME" -D "$DIR" $opt 2>/dev/null) \
+			<("$REF" -i "$NAME" -D "$DIR" $opt 2>/dev/null)
+		;;
+	pipe)
+		cmp -s <(cat "$MERGED" | "$OURS" -i - 2>/dev/null) \
+			<(cat "$MERGED" | "$REF" -i - 2>/dev/null)
+		;;
+	gz)
+		cmp -s <("$OURS" -i "$NAME" -D "$GZDIR" 2>/dev/null |
+			sed "s|^Input file $GZDIR/\(.*\)\.gz added\$|Input file $DIR/\1 added|") \
+			<("$REF" -i "$NAME" -D "$DIR" 2>/dev/null)
+		;;
+	esac
+	if [ $? = 0 ]; then
+		SAME[$w]=SAME
+	else
+		SAME[$w]=DIFFERS
+	fi
 }
 
-echo "bench: text output, $RUNS runs each" >&2
-best ours_text /dev/null "$OURS" -i "$NAME" -D "$DIR" || die "our blkparse failed"
-[ -n "$REF" ] && { best ref_text /dev/null "$REF" -i "$NAME" -D "$DIR" || die "reference failed"; }
+declare -A SAME
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+for w in $WORKLOADS; do
+	bench_wl "$w" || die "workload '$w' failed"
+done
+LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 
-echo "bench: binary merge, $RUNS runs each" >&2
-best ours_bin /dev/null "$OURS" -i "$NAME" -D "$DIR" -O -d "$TMP/ours.bin" ||
-	die "our blkparse failed"
-if [ -n "$REF" ]; then
-	best ref_bin /dev/null "$REF" -i "$NAME" -D "$DIR" -O -d "$TMP/ref.bin" ||
-		die "reference failed"
-fi
-
-echo "bench: text with -t (stale times replayed on the allocator model), $RUNS runs each" >&2
-best ours_track /dev/null "$OURS" -i "$NAME" -D "$DIR" -t || die "our blkparse failed"
-[ -n "$REF" ] && { best ref_track /dev/null "$REF" -i "$NAME" -D "$DIR" -t || die "reference failed"; }
-
-# ---- checking the outputs (and counting the events) ----
-echo "bench: comparing outputs" >&2
-"$OURS" -i "$NAME" -D "$DIR" >"$TMP/ours.txt" 2>/dev/null
-EVENTS=$(awk '/^Events \(.*\): [0-9]+ entries/ { n += $(NF - 1) } END { print n + 0 }' \
-	"$TMP/ours.txt")
-SAME_TEXT=n/a
-SAME_BIN=n/a
-SAME_TRACK=n/a
-if [ -n "$REF" ]; then
-	if cmp -s <("$OURS" -i "$NAME" -D "$DIR" -t 2>/dev/null) <("$REF" -i "$NAME" -D "$DIR" -t 2>/dev/null); then
-		SAME_TRACK=SAME
-	else
-		SAME_TRACK=DIFFERENT
-	fi
-	if "$REF" -i "$NAME" -D "$DIR" 2>/dev/null | cmp -s "$TMP/ours.txt" -; then
-		SAME_TEXT=SAME
-	else
-		SAME_TEXT=DIFFERENT
-	fi
-	if cmp -s "$TMP/ours.bin" "$TMP/ref.bin"; then
-		SAME_BIN=SAME
-	else
-		SAME_BIN=DIFFERENT
-	fi
-fi
-rm -f "$TMP/ours.txt" "$TMP/ours.bin" "$TMP/ref.bin"
+# events, from our summary
+EVENTS=$("$OURS" -i "$NAME" -D "$DIR" 2>/dev/null |
+	awk '/^Events \(.*\): [0-9]+ entries/ { n += $(NF - 1) } END { print n + 0 }')
 
 # ---- the table ----
-rate() {
-	awk -v n="$EVENTS" -v s="$1" 'BEGIN { if (s > 0) printf "%.0f", n / s; else print "-" }'
+ratio() {
+	if [ -z "$1" ] || [ -z "$2" ] || [ "$2" = 0 ] || [ "$2" = 0.000 ]; then
+		echo "-"
+		return
+	fi
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'
 }
 mib() {
 	if [ -z "$1" ] || [ "$1" = 0 ]; then
@@ -188,34 +307,28 @@ mib() {
 	fi
 	awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'
 }
-ratio() {
-	if [ -z "$1" ] || [ -z "$2" ] || [ "$1" = 0 ] || [ "$2" = 0 ]; then
-		echo "-"
-		return
-	fi
-	awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'
-}
 
-printf '\ntrace: %s, %s events, %.1f MiB of per-CPU files\n' "$LABEL" "$EVENTS" \
-	"$(awk -v b="$BYTES" 'BEGIN { print b / 1048576 }')"
-printf '%-16s %-5s %9s %12s %12s %8s\n' workload tool wall_s events/s peak_RSS_MiB output
-for w in text bin track; do
-	case $w in
-	text) wname='text >/dev/null' same=$SAME_TEXT ;;
-	bin) wname='binary -O -d' same=$SAME_BIN ;;
-	track) wname='text -t' same=$SAME_TRACK ;;
-	esac
-	o=BEST_ours_$w
-	orss=RSS_ours_$w
-	printf '%-16s %-5s %9s %12s %12s %8s\n' "$wname" ours "${!o}" "$(rate "${!o}")" \
-		"$(mib "${!orss}")" "$same"
-	if [ -n "$REF" ]; then
-		r=BEST_ref_$w
-		rrss=RSS_ref_$w
-		printf '%-16s %-5s %9s %12s %12s\n' '' ref "${!r}" "$(rate "${!r}")" "$(mib "${!rrss}")"
-		printf '%-16s %-5s %9s %12s %12s\n' '' ratio "$(ratio "${!o}" "${!r}")" '' \
-			"$(ratio "${!orss}" "${!rrss}")"
-	fi
+printf '\ntrace: %s, %s events, %.1f MiB of per-CPU files; %s runs each, interleaved\n' \
+	"$LABEL" "$EVENTS" "$(awk -v b="$BYTES" 'BEGIN { print b / 1048576 }')" "$RUNS"
+printf 'load average (1, 5, 15 min): %s at the start, %s at the end; %s CPUs\n' "$LOAD0" \
+	"$LOAD1" "$(nproc)"
+printf '%-9s %-6s %8s %6s %8s %8s %8s %8s %8s\n' workload tool wall_s cpu_s '/ref' '/floor' \
+	RSS_MiB RSS/ref output
+for w in $WORKLOADS; do
+	median "ours_$w"
+	ow=$MED oc=$MEDCPU
+	median "ref_$w"
+	rw=$MED rc=$MEDCPU
+	median "floor_$w"
+	fw=$MED fc=$MEDCPU
+	printf '%-9s %-6s %8s %6s %8s %8s %8s %8s %8s\n' "$w" ours "$ow" "$oc" "$(ratio "$ow" "$rw")" \
+		"$(ratio "$ow" "$fw")" "$(mib "${PEAK[ours_$w]:-}")" \
+		"$(ratio "${PEAK[ours_$w]:-}" "${PEAK[ref_$w]:-}")" "${SAME[$w]}"
+	[ -n "$REF" ] && printf '%-9s %-6s %8s %6s %8s %8s %8s\n' '' ref "$rw" "$rc" '' '' \
+		"$(mib "${PEAK[ref_$w]:-}")"
+	[ -n "$fw" ] && printf '%-9s %-6s %8s %6s %8s %8s %8s\n' '' floor "$fw" "$fc" '' '' \
+		"$(mib "${PEAK[floor_$w]:-}")"
 done
+echo "floor: bin = cat of the per-CPU files into a new file; pipebin = cat of the pipe into a new file; gzbin = zcat of the .gz files into a new file"
 [ -n "$REF" ] || echo "(reference blkparse not installed: no ratios, no output check)"
 exit 0

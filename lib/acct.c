@@ -42,6 +42,8 @@ struct blk_acct_dev {
 	char *name; /* -i name, or NULL in pipe mode */
 	struct acct_cpu **cpus; /* sparse: chunks of CPU_CHUNK CPUs */
 	unsigned int nchunks;
+	int last_cpu; /* the CPU last looked up (-1: none), and its counters */
+	struct acct_cpu *last_pc;
 	uint64_t events;
 	uint64_t first_time, last_time;
 	uint64_t cur_depth[2], max_depth[2];
@@ -52,8 +54,14 @@ struct blk_acct_dev {
 
 struct comm_ent {
 	uint32_t pid;
-	int used;
 	char comm[16];
+};
+
+/* Names are kept in blocks and never move: blk_acct_comm()'s pointers stay valid. */
+#define COMM_BLOCK 256
+struct comm_block {
+	struct comm_block *next;
+	struct comm_ent e[COMM_BLOCK];
 };
 
 struct proc {
@@ -71,8 +79,9 @@ struct blk_acct {
 	struct blk_acct_hooks hooks; /* the observer (all NULL: none) */
 	struct blk_acct_dev **devs;
 	unsigned int ndevs;
-	struct comm_ent *comms;
+	struct comm_ent **comms; /* NULL: a free slot */
 	size_t ncomm, comm_cap; /* open addressing, power-of-two capacity */
+	struct comm_block *comm_blocks; /* the newest first, holding ncomm % COMM_BLOCK */
 	struct proc **procs; /* insertion order */
 	size_t nprocs, procs_cap;
 	size_t *proc_idx; /* open addressing over procs (by pid or by name) */
@@ -122,6 +131,12 @@ void blk_acct_free(struct blk_acct *a)
 	free(a->proc_idx);
 	free(a->devs);
 	free(a->comms);
+	while (a->comm_blocks) {
+		struct comm_block *b = a->comm_blocks;
+
+		a->comm_blocks = b->next;
+		free(b);
+	}
 	free(a);
 }
 
@@ -142,6 +157,7 @@ struct blk_acct_dev *blk_acct_dev(struct blk_acct *a, uint32_t devno, const char
 	if (!d)
 		return NULL;
 	d->devno = devno;
+	d->last_cpu = -1;
 	if (name && !(d->name = strdup(name))) {
 		free(d);
 		return NULL;
@@ -195,9 +211,9 @@ static struct comm_ent *comm_find(struct blk_acct *a, uint32_t pid)
 	if (!a->comm_cap)
 		return NULL;
 	mask = a->comm_cap - 1;
-	for (i = hash32(pid) & mask; a->comms[i].used; i = (i + 1) & mask)
-		if (a->comms[i].pid == pid)
-			return &a->comms[i];
+	for (i = hash32(pid) & mask; a->comms[i]; i = (i + 1) & mask)
+		if (a->comms[i]->pid == pid)
+			return a->comms[i];
 	return NULL;
 }
 
@@ -210,7 +226,7 @@ static struct comm_ent *comm_add(struct blk_acct *a, uint32_t pid, const char *c
 		return e;
 	if ((a->ncomm + 1) * 2 > a->comm_cap) {
 		size_t nc = a->comm_cap ? a->comm_cap * 2 : 256;
-		struct comm_ent *n = calloc(nc, sizeof(*n)), *old = a->comms;
+		struct comm_ent **n = calloc(nc, sizeof(*n)), **old = a->comms;
 		size_t oc = a->comm_cap;
 
 		if (!n)
@@ -218,19 +234,27 @@ static struct comm_ent *comm_add(struct blk_acct *a, uint32_t pid, const char *c
 		a->comms = n;
 		a->comm_cap = nc;
 		for (size_t k = 0; k < oc; k++) {
-			if (!old[k].used)
+			if (!old[k])
 				continue;
-			for (i = hash32(old[k].pid) & (nc - 1); n[i].used; i = (i + 1) & (nc - 1))
+			for (i = hash32(old[k]->pid) & (nc - 1); n[i]; i = (i + 1) & (nc - 1))
 				;
 			n[i] = old[k];
 		}
 		free(old);
 	}
+	if (a->ncomm % COMM_BLOCK == 0) {
+		struct comm_block *b = malloc(sizeof(*b));
+
+		if (!b)
+			return NULL;
+		b->next = a->comm_blocks;
+		a->comm_blocks = b;
+	}
 	mask = a->comm_cap - 1;
-	for (i = hash32(pid) & mask; a->comms[i].used; i = (i + 1) & mask)
+	for (i = hash32(pid) & mask; a->comms[i]; i = (i + 1) & mask)
 		;
-	e = &a->comms[i];
-	e->used = 1;
+	e = &a->comm_blocks->e[a->ncomm % COMM_BLOCK];
+	a->comms[i] = e;
 	e->pid = pid;
 	if (len > sizeof(e->comm) - 1)
 		len = sizeof(e->comm) - 1;
@@ -603,6 +627,8 @@ static struct acct_cpu *get_cpu(struct blk_acct_dev *d, int cpu)
 {
 	unsigned int c, k;
 
+	if (cpu == d->last_cpu)
+		return d->last_pc;
 	if (cpu < 0 || cpu >= BLK_MAX_CPUS)
 		cpu = 0;
 	c = (unsigned int)cpu / CPU_CHUNK;
@@ -621,7 +647,9 @@ static struct acct_cpu *get_cpu(struct blk_acct_dev *d, int cpu)
 		if (!d->cpus[c])
 			abort();
 	}
-	return &d->cpus[c][(unsigned int)cpu % CPU_CHUNK];
+	d->last_cpu = cpu;
+	d->last_pc = &d->cpus[c][(unsigned int)cpu % CPU_CHUNK];
+	return d->last_pc;
 }
 
 static struct acct_cpu *cpu_at(const struct blk_acct_dev *d, unsigned int cpu)

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <strings.h>
 
 #include "blk/event.h"
+#include "decode.h"
 
 static uint64_t get_be64(const unsigned char *p)
 {
@@ -87,45 +89,7 @@ int blk_event_remap(const struct blk_event *ev, struct blk_io_trace_remap *r)
 
 size_t blk_event_encode(const struct blk_event *ev, unsigned char *buf)
 {
-	size_t hdr;
-
-	if (ev->version == BLK_IO_TRACE2_VERSION) {
-		struct blk_io_trace2 t;
-
-		memset(&t, 0, sizeof(t));
-		t.magic = BLK_IO_TRACE_MAGIC | BLK_IO_TRACE2_VERSION;
-		t.sequence = ev->sequence;
-		t.time = ev->time;
-		t.sector = ev->sector;
-		t.bytes = ev->bytes;
-		t.pid = ev->pid;
-		t.action = ev->action;
-		t.device = ev->device;
-		t.cpu = ev->cpu;
-		t.error = ev->error;
-		t.pdu_len = ev->pdu_len;
-		memcpy(buf, &t, sizeof(t));
-		hdr = sizeof(t);
-	} else {
-		struct blk_io_trace t;
-
-		t.magic = BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION;
-		t.sequence = ev->sequence;
-		t.time = ev->time;
-		t.sector = ev->sector;
-		t.bytes = ev->bytes;
-		t.action = (uint32_t)ev->action;
-		t.pid = ev->pid;
-		t.device = ev->device;
-		t.cpu = ev->cpu;
-		t.error = ev->error;
-		t.pdu_len = ev->pdu_len;
-		memcpy(buf, &t, sizeof(t));
-		hdr = sizeof(t);
-	}
-	if (ev->pdu_len)
-		memcpy(buf + hdr, ev->pdu, ev->pdu_len);
-	return hdr + ev->pdu_len;
+	return encode_event(ev, buf);
 }
 
 static const char *const category_names[] = {

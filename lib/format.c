@@ -316,168 +316,253 @@ int blk_format_render(const struct blk_format *f, const struct blk_event *ev,
 	return 0;
 }
 
+static const char spaces8[8] = "        ";
+
+/*
+ * @v right-aligned in @width; the padding is written eight bytes at a time, so up to eight
+ * bytes from @p may be written (a line's reservation has room for them).
+ */
+static inline char *put_right(char *p, uint64_t v, int width)
+{
+	int n = blk_ndigits(v);
+
+	if (width > n) {
+		if (width - n <= 8)
+			memcpy(p, spaces8, 8);
+		else
+			memset(p, ' ', (size_t)(width - n));
+		p += width - n;
+	}
+	blk_put_digits(p + n, v, n);
+	return p + n;
+}
+
+/* signed @v right-aligned in @width (the same eight bytes of room) */
+static inline char *put_right_s(char *p, int64_t v, int width)
+{
+	return v >= 0 ? put_right(p, (uint64_t)v, width) : blk_put_s64(p, v, width);
+}
+
+/* "%3d,%-3d %2d %8d %5d.%09lu %5u %2s %3s ": the default header, at @p */
+static char *put_header(char *p, const struct blk_event *ev, const struct blk_fmt_ctx *c,
+			size_t alen, const char *rwbs, size_t rlen)
+{
+	uint64_t sec = ev->time / NS_PER_SEC;
+	int n;
+
+	p = put_right(p, BLK_MAJOR(ev->device), 3);
+	*p++ = ',';
+	n = blk_ndigits(BLK_MINOR(ev->device));
+	blk_put_digits(p + n, BLK_MINOR(ev->device), n);
+	p += n;
+	memcpy(p, spaces8, 4);
+	p += n < 3 ? 4 - n : 1;
+	p = put_right_s(p, c->cpu, 2);
+	*p++ = ' ';
+	p = put_right_s(p, (int)ev->sequence, 8);
+	*p++ = ' ';
+	p = put_right_s(p, (int)(uint32_t)sec, 5);
+	*p++ = '.';
+	blk_put_digits(p + 9, ev->time - sec * NS_PER_SEC, 9);
+	p += 9;
+	*p++ = ' ';
+	p = put_right(p, ev->pid, 5);
+	*p++ = ' ';
+	for (size_t i = alen; i < 2; i++)
+		*p++ = ' ';
+	memcpy(p, c->act, alen);
+	p += alen;
+	*p++ = ' ';
+	for (size_t i = rlen; i < 3; i++)
+		*p++ = ' ';
+	memcpy(p, rwbs, rlen);
+	p += rlen;
+	*p++ = ' ';
+	return p;
+}
+
+/* the longest default line without a PC payload, besides the action and process names */
+#define LINE_MAX_FIXED 256
+
 void blk_format_header(const struct blk_event *ev, const struct blk_fmt_ctx *c, const char *rwbs,
 		       struct blk_strbuf *sb)
 {
-	char *p = blk_strbuf_reserve(sb, 128 + strlen(c->act) + strlen(rwbs)), *start = p;
+	size_t alen = strlen(c->act), rlen = strlen(rwbs);
+	char *p = blk_strbuf_reserve(sb, LINE_MAX_FIXED + alen + rlen);
 
-	/* "%3d,%-3d %2d %8d %5d.%09lu %5u %2s %3s " */
-	p = blk_put_u64(p, BLK_MAJOR(ev->device), 3, ' ');
-	*p++ = ',';
-	p = blk_put_u64_left(p, BLK_MINOR(ev->device), 3);
-	*p++ = ' ';
-	p = blk_put_s64(p, c->cpu, 2);
-	*p++ = ' ';
-	p = blk_put_s64(p, (int)ev->sequence, 8);
-	*p++ = ' ';
-	p = blk_put_s64(p, (int)(uint32_t)(ev->time / NS_PER_SEC), 5);
-	*p++ = '.';
-	p = blk_put_u64(p, ev->time % NS_PER_SEC, 9, '0');
-	*p++ = ' ';
-	p = blk_put_u64(p, ev->pid, 5, ' ');
-	*p++ = ' ';
-	p = blk_put_str(p, c->act, 2);
-	*p++ = ' ';
-	p = blk_put_str(p, rwbs, 3);
-	*p++ = ' ';
-	sb->len += (size_t)(p - start);
+	sb->len += (size_t)(put_header(p, ev, c, alen, rwbs, rlen) - p);
 }
 
-static void put_comm(struct blk_strbuf *sb, const char *comm)
+static char *put_comm(char *p, const char *comm, size_t clen)
 {
-	const char *name = comm ? comm : "(null)";
-	char *p = blk_strbuf_reserve(sb, strlen(name) + 2), *start = p;
-
 	*p++ = '[';
-	p = blk_put_str(p, name, 0);
+	memcpy(p, comm, clen);
+	p += clen;
 	*p++ = ']';
-	sb->len += (size_t)(p - start);
+	return p;
 }
 
-static void put_sector_n(struct blk_strbuf *sb, const struct blk_event *ev)
+/* "%llu + %u" */
+static char *put_sector_n(char *p, const struct blk_event *ev)
 {
-	char *p = blk_strbuf_reserve(sb, 48), *start = p;
+	int n = blk_ndigits(ev->sector);
 
-	p = blk_put_u64(p, ev->sector, 0, ' ');
-	*p++ = ' ';
-	*p++ = '+';
-	*p++ = ' ';
-	p = blk_put_u64(p, blk_event_sectors(ev), 0, ' ');
-	sb->len += (size_t)(p - start);
+	blk_put_digits(p + n, ev->sector, n);
+	p += n;
+	memcpy(p, " + ", 3);
+	p += 3;
+	n = blk_ndigits(blk_event_sectors(ev));
+	blk_put_digits(p + n, blk_event_sectors(ev), n);
+	return p + n;
 }
 
-static void put_elapsed(struct blk_strbuf *sb, uint64_t e)
+/* "(%8llu) " */
+static char *put_elapsed(char *p, uint64_t e)
 {
-	blk_strbuf_addch(sb, '(');
-	blk_strbuf_add_u64(sb, e, 8, 0);
-	blk_strbuf_addch(sb, ')');
+	*p++ = '(';
+	p = put_right(p, e, 8);
+	*p++ = ')';
+	*p++ = ' ';
+	return p;
+}
+
+/* The R, C, D, I, Q and B lines of a PC (SCSI pass-through) request: a payload in hex. */
+static void default_pc(const struct blk_event *ev, const struct blk_fmt_ctx *c,
+		       struct blk_strbuf *sb, const char *comm, size_t clen)
+{
+	char *p;
+
+	if (c->act[0] != 'R' && c->act[0] != 'C') {
+		blk_strbuf_add_u64(sb, ev->bytes, 0, 0);
+		blk_strbuf_addch(sb, ' ');
+	}
+	if (c->pc_pdu && c->pc_pdu_len) {
+		blk_strbuf_addch(sb, '(');
+		blk_format_pdu_hex(sb, c->pc_pdu, c->pc_pdu_len);
+		blk_strbuf_add(sb, ") ", 2);
+	}
+	p = blk_strbuf_reserve(sb, 32 + clen);
+	if (c->act[0] == 'R' || c->act[0] == 'C') {
+		*p++ = '[';
+		p = blk_put_s64(p, ev->error, 0);
+		*p++ = ']';
+	} else {
+		p = put_comm(p, comm, clen);
+	}
+	*p++ = '\n';
+	sb->len = (size_t)(p - sb->buf);
+}
+
+/* the length of an action ("Q", "UT"): no call for one or two bytes */
+static inline size_t act_len(const char *s)
+{
+	return !s[0] ? 0 : !s[1] ? 1 : !s[2] ? 2 : 2 + strlen(s + 2);
 }
 
 void blk_format_default(const struct blk_event *ev, const struct blk_fmt_ctx *c,
 			struct blk_strbuf *sb)
 {
-	char rwbs[BLK_RWBS_LEN];
-	int pc = blk_event_has_cat(ev, BLK_TC_PC);
+	char rwbs[BLK_RWBS_LEN], *p;
+	const char *comm = c->comm ? c->comm : "(null)";
+	size_t alen = act_len(c->act), clen = strlen(comm);
+	size_t rlen = (size_t)blk_event_rwbs(ev, rwbs);
 	unsigned int n = blk_event_sectors(ev);
 
-	blk_event_rwbs(ev, rwbs);
-	blk_format_header(ev, c, rwbs, sb);
+	p = blk_strbuf_reserve(sb, LINE_MAX_FIXED + alen + rlen + clen);
+	p = put_header(p, ev, c, alen, rwbs, rlen);
+	if (blk_event_has_cat(ev, BLK_TC_PC)) {
+		switch (c->act[0]) {
+		case 'R':
+		case 'C':
+		case 'D':
+		case 'I':
+		case 'Q':
+		case 'B':
+			sb->len = (size_t)(p - sb->buf);
+			default_pc(ev, c, sb, comm, clen);
+			return;
+		default:
+			break;
+		}
+	}
 	switch (c->act[0]) {
 	case 'R':
 	case 'C':
-		if (pc) {
-			if (c->pc_pdu && c->pc_pdu_len) {
-				blk_strbuf_addch(sb, '(');
-				blk_format_pdu_hex(sb, c->pc_pdu, c->pc_pdu_len);
-				blk_strbuf_add(sb, ") ", 2);
-			}
-		} else {
-			if (n)
-				put_sector_n(sb, ev);
-			else
-				blk_strbuf_add_u64(sb, ev->sector, 0, 0);
-			blk_strbuf_addch(sb, ' ');
-			if (c->elapsed != BLK_NO_ELAPSED) {
-				put_elapsed(sb, c->elapsed);
-				blk_strbuf_addch(sb, ' ');
-			}
-		}
-		blk_strbuf_addch(sb, '[');
-		blk_strbuf_add_s64(sb, ev->error, 0, 0);
-		blk_strbuf_addch(sb, ']');
+		if (n)
+			p = put_sector_n(p, ev);
+		else
+			p = blk_put_u64(p, ev->sector, 0, ' ');
+		*p++ = ' ';
+		if (c->elapsed != BLK_NO_ELAPSED)
+			p = put_elapsed(p, c->elapsed);
+		*p++ = '[';
+		p = blk_put_s64(p, ev->error, 0);
+		*p++ = ']';
 		break;
 	case 'D':
 	case 'I':
 	case 'Q':
 	case 'B':
-		if (pc) {
-			blk_strbuf_add_u64(sb, ev->bytes, 0, 0);
-			blk_strbuf_addch(sb, ' ');
-			if (c->pc_pdu && c->pc_pdu_len) {
-				blk_strbuf_addch(sb, '(');
-				blk_format_pdu_hex(sb, c->pc_pdu, c->pc_pdu_len);
-				blk_strbuf_add(sb, ") ", 2);
-			}
-		} else {
-			if (n) {
-				put_sector_n(sb, ev);
-				blk_strbuf_addch(sb, ' ');
-			}
-			if (c->elapsed != BLK_NO_ELAPSED) {
-				put_elapsed(sb, c->elapsed);
-				blk_strbuf_addch(sb, ' ');
-			}
+		if (n) {
+			p = put_sector_n(p, ev);
+			*p++ = ' ';
 		}
-		put_comm(sb, c->comm);
+		if (c->elapsed != BLK_NO_ELAPSED)
+			p = put_elapsed(p, c->elapsed);
+		p = put_comm(p, comm, clen);
 		break;
 	case 'M':
 	case 'F':
 	case 'G':
 	case 'S':
 		if (n) {
-			put_sector_n(sb, ev);
-			blk_strbuf_addch(sb, ' ');
+			p = put_sector_n(p, ev);
+			*p++ = ' ';
 		}
-		put_comm(sb, c->comm);
+		p = put_comm(p, comm, clen);
 		break;
 	case 'P':
-		put_comm(sb, c->comm);
+		p = put_comm(p, comm, clen);
 		break;
 	case 'U':
-		put_comm(sb, c->comm);
-		blk_strbuf_addch(sb, ' ');
-		blk_strbuf_add_u64(sb, (uint32_t)blk_event_pdu_u64(ev), 0, 0);
+		p = put_comm(p, comm, clen);
+		*p++ = ' ';
+		p = blk_put_u64(p, (uint32_t)blk_event_pdu_u64(ev), 0, ' ');
 		break;
 	case 'A': {
 		struct blk_io_trace_remap r;
 
 		blk_event_remap(ev, &r);
-		put_sector_n(sb, ev);
-		blk_strbuf_add(sb, " <- (", 5);
-		blk_strbuf_add_s64(sb, (int)BLK_MAJOR(r.device_from), 0, 0);
-		blk_strbuf_addch(sb, ',');
-		blk_strbuf_add_s64(sb, (int)BLK_MINOR(r.device_from), 0, 0);
-		blk_strbuf_add(sb, ") ", 2);
-		blk_strbuf_add_u64(sb, r.sector_from, 0, 0);
+		p = put_sector_n(p, ev);
+		memcpy(p, " <- (", 5);
+		p += 5;
+		p = blk_put_s64(p, (int)BLK_MAJOR(r.device_from), 0);
+		*p++ = ',';
+		p = blk_put_s64(p, (int)BLK_MINOR(r.device_from), 0);
+		*p++ = ')';
+		*p++ = ' ';
+		p = blk_put_u64(p, r.sector_from, 0, ' ');
 		break;
 	}
 	case 'X':
-		blk_strbuf_add_u64(sb, ev->sector, 0, 0);
-		blk_strbuf_add(sb, " / ", 3);
-		blk_strbuf_add_u64(sb, (uint32_t)blk_event_pdu_u64(ev), 0, 0);
-		blk_strbuf_addch(sb, ' ');
-		put_comm(sb, c->comm);
+		p = blk_put_u64(p, ev->sector, 0, ' ');
+		memcpy(p, " / ", 3);
+		p += 3;
+		p = blk_put_u64(p, (uint32_t)blk_event_pdu_u64(ev), 0, ' ');
+		*p++ = ' ';
+		p = put_comm(p, comm, clen);
 		break;
 	case 'Z':
 		/* v2 zone plug/unplug: like P and U */
-		put_comm(sb, c->comm);
+		p = put_comm(p, comm, clen);
 		if (c->act[1] == 'U') {
-			blk_strbuf_addch(sb, ' ');
-			blk_strbuf_add_u64(sb, (uint32_t)blk_event_pdu_u64(ev), 0, 0);
+			*p++ = ' ';
+			p = blk_put_u64(p, (uint32_t)blk_event_pdu_u64(ev), 0, ' ');
 		}
 		break;
 	default:
 		break;
 	}
-	blk_strbuf_addch(sb, '\n');
+	*p++ = '\n';
+	sb->len = (size_t)(p - sb->buf);
 }

@@ -12,6 +12,7 @@ struct mstream {
 	int done;
 	struct blk_event *ev; /* the current batch */
 	unsigned int n, head;
+	uint64_t head_time; /* ev[head].time, as read (the caller may change the record) */
 	unsigned char *arena; /* payload copies of the batch */
 	size_t arena_len, arena_cap;
 	int64_t order; /* tie-break: the later (re)queued goes first */
@@ -25,6 +26,7 @@ struct blk_merge {
 	unsigned int ns, cap;
 	struct mstream **heap;
 	unsigned int nheap;
+	uint64_t top_time; /* heap[0]->head_time, or UINT64_MAX when the heap is empty */
 	int64_t order;
 	struct mstream *cur; /* stream of the record last returned, to requeue */
 	char **errors;
@@ -38,6 +40,7 @@ struct blk_merge *blk_merge_new(unsigned int batch, blk_merge_note_fn fn, void *
 	if (!m)
 		return NULL;
 	m->batch = batch ? batch : 512;
+	m->top_time = UINT64_MAX;
 	m->fn = fn;
 	m->arg = arg;
 	return m;
@@ -45,10 +48,8 @@ struct blk_merge *blk_merge_new(unsigned int batch, blk_merge_note_fn fn, void *
 
 static int before(const struct mstream *a, const struct mstream *b)
 {
-	uint64_t ta = a->ev[a->head].time, tb = b->ev[b->head].time;
-
-	if (ta != tb)
-		return ta < tb;
+	if (a->head_time != b->head_time)
+		return a->head_time < b->head_time;
 	return a->order < b->order;
 }
 
@@ -62,7 +63,7 @@ static void heap_push(struct blk_merge *m, struct mstream *s)
 	unsigned int i = m->nheap++;
 
 	s->order = --m->order;
-	if (i && m->heap[0]->ev[m->heap[0]->head].time == s->ev[s->head].time)
+	if (i && m->heap[0]->head_time == s->head_time)
 		m->heap[0]->order = --m->order; /* keep the head in front */
 	while (i) {
 		unsigned int p = (i - 1) / 2;
@@ -73,6 +74,7 @@ static void heap_push(struct blk_merge *m, struct mstream *s)
 		i = p;
 	}
 	m->heap[i] = s;
+	m->top_time = m->heap[0]->head_time;
 }
 
 static struct mstream *heap_pop(struct blk_merge *m)
@@ -94,6 +96,7 @@ static struct mstream *heap_pop(struct blk_merge *m)
 	}
 	if (m->nheap)
 		m->heap[i] = last;
+	m->top_time = m->nheap ? m->heap[0]->head_time : UINT64_MAX;
 	return top;
 }
 
@@ -111,16 +114,21 @@ static int add_error(struct blk_merge *m, const char *msg)
 	return 0;
 }
 
-/* Read the next batch of @s. Return records queued, or -errno from the callback. */
-static int prime(struct blk_merge *m, struct mstream *s)
+/*
+ * Read the next batch of @s. Return records queued, or -errno from the callback. Each record
+ * is decoded into its slot of the batch, which blk_merge_take() hands out as it is. Once a
+ * batch: not inlined, so that blk_merge_take()'s common path stays short.
+ */
+static int __attribute__((noinline)) prime(struct blk_merge *m, struct mstream *s)
 {
 	unsigned int i, n = 0;
-	struct blk_event ev;
 	int ret;
 
 	s->arena_len = 0;
 	for (i = 0; !s->done && i < m->batch; i++) {
-		ret = blk_reader_next(s->r, &ev);
+		struct blk_event *ev = &s->ev[n];
+
+		ret = blk_reader_next(s->r, ev);
 		if (ret <= 0) {
 			if (ret < 0 && add_error(m, blk_reader_error(s->r)))
 				return -ENOMEM;
@@ -132,16 +140,16 @@ static int prime(struct blk_merge *m, struct mstream *s)
 			}
 			break;
 		}
-		if (ev.cpu != (uint32_t)s->cpu) {
+		if (ev->cpu != (uint32_t)s->cpu) {
 			if (m->fn) {
-				ret = m->fn(m->arg, BLK_NOTE_BAD_CPU, s->owner, s->cpu, &ev);
+				ret = m->fn(m->arg, BLK_NOTE_BAD_CPU, s->owner, s->cpu, ev);
 				if (ret < 0)
 					return ret;
 			}
 			continue;
 		}
 		if (m->fn) {
-			ret = m->fn(m->arg, BLK_NOTE_RECORD, s->owner, s->cpu, &ev);
+			ret = m->fn(m->arg, BLK_NOTE_RECORD, s->owner, s->cpu, ev);
 			if (ret < 0)
 				return ret;
 			if (ret > 0) {
@@ -149,12 +157,12 @@ static int prime(struct blk_merge *m, struct mstream *s)
 				continue;
 			}
 		}
-		if (ev.pdu_len) {
-			if (s->arena_cap - s->arena_len < ev.pdu_len) {
+		if (ev->pdu_len) {
+			if (s->arena_cap - s->arena_len < ev->pdu_len) {
 				size_t nc = s->arena_cap ? s->arena_cap * 2 : 4096;
 				unsigned char *na;
 
-				while (nc - s->arena_len < ev.pdu_len)
+				while (nc - s->arena_len < ev->pdu_len)
 					nc *= 2;
 				na = realloc(s->arena, nc);
 				if (!na)
@@ -162,12 +170,12 @@ static int prime(struct blk_merge *m, struct mstream *s)
 				s->arena = na;
 				s->arena_cap = nc;
 			}
-			memcpy(s->arena + s->arena_len, ev.pdu, ev.pdu_len);
+			memcpy(s->arena + s->arena_len, ev->pdu, ev->pdu_len);
 			/* store the offset now; pointers are fixed once the arena is final */
-			ev.pdu = (const unsigned char *)(uintptr_t)s->arena_len;
-			s->arena_len += ev.pdu_len;
+			ev->pdu = (const unsigned char *)(uintptr_t)s->arena_len;
+			s->arena_len += ev->pdu_len;
 		}
-		s->ev[n++] = ev;
+		n++;
 	}
 	for (i = 0; i < n; i++) {
 		if (s->ev[i].pdu_len)
@@ -175,6 +183,8 @@ static int prime(struct blk_merge *m, struct mstream *s)
 	}
 	s->n = n;
 	s->head = 0;
+	if (n)
+		s->head_time = s->ev[0].time;
 	return (int)n;
 }
 
@@ -216,9 +226,9 @@ int blk_merge_add(struct blk_merge *m, struct blk_reader *r, void *owner, int cp
 }
 
 /*
- * After a record of the current input was taken: the input stays in front while its next
- * record is not later than every other input's; otherwise it goes back into the heap.
- * Return 1 if the current input stays in front, 0 if not, or -errno.
+ * After a record of the current input was taken (its head already moved on): the input stays
+ * in front while its next record is not later than every other input's; otherwise it goes
+ * back into the heap. Return 1 if the current input stays in front, 0 if not, or -errno.
  */
 static int requeue(struct blk_merge *m)
 {
@@ -227,14 +237,16 @@ static int requeue(struct blk_merge *m)
 
 	if (!s)
 		return 0;
-	if (++s->head >= s->n) {
+	if (s->head >= s->n) {
 		ret = prime(m, s);
 		if (ret <= 0) {
 			m->cur = NULL;
 			return ret;
 		}
+	} else {
+		s->head_time = s->ev[s->head].time;
 	}
-	if (!m->nheap || s->ev[s->head].time <= m->heap[0]->ev[m->heap[0]->head].time)
+	if (s->head_time <= m->top_time)
 		return 1;
 	m->cur = NULL;
 	heap_push(m, s);
@@ -245,11 +257,13 @@ int blk_merge_peek_time(struct blk_merge *m, uint64_t *t)
 {
 	if (m->cur || !m->nheap)
 		return 0;
-	*t = m->heap[0]->ev[m->heap[0]->head].time;
+	*t = m->top_time;
 	return 1;
 }
 
-int blk_merge_next(struct blk_merge *m, struct blk_event *ev, void **owner, int *cpu)
+/* blk_merge_take() when the current input does not simply stay in front */
+static int __attribute__((noinline))
+take_slow(struct blk_merge *m, struct blk_event **ev, void **owner, int *cpu)
 {
 	struct mstream *s;
 	int ret = requeue(m);
@@ -264,10 +278,37 @@ int blk_merge_next(struct blk_merge *m, struct blk_event *ev, void **owner, int 
 		s = heap_pop(m);
 		m->cur = s;
 	}
-	*ev = s->ev[s->head];
+	*ev = &s->ev[s->head];
 	*owner = s->owner;
 	*cpu = s->cpu;
 	return 1;
+}
+
+int blk_merge_take(struct blk_merge *m, struct blk_event **ev, void **owner, int *cpu)
+{
+	struct mstream *s = m->cur;
+
+	/* the common case: the next record of the current input, still first */
+	if (s && ++s->head < s->n) {
+		s->head_time = s->ev[s->head].time;
+		if (s->head_time <= m->top_time) {
+			*ev = &s->ev[s->head];
+			*owner = s->owner;
+			*cpu = s->cpu;
+			return 1;
+		}
+	}
+	return take_slow(m, ev, owner, cpu);
+}
+
+int blk_merge_next(struct blk_merge *m, struct blk_event *ev, void **owner, int *cpu)
+{
+	struct blk_event *p;
+	int ret = blk_merge_take(m, &p, owner, cpu);
+
+	if (ret > 0)
+		*ev = *p;
+	return ret;
 }
 
 unsigned int blk_merge_nerrors(const struct blk_merge *m)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,14 +10,33 @@
 #include <zlib.h>
 
 #include "blk/output.h"
+#include "decode.h"
 
 #define OUT_FLUSH_AT (128 * 1024)
+
+/*
+ * The write-behind thread (blk_output_set_async()): the caller fills sb while the thread
+ * writes (and compresses) the buffer before it; the two are swapped at each drain. Only the
+ * thread touches the descriptor and the z_stream while it runs.
+ */
+struct out_async {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* busy, stop or err changed */
+	struct blk_strbuf buf; /* the thread's buffer while busy; the spare one otherwise */
+	/* under mu */
+	int busy; /* buf is to be written */
+	int finish; /* buf is the last one (the gzip trailer follows it) */
+	int stop;
+	int err; /* the thread's first write error (positive errno) */
+};
 
 struct blk_output {
 	int fd;
 	unsigned int flags;
 	int err;
 	struct blk_strbuf sb;
+	struct out_async *as;
 	z_stream zs;
 	int zinit;
 	unsigned char *zbuf;
@@ -86,20 +107,21 @@ static int set_err(struct blk_output *o, int e)
 	return -o->err;
 }
 
-static int write_all(struct blk_output *o, const void *p, size_t n)
+/* Write @n bytes. Return 0 or a positive errno (the caller records it). */
+static int write_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;
 
 	while (n) {
-		ssize_t w = write(o->fd, c, n);
+		ssize_t w = write(fd, c, n);
 
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			return set_err(o, errno);
+			return errno;
 		}
 		if (w == 0)
-			return set_err(o, EIO);
+			return EIO;
 		c += w;
 		n -= (size_t)w;
 	}
@@ -108,7 +130,7 @@ static int write_all(struct blk_output *o, const void *p, size_t n)
 
 static int deflate_out(struct blk_output *o, const void *p, size_t n, int flush)
 {
-	int ret;
+	int ret, e;
 
 	o->zs.next_in = (unsigned char *)p;
 	o->zs.avail_in = (uInt)n;
@@ -117,33 +139,144 @@ static int deflate_out(struct blk_output *o, const void *p, size_t n, int flush)
 		o->zs.avail_out = OUT_FLUSH_AT;
 		ret = deflate(&o->zs, flush);
 		if (ret == Z_STREAM_ERROR)
-			return set_err(o, EIO);
-		if (write_all(o, o->zbuf, OUT_FLUSH_AT - o->zs.avail_out))
-			return -o->err;
+			return EIO;
+		e = write_all(o->fd, o->zbuf, OUT_FLUSH_AT - o->zs.avail_out);
+		if (e)
+			return e;
 	} while (o->zs.avail_out == 0 || (flush == Z_FINISH && ret != Z_STREAM_END));
 	return 0;
 }
 
-static int drain(struct blk_output *o, int finish)
+/* Write (or compress and write) @n bytes of pending text. Return 0 or a positive errno. */
+static int put_out(struct blk_output *o, const void *p, size_t n, int finish)
 {
-	int ret = 0;
+	if (o->zinit)
+		return deflate_out(o, p, n, finish ? Z_FINISH : Z_NO_FLUSH);
+	return n ? write_all(o->fd, p, n) : 0;
+}
+
+static void *async_thread(void *arg)
+{
+	struct blk_output *o = arg;
+	struct out_async *a = o->as;
+
+	pthread_mutex_lock(&a->mu);
+	for (;;) {
+		int e = 0;
+
+		while (!a->busy && !a->stop)
+			pthread_cond_wait(&a->cv, &a->mu);
+		if (!a->busy)
+			break;
+		pthread_mutex_unlock(&a->mu);
+		/* after an error the rest is dropped: the caller reports the first error */
+		if (!a->err)
+			e = put_out(o, a->buf.buf, a->buf.len, a->finish);
+		a->buf.len = 0;
+		pthread_mutex_lock(&a->mu);
+		if (e && !a->err)
+			a->err = e;
+		a->busy = 0;
+		pthread_cond_signal(&a->cv);
+	}
+	pthread_mutex_unlock(&a->mu);
+	return NULL;
+}
+
+/* Hand the pending buffer to the thread; with @wait, until it is written. Under no lock. */
+static int async_drain(struct blk_output *o, int finish, int wait)
+{
+	struct out_async *a = o->as;
+	struct blk_strbuf t;
+	int e;
+
+	pthread_mutex_lock(&a->mu);
+	while (a->busy)
+		pthread_cond_wait(&a->cv, &a->mu);
+	t = a->buf;
+	a->buf = o->sb;
+	o->sb = t;
+	o->sb.len = 0;
+	a->finish = finish;
+	a->busy = 1;
+	pthread_cond_signal(&a->cv);
+	while (wait && a->busy)
+		pthread_cond_wait(&a->cv, &a->mu);
+	e = a->err;
+	pthread_mutex_unlock(&a->mu);
+	return e ? set_err(o, e) : 0;
+}
+
+static void async_stop(struct blk_output *o)
+{
+	struct out_async *a = o->as;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->mu);
+	a->stop = 1;
+	pthread_cond_signal(&a->cv);
+	pthread_mutex_unlock(&a->mu);
+	pthread_join(a->thread, NULL);
+	if (a->err)
+		set_err(o, a->err);
+	pthread_cond_destroy(&a->cv);
+	pthread_mutex_destroy(&a->mu);
+	blk_strbuf_release(&a->buf);
+	free(a);
+	o->as = NULL;
+}
+
+int blk_output_set_async(struct blk_output *o)
+{
+	struct out_async *a;
+	sigset_t all, old;
+	int e;
+
+	if (o->as || o->fd < 0)
+		return 0;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	blk_strbuf_grow(&a->buf, o->sb.alloc > 1 ? o->sb.alloc - 1 : OUT_FLUSH_AT * 2);
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->cv, NULL);
+	o->as = a;
+	/* signals stay with the caller's thread, whose handlers expect them */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	e = pthread_create(&a->thread, NULL, async_thread, o);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e) {
+		pthread_cond_destroy(&a->cv);
+		pthread_mutex_destroy(&a->mu);
+		blk_strbuf_release(&a->buf);
+		free(a);
+		o->as = NULL;
+		return -e;
+	}
+	return 0;
+}
+
+static int drain(struct blk_output *o, int finish, int wait)
+{
+	int e;
 
 	if (o->err) {
 		o->sb.len = 0;
 		return -o->err;
 	}
-	if (o->zinit)
-		ret = deflate_out(o, o->sb.buf, o->sb.len, finish ? Z_FINISH : Z_NO_FLUSH);
-	else if (o->sb.len)
-		ret = write_all(o, o->sb.buf, o->sb.len);
+	if (o->as)
+		return async_drain(o, finish, wait || finish);
+	e = put_out(o, o->sb.buf, o->sb.len, finish);
 	o->sb.len = 0;
-	return ret;
+	return e ? set_err(o, e) : 0;
 }
 
 int blk_output_check(struct blk_output *o)
 {
 	if (o->sb.len >= OUT_FLUSH_AT)
-		return drain(o, 0);
+		return drain(o, 0, 0);
 	return o->err ? -o->err : 0;
 }
 
@@ -159,13 +292,15 @@ int blk_output_event(struct blk_output *o, const struct blk_event *ev)
 
 	if (o->sb.alloc - o->sb.len < need + 1)
 		blk_strbuf_grow(&o->sb, need);
-	o->sb.len += blk_event_encode(ev, (unsigned char *)o->sb.buf + o->sb.len);
-	return blk_output_check(o);
+	o->sb.len += encode_event(ev, (unsigned char *)o->sb.buf + o->sb.len);
+	if (o->sb.len >= OUT_FLUSH_AT)
+		return drain(o, 0, 0);
+	return o->err ? -o->err : 0;
 }
 
 int blk_output_flush(struct blk_output *o)
 {
-	return drain(o, 0);
+	return drain(o, 0, 1);
 }
 
 int blk_output_finish(struct blk_output *o)
@@ -174,7 +309,10 @@ int blk_output_finish(struct blk_output *o)
 
 	if (o->fd < 0)
 		return o->err ? -o->err : 0;
-	ret = drain(o, 1);
+	ret = drain(o, 1, 1);
+	async_stop(o);
+	if (!ret && o->err)
+		ret = -o->err;
 	if (o->zinit) {
 		deflateEnd(&o->zs);
 		o->zinit = 0;
@@ -191,6 +329,7 @@ void blk_output_free(struct blk_output *o)
 {
 	if (!o)
 		return;
+	async_stop(o);
 	if (o->zinit)
 		deflateEnd(&o->zs);
 	if (o->fd >= 0 && !(o->flags & BLK_OUTPUT_NOCLOSE))

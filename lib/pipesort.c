@@ -47,7 +47,13 @@ struct blk_pipesort {
 	size_t nheap, heap_cap;
 	struct pnode *free_nodes;
 	struct pnode *out; /* node last returned, released on the next call */
+	/*
+	 * The batch just read; when it came in order, its records are taken from
+	 * batchv[run_head, run_len) in turn, each when it comes before the heap's first,
+	 * instead of going through the heap (the order is the same: node_before() is total).
+	 */
 	struct pnode **batchv;
+	size_t run_head, run_len;
 	uint64_t batchno;
 	uint64_t genesis;
 	int eof, force;
@@ -222,6 +228,22 @@ static struct pnode *heap_pop(struct blk_pipesort *ps)
 	return top;
 }
 
+/* Records in the window: the heap's and the run's. */
+static size_t npending(const struct blk_pipesort *ps)
+{
+	return ps->nheap + (ps->run_len - ps->run_head);
+}
+
+/* The first record in the window (NULL if none); *@from_run says where it is. */
+static struct pnode *first(const struct blk_pipesort *ps, int *from_run)
+{
+	struct pnode *r = ps->run_head < ps->run_len ? ps->batchv[ps->run_head] : NULL;
+	struct pnode *h = ps->nheap ? ps->heap[0] : NULL;
+
+	*from_run = r && (!h || node_before(r, h));
+	return *from_run ? r : h;
+}
+
 static void node_free(struct blk_pipesort *ps, struct pnode *n)
 {
 	free(n->big);
@@ -255,14 +277,49 @@ static struct pnode *node_alloc(struct blk_pipesort *ps, const struct blk_event 
 	return n;
 }
 
+/*
+ * Sort @n nodes that are nearly in order (a merged trace, where only records of the same
+ * time from different CPUs may be swapped) by insertion, giving up after a few moves per
+ * record: a batch far from order goes through the heap instead. Return 1 if sorted.
+ */
+static int sort_run(struct pnode **a, size_t n)
+{
+	size_t budget = 4 * n;
+
+	for (size_t i = 1; i < n; i++) {
+		struct pnode *x = a[i];
+		size_t j = i;
+
+		while (j > 0 && node_before(x, a[j - 1])) {
+			if (!budget--) {
+				a[j] = x; /* still every node once, for the heap */
+				return 0;
+			}
+			a[j] = a[j - 1];
+			j--;
+		}
+		a[j] = x;
+	}
+	return 1;
+}
+
 /* Read one batch. Return records added, 0 at end of input, or -errno. */
 static int read_batch(struct blk_pipesort *ps)
 {
-	unsigned int n = 0;
+	unsigned int n = 0, w;
 	struct blk_event ev;
 	uint64_t youngest = 0;
 	int ret;
 
+	/* what is left of the last run goes into the heap (in order: each push is one step) */
+	for (; ps->run_head < ps->run_len; ps->run_head++) {
+		if (heap_push(ps, ps->batchv[ps->run_head])) {
+			while (ps->run_head < ps->run_len)
+				node_free(ps, ps->batchv[ps->run_head++]);
+			return -ENOMEM;
+		}
+	}
+	ps->run_head = ps->run_len = 0;
 	while (n < ps->o.batch) {
 		struct pnode *node;
 
@@ -310,6 +367,8 @@ static int read_batch(struct blk_pipesort *ps)
 				g = ps->batchv[i]->ev.time;
 		ps->genesis = g;
 	}
+	/* the records kept are gathered, in read order, at batchv[w, n) */
+	w = n;
 	for (unsigned int k = n; k-- > 0;) {
 		struct pnode *node = ps->batchv[k];
 		struct pcpu *pc;
@@ -332,16 +391,23 @@ static int read_batch(struct blk_pipesort *ps)
 			node_free(ps, node);
 			continue;
 		}
-		if (heap_push(ps, node)) {
-			node_free(ps, node);
-			while (k-- > 0)
-				node_free(ps, ps->batchv[k]);
-			return -ENOMEM;
-		}
+		ps->batchv[--w] = node; /* w > k: the records not yet looked at stay */
 		pc->pending++;
 	}
 	if (youngest > ps->o.stop_end)
 		ps->eof = 1;
+	if (sort_run(ps->batchv + w, n - w)) {
+		ps->run_head = w;
+		ps->run_len = n;
+		return (int)n;
+	}
+	for (unsigned int i = w; i < n; i++) {
+		if (heap_push(ps, ps->batchv[i])) {
+			while (i < n)
+				node_free(ps, ps->batchv[i++]);
+			return -ENOMEM;
+		}
+	}
 	return (int)n;
 fail:
 	while (n-- > 0)
@@ -438,6 +504,9 @@ static void cpu_check(struct blk_pipesort *ps)
 	for (size_t i = 0; i < ps->nheap; i++)
 		if (ps->heap[i]->ev.cpu < 64)
 			mask |= 1ULL << ps->heap[i]->ev.cpu;
+	for (size_t i = ps->run_head; i < ps->run_len; i++)
+		if (ps->batchv[i]->ev.cpu < 64)
+			mask |= 1ULL << ps->batchv[i]->ev.cpu;
 	ps->o.hooks->cpu_check(ps->o.hooks->ctx, mask);
 }
 
@@ -481,16 +550,20 @@ int blk_pipesort_next(struct blk_pipesort *ps, struct blk_event *ev)
 		ps->out = NULL;
 	}
 	for (;;) {
-		if (ps->nheap) {
-			struct pnode *n = ps->heap[0];
-			int force = ps->force || ps->nheap > ps->o.max_pending;
+		if (npending(ps)) {
+			int from_run;
+			struct pnode *n = first(ps, &from_run);
+			int force = ps->force || npending(ps) > ps->o.max_pending;
 
 			if (!check_sequence(ps, n, force)) {
 				struct pcpu *pc = get_cpu(ps, n->ev.device, n->ev.cpu);
 
 				if (!ps->force && force)
 					ps->forced++;
-				heap_pop(ps);
+				if (from_run)
+					ps->run_head++;
+				else
+					heap_pop(ps);
 				if (pc) {
 					pc->pending--;
 					if (blk_event_action32(&n->ev) !=
@@ -508,7 +581,7 @@ int blk_pipesort_next(struct blk_pipesort *ps, struct blk_event *ev)
 				ps->eof_mid = 0;
 				HOOK(ps, input_end);
 			}
-			if (ps->nheap && !ps->force) {
+			if (npending(ps) && !ps->force) {
 				ps->force = 1;
 				continue;
 			}
@@ -584,6 +657,8 @@ void blk_pipesort_free(struct blk_pipesort *ps)
 		node_free(ps, ps->out);
 	for (size_t i = 0; i < ps->nheap; i++)
 		node_free(ps, ps->heap[i]);
+	for (size_t i = ps->run_head; i < ps->run_len; i++)
+		node_free(ps, ps->batchv[i]);
 	while ((n = ps->free_nodes)) {
 		ps->free_nodes = n->next_free;
 		free(n);

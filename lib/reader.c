@@ -17,11 +17,11 @@
 
 /*
  * The buffer starts at RD_BUF_MIN and doubles while reads fill it, up to RD_BUF_SIZE: a
- * small input (a short pipe burst, a fuzz input) costs 16 KiB, a long one gets 256 KiB
+ * small input (a short pipe burst, a fuzz input) costs 16 KiB, a long one gets 128 KiB
  * reads after a few of them.
  */
 #define RD_BUF_MIN (16 * 1024)
-#define RD_BUF_SIZE (256 * 1024)
+#define RD_BUF_SIZE (128 * 1024)
 #define RD_ZBUF_SIZE (64 * 1024)
 /* a header plus the largest payload a 16-bit pdu_len can describe */
 #define RD_MAX_RECORD (64 + 65535)
@@ -38,6 +38,7 @@ struct blk_reader {
 	int swapped; /* -1 unknown */
 	int gz;
 	int wait_ms; /* how long blk_reader_ready() waits for a pipe */
+	int polled; /* a poll found data that no read has taken yet */
 	unsigned char *buf;
 	size_t cap, pos, end; /* unread bytes are buf[pos, end) */
 	uint64_t base; /* input offset of buf[0] */
@@ -293,6 +294,7 @@ static int fill(struct blk_reader *r, size_t need)
 			r->buf = nb;
 			r->cap = ncap;
 		}
+		r->polled = 0;
 		if (r->gz) {
 			n = gz_fill(r);
 			if (n < 0)
@@ -327,7 +329,7 @@ static int fill(struct blk_reader *r, size_t need)
 	return 1;
 }
 
-int blk_reader_ready(struct blk_reader *r)
+static int ready_within(struct blk_reader *r, int ms)
 {
 	struct pollfd p;
 
@@ -357,12 +359,23 @@ int blk_reader_ready(struct blk_reader *r)
 				return 1;
 		}
 	}
-	if (r->gz && r->zs.avail_in)
+	if ((r->gz && r->zs.avail_in) || r->polled)
 		return 1;
 	p.fd = r->fd;
 	p.events = POLLIN;
 	p.revents = 0;
-	return poll(&p, 1, r->wait_ms) > 0;
+	r->polled = poll(&p, 1, ms) > 0;
+	return r->polled;
+}
+
+int blk_reader_ready(struct blk_reader *r)
+{
+	return ready_within(r, r->wait_ms);
+}
+
+int blk_reader_would_wait(struct blk_reader *r)
+{
+	return !ready_within(r, 0);
 }
 
 void blk_reader_set_wait(struct blk_reader *r, int ms)
@@ -394,7 +407,9 @@ static int take(struct blk_reader *r, struct blk_event *ev, unsigned char *p, si
 	return 1;
 }
 
-int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
+/* Everything but the common case (blk_reader_next()): kept apart, so that the common case
+ * needs few registers and its calls are cheap. */
+static int __attribute__((noinline)) next_slow(struct blk_reader *r, struct blk_event *ev)
 {
 	unsigned char *p;
 	uint32_t magic, m;
@@ -404,22 +419,6 @@ int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
 
 	if (r->failed)
 		return 0;
-	/* the common case first: a host-order version-7 record, wholly buffered */
-	if (!r->swapped && r->end - r->pos >= sizeof(struct blk_io_trace)) {
-		uint32_t magic, cpu;
-		uint16_t pdu_len;
-
-		p = r->buf + r->pos;
-		FIELD(magic, struct blk_io_trace, magic);
-		FIELD(pdu_len, struct blk_io_trace, pdu_len);
-		FIELD(cpu, struct blk_io_trace, cpu);
-		if (magic == (BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION) &&
-		    r->end - r->pos >= sizeof(struct blk_io_trace) + pdu_len &&
-		    cpu < BLK_MAX_CPUS) {
-			decode_v1(p, 0, ev);
-			return take(r, ev, p, sizeof(struct blk_io_trace), r->base + r->pos);
-		}
-	}
 	ret = fill(r, 4);
 	if (ret < 0)
 		return io_error(r, ret, blk_reader_offset(r));
@@ -510,4 +509,26 @@ int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
 		memcpy(p + hdr, w, 8);
 	}
 	return take(r, ev, p, hdr, off);
+}
+
+int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
+{
+	/* the common case first: a host-order version-7 record, wholly buffered */
+	if (!r->swapped && r->end - r->pos >= sizeof(struct blk_io_trace) && !r->failed) {
+		const unsigned char *p = r->buf + r->pos;
+		uint32_t magic, cpu;
+		uint16_t pdu_len;
+
+		FIELD(magic, struct blk_io_trace, magic);
+		FIELD(pdu_len, struct blk_io_trace, pdu_len);
+		FIELD(cpu, struct blk_io_trace, cpu);
+		if (magic == (BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION) &&
+		    r->end - r->pos >= sizeof(struct blk_io_trace) + pdu_len &&
+		    cpu < BLK_MAX_CPUS) {
+			decode_v1(p, 0, ev);
+			return take(r, ev, (unsigned char *)p, sizeof(struct blk_io_trace),
+				    r->base + r->pos);
+		}
+	}
+	return next_slow(r, ev);
 }

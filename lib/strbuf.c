@@ -4,6 +4,17 @@
 
 #include "blk/strbuf.h"
 
+const char blk_digits2[200] = "00010203040506070809"
+			      "10111213141516171819"
+			      "20212223242526272829"
+			      "30313233343536373839"
+			      "40414243444546474849"
+			      "50515253545556575859"
+			      "60616263646566676869"
+			      "70717273747576777879"
+			      "80818283848586878889"
+			      "90919293949596979899";
+
 void blk_strbuf_grow(struct blk_strbuf *sb, size_t extra)
 {
 	size_t want = sb->len + extra + 1;
@@ -37,42 +48,42 @@ void blk_strbuf_add_padded(struct blk_strbuf *sb, const char *s, size_t n, int w
 	}
 }
 
-static size_t fmt_u64(char *end, uint64_t v)
+/* @v's @n digits (after @sign, if any) padded to @width as printf's %d/%-d/%0d would */
+static void add_num(struct blk_strbuf *sb, uint64_t v, int n, int sign, int width, int flags)
 {
-	char *p = end;
+	int len = n + sign, pad = width > len ? width - len : 0;
+	char *p = blk_strbuf_reserve(sb, (size_t)(len + pad));
 
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	return (size_t)(end - p);
+	if (flags & BLK_PAD_LEFT) {
+		if (sign)
+			*p++ = '-';
+		blk_put_digits(p + n, v, n);
+		memset(p + n, ' ', (size_t)pad);
+	} else if (flags & BLK_PAD_ZERO) {
+		/* printf puts the sign before the zeros */
+		if (sign)
+			*p++ = '-';
+		blk_put_digits(p + n + pad, v, n + pad);
+	} else {
+		memset(p, ' ', (size_t)pad);
+		p += pad;
+		if (sign)
+			*p++ = '-';
+		blk_put_digits(p + n, v, n);
+	}
+	sb->len += (size_t)(len + pad);
 }
 
 void blk_strbuf_add_u64(struct blk_strbuf *sb, uint64_t v, int width, int flags)
 {
-	char tmp[24];
-	size_t n = fmt_u64(tmp + sizeof(tmp), v);
-
-	blk_strbuf_add_padded(sb, tmp + sizeof(tmp) - n, n, width, flags);
+	add_num(sb, v, blk_ndigits(v), 0, width, flags);
 }
 
 void blk_strbuf_add_s64(struct blk_strbuf *sb, int64_t v, int width, int flags)
 {
-	char tmp[24];
 	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-	size_t n = fmt_u64(tmp + sizeof(tmp), u);
 
-	if (v < 0) {
-		if (flags & BLK_PAD_ZERO) {
-			/* printf puts the sign before the zeros */
-			blk_strbuf_addch(sb, '-');
-			blk_strbuf_add_padded(sb, tmp + sizeof(tmp) - n, n, width - 1, flags);
-			return;
-		}
-		tmp[sizeof(tmp) - n - 1] = '-';
-		n++;
-	}
-	blk_strbuf_add_padded(sb, tmp + sizeof(tmp) - n, n, width, flags);
+	add_num(sb, u, blk_ndigits(u), v < 0, width, flags);
 }
 
 void blk_strbuf_vaddf(struct blk_strbuf *sb, const char *fmt, va_list ap)

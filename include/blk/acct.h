@@ -39,7 +39,7 @@ struct blk_acct_dev *blk_acct_dev(struct blk_acct *a, uint32_t devno, const char
 /* Register @pid's name (first name wins, cut to 15 characters). */
 void blk_acct_set_comm(struct blk_acct *a, uint32_t pid, const char *comm, size_t len);
 
-/* @pid's name, or NULL when unknown; valid while @a lives. */
+/* @pid's name, or NULL when unknown; valid and unchanged while @a lives. */
 const char *blk_acct_comm(struct blk_acct *a, uint32_t pid);
 
 /* A new -t tracking entry: what its times start as (0 unless a hook says otherwise). */

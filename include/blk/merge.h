@@ -59,6 +59,13 @@ int blk_merge_peek_time(struct blk_merge *m, uint64_t *t);
  */
 int blk_merge_next(struct blk_merge *m, struct blk_event *ev, void **owner, int *cpu);
 
+/**
+ * blk_merge_take() - blk_merge_next() without the copy
+ * Return: as blk_merge_next(), with *@ev pointing at the record in @m's batch: the caller
+ * may change it, and it (with its payload) stays valid until the next call.
+ */
+int blk_merge_take(struct blk_merge *m, struct blk_event **ev, void **owner, int *cpu);
+
 /* Number of inputs that stopped on damaged data; blk_merge_error(m, i) describes each. */
 unsigned int blk_merge_nerrors(const struct blk_merge *m);
 const char *blk_merge_error(const struct blk_merge *m, unsigned int i);

@@ -27,6 +27,16 @@ struct blk_output *blk_output_open(const char *path, unsigned int flags);
 /* Write to @fd (owned unless BLK_OUTPUT_NOCLOSE); @name is used in messages. */
 struct blk_output *blk_output_fdopen(int fd, const char *name, unsigned int flags);
 
+/**
+ * blk_output_set_async() - write (and compress) on a second thread from now on
+ * While the thread writes one buffer, the caller fills the next: a check that finds the
+ * buffer full hands it over (waiting only for the write before it), so memory stays two
+ * buffers. A write error is reported by the check, flush or finish after it. The buffer
+ * behind blk_output_sb() changes at every hand-over (the struct stays).
+ * Return: 0, or -errno (no thread: @o stays synchronous and works as before).
+ */
+int blk_output_set_async(struct blk_output *o);
+
 /*
  * The pending text buffer: append to it, then call blk_output_check() so that it is
  * written out once it is large. Valid while @o lives.

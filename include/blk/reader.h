@@ -39,6 +39,13 @@ int blk_reader_next(struct blk_reader *r, struct blk_event *ev);
  */
 int blk_reader_ready(struct blk_reader *r);
 
+/**
+ * blk_reader_would_wait() - whether the next blk_reader_next() would wait for input now
+ * Return: 1 if no whole record (nor the end of input) is buffered and the descriptor has
+ * no data to read at once; 0 otherwise (a regular file never waits).
+ */
+int blk_reader_would_wait(struct blk_reader *r);
+
 /*
  * blk_reader_set_wait() - let blk_reader_ready() wait up to @ms milliseconds for a pipe
  * to have data, so that a fast writer's stream is cut into the same batches every run.

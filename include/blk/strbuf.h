@@ -56,31 +56,97 @@ static inline char *blk_strbuf_reserve(struct blk_strbuf *sb, size_t n)
 	return sb->buf + sb->len;
 }
 
+/* "00" "01" ... "99": two digits per division (strbuf.c) */
+extern const char blk_digits2[200];
+
+/* Number of decimal digits of @v (1 for 0). */
+static inline int blk_ndigits(uint64_t v)
+{
+	int n = 0;
+	uint32_t w;
+
+	while (v >> 32) {
+		v /= 100000000;
+		n += 8;
+	}
+	w = (uint32_t)v;
+	if (w < 10000)
+		return n + (w < 100 ? (w < 10 ? 1 : 2) : (w < 1000 ? 3 : 4));
+	if (w < 100000000)
+		return n + (w < 1000000 ? (w < 100000 ? 5 : 6) : (w < 10000000 ? 7 : 8));
+	return n + (w < 1000000000 ? 9 : 10);
+}
+
+/* The four digits of @x (< 10000) at @p. */
+static inline void blk_put_4digits(char *p, uint32_t x)
+{
+	uint32_t hi = x / 100;
+
+	memcpy(p, &blk_digits2[2 * hi], 2);
+	memcpy(p + 2, &blk_digits2[2 * (x - hi * 100)], 2);
+}
+
+/*
+ * Write the @n last digits of @v (n == blk_ndigits(v), or more for leading zeros) ending at
+ * @end, four at a time.
+ */
+static inline void blk_put_digits(char *end, uint64_t v, int n)
+{
+	uint32_t w;
+
+	for (; n > 4 && (v >> 32); n -= 4) {
+		uint64_t q = v / 10000;
+
+		end -= 4;
+		blk_put_4digits(end, (uint32_t)(v - q * 10000));
+		v = q;
+	}
+	w = (uint32_t)v;
+	for (; n > 4; n -= 4) {
+		uint32_t q = w / 10000;
+
+		end -= 4;
+		blk_put_4digits(end, w - q * 10000);
+		w = q;
+	}
+	switch (n) {
+	case 4:
+		blk_put_4digits(end - 4, w);
+		break;
+	case 3:
+		end[-3] = (char)('0' + w / 100);
+		memcpy(end - 2, &blk_digits2[2 * (w % 100)], 2);
+		break;
+	case 2:
+		memcpy(end - 2, &blk_digits2[2 * w], 2);
+		break;
+	case 1:
+		end[-1] = (char)('0' + w);
+		break;
+	default:
+		break;
+	}
+}
+
 /* Write @v in decimal at @p, right-aligned in @width (space or zero padded). Return end. */
 static inline char *blk_put_u64(char *p, uint64_t v, int width, char pad)
 {
-	char tmp[24], *t = tmp + sizeof(tmp);
-	int n;
+	int n = blk_ndigits(v);
 
-	do {
-		*--t = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	n = (int)(tmp + sizeof(tmp) - t);
 	for (; width > n; width--)
 		*p++ = pad;
-	while (t < tmp + sizeof(tmp))
-		*p++ = *t++;
-	return p;
+	blk_put_digits(p + n, v, n);
+	return p + n;
 }
 
 /* Write @v left-aligned in @width. Return end. */
 static inline char *blk_put_u64_left(char *p, uint64_t v, int width)
 {
-	char *start = p;
+	int n = blk_ndigits(v);
 
-	p = blk_put_u64(p, v, 0, ' ');
-	while (p - start < width)
+	blk_put_digits(p + n, v, n);
+	p += n;
+	for (; width > n; width--)
 		*p++ = ' ';
 	return p;
 }
@@ -88,25 +154,18 @@ static inline char *blk_put_u64_left(char *p, uint64_t v, int width)
 /* Write signed @v right-aligned in @width. Return end. */
 static inline char *blk_put_s64(char *p, int64_t v, int width)
 {
+	uint64_t u;
+	int n;
+
 	if (v >= 0)
 		return blk_put_u64(p, (uint64_t)v, width, ' ');
-	{
-		char tmp[24], *t = tmp + sizeof(tmp);
-		uint64_t u = (uint64_t)0 - (uint64_t)v;
-		int n;
-
-		do {
-			*--t = (char)('0' + u % 10);
-			u /= 10;
-		} while (u);
-		*--t = '-';
-		n = (int)(tmp + sizeof(tmp) - t);
-		for (; width > n; width--)
-			*p++ = ' ';
-		while (t < tmp + sizeof(tmp))
-			*p++ = *t++;
-		return p;
-	}
+	u = (uint64_t)0 - (uint64_t)v;
+	n = blk_ndigits(u) + 1;
+	for (; width > n; width--)
+		*p++ = ' ';
+	*p = '-';
+	blk_put_digits(p + n, u, n - 1);
+	return p + n;
 }
 
 /* Write string @s right-aligned in @width. Return end. */

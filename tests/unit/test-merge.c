@@ -26,15 +26,15 @@
 #define TIME_END UINT64_MAX
 
 struct input_spec {
-	uint64_t times[MAX_REC];	/* ends at TIME_END */
-	int damage_after;		/* >0: garbage after that many records */
+	uint64_t times[MAX_REC]; /* ends at TIME_END */
+	int damage_after; /* >0: garbage after that many records */
 };
 
 struct note_log {
-	int consume;			/* return 1 for notify records */
-	int fail_after;			/* >0: return -EINTR on that record note */
+	int consume; /* return 1 for notify records */
+	int fail_after; /* >0: return -EINTR on that record note */
 	int records, notify, bad_cpu, bad_cpu_owner_cpu;
-	int ends;			/* BLK_NOTE_END notes */
+	int ends; /* BLK_NOTE_END notes */
 	uint32_t bad_cpu_field;
 	void *bad_cpu_owner;
 };
@@ -77,7 +77,8 @@ static void write_input(char *path, int stream, const struct input_spec *in)
 		uint64_t t = in->times[i] & ~(NOTE_FLAG | BADCPU_FLAG);
 		struct blk_event e = test_event((uint32_t)i, t, (uint32_t)stream,
 						CAT(BLK_TC_WRITE | BLK_TC_QUEUE) | BLK_TA_QUEUE,
-						1000u * (unsigned int)stream + (unsigned int)i, 4096);
+						1000u * (unsigned int)stream + (unsigned int)i,
+						4096);
 		static const char comm[] = "dd";
 
 		if (in->times[i] & NOTE_FLAG) {
@@ -110,8 +111,23 @@ static int classic_order(const struct input_spec *in, int n, struct out_rec *out
  * Merge @n inputs (added in order 0..n-1, owner = &owners[i], cpu = i) with @batch;
  * return the number of records written to @out.
  */
+static int run_merge_how(const struct input_spec *in, int n, unsigned int batch,
+			 struct note_log *log, struct out_rec *out, int max_out,
+			 struct blk_merge **keep, int take);
+
 static int run_merge(const struct input_spec *in, int n, unsigned int batch, struct note_log *log,
 		     struct out_rec *out, int max_out, struct blk_merge **keep)
+{
+	return run_merge_how(in, n, batch, log, out, max_out, keep, 0);
+}
+
+/*
+ * @take: the records come from blk_merge_take(), and each is scribbled on once read (its
+ * time set to 0 or to the largest value, in turn), as a caller may change it.
+ */
+static int run_merge_how(const struct input_spec *in, int n, unsigned int batch,
+			 struct note_log *log, struct out_rec *out, int max_out,
+			 struct blk_merge **keep, int take)
 {
 	static int owners[MAX_IN];
 	char paths[MAX_IN][64];
@@ -132,7 +148,18 @@ static int run_merge(const struct input_spec *in, int n, unsigned int batch, str
 		unlink(paths[i]);
 	}
 	have_genesis = blk_merge_peek_time(m, &genesis);
-	while ((ret = blk_merge_next(m, &ev, &owner, &cpu)) == 1) {
+	for (;;) {
+		struct blk_event *p = NULL;
+
+		if (take) {
+			ret = blk_merge_take(m, &p, &owner, &cpu);
+			if (ret == 1)
+				ev = *p;
+		} else {
+			ret = blk_merge_next(m, &ev, &owner, &cpu);
+		}
+		if (ret != 1)
+			break;
 		assert_true(got < max_out);
 		assert_true(cpu >= 0 && cpu < n);
 		assert_ptr_equal(owner, &owners[cpu]);
@@ -149,6 +176,8 @@ static int run_merge(const struct input_spec *in, int n, unsigned int batch, str
 		out[got].time = ev.time;
 		got++;
 		assert_int_equal(blk_merge_peek_time(m, &genesis), 0);
+		if (p)
+			p->time = got % 2 ? 0 : UINT64_MAX;
 	}
 	assert_int_equal(ret, 0);
 	/* exhausted stays exhausted */
@@ -165,11 +194,11 @@ static int run_merge(const struct input_spec *in, int n, unsigned int batch, str
 static void test_interleaved(void **state)
 {
 	static const struct input_spec in[3] = {
-		{ { 1, 4, 7, 10, 13, TIME_END }, 0 },
-		{ { 2, 5, 8, 11, TIME_END }, 0 },
-		{ { 3, 6, 9, 12, 14, 15, TIME_END }, 0 },
+		{{1, 4, 7, 10, 13, TIME_END}, 0},
+		{{2, 5, 8, 11, TIME_END}, 0},
+		{{3, 6, 9, 12, 14, 15, TIME_END}, 0},
 	};
-	static const unsigned int batches[] = { 0, 1, 2, 3, 512 };
+	static const unsigned int batches[] = {0, 1, 2, 3, 512};
 	struct out_rec out[32];
 	struct note_log log;
 
@@ -189,10 +218,10 @@ static void test_interleaved(void **state)
 static void test_two_inputs(void **state)
 {
 	static const struct input_spec in[2] = {
-		{ { 100, 200, 300, 301, 302, 900, TIME_END }, 0 },
-		{ { 150, 160, 170, 800, 1000, TIME_END }, 0 },
+		{{100, 200, 300, 301, 302, 900, TIME_END}, 0},
+		{{150, 160, 170, 800, 1000, TIME_END}, 0},
 	};
-	static const int want_stream[] = { 0, 1, 1, 1, 0, 0, 0, 0, 1, 0, 1 };
+	static const int want_stream[] = {0, 1, 1, 1, 0, 0, 0, 0, 1, 0, 1};
 	struct out_rec out[16];
 	struct note_log log;
 	int n;
@@ -209,15 +238,14 @@ static void test_two_inputs(void **state)
 static void test_ties_classic_order(void **state)
 {
 	static const struct input_spec in[3] = {
-		{ { 10, 20, 20, 30, TIME_END }, 0 },
-		{ { 20, 20, 25, TIME_END }, 0 },
-		{ { 20, 30, 30, TIME_END }, 0 },
+		{{10, 20, 20, 30, TIME_END}, 0},
+		{{20, 20, 25, TIME_END}, 0},
+		{{20, 30, 30, TIME_END}, 0},
 	};
 	static const struct {
 		int stream, index;
 	} want[] = {
-		{ 0, 0 }, { 0, 1 }, { 0, 2 }, { 2, 0 }, { 1, 0 },
-		{ 1, 1 }, { 1, 2 }, { 2, 1 }, { 2, 2 }, { 0, 3 },
+		{0, 0}, {0, 1}, {0, 2}, {2, 0}, {1, 0}, {1, 1}, {1, 2}, {2, 1}, {2, 2}, {0, 3},
 	};
 	struct out_rec out[16];
 	struct note_log log;
@@ -326,13 +354,12 @@ static uint32_t rnd(uint32_t n)
 }
 
 /* Random inputs full of ties: the merge order equals the classic list's, for any batch. */
-static void test_matches_classic_list(void **state)
+static void check_classic_list(int take)
 {
 	struct input_spec in[MAX_IN];
 	struct out_rec got[MAX_IN * 10], want[MAX_IN * 10];
 	struct note_log log;
 
-	(void)state;
 	for (int iter = 0; iter < 300; iter++) {
 		int n = 2 + (int)rnd(MAX_IN - 1), ng, nw;
 		unsigned int batch = rnd(4);
@@ -349,18 +376,20 @@ static void test_matches_classic_list(void **state)
 			in[s].damage_after = 0;
 		}
 		memset(&log, 0, sizeof(log));
-		ng = run_merge(in, n, batch, &log, got, MAX_IN * 10, NULL);
+		ng = run_merge_how(in, n, batch, &log, got, MAX_IN * 10, NULL, take);
 		nw = classic_order(in, n, want);
 		assert_int_equal(ng, nw);
 		for (int i = 0; i < nw; i++) {
 			if (got[i].stream != want[i].stream || got[i].index != want[i].index) {
-				print_error("iteration %d (batch %u), position %d: got %d/%d, want %d/%d\n",
-					    iter, batch, i, got[i].stream, got[i].index,
-					    want[i].stream, want[i].index);
+				print_error(
+					"iteration %d (batch %u), position %d: got %d/%d, want %d/%d\n",
+					iter, batch, i, got[i].stream, got[i].index, want[i].stream,
+					want[i].index);
 				for (int s = 0; s < n; s++) {
 					print_error("  stream %d:", s);
 					for (int k = 0; in[s].times[k] != TIME_END; k++)
-						print_error(" %llu", (unsigned long long)in[s].times[k]);
+						print_error(" %llu",
+							    (unsigned long long)in[s].times[k]);
 					print_error("\n");
 				}
 			}
@@ -370,17 +399,30 @@ static void test_matches_classic_list(void **state)
 	}
 }
 
+static void test_matches_classic_list(void **state)
+{
+	(void)state;
+	check_classic_list(0);
+}
+
+/* blk_merge_take(): the same order, whatever the caller does to the records it took */
+static void test_take_matches_classic_list(void **state)
+{
+	(void)state;
+	check_classic_list(1);
+}
+
 /* Equal times everywhere: the result is a permutation in time order with nothing lost. */
 static void test_all_equal_times(void **state)
 {
 	static const struct input_spec in[3] = {
-		{ { 5, 5, 5, TIME_END }, 0 },
-		{ { 5, 5, TIME_END }, 0 },
-		{ { 5, 5, 5, 5, TIME_END }, 0 },
+		{{5, 5, 5, TIME_END}, 0},
+		{{5, 5, TIME_END}, 0},
+		{{5, 5, 5, 5, TIME_END}, 0},
 	};
 	struct out_rec out[16];
 	struct note_log log;
-	int next[3] = { 0 };
+	int next[3] = {0};
 	int n;
 
 	(void)state;
@@ -400,8 +442,8 @@ static void test_all_equal_times(void **state)
 static void test_notify_consumed(void **state)
 {
 	static const struct input_spec in[2] = {
-		{ { NOTE_AT(1), 2, NOTE_AT(3), 4, 6, TIME_END }, 0 },
-		{ { 1, NOTE_AT(2), 3, 5, NOTE_AT(7), TIME_END }, 0 },
+		{{NOTE_AT(1), 2, NOTE_AT(3), 4, 6, TIME_END}, 0},
+		{{1, NOTE_AT(2), 3, 5, NOTE_AT(7), TIME_END}, 0},
 	};
 	struct out_rec out[16];
 	struct note_log log;
@@ -430,8 +472,8 @@ static void test_notify_consumed(void **state)
 static void test_bad_cpu(void **state)
 {
 	static const struct input_spec in[2] = {
-		{ { 1, 3, 5, TIME_END }, 0 },
-		{ { 2, BAD_CPU_AT(4), 6, TIME_END }, 0 },
+		{{1, 3, 5, TIME_END}, 0},
+		{{2, BAD_CPU_AT(4), 6, TIME_END}, 0},
 	};
 	struct out_rec out[16];
 	struct note_log log;
@@ -454,11 +496,11 @@ static void test_bad_cpu(void **state)
 static void test_damaged_input(void **state)
 {
 	static const struct input_spec in[3] = {
-		{ { 1, 4, 7, 10, 13, TIME_END }, 0 },
-		{ { 2, 5, 8, 11, 14, TIME_END }, 3 },	/* garbage after 2, 5, 8 */
-		{ { 3, 6, 9, 12, 15, TIME_END }, 0 },
+		{{1, 4, 7, 10, 13, TIME_END}, 0},
+		{{2, 5, 8, 11, 14, TIME_END}, 3}, /* garbage after 2, 5, 8 */
+		{{3, 6, 9, 12, 15, TIME_END}, 0},
 	};
-	static const unsigned int batches[] = { 0, 2 };
+	static const unsigned int batches[] = {0, 2};
 	struct out_rec out[32];
 	struct note_log log;
 	struct blk_merge *m;
@@ -486,7 +528,7 @@ static void test_damaged_input(void **state)
 /* A negative callback return stops the merge with that errno. */
 static void test_callback_error(void **state)
 {
-	static const struct input_spec in[1] = { { { 1, 2, 3, 4, TIME_END }, 0 } };
+	static const struct input_spec in[1] = {{{1, 2, 3, 4, TIME_END}, 0}};
 	struct note_log log;
 	struct blk_merge *m;
 	struct blk_event ev;
@@ -529,8 +571,8 @@ static void test_callback_error(void **state)
 static void test_empty_and_null(void **state)
 {
 	static const struct input_spec in[2] = {
-		{ { TIME_END }, 0 },
-		{ { 7, TIME_END }, 0 },
+		{{TIME_END}, 0},
+		{{7, TIME_END}, 0},
 	};
 	struct out_rec out[4];
 	struct blk_merge *m;
@@ -548,7 +590,7 @@ static void test_empty_and_null(void **state)
 	assert_int_equal(blk_merge_nerrors(m), 0);
 	blk_merge_free(m);
 
-	assert_int_equal(run_merge(in, 2, 0, &(struct note_log){ 0 }, out, 4, NULL), 1);
+	assert_int_equal(run_merge(in, 2, 0, &(struct note_log){0}, out, 4, NULL), 1);
 	assert_int_equal(out[0].stream, 1);
 }
 
@@ -559,6 +601,7 @@ int main(void)
 		cmocka_unit_test(test_two_inputs),
 		cmocka_unit_test(test_ties_classic_order),
 		cmocka_unit_test(test_matches_classic_list),
+		cmocka_unit_test(test_take_matches_classic_list),
 		cmocka_unit_test(test_all_equal_times),
 		cmocka_unit_test(test_notify_consumed),
 		cmocka_unit_test(test_bad_cpu),

@@ -61,7 +61,7 @@ static unsigned char *gunzip_file(const char *path, size_t *n)
 
 static void test_roundtrip(void **state)
 {
-	static const unsigned char pdu[3] = { 'd', 'd', 0 };
+	static const unsigned char pdu[3] = {'d', 'd', 0};
 	struct blk_event ev = test_event(5, 123, 1, CAT(BLK_TC_WRITE) | BLK_TA_QUEUE, 8, 4096);
 	struct tbuf want = TBUF_INIT;
 	struct blk_output *o;
@@ -109,7 +109,7 @@ static void test_roundtrip(void **state)
 }
 
 /* Much more than the flush threshold, in odd-sized pieces, through both entry points. */
-static void test_large(void **state)
+static void check_large(int async)
 {
 	enum { SIZE = 1000003 };
 	char *text = make_text(SIZE);
@@ -118,9 +118,10 @@ static void test_large(void **state)
 	size_t n, off = 0, step = 1;
 	char path[64];
 
-	(void)state;
 	o = blk_output_open(temp_name(path), 0);
 	assert_non_null(o);
+	if (async)
+		assert_int_equal(blk_output_set_async(o), 0);
 	while (off < SIZE) {
 		size_t k = step < SIZE - off ? step : SIZE - off;
 
@@ -142,6 +143,93 @@ static void test_large(void **state)
 	free(got);
 	free(text);
 	unlink(path);
+}
+
+static void test_large(void **state)
+{
+	(void)state;
+	check_large(0);
+}
+
+/* The same through the write-behind thread: every byte, in order. */
+static void test_async_large(void **state)
+{
+	(void)state;
+	check_large(1);
+}
+
+/* Records through the thread, and a flush that waits until they are in the file. */
+static void test_async_events_flush(void **state)
+{
+	struct blk_output *o;
+	struct blk_event ev = test_event(0, 0, 1, CAT(BLK_TC_READ) | BLK_TA_ISSUE, 8, 4096);
+	struct tbuf want = TBUF_INIT;
+	unsigned char *got, pdu[3] = {1, 2, 3};
+	size_t n;
+	char path[64];
+
+	(void)state;
+	o = blk_output_open(temp_name(path), 0);
+	assert_non_null(o);
+	assert_int_equal(blk_output_set_async(o), 0);
+	assert_int_equal(blk_output_set_async(o), 0); /* a second call changes nothing */
+	ev.version = BLK_IO_TRACE_VERSION;
+	for (unsigned int i = 0; i < 20000; i++) {
+		ev.sequence = i;
+		ev.time = 1000ull * i;
+		ev.sector = i * 8ull;
+		ev.pdu = pdu;
+		ev.pdu_len = i % 4 ? 0 : 3;
+		assert_int_equal(blk_output_event(o, &ev), 0);
+		tbuf_add_event(&want, &ev, test_host_be());
+	}
+	assert_int_equal(blk_output_flush(o), 0);
+	got = test_read_file(path, &n);
+	assert_int_equal(n, want.len);
+	assert_memory_equal(got, want.p, n);
+	free(got);
+	assert_int_equal(blk_output_close(o), 0);
+	tbuf_free(&want);
+	unlink(path);
+}
+
+/* A write error on the thread is reported by a later call, sticky, with the file's name. */
+static void test_async_dev_full(void **state)
+{
+	char *text = make_text(300000);
+	struct blk_output *o;
+	int ret = 0;
+
+	(void)state;
+	o = blk_output_open("/dev/full", 0);
+	assert_non_null(o);
+	assert_int_equal(blk_output_set_async(o), 0);
+	/* the first hand-over cannot know yet; a later one, or the finish, does */
+	for (int i = 0; i < 10 && !ret; i++)
+		ret = blk_output_write(o, text, 300000);
+	if (!ret)
+		ret = blk_output_flush(o);
+	assert_int_equal(ret, -ENOSPC);
+	assert_int_equal(blk_output_check(o), -ENOSPC);
+	assert_int_equal(blk_output_finish(o), -ENOSPC);
+	assert_non_null(strstr(blk_output_error(o), "'/dev/full'"));
+	assert_non_null(strstr(blk_output_error(o), strerror(ENOSPC)));
+	blk_output_free(o);
+
+	/* a small write: the error shows at finish */
+	o = blk_output_open("/dev/full", 0);
+	assert_non_null(o);
+	assert_int_equal(blk_output_set_async(o), 0);
+	assert_int_equal(blk_output_write(o, "x\n", 2), 0);
+	assert_int_equal(blk_output_close(o), -ENOSPC);
+
+	/* freed without a finish: the thread is stopped, nothing leaks (valgrind/ASan) */
+	o = blk_output_open("/dev/full", BLK_OUTPUT_GZIP);
+	assert_non_null(o);
+	assert_int_equal(blk_output_set_async(o), 0);
+	assert_int_equal(blk_output_write(o, text, 300000), 0);
+	blk_output_free(o);
+	free(text);
 }
 
 static void test_dev_full(void **state)
@@ -188,7 +276,7 @@ static void test_dev_full(void **state)
 	free(text);
 }
 
-static void check_gzip(size_t size)
+static void check_gzip(size_t size, int async)
 {
 	char *text = make_text(size ? size : 1);
 	struct blk_output *o;
@@ -198,6 +286,8 @@ static void check_gzip(size_t size)
 
 	o = blk_output_open(temp_name(path), BLK_OUTPUT_GZIP);
 	assert_non_null(o);
+	if (async)
+		assert_int_equal(blk_output_set_async(o), 0);
 	for (size_t off = 0; off < size; off += 10007) {
 		size_t k = size - off < 10007 ? size - off : 10007;
 
@@ -223,10 +313,20 @@ static void check_gzip(size_t size)
 static void test_gzip(void **state)
 {
 	(void)state;
-	check_gzip(0);
-	check_gzip(100);
-	check_gzip(128 * 1024);
-	check_gzip(700001);
+	check_gzip(0, 0);
+	check_gzip(100, 0);
+	check_gzip(128 * 1024, 0);
+	check_gzip(700001, 0);
+}
+
+/* gzip compressed on the thread: one stream, the trailer after the last buffer */
+static void test_async_gzip(void **state)
+{
+	(void)state;
+	check_gzip(0, 1);
+	check_gzip(100, 1);
+	check_gzip(128 * 1024, 1);
+	check_gzip(700001, 1);
 }
 
 /* Binary records written gzip-compressed read back through the reader. */
@@ -328,6 +428,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_large),
+		cmocka_unit_test(test_async_large),
+		cmocka_unit_test(test_async_events_flush),
+		cmocka_unit_test(test_async_dev_full),
+		cmocka_unit_test(test_async_gzip),
 		cmocka_unit_test(test_dev_full),
 		cmocka_unit_test(test_gzip),
 		cmocka_unit_test(test_gzip_events_read_back),

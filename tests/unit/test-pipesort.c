@@ -13,7 +13,10 @@
 #define CAT(c) ((uint64_t)BLK_TC_ACT(c))
 #define DEV0 BLK_MKDEV(8, 0)
 #define DEV1 BLK_MKDEV(8, 16)
-#define END { 0, 0, 0, 0, 0 }
+#define END                   \
+	{                     \
+		0, 0, 0, 0, 0 \
+	}
 
 /* One record of the input stream, in stream order; a record with seq 0 ends the list. */
 struct prec {
@@ -21,7 +24,7 @@ struct prec {
 	uint32_t cpu;
 	uint32_t seq;
 	uint64_t time;
-	uint16_t pdu_len;	/* payload bytes, filled with the sequence number */
+	uint16_t pdu_len; /* payload bytes, filled with the sequence number */
 };
 
 struct got {
@@ -115,10 +118,11 @@ static void expect(const struct got *out, int n, const struct got *want, int nwa
 	for (int i = 0; i < n && i < nwant; i++) {
 		if (out[i].dev != want[i].dev || out[i].cpu != want[i].cpu ||
 		    out[i].seq != want[i].seq || out[i].time != want[i].time)
-			print_error("#%d: got dev %x cpu %u seq %u time %llu, want dev %x cpu %u seq %u time %llu\n",
-				    i, out[i].dev, out[i].cpu, out[i].seq,
-				    (unsigned long long)out[i].time, want[i].dev, want[i].cpu,
-				    want[i].seq, (unsigned long long)want[i].time);
+			print_error(
+				"#%d: got dev %x cpu %u seq %u time %llu, want dev %x cpu %u seq %u time %llu\n",
+				i, out[i].dev, out[i].cpu, out[i].seq,
+				(unsigned long long)out[i].time, want[i].dev, want[i].cpu,
+				want[i].seq, (unsigned long long)want[i].time);
 		assert_int_equal(out[i].dev, want[i].dev);
 		assert_int_equal(out[i].cpu, want[i].cpu);
 		assert_int_equal(out[i].seq, want[i].seq);
@@ -140,16 +144,20 @@ static void expect_no_skips(const struct blk_pipesort *ps, uint32_t dev)
 static void test_two_cpus_one_batch(void **state)
 {
 	static const struct prec in[] = {
-		{ DEV0, 0, 1, 1000, 0 }, { DEV0, 0, 2, 3000, 8 },  { DEV0, 0, 3, 5000, 0 },
-		{ DEV0, 1, 1, 2000, 0 }, { DEV0, 1, 2, 4000, 100 }, { DEV0, 1, 3, 6000, 0 },
+		{DEV0, 0, 1, 1000, 0},
+		{DEV0, 0, 2, 3000, 8},
+		{DEV0, 0, 3, 5000, 0},
+		{DEV0, 1, 1, 2000, 0},
+		{DEV0, 1, 2, 4000, 100},
+		{DEV0, 1, 3, 6000, 0},
 		END,
 	};
 	static const struct got want[] = {
-		{ DEV0, 0, 1, 0 },    { DEV0, 1, 1, 1000 }, { DEV0, 0, 2, 2000 },
-		{ DEV0, 1, 2, 3000 }, { DEV0, 0, 3, 4000 }, { DEV0, 1, 3, 5000 },
+		{DEV0, 0, 1, 0},    {DEV0, 1, 1, 1000}, {DEV0, 0, 2, 2000},
+		{DEV0, 1, 2, 3000}, {DEV0, 0, 3, 4000}, {DEV0, 1, 3, 5000},
 	};
-	struct blk_pipesort_opts o = { 0 };
-	struct note_count nc = { 0 };
+	struct blk_pipesort_opts o = {0};
+	struct note_count nc = {0};
 	struct blk_pipesort *ps;
 	struct got out[16];
 	int n;
@@ -170,16 +178,19 @@ static void test_two_cpus_one_batch(void **state)
 static void test_batches_rebased(void **state)
 {
 	static const struct prec in[] = {
-		{ DEV0, 0, 1, 5000, 0 }, { DEV0, 1, 1, 5100, 0 },
-		{ DEV0, 0, 2, 6000, 0 }, { DEV0, 1, 2, 5900, 0 },
-		{ DEV0, 1, 3, 7000, 0 }, { DEV0, 0, 3, 6500, 0 },
+		{DEV0, 0, 1, 5000, 0},
+		{DEV0, 1, 1, 5100, 0},
+		{DEV0, 0, 2, 6000, 0},
+		{DEV0, 1, 2, 5900, 0},
+		{DEV0, 1, 3, 7000, 0},
+		{DEV0, 0, 3, 6500, 0},
 		END,
 	};
 	static const struct got want[] = {
-		{ DEV0, 0, 1, 0 },    { DEV0, 1, 1, 100 },  { DEV0, 1, 2, 900 },
-		{ DEV0, 0, 2, 1000 }, { DEV0, 0, 3, 1500 }, { DEV0, 1, 3, 2000 },
+		{DEV0, 0, 1, 0},    {DEV0, 1, 1, 100},	{DEV0, 1, 2, 900},
+		{DEV0, 0, 2, 1000}, {DEV0, 0, 3, 1500}, {DEV0, 1, 3, 2000},
 	};
-	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort_opts o = {0};
 	struct blk_pipesort *ps;
 	struct got out[16];
 	int n;
@@ -200,12 +211,12 @@ static void test_batches_rebased(void **state)
 static void test_rebase_of_each_record(void **state)
 {
 	static const struct prec in[] = {
-		{ DEV0, 0, 1, 0, 0 },   { DEV0, 0, 2, 10, 0 },  { DEV0, 0, 3, 500, 0 },
-		{ DEV0, 0, 4, 600, 0 }, { DEV0, 0, 5, 700, 0 }, END,
+		{DEV0, 0, 1, 0, 0},   {DEV0, 0, 2, 10, 0},  {DEV0, 0, 3, 500, 0},
+		{DEV0, 0, 4, 600, 0}, {DEV0, 0, 5, 700, 0}, END,
 	};
-	static const uint64_t want_time[] = { 0, 10, 0, 100, 200 };
-	static const uint64_t want_rebase[] = { 0, 0, 500, 500, 500 };
-	struct blk_pipesort_opts o = { 0 };
+	static const uint64_t want_time[] = {0, 10, 0, 100, 200};
+	static const uint64_t want_rebase[] = {0, 0, 500, 500, 500};
+	struct blk_pipesort_opts o = {0};
 	struct blk_pipesort *ps;
 	struct blk_reader *r;
 	struct blk_event ev;
@@ -235,14 +246,14 @@ static void test_rebase_of_each_record(void **state)
 static void test_tie_order(void **state)
 {
 	static const struct prec in[] = {
-		{ DEV1, 0, 1, 100, 0 }, { DEV0, 1, 1, 100, 0 }, { DEV0, 0, 2, 200, 0 },
-		{ DEV0, 0, 1, 100, 0 }, { DEV1, 0, 2, 200, 0 }, END,
+		{DEV1, 0, 1, 100, 0}, {DEV0, 1, 1, 100, 0}, {DEV0, 0, 2, 200, 0},
+		{DEV0, 0, 1, 100, 0}, {DEV1, 0, 2, 200, 0}, END,
 	};
 	static const struct got want[] = {
-		{ DEV0, 1, 1, 0 },   { DEV0, 0, 1, 0 },   { DEV1, 0, 1, 0 },
-		{ DEV0, 0, 2, 100 }, { DEV1, 0, 2, 100 },
+		{DEV0, 1, 1, 0},   {DEV0, 0, 1, 0},   {DEV1, 0, 1, 0},
+		{DEV0, 0, 2, 100}, {DEV1, 0, 2, 100},
 	};
-	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort_opts o = {0};
 	struct blk_pipesort *ps;
 	struct got out[16];
 	int n;
@@ -263,6 +274,94 @@ static void test_tie_order(void **state)
 	expect_no_skips(ps, DEV0);
 	expect_no_skips(ps, DEV1);
 	blk_pipesort_free(ps);
+}
+
+/* a record of the order model below: its place in the stream and its batch */
+struct mrec {
+	struct prec p;
+	int pos, batch, idx;
+};
+
+/* the classic order: time, device, sequence, batch, then the later read first */
+static int model_cmp(const void *a, const void *b)
+{
+	const struct mrec *x = a, *y = b;
+
+	if (x->p.time != y->p.time)
+		return x->p.time < y->p.time ? -1 : 1;
+	if (x->p.dev != y->p.dev)
+		return x->p.dev < y->p.dev ? -1 : 1;
+	if (x->p.seq != y->p.seq)
+		return x->p.seq < y->p.seq ? -1 : 1;
+	if (x->batch != y->batch)
+		return x->batch < y->batch ? -1 : 1;
+	return y->idx - x->idx;
+}
+
+/*
+ * Two CPUs' records, in time order with every time shared by both (so that each batch is
+ * nearly sorted: the sorter takes it as a run) or, in one batch, reversed (so that it goes
+ * through the heap): both come out in the model's order.
+ */
+static void check_run(int reversed, unsigned int batch)
+{
+	enum { N = 800 };
+	struct prec *in = calloc(N + 1, sizeof(*in));
+	struct mrec *m = calloc(N, sizeof(*m));
+	struct got *out = calloc(N, sizeof(*out));
+	struct blk_pipesort_opts o = {0};
+	struct blk_pipesort *ps;
+	int n;
+
+	assert_non_null(in);
+	assert_non_null(m);
+	assert_non_null(out);
+	for (int i = 0; i < N; i++) {
+		/* CPU 1 first at each time: a swap from the sorted order for the ties */
+		struct prec p = {DEV0, (uint32_t)(1 - i % 2), (uint32_t)(i / 2 + 1),
+				 1000 + 10 * (uint64_t)(i / 2), (uint16_t)(i % 3)};
+		int pos = i;
+
+		if (reversed) /* the stream read back to front (one batch) */
+			pos = N - 1 - i;
+		in[pos] = p;
+	}
+	for (int i = 0; i < N; i++) {
+		m[i].p = in[i];
+		m[i].pos = i;
+		m[i].batch = i / (int)batch;
+		m[i].idx = i % (int)batch;
+	}
+	qsort(m, N, sizeof(*m), model_cmp);
+	o.batch = batch;
+	ps = run_sort(in, &o, out, N, &n, -1);
+	assert_int_equal(n, N);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(out[i].cpu, m[i].p.cpu);
+		assert_int_equal(out[i].seq, m[i].p.seq);
+		assert_int_equal(out[i].time, m[i].p.time - 1000);
+	}
+	expect_no_skips(ps, DEV0);
+	assert_int_equal(blk_pipesort_forced(ps), 0);
+	blk_pipesort_free(ps);
+	free(in);
+	free(m);
+	free(out);
+}
+
+static void test_nearly_sorted_runs(void **state)
+{
+	(void)state;
+	check_run(0, 1024);
+	check_run(0, 512);
+	check_run(0, 7);
+	check_run(0, 1);
+}
+
+static void test_reversed_batch(void **state)
+{
+	(void)state;
+	check_run(1, 1024);
 }
 
 struct skip_log {
@@ -287,18 +386,18 @@ static void skip_fn(void *arg, uint32_t dev, int cpu, uint64_t first, uint64_t l
 static void test_sequence_gap(void **state)
 {
 	static const struct prec in[] = {
-		{ DEV0, 0, 1, 1000, 0 }, { DEV0, 0, 2, 2000, 0 }, { DEV0, 0, 4, 4000, 0 },
-		{ DEV0, 0, 5, 5000, 0 }, { DEV0, 1, 1, 1500, 0 }, { DEV0, 1, 2, 3000, 0 },
-		{ DEV0, 1, 3, 6000, 0 }, END,
+		{DEV0, 0, 1, 1000, 0}, {DEV0, 0, 2, 2000, 0},
+		{DEV0, 0, 4, 4000, 0}, {DEV0, 0, 5, 5000, 0},
+		{DEV0, 1, 1, 1500, 0}, {DEV0, 1, 2, 3000, 0},
+		{DEV0, 1, 3, 6000, 0}, END,
 	};
 	static const struct got want[] = {
-		{ DEV0, 0, 1, 0 },    { DEV0, 1, 1, 500 },  { DEV0, 0, 2, 1000 },
-		{ DEV0, 1, 2, 2000 }, { DEV0, 0, 4, 3000 }, { DEV0, 0, 5, 4000 },
-		{ DEV0, 1, 3, 5000 },
+		{DEV0, 0, 1, 0},    {DEV0, 1, 1, 500},	{DEV0, 0, 2, 1000}, {DEV0, 1, 2, 2000},
+		{DEV0, 0, 4, 3000}, {DEV0, 0, 5, 4000}, {DEV0, 1, 3, 5000},
 	};
-	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort_opts o = {0};
 	struct blk_pipesort *ps;
-	struct skip_log sl = { 0 };
+	struct skip_log sl = {0};
 	struct got out[16];
 	uint64_t ranges, missing;
 	int n;
@@ -323,12 +422,12 @@ static void test_sequence_gap(void **state)
 static void test_gaps_two_cpus(void **state)
 {
 	static const struct prec in[] = {
-		{ DEV0, 0, 1, 100, 0 }, { DEV0, 0, 2, 200, 0 }, { DEV0, 0, 5, 500, 0 },
-		{ DEV0, 1, 1, 150, 0 }, { DEV0, 1, 3, 350, 0 }, END,
+		{DEV0, 0, 1, 100, 0}, {DEV0, 0, 2, 200, 0}, {DEV0, 0, 5, 500, 0},
+		{DEV0, 1, 1, 150, 0}, {DEV0, 1, 3, 350, 0}, END,
 	};
-	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort_opts o = {0};
 	struct blk_pipesort *ps;
-	struct skip_log sl = { 0 };
+	struct skip_log sl = {0};
 	struct got out[16];
 	uint64_t ranges, missing;
 	int n;
@@ -356,17 +455,19 @@ static void test_gaps_two_cpus(void **state)
 static void test_late_record_fills_gap(void **state)
 {
 	static const struct prec in[] = {
-		{ DEV0, 0, 1, 100, 0 }, { DEV0, 0, 3, 300, 0 },
-		{ DEV0, 0, 2, 200, 0 }, { DEV0, 0, 4, 400, 0 },
+		{DEV0, 0, 1, 100, 0},
+		{DEV0, 0, 3, 300, 0},
+		{DEV0, 0, 2, 200, 0},
+		{DEV0, 0, 4, 400, 0},
 		END,
 	};
 	static const struct got want[] = {
-		{ DEV0, 0, 1, 0 },
-		{ DEV0, 0, 2, 100 },
-		{ DEV0, 0, 3, 200 },
-		{ DEV0, 0, 4, 300 },
+		{DEV0, 0, 1, 0},
+		{DEV0, 0, 2, 100},
+		{DEV0, 0, 3, 200},
+		{DEV0, 0, 4, 300},
 	};
-	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort_opts o = {0};
 	struct blk_pipesort *ps;
 	struct got out[16];
 	int n;
@@ -383,11 +484,11 @@ static void test_late_record_fills_gap(void **state)
 static void test_stalled_window(void **state)
 {
 	static const struct prec in[] = {
-		{ DEV0, 0, 1, 100, 0 }, { DEV0, 0, 3, 300, 0 }, { DEV0, 0, 4, 400, 0 },
-		{ DEV0, 0, 5, 500, 0 }, { DEV0, 0, 6, 600, 0 }, { DEV0, 0, 7, 700, 0 },
-		{ DEV0, 0, 8, 800, 0 }, { DEV0, 0, 9, 900, 0 }, END,
+		{DEV0, 0, 1, 100, 0}, {DEV0, 0, 3, 300, 0}, {DEV0, 0, 4, 400, 0},
+		{DEV0, 0, 5, 500, 0}, {DEV0, 0, 6, 600, 0}, {DEV0, 0, 7, 700, 0},
+		{DEV0, 0, 8, 800, 0}, {DEV0, 0, 9, 900, 0}, END,
 	};
-	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort_opts o = {0};
 	struct blk_pipesort *ps;
 	struct got out[16];
 	uint64_t ranges, missing;
@@ -411,8 +512,8 @@ static void test_stalled_window(void **state)
 static void test_callback_consumes(void **state)
 {
 	struct tbuf b = TBUF_INIT;
-	struct blk_pipesort_opts o = { 0 };
-	struct note_count nc = { 0 };
+	struct blk_pipesort_opts o = {0};
+	struct note_count nc = {0};
 	struct blk_pipesort *ps;
 	struct blk_reader *r;
 	struct blk_event ev;
@@ -421,8 +522,8 @@ static void test_callback_consumes(void **state)
 
 	(void)state;
 	for (uint32_t i = 1; i <= 6; i++) {
-		struct blk_event e = test_event(i, 1000ull * i, 0,
-						CAT(BLK_TC_WRITE) | BLK_TA_QUEUE, 8, 4096);
+		struct blk_event e =
+			test_event(i, 1000ull * i, 0, CAT(BLK_TC_WRITE) | BLK_TA_QUEUE, 8, 4096);
 
 		if (i % 2 == 0) {
 			e.action = BLK_TN_ACTION(BLK_TN_PROCESS);
@@ -465,8 +566,8 @@ static void test_callback_consumes(void **state)
 static void test_callback_error(void **state)
 {
 	struct tbuf b = TBUF_INIT;
-	struct blk_pipesort_opts o = { 0 };
-	struct note_count nc = { 0 };
+	struct blk_pipesort_opts o = {0};
+	struct note_count nc = {0};
 	struct blk_pipesort *ps;
 	struct blk_reader *r;
 	struct blk_event ev;
@@ -474,8 +575,8 @@ static void test_callback_error(void **state)
 
 	(void)state;
 	for (uint32_t i = 1; i <= 3; i++) {
-		struct blk_event e = test_event(i, 1000ull * i, 0,
-						CAT(BLK_TC_WRITE) | BLK_TA_QUEUE, 8, 4096);
+		struct blk_event e =
+			test_event(i, 1000ull * i, 0, CAT(BLK_TC_WRITE) | BLK_TA_QUEUE, 8, 4096);
 
 		tbuf_add_event(&b, &e, test_host_be());
 	}
@@ -497,10 +598,10 @@ static void test_callback_error(void **state)
 static void test_stop_window(void **state)
 {
 	static const struct prec in[] = {
-		{ DEV0, 0, 1, 10000, 0 }, { DEV0, 0, 2, 11000, 0 }, { DEV0, 0, 3, 12000, 0 },
-		{ DEV0, 0, 4, 13000, 0 }, { DEV0, 0, 5, 14000, 0 }, END,
+		{DEV0, 0, 1, 10000, 0}, {DEV0, 0, 2, 11000, 0}, {DEV0, 0, 3, 12000, 0},
+		{DEV0, 0, 4, 13000, 0}, {DEV0, 0, 5, 14000, 0}, END,
 	};
-	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort_opts o = {0};
 	struct blk_pipesort *ps;
 	struct got out[16];
 	int n;
@@ -521,10 +622,13 @@ static void test_stop_window(void **state)
 static void test_damaged(void **state)
 {
 	static const struct prec in[] = {
-		{ DEV0, 0, 1, 100, 0 }, { DEV0, 0, 2, 200, 0 }, { DEV0, 0, 3, 300, 0 },
-		{ DEV0, 0, 4, 400, 0 }, END,
+		{DEV0, 0, 1, 100, 0},
+		{DEV0, 0, 2, 200, 0},
+		{DEV0, 0, 3, 300, 0},
+		{DEV0, 0, 4, 400, 0},
+		END,
 	};
-	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort_opts o = {0};
 	struct blk_pipesort *ps;
 	struct got out[16];
 	int n;
@@ -545,9 +649,9 @@ static void test_many_cpus(void **state)
 	enum { NCPU = 4, PER = 500 };
 	struct prec *in = calloc(NCPU * PER + 1, sizeof(*in));
 	struct got *out = calloc(NCPU * PER, sizeof(*out));
-	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort_opts o = {0};
 	struct blk_pipesort *ps;
-	uint32_t next[NCPU] = { 0 };
+	uint32_t next[NCPU] = {0};
 	int n, k = 0;
 
 	(void)state;
@@ -703,10 +807,10 @@ static int hlog_count(const struct hook_log *l, char what)
 static void test_hooks_record_life(void **state)
 {
 	static const struct prec in[] = {
-		{ DEV0, 0, 1, 1000, 0 }, { DEV0, 0, 2, 2000, 0 }, { DEV0, 0, 3, 3000, 0 },
-		{ DEV0, 0, 4, 4000, 0 }, { DEV0, 0, 5, 5000, 0 }, END,
+		{DEV0, 0, 1, 1000, 0}, {DEV0, 0, 2, 2000, 0}, {DEV0, 0, 3, 3000, 0},
+		{DEV0, 0, 4, 4000, 0}, {DEV0, 0, 5, 5000, 0}, END,
 	};
-	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort_opts o = {0};
 	struct hook_log l;
 	uint32_t seqs[8];
 	int n, batches = 0;
@@ -771,12 +875,13 @@ static void test_hooks_record_life(void **state)
 static void test_hooks_gaps(void **state)
 {
 	static const struct prec in[] = {
-		{ DEV0, 0, 1, 100, 0 }, { DEV0, 0, 3, 300, 0 }, { DEV0, 0, 4, 400, 0 },
-		{ DEV0, 0, 5, 500, 0 }, { DEV0, 0, 6, 600, 0 }, { DEV0, 0, 7, 700, 0 },
-		{ DEV0, 0, 8, 800, 0 }, { DEV0, 0, 9, 900, 0 }, { DEV0, 0, 2, 950, 0 },
-		END,
+		{DEV0, 0, 1, 100, 0}, {DEV0, 0, 3, 300, 0},
+		{DEV0, 0, 4, 400, 0}, {DEV0, 0, 5, 500, 0},
+		{DEV0, 0, 6, 600, 0}, {DEV0, 0, 7, 700, 0},
+		{DEV0, 0, 8, 800, 0}, {DEV0, 0, 9, 900, 0},
+		{DEV0, 0, 2, 950, 0}, END,
 	};
-	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort_opts o = {0};
 	struct hook_log l;
 	uint32_t seqs[16];
 	int n, g = -1, f = -1;
@@ -807,9 +912,12 @@ static void test_hooks_gaps(void **state)
 static void test_hooks_cpu_check(void **state)
 {
 	static const struct prec in[] = {
-		{ DEV0, 3, 5, 100, 0 }, { DEV0, 3, 6, 200, 0 }, { DEV0, 1, 1, 300, 0 }, END,
+		{DEV0, 3, 5, 100, 0},
+		{DEV0, 3, 6, 200, 0},
+		{DEV0, 1, 1, 300, 0},
+		END,
 	};
-	struct blk_pipesort_opts o = { 0 };
+	struct blk_pipesort_opts o = {0};
 	struct hook_log l;
 	uint32_t seqs[8];
 	int n;
@@ -830,6 +938,8 @@ int main(void)
 		cmocka_unit_test(test_batches_rebased),
 		cmocka_unit_test(test_rebase_of_each_record),
 		cmocka_unit_test(test_tie_order),
+		cmocka_unit_test(test_nearly_sorted_runs),
+		cmocka_unit_test(test_reversed_batch),
 		cmocka_unit_test(test_sequence_gap),
 		cmocka_unit_test(test_gaps_two_cpus),
 		cmocka_unit_test(test_late_record_fills_gap),
