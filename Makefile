@@ -139,7 +139,7 @@ asan: asan-build
 .PHONY: asan-run
 asan-run:
 	@mkdir -p tests/out/asan/tests/out/memcheck
-	cd tests/out/asan && ASAN_OPTIONS=detect_leaks=1:log_path=$(CURDIR)/tests/out/asan/tests/out/memcheck/asan \
+	cd tests/out/asan && SHARED_DIR=$(abspath ../shared) ASAN_OPTIONS=detect_leaks=1:log_path=$(CURDIR)/tests/out/asan/tests/out/memcheck/asan \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$(CURDIR)/tests/out/asan/tests/out/memcheck/asan \
 		./tests/run-all.sh $(UNIT)
 

@@ -294,6 +294,8 @@ static void spans_prune(struct thread *t, uint64_t e)
 
 	while (i < t->nspans && t->spans[i].b <= e)
 		i++;
+	if (!i)
+		return; /* also when there are none yet: spans may be NULL */
 	memmove(t->spans, &t->spans[i], (t->nspans - i) * sizeof(struct span));
 	t->nspans -= i;
 }

@@ -2,6 +2,9 @@
 # "PASS: what", "FAIL: what" or "SKIP: what (reason)"; the runner counts them.
 set -u
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# the read-only material beside the project (Perfetto schema, real traces); the ASan run works
+# in a copy of the tree under tests/out/asan and points this at the original's
+SHARED_DIR=${SHARED_DIR:-$TOP/../shared}
 OUT=${TEST_OUT:-$TOP/tests/out}
 mkdir -p "$OUT"
 BLKPARSE="$TOP/blkparse"

@@ -156,7 +156,7 @@ else
 fi
 # our btt --perfetto: dd's waits are iowait slices on dd's thread track, with their flows, as
 # computed again from blkparse --iowait (tests/gen/perfetto-iowait.py)
-SCHEMA="$TOP/../shared/perfetto"
+SCHEMA="$SHARED_DIR/perfetto"
 if [ -f "$SCHEMA/perfetto_trace.proto" ] && /usr/bin/python3 -c 'import google.protobuf' 2>/dev/null; then
 	(cd "$d" && "$TOP/btt/btt" -i merged.bin --perfetto="$d/dd.pftrace" >/dev/null 2>"$d/pf.err")
 	if /usr/bin/python3 "$TOP/tests/gen/perfetto-check.py" --schema "$SCHEMA" --dump "$d/pf.dump" \

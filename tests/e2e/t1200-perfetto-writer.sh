@@ -8,7 +8,7 @@
 # deliberately broken files, each for its own reason.
 . "$(dirname "$0")/../lib.sh"
 
-SCHEMA="$TOP/../shared/perfetto"
+SCHEMA="$SHARED_DIR/perfetto"
 PROTO="$SCHEMA/perfetto_trace.proto"
 SYNTH="$TOP/tests/gen/perfetto-synth"
 CHECK="$TOP/tests/gen/perfetto-check.py"

@@ -10,7 +10,7 @@
 # valid closed trace), a file that cannot be created.
 . "$(dirname "$0")/../lib.sh"
 
-SCHEMA="$TOP/../shared/perfetto"
+SCHEMA="$SHARED_DIR/perfetto"
 PROTO="$SCHEMA/perfetto_trace.proto"
 CHECK="$TOP/tests/gen/perfetto-check.py"
 CMP="$TOP/tests/gen/perfetto-btt.py"

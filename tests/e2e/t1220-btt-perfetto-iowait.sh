@@ -11,7 +11,7 @@
 # on a slice 1 ns short and on a flow gone.
 . "$(dirname "$0")/../lib.sh"
 
-SCHEMA="$TOP/../shared/perfetto"
+SCHEMA="$SHARED_DIR/perfetto"
 CHECK="$TOP/tests/gen/perfetto-check.py"
 PIW="$TOP/tests/gen/perfetto-iowait.py"
 IW="python3 -B $TOP/tests/gen/iowait.py"
