@@ -478,6 +478,30 @@ static int is_plain_file(const char *in)
 	return !strstr(in, ".blktrace.") && !stat(in, &st) && S_ISREG(st.st_mode);
 }
 
+/*
+ * An error that ends the run: the text printed so far and the dump written so far are
+ * written out first (their threads joined), as the classic tool leaves them, then the
+ * message.
+ */
+static void stop_outputs(struct parse_run *r)
+{
+	if (r->q) {
+		sync_text(r);
+		blk_printq_free(r->q);
+		r->q = NULL;
+	}
+	if (r->text)
+		blk_output_finish(r->text);
+	if (r->dump)
+		blk_output_finish(r->dump);
+}
+
+#define run_die(r, ...)           \
+	do {                      \
+		stop_outputs(r);  \
+		die(__VA_ARGS__); \
+	} while (0)
+
 static void run_file_mode(struct parse_run *r)
 {
 	struct parse_opts *o = r->o;
@@ -487,7 +511,7 @@ static void run_file_mode(struct parse_run *r)
 	int cpu, ret = 1; /* > 0 after the loop: more records may follow */
 
 	if (!m)
-		die("out of memory");
+		run_die(r, "out of memory");
 	r->file_mode = 1;
 	start_model(r);
 	for (int i = 0; i < o->ninputs; i++) {
@@ -496,6 +520,7 @@ static void run_file_mode(struct parse_run *r)
 			hint("expected %s%s%s.blktrace.0 (per-CPU trace files, see -D), a merged trace file, or '-' for stdin",
 			     o->input_dir ? o->input_dir : "", o->input_dir ? "/" : "",
 			     o->inputs[i]);
+			stop_outputs(r);
 			exit(1);
 		}
 	}
@@ -544,7 +569,7 @@ static void run_file_mode(struct parse_run *r)
 			break;
 	}
 	if (ret < 0 && ret != -EIO)
-		die("%s", strerror(-ret));
+		run_die(r, "%s", strerror(-ret));
 	if (!interrupted(r) && !r->failed && parse_waits_emit(r->waits, UINT64_MAX, r->genesis))
 		r->failed = 1;
 	if (ret > 0 && interrupted(r))
@@ -580,7 +605,7 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 	fd = strcmp(in, "-") ? open(in, O_RDONLY | O_CLOEXEC) : dup(STDIN_FILENO);
 	rd = fd < 0 ? NULL : blk_reader_fdopen(fd, in);
 	if (!rd)
-		die("cannot open '%s': %s", in, strerror(errno));
+		run_die(r, "cannot open '%s': %s", in, strerror(errno));
 	if (r->env->watch_input)
 		r->env->watch_input(r->env->ctx, fd, is_pipe_input(in) ? 2 : 1);
 	po.batch = o->batch;
@@ -603,7 +628,7 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 	}
 	ps = blk_pipesort_new(rd, &po);
 	if (!ps)
-		die("out of memory");
+		run_die(r, "out of memory");
 	for (;;) {
 		struct blk_acct_dev *d;
 
@@ -621,7 +646,7 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 			r->failed = 1;
 		d = blk_acct_dev(r->acct, ev.device, NULL);
 		if (!d)
-			die("out of memory");
+			run_die(r, "out of memory");
 		blk_acct_seen(d, (int)ev.cpu);
 		blk_acct_last_time(d, ev.time);
 		if (shown(o, &ev))
@@ -630,7 +655,7 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 			break;
 	}
 	if (ret < 0 && ret != -EIO)
-		die("%s", strerror(-ret));
+		run_die(r, "%s", strerror(-ret));
 	if (!r->failed && parse_waits_emit(r->waits, UINT64_MAX, blk_pipesort_rebase(ps)))
 		r->failed = 1;
 	for (unsigned int i = 0; i < blk_acct_ndevs(r->acct); i++) {

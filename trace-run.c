@@ -612,6 +612,15 @@ static int start_readers(struct bt_run *r, struct bt_src *s)
 	return 0;
 }
 
+/* a device's name into an output's (snprintf() here made gcc -O1 warn of overlap) */
+static void copy_name(char *dst, size_t size, const char *src)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memmove(dst, src, n);
+	dst[n] = '\0';
+}
+
 int trace_run(struct bt_run *r)
 {
 	sigset_t mask, old;
@@ -634,14 +643,14 @@ int trace_run(struct bt_run *r)
 		return 1;
 	r->nsrc = 1;
 	for (int i = 0; i < r->ndevs; i++)
-		snprintf(r->src[0].name[i], sizeof(r->src[0].name[i]), "%s", r->devs[i].name);
+		copy_name(r->src[0].name[i], sizeof(r->src[0].name[i]), r->devs[i].name);
 	if (setup_block(r)) {
 		r->src[0].be = NULL;
 		return 1;
 	}
 	/* the relay backend learns the kernel's names of the devices at open */
 	for (int i = 0; i < r->ndevs; i++)
-		snprintf(r->src[0].name[i], sizeof(r->src[0].name[i]), "%s", r->devs[i].name);
+		copy_name(r->src[0].name[i], sizeof(r->src[0].name[i]), r->devs[i].name);
 	/* from here on every path goes through the teardown below */
 	if (r->o->iowait && setup_iowait(r))
 		failed = 1;
