@@ -725,7 +725,8 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 		if (!r.dump)
 			die("cannot create '%s': %s", o.dump, strerror(errno));
 		/* the dump is written beside the merge (without a thread, as it comes) */
-		blk_output_set_async(r.dump);
+		if (!o.one_thread)
+			blk_output_set_async(r.dump);
 	}
 	if (o.text) {
 		if (o.output)
@@ -737,7 +738,7 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 		if (o.output && !r.text)
 			die("cannot create '%s': %s", o.output, strerror(errno));
 		/* without a thread, the lines are rendered as they come */
-		if (r.text)
+		if (r.text && !o.one_thread)
 			r.q = blk_printq_new(r.text);
 	}
 	{

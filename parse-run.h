@@ -40,6 +40,8 @@ struct parse_opts {
 	int verbose;
 	int show_cgroup; /* --cgroup-msgs */
 	int iowait; /* --iowait: print the I/O wait notes */
+	int one_thread; /* render the text and write the dump on the caller's thread (no option:
+			 * for the fuzz target, where a thread per short run costs more than it) */
 	struct blk_format *fmt[256];
 	struct parse_arg *args; /* -i/-f/-F and the inputs, in command-line order */
 	int nargs;

@@ -184,6 +184,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			inputs[0] = fdpath;
 		}
 	}
+	/* the print and dump threads for one input in 256 (c0 == c1): a thread per short run
+	 * costs more than the run */
+	o.one_thread = c0 != c1;
 	o.ninputs = 1;
 	args[o.nargs++] = (struct parse_arg){'i', inputs[0]};
 
