@@ -45,6 +45,7 @@ struct blk_reader {
 	uint64_t records;
 	uint64_t last_off; /* offset and pdu_len of the last good record */
 	unsigned int last_pdu;
+	const unsigned char *last_rec; /* its bytes in buf (until the next read) */
 	z_stream zs;
 	unsigned char *zin;
 	int zinit;
@@ -168,6 +169,11 @@ uint64_t blk_reader_offset(const struct blk_reader *r)
 uint64_t blk_reader_records(const struct blk_reader *r)
 {
 	return r->records;
+}
+
+const unsigned char *blk_reader_last_record(const struct blk_reader *r)
+{
+	return r->records ? r->last_rec : NULL;
 }
 
 static ssize_t raw_read(struct blk_reader *r, void *dst, size_t len)
@@ -400,6 +406,7 @@ static int take(struct blk_reader *r, struct blk_event *ev, unsigned char *p, si
 {
 	ev->pdu = p + hdr;
 	ev->offset = off;
+	r->last_rec = p;
 	r->pos += hdr + ev->pdu_len;
 	r->records++;
 	r->last_off = off;

@@ -76,6 +76,13 @@ uint64_t blk_reader_offset(const struct blk_reader *r);
 /* Number of records returned so far. */
 uint64_t blk_reader_records(const struct blk_reader *r);
 
+/*
+ * The bytes of the record blk_reader_next() returned last, as read (in the input's byte
+ * order and version; a swapped timestamp note's payload already in host order), or NULL
+ * before the first. Valid until the next call on @r.
+ */
+const unsigned char *blk_reader_last_record(const struct blk_reader *r);
+
 /* Free @r and close its descriptor; NULL is allowed. */
 void blk_reader_close(struct blk_reader *r);
 
