@@ -4,13 +4,15 @@
 #include <string.h>
 
 #include "blk/merge.h"
+#include "decode.h"
 
 struct mstream {
 	struct blk_reader *r;
 	void *owner;
 	int cpu;
 	int done;
-	struct blk_event *ev; /* the current batch */
+	struct blk_event *ev; /* the current batch (raw mode: the record being read) */
+	struct blk_merge_raw *raw; /* raw mode: the current batch */
 	unsigned int n, head;
 	uint64_t head_time; /* ev[head].time, as read (the caller may change the record) */
 	unsigned char *arena; /* payload copies of the batch */
@@ -20,6 +22,7 @@ struct mstream {
 
 struct blk_merge {
 	unsigned int batch;
+	int raw; /* blk_merge_set_raw() */
 	blk_merge_note_fn fn;
 	void *arg;
 	struct mstream **s;
@@ -114,6 +117,50 @@ static int add_error(struct blk_merge *m, const char *msg)
 	return 0;
 }
 
+/* Room for @len more bytes in the arena of @s. Return 0 or -ENOMEM. */
+static int arena_reserve(struct mstream *s, size_t len)
+{
+	size_t nc = s->arena_cap ? s->arena_cap * 2 : 4096;
+	unsigned char *na;
+
+	if (s->arena_cap - s->arena_len >= len)
+		return 0;
+	while (nc - s->arena_len < len)
+		nc *= 2;
+	na = realloc(s->arena, nc);
+	if (!na)
+		return -ENOMEM;
+	s->arena = na;
+	s->arena_cap = nc;
+	return 0;
+}
+
+/*
+ * Raw mode: the record @ev was read into slot @n; its bytes go into the arena as the dump
+ * writes them: as read when the input is a host-order version 7 one (the same bytes
+ * encode_event() would give), encoded otherwise.
+ */
+static int store_raw(struct mstream *s, unsigned int n, const struct blk_event *ev)
+{
+	unsigned int len = blk_event_record_len(ev);
+	const unsigned char *rec = blk_reader_last_record(s->r);
+	struct blk_merge_raw *rr = &s->raw[n];
+
+	if (arena_reserve(s, len))
+		return -ENOMEM;
+	if (rec && ev->version == BLK_IO_TRACE_VERSION && !blk_reader_swapped(s->r))
+		memcpy(s->arena + s->arena_len, rec, len);
+	else
+		encode_event(ev, s->arena + s->arena_len);
+	rr->time = ev->time;
+	rr->action = blk_event_action32(ev);
+	rr->len = len;
+	/* an offset until the arena is final, as the payloads' */
+	rr->data = (const unsigned char *)(uintptr_t)s->arena_len;
+	s->arena_len += len;
+	return 0;
+}
+
 /*
  * Read the next batch of @s. Return records queued, or -errno from the callback. Each record
  * is decoded into its slot of the batch, which blk_merge_take() hands out as it is. Once a
@@ -126,7 +173,7 @@ static int __attribute__((noinline)) prime(struct blk_merge *m, struct mstream *
 
 	s->arena_len = 0;
 	for (i = 0; !s->done && i < m->batch; i++) {
-		struct blk_event *ev = &s->ev[n];
+		struct blk_event *ev = m->raw ? s->ev : &s->ev[n];
 
 		ret = blk_reader_next(s->r, ev);
 		if (ret <= 0) {
@@ -157,19 +204,12 @@ static int __attribute__((noinline)) prime(struct blk_merge *m, struct mstream *
 				continue;
 			}
 		}
-		if (ev->pdu_len) {
-			if (s->arena_cap - s->arena_len < ev->pdu_len) {
-				size_t nc = s->arena_cap ? s->arena_cap * 2 : 4096;
-				unsigned char *na;
-
-				while (nc - s->arena_len < ev->pdu_len)
-					nc *= 2;
-				na = realloc(s->arena, nc);
-				if (!na)
-					return -ENOMEM;
-				s->arena = na;
-				s->arena_cap = nc;
-			}
+		if (m->raw) {
+			if (store_raw(s, n, ev))
+				return -ENOMEM;
+		} else if (ev->pdu_len) {
+			if (arena_reserve(s, ev->pdu_len))
+				return -ENOMEM;
 			memcpy(s->arena + s->arena_len, ev->pdu, ev->pdu_len);
 			/* store the offset now; pointers are fixed once the arena is final */
 			ev->pdu = (const unsigned char *)(uintptr_t)s->arena_len;
@@ -177,14 +217,19 @@ static int __attribute__((noinline)) prime(struct blk_merge *m, struct mstream *
 		}
 		n++;
 	}
-	for (i = 0; i < n; i++) {
-		if (s->ev[i].pdu_len)
-			s->ev[i].pdu = s->arena + (uintptr_t)s->ev[i].pdu;
+	if (m->raw) {
+		for (i = 0; i < n; i++)
+			s->raw[i].data = s->arena + (uintptr_t)s->raw[i].data;
+	} else {
+		for (i = 0; i < n; i++) {
+			if (s->ev[i].pdu_len)
+				s->ev[i].pdu = s->arena + (uintptr_t)s->ev[i].pdu;
+		}
 	}
 	s->n = n;
 	s->head = 0;
 	if (n)
-		s->head_time = s->ev[0].time;
+		s->head_time = m->raw ? s->raw[0].time : s->ev[0].time;
 	return (int)n;
 }
 
@@ -210,8 +255,11 @@ int blk_merge_add(struct blk_merge *m, struct blk_reader *r, void *owner, int cp
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->ev = calloc(m->batch, sizeof(*s->ev));
-	if (!s->ev) {
+	s->ev = calloc(m->raw ? 1 : m->batch, sizeof(*s->ev));
+	if (m->raw)
+		s->raw = calloc(m->batch, sizeof(*s->raw));
+	if (!s->ev || (m->raw && !s->raw)) {
+		free(s->ev);
 		free(s);
 		return -ENOMEM;
 	}
@@ -244,7 +292,7 @@ static int requeue(struct blk_merge *m)
 			return ret;
 		}
 	} else {
-		s->head_time = s->ev[s->head].time;
+		s->head_time = m->raw ? s->raw[s->head].time : s->ev[s->head].time;
 	}
 	if (s->head_time <= m->top_time)
 		return 1;
@@ -263,10 +311,15 @@ int blk_merge_peek_time(struct blk_merge *m, uint64_t *t)
 
 /* blk_merge_take() when the current input does not simply stay in front */
 static int __attribute__((noinline))
-take_slow(struct blk_merge *m, struct blk_event **ev, void **owner, int *cpu)
+take_slow(struct blk_merge *m, struct blk_event **ev, const struct blk_merge_raw **rec,
+	  void **owner, int *cpu)
 {
 	struct mstream *s;
-	int ret = requeue(m);
+	int ret;
+
+	if (m->raw ? !rec : !ev)
+		return -EINVAL; /* the other mode's take */
+	ret = requeue(m);
 
 	if (ret < 0)
 		return ret;
@@ -278,7 +331,10 @@ take_slow(struct blk_merge *m, struct blk_event **ev, void **owner, int *cpu)
 		s = heap_pop(m);
 		m->cur = s;
 	}
-	*ev = &s->ev[s->head];
+	if (m->raw)
+		*rec = &s->raw[s->head];
+	else
+		*ev = &s->ev[s->head];
 	*owner = s->owner;
 	*cpu = s->cpu;
 	return 1;
@@ -298,7 +354,32 @@ int blk_merge_take(struct blk_merge *m, struct blk_event **ev, void **owner, int
 			return 1;
 		}
 	}
-	return take_slow(m, ev, owner, cpu);
+	return take_slow(m, ev, NULL, owner, cpu);
+}
+
+int blk_merge_set_raw(struct blk_merge *m)
+{
+	if (m->ns)
+		return -EBUSY;
+	m->raw = 1;
+	return 0;
+}
+
+int blk_merge_take_raw(struct blk_merge *m, const struct blk_merge_raw **rec, void **owner,
+		       int *cpu)
+{
+	struct mstream *s = m->cur;
+
+	if (s && ++s->head < s->n) {
+		s->head_time = s->raw[s->head].time;
+		if (s->head_time <= m->top_time) {
+			*rec = &s->raw[s->head];
+			*owner = s->owner;
+			*cpu = s->cpu;
+			return 1;
+		}
+	}
+	return take_slow(m, NULL, rec, owner, cpu);
 }
 
 int blk_merge_next(struct blk_merge *m, struct blk_event *ev, void **owner, int *cpu)
@@ -328,6 +409,7 @@ void blk_merge_free(struct blk_merge *m)
 	for (unsigned int i = 0; i < m->ns; i++) {
 		blk_reader_close(m->s[i]->r);
 		free(m->s[i]->ev);
+		free(m->s[i]->raw);
 		free(m->s[i]->arena);
 		free(m->s[i]);
 	}

@@ -66,6 +66,29 @@ int blk_merge_next(struct blk_merge *m, struct blk_event *ev, void **owner, int 
  */
 int blk_merge_take(struct blk_merge *m, struct blk_event **ev, void **owner, int *cpu);
 
+/* A record as blk_merge_take_raw() hands it out. */
+struct blk_merge_raw {
+	uint64_t time; /* as read (ns) */
+	uint32_t action; /* the low 32 bits */
+	uint32_t len; /* header and payload */
+	const unsigned char *data; /* the record in host byte order: blk_event_encode()'s bytes */
+};
+
+/*
+ * Raw mode, for a binary dump that needs no decoded record: each record is kept as the bytes
+ * the dump writes, and taken with blk_merge_take_raw() (blk_merge_take() and
+ * blk_merge_next() are not for this mode). The note callback sees every record decoded, as
+ * in the other mode. Set before the first blk_merge_add(); return 0 or -EBUSY.
+ */
+int blk_merge_set_raw(struct blk_merge *m);
+
+/*
+ * The next record in merged order (raw mode), in its slot of the batch: valid until the next
+ * call. Return 1, 0 at the end, or -errno from the note callback.
+ */
+int blk_merge_take_raw(struct blk_merge *m, const struct blk_merge_raw **rec, void **owner,
+		       int *cpu);
+
 /* Number of inputs that stopped on damaged data; blk_merge_error(m, i) describes each. */
 unsigned int blk_merge_nerrors(const struct blk_merge *m);
 const char *blk_merge_error(const struct blk_merge *m, unsigned int i);

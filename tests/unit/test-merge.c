@@ -68,35 +68,50 @@ static int note_fn(void *arg, enum blk_merge_note what, void *owner, int cpu,
 	return 0;
 }
 
-static void write_input(char *path, int stream, const struct input_spec *in)
+/* Record @i of input @stream as write_input() writes it. */
+static struct blk_event spec_event(int stream, int i, const struct input_spec *in)
+{
+	uint64_t t = in->times[i] & ~(NOTE_FLAG | BADCPU_FLAG);
+	struct blk_event e = test_event((uint32_t)i, t, (uint32_t)stream,
+					CAT(BLK_TC_WRITE | BLK_TC_QUEUE) | BLK_TA_QUEUE,
+					1000u * (unsigned int)stream + (unsigned int)i, 4096);
+	static const char comm[] = "dd";
+
+	if (in->times[i] & NOTE_FLAG) {
+		e.action = BLK_TN_ACTION(BLK_TN_PROCESS);
+		e.pdu = (const unsigned char *)comm;
+		e.pdu_len = sizeof(comm);
+	}
+	if (in->times[i] & BADCPU_FLAG)
+		e.cpu = (uint32_t)stream + 10;
+	return e;
+}
+
+/* Input @stream in byte order @be (test_host_be() for the host's), version @version. */
+static void write_input_as(char *path, int stream, const struct input_spec *in, int be,
+			   uint8_t version)
 {
 	struct tbuf b = TBUF_INIT;
 	int i;
 
 	for (i = 0; in->times[i] != TIME_END; i++) {
-		uint64_t t = in->times[i] & ~(NOTE_FLAG | BADCPU_FLAG);
-		struct blk_event e = test_event((uint32_t)i, t, (uint32_t)stream,
-						CAT(BLK_TC_WRITE | BLK_TC_QUEUE) | BLK_TA_QUEUE,
-						1000u * (unsigned int)stream + (unsigned int)i,
-						4096);
-		static const char comm[] = "dd";
+		struct blk_event e = spec_event(stream, i, in);
 
-		if (in->times[i] & NOTE_FLAG) {
-			e.action = BLK_TN_ACTION(BLK_TN_PROCESS);
-			e.pdu = (const unsigned char *)comm;
-			e.pdu_len = sizeof(comm);
-		}
-		if (in->times[i] & BADCPU_FLAG)
-			e.cpu = (uint32_t)stream + 10;
+		e.version = version;
 		if (in->damage_after && i == in->damage_after) {
 			static const char junk[64] = "garbage that is not a record";
 
 			tbuf_add(&b, junk, sizeof(junk));
 		}
-		tbuf_add_event(&b, &e, test_host_be());
+		tbuf_add_event(&b, &e, be);
 	}
 	test_write_temp(path, b.p, b.len);
 	tbuf_free(&b);
+}
+
+static void write_input(char *path, int stream, const struct input_spec *in)
+{
+	write_input_as(path, stream, in, test_host_be(), 0);
 }
 
 struct out_rec {
@@ -122,8 +137,32 @@ static int run_merge(const struct input_spec *in, int n, unsigned int batch, str
 }
 
 /*
- * @take: the records come from blk_merge_take(), and each is scribbled on once read (its
- * time set to 0 or to the largest value, in turn), as a caller may change it.
+ * Raw mode: @rec is a record of input @stream (@in), host order, in version @version: the bytes
+ * blk_event_encode() gives for it; *@ev is that record.
+ */
+static void check_raw(const struct blk_merge_raw *rec, int stream, const struct input_spec *in,
+		      uint8_t version, struct blk_event *ev)
+{
+	unsigned char want[sizeof(struct blk_io_trace2) + 8];
+	uint32_t seq;
+	size_t len;
+
+	assert_true(rec->len >= sizeof(struct blk_io_trace));
+	memcpy(&seq, rec->data + offsetof(struct blk_io_trace, sequence), 4);
+	assert_true(seq < MAX_REC);
+	*ev = spec_event(stream, (int)seq, in);
+	ev->version = version ? version : BLK_IO_TRACE_VERSION;
+	len = blk_event_encode(ev, want);
+	assert_int_equal(rec->len, len);
+	assert_memory_equal(rec->data, want, len);
+	assert_int_equal(rec->time, ev->time);
+	assert_int_equal(rec->action, (uint32_t)ev->action);
+}
+
+/*
+ * @take: 1: the records come from blk_merge_take(), and each is scribbled on once read (its
+ * time set to 0 or to the largest value, in turn), as a caller may change it; 2: from
+ * blk_merge_take_raw() of a merge in raw mode, each checked against its input's record.
  */
 static int run_merge_how(const struct input_spec *in, int n, unsigned int batch,
 			 struct note_log *log, struct out_rec *out, int max_out,
@@ -132,12 +171,14 @@ static int run_merge_how(const struct input_spec *in, int n, unsigned int batch,
 	static int owners[MAX_IN];
 	char paths[MAX_IN][64];
 	struct blk_merge *m = blk_merge_new(batch, note_fn, log);
-	struct blk_event ev;
+	struct blk_event ev, *p0;
 	uint64_t prev = 0, genesis = 0;
 	int got = 0, ret, cpu, have_genesis, ends0 = log->ends;
 	void *owner;
 
 	assert_non_null(m);
+	if (take == 2)
+		assert_int_equal(blk_merge_set_raw(m), 0);
 	for (int i = 0; i < n; i++) {
 		struct blk_reader *r;
 
@@ -151,7 +192,13 @@ static int run_merge_how(const struct input_spec *in, int n, unsigned int batch,
 	for (;;) {
 		struct blk_event *p = NULL;
 
-		if (take) {
+		if (take == 2) {
+			const struct blk_merge_raw *rec;
+
+			ret = blk_merge_take_raw(m, &rec, &owner, &cpu);
+			if (ret == 1)
+				check_raw(rec, cpu, &in[cpu], 0, &ev);
+		} else if (take) {
 			ret = blk_merge_take(m, &p, &owner, &cpu);
 			if (ret == 1)
 				ev = *p;
@@ -181,7 +228,15 @@ static int run_merge_how(const struct input_spec *in, int n, unsigned int batch,
 	}
 	assert_int_equal(ret, 0);
 	/* exhausted stays exhausted */
-	assert_int_equal(blk_merge_next(m, &ev, &owner, &cpu), 0);
+	if (take == 2) {
+		const struct blk_merge_raw *rec;
+
+		assert_int_equal(blk_merge_take_raw(m, &rec, &owner, &cpu), 0);
+		/* the other mode's take is refused */
+		assert_int_equal(blk_merge_take(m, &p0, &owner, &cpu), -EINVAL);
+	} else {
+		assert_int_equal(blk_merge_next(m, &ev, &owner, &cpu), 0);
+	}
 	/* every input told its end once, when the read that found it was made */
 	assert_int_equal(log->ends - ends0, n);
 	if (keep)
@@ -412,6 +467,68 @@ static void test_take_matches_classic_list(void **state)
 	check_classic_list(1);
 }
 
+/* blk_merge_take_raw(): the same order, each record's bytes as blk_event_encode() gives them */
+static void test_raw_matches_classic_list(void **state)
+{
+	(void)state;
+	check_classic_list(2);
+}
+
+/*
+ * Raw mode on a foreign-order and on a version-8 input: the records come out in host order,
+ * in their own version, as the dump writes them; notes not consumed are merged with them.
+ */
+static void test_raw_foreign_and_v2(void **state)
+{
+	static const struct input_spec in[2] = {
+		{{1, NOTE_AT(3), 5, 7, TIME_END}, 0},
+		{{2, 4, 6, NOTE_AT(8), 9, TIME_END}, 0},
+	};
+	static const uint8_t versions[2] = {BLK_IO_TRACE_VERSION, BLK_IO_TRACE2_VERSION};
+	static int owners[2];
+
+	(void)state;
+	for (int order = 0; order < 2; order++) {
+		for (int v = 0; v < 2; v++) {
+			struct note_log log;
+			struct blk_merge *m;
+			const struct blk_merge_raw *rec;
+			struct blk_event ev;
+			char paths[2][64];
+			uint64_t prev = 0;
+			void *owner;
+			int cpu, got = 0;
+
+			memset(&log, 0, sizeof(log));
+			m = blk_merge_new(2, note_fn, &log);
+			assert_non_null(m);
+			assert_int_equal(blk_merge_set_raw(m), 0);
+			for (int i = 0; i < 2; i++) {
+				struct blk_reader *r;
+
+				write_input_as(paths[i], i, &in[i],
+					       order ? test_foreign_order() : test_host_be(),
+					       versions[v]);
+				r = blk_reader_open(paths[i]);
+				assert_non_null(r);
+				assert_int_equal(blk_merge_add(m, r, &owners[i], i), 0);
+				unlink(paths[i]);
+			}
+			/* too late once inputs are in */
+			assert_int_equal(blk_merge_set_raw(m), -EBUSY);
+			while (blk_merge_take_raw(m, &rec, &owner, &cpu) == 1) {
+				check_raw(rec, cpu, &in[cpu], versions[v], &ev);
+				assert_true(rec->time >= prev);
+				prev = rec->time;
+				got++;
+			}
+			assert_int_equal(got, 9);
+			assert_int_equal(log.notify, 2);
+			blk_merge_free(m);
+		}
+	}
+}
+
 /* Equal times everywhere: the result is a permutation in time order with nothing lost. */
 static void test_all_equal_times(void **state)
 {
@@ -602,6 +719,8 @@ int main(void)
 		cmocka_unit_test(test_ties_classic_order),
 		cmocka_unit_test(test_matches_classic_list),
 		cmocka_unit_test(test_take_matches_classic_list),
+		cmocka_unit_test(test_raw_matches_classic_list),
+		cmocka_unit_test(test_raw_foreign_and_v2),
 		cmocka_unit_test(test_all_equal_times),
 		cmocka_unit_test(test_notify_consumed),
 		cmocka_unit_test(test_bad_cpu),
