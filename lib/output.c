@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,9 @@
 #include "decode.h"
 
 #define OUT_FLUSH_AT (128 * 1024)
+
+_Static_assert(offsetof(struct blk_io_trace2, time) == offsetof(struct blk_io_trace, time),
+	       "the time at the same offset in both versions");
 
 /*
  * The write-behind thread (blk_output_set_async()): the caller fills sb while the thread
@@ -293,6 +297,22 @@ int blk_output_event(struct blk_output *o, const struct blk_event *ev)
 	if (o->sb.alloc - o->sb.len < need + 1)
 		blk_strbuf_grow(&o->sb, need);
 	o->sb.len += encode_event(ev, (unsigned char *)o->sb.buf + o->sb.len);
+	if (o->sb.len >= OUT_FLUSH_AT)
+		return drain(o, 0, 0);
+	return o->err ? -o->err : 0;
+}
+
+int blk_output_record(struct blk_output *o, const unsigned char *rec, size_t len, uint64_t time)
+{
+	unsigned char *p;
+
+	if (o->sb.alloc - o->sb.len < len + 1)
+		blk_strbuf_grow(&o->sb, len);
+	p = (unsigned char *)o->sb.buf + o->sb.len;
+	memcpy(p, rec, len);
+	/* both versions keep the time at offset 8 */
+	memcpy(p + offsetof(struct blk_io_trace, time), &time, sizeof(time));
+	o->sb.len += len;
 	if (o->sb.len >= OUT_FLUSH_AT)
 		return drain(o, 0, 0);
 	return o->err ? -o->err : 0;

@@ -52,6 +52,13 @@ int blk_output_write(struct blk_output *o, const void *p, size_t n);
 /* Append @ev as a host-order binary record of its version. Return 0 or -errno. */
 int blk_output_event(struct blk_output *o, const struct blk_event *ev);
 
+/*
+ * Append the host-order record of @len bytes at @rec (blk_event_encode()'s bytes, as
+ * blk_merge_take_raw() hands them out) with its time replaced by @time: the bytes
+ * blk_output_event() would write for the decoded record with that time. Return 0 or -errno.
+ */
+int blk_output_record(struct blk_output *o, const unsigned char *rec, size_t len, uint64_t time);
+
 /* Write out everything pending. Return 0 or -errno. */
 int blk_output_flush(struct blk_output *o);
 

@@ -193,6 +193,43 @@ static void test_async_events_flush(void **state)
 	unlink(path);
 }
 
+/*
+ * blk_output_record(): a record's encoded bytes with another time are what
+ * blk_output_event() writes for the record with that time, in both versions.
+ */
+static void test_record_time_replaced(void **state)
+{
+	struct blk_output *o;
+	struct blk_event ev = test_event(0, 0, 1, CAT(BLK_TC_WRITE) | BLK_TA_QUEUE, 8, 4096);
+	struct tbuf want = TBUF_INIT;
+	unsigned char rec[sizeof(struct blk_io_trace2) + 3], *got, pdu[3] = {7, 8, 9};
+	size_t n, len;
+	char path[64];
+
+	(void)state;
+	o = blk_output_open(temp_name(path), 0);
+	assert_non_null(o);
+	assert_int_equal(blk_output_set_async(o), 0);
+	for (unsigned int i = 0; i < 30000; i++) {
+		ev.version = i % 3 ? BLK_IO_TRACE_VERSION : BLK_IO_TRACE2_VERSION;
+		ev.sequence = i;
+		ev.time = 0x0102030405060708ull + i;
+		ev.pdu = pdu;
+		ev.pdu_len = i % 2 ? 0 : 3;
+		len = blk_event_encode(&ev, rec);
+		ev.time = 1000ull * i;
+		assert_int_equal(blk_output_record(o, rec, len, ev.time), 0);
+		tbuf_add_event(&want, &ev, test_host_be());
+	}
+	assert_int_equal(blk_output_close(o), 0);
+	got = test_read_file(path, &n);
+	assert_int_equal(n, want.len);
+	assert_memory_equal(got, want.p, n);
+	free(got);
+	tbuf_free(&want);
+	unlink(path);
+}
+
 /* A write error on the thread is reported by a later call, sticky, with the file's name. */
 static void test_async_dev_full(void **state)
 {
@@ -430,6 +467,7 @@ int main(void)
 		cmocka_unit_test(test_large),
 		cmocka_unit_test(test_async_large),
 		cmocka_unit_test(test_async_events_flush),
+		cmocka_unit_test(test_record_time_replaced),
 		cmocka_unit_test(test_async_dev_full),
 		cmocka_unit_test(test_async_gzip),
 		cmocka_unit_test(test_dev_full),
