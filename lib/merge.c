@@ -18,6 +18,7 @@ struct mstream {
 	unsigned char *arena; /* payload copies of the batch */
 	size_t arena_len, arena_cap;
 	int64_t order; /* tie-break: the later (re)queued goes first */
+	int quiet; /* raw mode: plain records are not shown to the callback (blk_merge_quiet()) */
 };
 
 struct blk_merge {
@@ -117,14 +118,11 @@ static int add_error(struct blk_merge *m, const char *msg)
 	return 0;
 }
 
-/* Room for @len more bytes in the arena of @s. Return 0 or -ENOMEM. */
-static int arena_reserve(struct mstream *s, size_t len)
+static int __attribute__((noinline)) arena_grow(struct mstream *s, size_t len)
 {
 	size_t nc = s->arena_cap ? s->arena_cap * 2 : 4096;
 	unsigned char *na;
 
-	if (s->arena_cap - s->arena_len >= len)
-		return 0;
 	while (nc - s->arena_len < len)
 		nc *= 2;
 	na = realloc(s->arena, nc);
@@ -135,6 +133,12 @@ static int arena_reserve(struct mstream *s, size_t len)
 	return 0;
 }
 
+/* Room for @len more bytes in the arena of @s. Return 0 or -ENOMEM. */
+static inline int arena_reserve(struct mstream *s, size_t len)
+{
+	return s->arena_cap - s->arena_len >= len ? 0 : arena_grow(s, len);
+}
+
 /*
  * Raw mode: the record @ev was read into slot @n; its bytes go into the arena as the dump
  * writes them: as read when the input is a host-order version 7 one (the same bytes
@@ -143,21 +147,50 @@ static int arena_reserve(struct mstream *s, size_t len)
 static int store_raw(struct mstream *s, unsigned int n, const struct blk_event *ev)
 {
 	unsigned int len = blk_event_record_len(ev);
-	const unsigned char *rec = blk_reader_last_record(s->r);
+	const unsigned char *rec = blk_reader_last_native(s->r);
 	struct blk_merge_raw *rr = &s->raw[n];
+	unsigned char *p;
 
 	if (arena_reserve(s, len))
 		return -ENOMEM;
-	if (rec && ev->version == BLK_IO_TRACE_VERSION && !blk_reader_swapped(s->r))
-		memcpy(s->arena + s->arena_len, rec, len);
-	else
-		encode_event(ev, s->arena + s->arena_len);
+	p = s->arena + s->arena_len;
+	if (rec) {
+		/* the header in a fixed-size copy (inlined), then the payload */
+		memcpy(p, rec, sizeof(struct blk_io_trace));
+		if (ev->pdu_len)
+			memcpy(p + sizeof(struct blk_io_trace), rec + sizeof(struct blk_io_trace),
+			       ev->pdu_len);
+	} else {
+		encode_event(ev, p);
+	}
 	rr->time = ev->time;
 	rr->action = blk_event_action32(ev);
 	rr->len = len;
 	/* an offset until the arena is final, as the payloads' */
 	rr->data = (const unsigned char *)(uintptr_t)s->arena_len;
 	s->arena_len += len;
+	return 0;
+}
+
+/* Raw mode, blk_merge_quiet(): a plain record at @p goes into slot @n undecoded. */
+static int store_plain(struct mstream *s, unsigned int n, const unsigned char *p)
+{
+	struct blk_merge_raw *rr = &s->raw[n];
+	uint16_t pdu_len;
+	unsigned char *d;
+
+	FIELD(pdu_len, struct blk_io_trace, pdu_len);
+	if (arena_reserve(s, sizeof(struct blk_io_trace) + pdu_len))
+		return -ENOMEM;
+	d = s->arena + s->arena_len;
+	memcpy(d, p, sizeof(struct blk_io_trace));
+	if (pdu_len)
+		memcpy(d + sizeof(struct blk_io_trace), p + sizeof(struct blk_io_trace), pdu_len);
+	FIELD(rr->time, struct blk_io_trace, time);
+	FIELD(rr->action, struct blk_io_trace, action);
+	rr->len = sizeof(struct blk_io_trace) + pdu_len;
+	rr->data = (const unsigned char *)(uintptr_t)s->arena_len;
+	s->arena_len += rr->len;
 	return 0;
 }
 
@@ -174,7 +207,14 @@ static int __attribute__((noinline)) prime(struct blk_merge *m, struct mstream *
 	s->arena_len = 0;
 	for (i = 0; !s->done && i < m->batch; i++) {
 		struct blk_event *ev = m->raw ? s->ev : &s->ev[n];
+		const unsigned char *plain;
 
+		if (s->quiet && (plain = blk_reader_next_plain(s->r, (uint32_t)s->cpu))) {
+			if (store_plain(s, n, plain))
+				return -ENOMEM;
+			n++;
+			continue;
+		}
 		ret = blk_reader_next(s->r, ev);
 		if (ret <= 0) {
 			if (ret < 0 && add_error(m, blk_reader_error(s->r)))
@@ -362,6 +402,16 @@ int blk_merge_set_raw(struct blk_merge *m)
 	if (m->ns)
 		return -EBUSY;
 	m->raw = 1;
+	return 0;
+}
+
+int blk_merge_quiet(struct blk_merge *m, void *owner)
+{
+	if (!m->raw)
+		return -EINVAL;
+	for (unsigned int i = 0; i < m->ns; i++)
+		if (m->s[i]->owner == owner)
+			m->s[i]->quiet = 1;
 	return 0;
 }
 

@@ -309,7 +309,11 @@ int blk_output_record(struct blk_output *o, const unsigned char *rec, size_t len
 	if (o->sb.alloc - o->sb.len < len + 1)
 		blk_strbuf_grow(&o->sb, len);
 	p = (unsigned char *)o->sb.buf + o->sb.len;
-	memcpy(p, rec, len);
+	/* every record has at least a version 7 header: a fixed-size (inlined) copy of it */
+	memcpy(p, rec, sizeof(struct blk_io_trace));
+	if (len > sizeof(struct blk_io_trace))
+		memcpy(p + sizeof(struct blk_io_trace), rec + sizeof(struct blk_io_trace),
+		       len - sizeof(struct blk_io_trace));
 	/* both versions keep the time at offset 8 */
 	memcpy(p + offsetof(struct blk_io_trace, time), &time, sizeof(time));
 	o->sb.len += len;

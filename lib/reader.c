@@ -171,9 +171,14 @@ uint64_t blk_reader_records(const struct blk_reader *r)
 	return r->records;
 }
 
-const unsigned char *blk_reader_last_record(const struct blk_reader *r)
+const unsigned char *blk_reader_last_native(const struct blk_reader *r)
 {
-	return r->records ? r->last_rec : NULL;
+	uint32_t magic;
+
+	if (!r->records || r->swapped)
+		return NULL;
+	memcpy(&magic, r->last_rec, 4);
+	return magic == (BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION) ? r->last_rec : NULL;
 }
 
 static ssize_t raw_read(struct blk_reader *r, void *dst, size_t len)
@@ -516,6 +521,30 @@ static int __attribute__((noinline)) next_slow(struct blk_reader *r, struct blk_
 		memcpy(p + hdr, w, 8);
 	}
 	return take(r, ev, p, hdr, off);
+}
+
+const unsigned char *blk_reader_next_plain(struct blk_reader *r, uint32_t want_cpu)
+{
+	const unsigned char *p = r->buf + r->pos;
+	uint32_t magic, cpu, action;
+	uint16_t pdu_len;
+
+	if (r->swapped || r->end - r->pos < sizeof(struct blk_io_trace) || r->failed)
+		return NULL;
+	FIELD(magic, struct blk_io_trace, magic);
+	FIELD(pdu_len, struct blk_io_trace, pdu_len);
+	FIELD(cpu, struct blk_io_trace, cpu);
+	FIELD(action, struct blk_io_trace, action);
+	if (magic != (BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION) || cpu != want_cpu ||
+	    (action & BLK_TC_ACT(BLK_TC_NOTIFY)) ||
+	    r->end - r->pos < sizeof(struct blk_io_trace) + pdu_len)
+		return NULL;
+	r->last_rec = p;
+	r->last_off = r->base + r->pos;
+	r->last_pdu = pdu_len;
+	r->pos += sizeof(struct blk_io_trace) + pdu_len;
+	r->records++;
+	return p;
 }
 
 int blk_reader_next(struct blk_reader *r, struct blk_event *ev)

@@ -83,6 +83,15 @@ struct blk_merge_raw {
 int blk_merge_set_raw(struct blk_merge *m);
 
 /*
+ * Raw mode: from now on the plain records of the input(s) added with @owner (host-order
+ * version 7 records of the input's CPU that are not notes) are not shown to the note
+ * callback, which has no more use for them; they are queued without being decoded. Notes,
+ * records of another CPU and other inputs' records are shown as before. May be called from
+ * the callback. Return 0, or -EINVAL if @m is not in raw mode.
+ */
+int blk_merge_quiet(struct blk_merge *m, void *owner);
+
+/*
  * The next record in merged order (raw mode), in its slot of the batch: valid until the next
  * call. Return 1, 0 at the end, or -errno from the note callback.
  */

@@ -55,7 +55,8 @@ int blk_output_event(struct blk_output *o, const struct blk_event *ev);
 /*
  * Append the host-order record of @len bytes at @rec (blk_event_encode()'s bytes, as
  * blk_merge_take_raw() hands them out) with its time replaced by @time: the bytes
- * blk_output_event() would write for the decoded record with that time. Return 0 or -errno.
+ * blk_output_event() would write for the decoded record with that time (@len is at least
+ * the 48 bytes of a version 7 header). Return 0 or -errno.
  */
 int blk_output_record(struct blk_output *o, const unsigned char *rec, size_t len, uint64_t time);
 

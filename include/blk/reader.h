@@ -77,11 +77,19 @@ uint64_t blk_reader_offset(const struct blk_reader *r);
 uint64_t blk_reader_records(const struct blk_reader *r);
 
 /*
- * The bytes of the record blk_reader_next() returned last, as read (in the input's byte
- * order and version; a swapped timestamp note's payload already in host order), or NULL
- * before the first. Valid until the next call on @r.
+ * The bytes of the record blk_reader_next() returned last, as read, when they are a host-order
+ * version 7 record (the bytes blk_event_encode() gives for it); NULL for any other record
+ * and before the first. Valid until the next call on @r.
  */
-const unsigned char *blk_reader_last_record(const struct blk_reader *r);
+const unsigned char *blk_reader_last_native(const struct blk_reader *r);
+
+/*
+ * The next record, when it is a plain one: a host-order version 7 record, wholly buffered,
+ * not a note (no notify category), of cpu @cpu. Return its bytes (valid until the next call
+ * on @r) and step over it, as blk_reader_next() would; or NULL, leaving it to
+ * blk_reader_next().
+ */
+const unsigned char *blk_reader_next_plain(struct blk_reader *r, uint32_t cpu);
 
 /* Free @r and close its descriptor; NULL is allowed. */
 void blk_reader_close(struct blk_reader *r);

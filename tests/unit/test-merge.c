@@ -37,6 +37,8 @@ struct note_log {
 	int ends; /* BLK_NOTE_END notes */
 	uint32_t bad_cpu_field;
 	void *bad_cpu_owner;
+	struct blk_merge *quiet; /* raw mode: blk_merge_quiet() for an input at its first record */
+	int plain; /* records seen that are neither notes nor of a bad CPU */
 };
 
 static int note_fn(void *arg, enum blk_merge_note what, void *owner, int cpu,
@@ -65,6 +67,9 @@ static int note_fn(void *arg, enum blk_merge_note what, void *owner, int cpu,
 		l->notify++;
 		return l->consume;
 	}
+	l->plain++;
+	if (l->quiet)
+		assert_int_equal(blk_merge_quiet(l->quiet, owner), 0);
 	return 0;
 }
 
@@ -162,7 +167,9 @@ static void check_raw(const struct blk_merge_raw *rec, int stream, const struct 
 /*
  * @take: 1: the records come from blk_merge_take(), and each is scribbled on once read (its
  * time set to 0 or to the largest value, in turn), as a caller may change it; 2: from
- * blk_merge_take_raw() of a merge in raw mode, each checked against its input's record.
+ * blk_merge_take_raw() of a merge in raw mode, each checked against its input's record
+ * (input 0 made quiet before the first); 3: the same with each input made quiet by the
+ * callback at its first plain record.
  */
 static int run_merge_how(const struct input_spec *in, int n, unsigned int batch,
 			 struct note_log *log, struct out_rec *out, int max_out,
@@ -177,8 +184,12 @@ static int run_merge_how(const struct input_spec *in, int n, unsigned int batch,
 	void *owner;
 
 	assert_non_null(m);
-	if (take == 2)
+	if (take >= 2)
 		assert_int_equal(blk_merge_set_raw(m), 0);
+	if (take == 3)
+		log->quiet = m;
+	else
+		assert_int_equal(blk_merge_quiet(m, &owners[0]), take == 2 ? 0 : -EINVAL);
 	for (int i = 0; i < n; i++) {
 		struct blk_reader *r;
 
@@ -192,7 +203,7 @@ static int run_merge_how(const struct input_spec *in, int n, unsigned int batch,
 	for (;;) {
 		struct blk_event *p = NULL;
 
-		if (take == 2) {
+		if (take >= 2) {
 			const struct blk_merge_raw *rec;
 
 			ret = blk_merge_take_raw(m, &rec, &owner, &cpu);
@@ -228,7 +239,12 @@ static int run_merge_how(const struct input_spec *in, int n, unsigned int batch,
 	}
 	assert_int_equal(ret, 0);
 	/* exhausted stays exhausted */
-	if (take == 2) {
+	if (take == 3) {
+		/* each input showed its first plain record only */
+		assert_true(log->plain <= n);
+		log->quiet = NULL;
+	}
+	if (take >= 2) {
 		const struct blk_merge_raw *rec;
 
 		assert_int_equal(blk_merge_take_raw(m, &rec, &owner, &cpu), 0);
@@ -472,16 +488,19 @@ static void test_raw_matches_classic_list(void **state)
 {
 	(void)state;
 	check_classic_list(2);
+	check_classic_list(3);
 }
 
 /*
  * Raw mode on a foreign-order and on a version-8 input: the records come out in host order,
  * in their own version, as the dump writes them; notes not consumed are merged with them.
+ * Quiet inputs (blk_merge_quiet() at the first plain record) still show their notes and
+ * their records of another CPU.
  */
 static void test_raw_foreign_and_v2(void **state)
 {
 	static const struct input_spec in[2] = {
-		{{1, NOTE_AT(3), 5, 7, TIME_END}, 0},
+		{{1, NOTE_AT(3), 5, BAD_CPU_AT(6), 7, TIME_END}, 0},
 		{{2, 4, 6, NOTE_AT(8), 9, TIME_END}, 0},
 	};
 	static const uint8_t versions[2] = {BLK_IO_TRACE_VERSION, BLK_IO_TRACE2_VERSION};
@@ -489,7 +508,7 @@ static void test_raw_foreign_and_v2(void **state)
 
 	(void)state;
 	for (int order = 0; order < 2; order++) {
-		for (int v = 0; v < 2; v++) {
+		for (int v = 0; v < 4; v++) {
 			struct note_log log;
 			struct blk_merge *m;
 			const struct blk_merge_raw *rec;
@@ -503,12 +522,14 @@ static void test_raw_foreign_and_v2(void **state)
 			m = blk_merge_new(2, note_fn, &log);
 			assert_non_null(m);
 			assert_int_equal(blk_merge_set_raw(m), 0);
+			if (v >= 2)
+				log.quiet = m;
 			for (int i = 0; i < 2; i++) {
 				struct blk_reader *r;
 
 				write_input_as(paths[i], i, &in[i],
 					       order ? test_foreign_order() : test_host_be(),
-					       versions[v]);
+					       versions[v % 2]);
 				r = blk_reader_open(paths[i]);
 				assert_non_null(r);
 				assert_int_equal(blk_merge_add(m, r, &owners[i], i), 0);
@@ -517,13 +538,17 @@ static void test_raw_foreign_and_v2(void **state)
 			/* too late once inputs are in */
 			assert_int_equal(blk_merge_set_raw(m), -EBUSY);
 			while (blk_merge_take_raw(m, &rec, &owner, &cpu) == 1) {
-				check_raw(rec, cpu, &in[cpu], versions[v], &ev);
+				check_raw(rec, cpu, &in[cpu], versions[v % 2], &ev);
 				assert_true(rec->time >= prev);
 				prev = rec->time;
 				got++;
 			}
 			assert_int_equal(got, 9);
 			assert_int_equal(log.notify, 2);
+			assert_int_equal(log.bad_cpu, 1);
+			/* quiet: host-order version 7 inputs show only their first plain record */
+			assert_int_equal(log.plain,
+					 v >= 2 && !order && versions[v % 2] == 7 ? 2 : 7);
 			blk_merge_free(m);
 		}
 	}
