@@ -188,11 +188,10 @@ static int fill_lookahead(struct parse_waits *w)
 	return 1;
 }
 
-int parse_waits_emit(struct parse_waits *w, uint64_t until, uint64_t rebase)
+/* parse_waits_emit() when a wait may be due: apart, so that the common case is a short call */
+static int __attribute__((noinline))
+emit_until(struct parse_waits *w, uint64_t until, uint64_t rebase)
 {
-	if (!w)
-		return 0;
-	w->last_rebase = rebase;
 	for (;;) {
 		struct blk_event qe;
 		int in_q = blk_iowait_queue_peek(w->q, &qe), in_f = fill_lookahead(w);
@@ -214,6 +213,17 @@ int parse_waits_emit(struct parse_waits *w, uint64_t until, uint64_t rebase)
 		if (ret)
 			return ret;
 	}
+}
+
+int parse_waits_emit(struct parse_waits *w, uint64_t until, uint64_t rebase)
+{
+	if (!w)
+		return 0;
+	w->last_rebase = rebase;
+	/* nothing held and no side files (no in-band waits so far): the common case */
+	if (!w->m && !blk_iowait_queue_len(w->q))
+		return 0;
+	return emit_until(w, until, rebase);
 }
 
 void parse_waits_report(struct parse_waits *w)
