@@ -49,6 +49,7 @@ struct parse_run {
 	struct blk_printq *q; /* renders the text on a second thread, or NULL */
 	struct blk_strbuf line; /* a message line for the queue */
 	struct blk_output *dump;
+	struct blk_merge *raw_merge; /* the file merge in raw mode, or NULL */
 	struct blk_strbuf stdout_later; /* what the classic tool prints through stdio's stdout */
 	int stdout_now; /* stdout is a terminal: print it at once */
 	int file_mode;
@@ -136,8 +137,12 @@ static int __attribute__((noinline)) on_other(struct parse_run *r, enum blk_merg
 		else if (d && !blk_acct_dev_devno(d))
 			/* file mode: the device number is learned from its first record */
 			blk_acct_dev_set_devno(d, ev->device);
-		if (fi && d && blk_acct_dev_devno(d))
+		if (fi && d && blk_acct_dev_devno(d)) {
 			fi->devno_known = 1;
+			/* on_record() returns at once for its plain records from now on */
+			if (r->raw_merge && !r->cmem && !r->text)
+				blk_merge_quiet(r->raw_merge, fi);
+		}
 		return d ? 0 : -ENOMEM;
 	}
 	blk_cmem_record(r->cmem, stream, ev, BLK_CMEM_NOTE);
@@ -502,6 +507,43 @@ static void stop_outputs(struct parse_run *r)
 		die(__VA_ARGS__); \
 	} while (0)
 
+/*
+ * The file loop without text (-O) into a dump: each record is written as the merge keeps it,
+ * its time rebased, never decoded again. Return as blk_merge_take_raw(): > 0 if stopped
+ * before the end.
+ */
+static int dump_raw(struct parse_run *r, struct blk_merge *m)
+{
+	const struct parse_opts *o = r->o;
+	uint32_t mask = (uint32_t)o->act_mask << BLK_TC_SHIFT;
+	const struct blk_merge_raw *rec;
+	void *owner;
+	int cpu, ret = 1;
+
+	for (unsigned int k = 0;; k++) {
+		uint64_t t;
+
+		if (!(k & 255) && interrupted(r))
+			break;
+		ret = blk_merge_take_raw(m, &rec, &owner, &cpu);
+		if (ret <= 0)
+			break;
+		if (parse_waits_emit(r->waits, rec->time, r->genesis))
+			r->failed = 1;
+		t = rec->time - r->genesis;
+		if (t > o->stop_end)
+			break;
+		/* as shown() and the loop of run_file_mode() */
+		if ((rec->action & mask) && t >= o->stop_start &&
+		    (o->dump_msgs || rec->action != BLK_TN_ACTION(BLK_TN_MESSAGE)) &&
+		    blk_output_record(r->dump, rec->data, rec->len, t))
+			r->failed = 1;
+		if (r->failed)
+			break;
+	}
+	return ret;
+}
+
 static void run_file_mode(struct parse_run *r)
 {
 	struct parse_opts *o = r->o;
@@ -509,10 +551,16 @@ static void run_file_mode(struct parse_run *r)
 	struct blk_event *ev;
 	void *owner;
 	int cpu, ret = 1; /* > 0 after the loop: more records may follow */
+	int raw = !r->text && r->dump; /* without text nothing reads a decoded record */
 
 	if (!m)
 		run_die(r, "out of memory");
 	r->file_mode = 1;
+	if (raw) {
+		if (blk_merge_set_raw(m))
+			run_die(r, "out of memory");
+		r->raw_merge = m;
+	}
 	start_model(r);
 	for (int i = 0; i < o->ninputs; i++) {
 		if (!add_file_inputs(r, m, i)) {
@@ -527,7 +575,9 @@ static void run_file_mode(struct parse_run *r)
 	if (!blk_merge_peek_time(m, &r->genesis))
 		r->genesis = 0;
 	r->rebase = r->genesis;
-	for (unsigned int k = 0;; k++) {
+	if (raw)
+		ret = dump_raw(r, m);
+	for (unsigned int k = 0; !raw; k++) {
 		struct file_in *fi;
 		struct blk_acct_dev *d;
 
@@ -578,6 +628,7 @@ static void run_file_mode(struct parse_run *r)
 		error("%s", blk_merge_error(m, i));
 		r->failed = 1;
 	}
+	r->raw_merge = NULL;
 	blk_merge_free(m);
 	stop_model(r);
 	for (int i = 0; i < r->nfins; i++)
