@@ -281,7 +281,9 @@ static void flight_del(struct pfout *p, uint32_t i)
 
 static void draw(struct pfout *p, const struct rec *r)
 {
-	struct slot *s = &p->slots[r->slot];
+	/* an I/O's records name its slot; the others' slot is a device's (or track's) number,
+	 * no index of p->slots (which may not even exist yet) */
+	struct slot *s = r->kind >= REC_QUEUED && r->kind <= REC_END ? &p->slots[r->slot] : NULL;
 	double v;
 	int ret = 0;
 

@@ -393,14 +393,23 @@ static int write_first_packet(struct blk_perfetto *pf, const struct blk_perfetto
 	blk_pb_end(pb);
 	if (o && o->has_wall) {
 		/* the wall clock at start_ns, in one snapshot with the others */
-		int64_t wall;
+		int64_t wall, base;
 
 		if (o->wall_sec < 0 || o->wall_sec >= INT64_MAX / 1000000000 - 1 ||
 		    o->wall_nsec < 0 || o->wall_nsec > 999999999)
 			return -EINVAL;
-		wall = o->wall_sec * 1000000000 + o->wall_nsec - (int64_t)(o->wall_ts - start);
-		if (wall < 0)
-			return -EINVAL;
+		base = o->wall_sec * 1000000000 + o->wall_nsec;
+		/* base less (wall_ts - start), refused below 0 or beyond INT64_MAX (the times
+		 * of a damaged trace may lie 2^63 apart: no signed overflow) */
+		if (o->wall_ts >= start) {
+			if (o->wall_ts - start > (uint64_t)base)
+				return -EINVAL;
+			wall = base - (int64_t)(o->wall_ts - start);
+		} else {
+			if (start - o->wall_ts > (uint64_t)(INT64_MAX - base))
+				return -EINVAL;
+			wall = base + (int64_t)(start - o->wall_ts);
+		}
 		blk_pb_begin(pb, F_SNAP_CLOCKS);
 		blk_pb_varint(pb, F_CLOCK_ID, BLK_PERFETTO_CLOCK_REALTIME);
 		blk_pb_varint(pb, F_CLOCK_TIMESTAMP, (uint64_t)wall);

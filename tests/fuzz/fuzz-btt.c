@@ -7,7 +7,8 @@
  * Input layout: three control bytes, then trace data (plain or gzip).
  *   byte 0  bit 0  -o (the report in files; else on stdout, which is /dev/null here)
  *           bit 1  -A      bit 2  -a      bit 3  -r      bit 4  -X      bit 5  -Z
- *           bits 6-7  --percentiles: none, --percentiles, --percentiles-only, none
+ *           bits 6-7  none, --percentiles, --percentiles-only, or --iowait-only with
+ *                     --perfetto /dev/null
  *   byte 1  bit 0  -s (with bit 1: -m as well)     bit 2  -l, -q, -z
  *           bit 3  -B      bit 4  -Q, -u      bit 5  -p, -P      bit 6  -I
  *           bit 7  -L 0.5
@@ -34,6 +35,7 @@
 #include <unistd.h>
 
 #include "btt.h"
+#include "perfetto-out.h"
 #include "common.h"
 #include "fuzz-util.h"
 #include "blk/log.h"
@@ -145,6 +147,10 @@ static void set_opts(struct btt_opts *o, uint8_t c0, uint8_t c1, uint8_t c2)
 	o->easy_parse = (c0 >> 4) & 1;
 	o->do_active = (c0 >> 5) & 1;
 	o->percentiles = (c0 >> 6) == 3 ? 0 : c0 >> 6;
+	if ((c0 >> 6) == 3) {
+		o->iowait_only = 1;
+		o->perfetto_name = "/dev/null";
+	}
 	if (c1 & 1) {
 		o->seek_name = "seek";
 		if (c1 & 2)
@@ -210,8 +216,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size -= 3;
 
 	/* what btt's main() does with -i FILE, less the -v progress and the read-ahead thread */
-	if (btt_init(&b) < 0)
-		abort(); /* the device map is ours: it can always be read */
+	if (btt_init(&b) < 0 || pfout_open(&b) < 0)
+		abort(); /* the device map is ours, /dev/null can be written */
 	fuzz_refill(fz.memfd, data, size);
 	fd = dup(fz.memfd);
 	if (fd < 0 || lseek(fd, 0, SEEK_SET))

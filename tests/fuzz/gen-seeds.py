@@ -241,6 +241,7 @@ def btt_seeds():
         c[i // 8] = 1 << (i % 8)
         seeds["synth-v7-le-ctl%06x" % (c[0] << 16 | c[1] << 8 | c[2])] = bytes(c) + base
     seeds["synth-v7-le-ctl-all"] = b"\x3f\xff\xf0" + base
+    seeds["synth-v7-le-ctl-iowait-perfetto"] = b"\xc1\x00\x00" + base
     return seeds
 
 
