@@ -16,7 +16,9 @@ import os
 import struct
 import sys
 
-MAGIC = 0x65617400
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gen"))
+import blkrec  # noqa: E402  the record layout, stated once for the test scripts
+from blkrec import Trace, mkdev  # noqa: E402
 
 TC = {n: 1 << i for i, n in enumerate(
     "read write flush sync queue requeue issue complete fs pc notify ahead meta discard "
@@ -36,10 +38,6 @@ TC2_ZONE_APPEND = 1 << 32
 TC2_WRITE_ZEROES = 1 << 38
 
 
-def mkdev(ma, mi):
-    return (ma << 20) | mi
-
-
 def action(name, cats=(), extra=0):
     a = TA[name]
     c = TA_CAT[name]
@@ -51,26 +49,6 @@ def action(name, cats=(), extra=0):
 
 def notify(code, cgroup=False):
     return (TC["notify"] << 16) | code | (TA_CGROUP if cgroup else 0)
-
-
-class Trace:
-    def __init__(self, version=7, endian="<"):
-        self.version = version
-        self.e = endian
-        self.recs = []  # (time, bytes) pairs, kept in creation order
-
-    def rec(self, seq, time, sector, nbytes, act, pid, dev, cpu, pdu=b"", error=0):
-        e = self.e
-        if self.version == 7:
-            hdr = struct.pack(e + "IIQQIIIIIHH", MAGIC | 7, seq, time, sector, nbytes,
-                              act & 0xffffffff, pid, dev, cpu, error, len(pdu))
-        else:
-            hdr = struct.pack(e + "IIQQIIQIIHH12x", MAGIC | 8, seq, time, sector, nbytes, pid,
-                              act, dev, cpu, error, len(pdu))
-        self.recs.append(hdr + pdu)
-
-    def data(self):
-        return b"".join(self.recs)
 
 
 DEVS = [mkdev(8, 0), mkdev(8, 16), mkdev(253, 0)]
@@ -93,8 +71,7 @@ def scenario(t, cpus=(0, 1), gap=False, skew=0, steps=range(4), devs=DEVS):
             put(cpu, dev, 0, 0, notify(TN_PROCESS), 100, pdu=b"fio\0")
             put(cpu, dev, 0, 0, notify(TN_PROCESS), 200,
                 pdu=b"kworker/u8:2-events_unbound\0")
-            put(cpu, dev, 0, 0, notify(TN_TIMESTAMP), 0, pdu=struct.pack(e + "II", 1700000000,
-                                                                          123456789))
+            put(cpu, dev, 0, 0, notify(TN_TIMESTAMP), 0, pdu=blkrec.timestamp_pdu(e, 1700000000, 123456789))
     for i in steps:
         for cpu in cpus:
             for dev in devs:
@@ -113,17 +90,17 @@ def scenario(t, cpus=(0, 1), gap=False, skew=0, steps=range(4), devs=DEVS):
                 put(cpu, dev, 0, 0, action("plug"), pid)
                 put(cpu, dev, sec, 8192, action("sleeprq", rw + ("fs",)), pid)
                 put(cpu, dev, sec, 8192, action("insert", rw + ("fs", "meta")), pid)
-                put(cpu, dev, 0, 0, action("unplug_io"), pid, pdu=struct.pack(">Q", 1))
-                put(cpu, dev, 0, 0, action("unplug_timer"), pid, pdu=struct.pack(">Q", 2))
+                put(cpu, dev, 0, 0, action("unplug_io"), pid, pdu=blkrec.unplug_pdu(1))
+                put(cpu, dev, 0, 0, action("unplug_timer"), pid, pdu=blkrec.unplug_pdu(2))
                 put(cpu, dev, sec, 8192, action("issue", rw + ("fs", "fua")), pid)
                 if i == 2:
                     put(cpu, dev, sec, 8192, action("requeue", rw + ("fs",)), pid)
                     put(cpu, dev, sec, 8192, action("issue", rw + ("fs",)), pid)
                 put(cpu, dev, sec, 8192, action("split", rw), pid,
-                    pdu=struct.pack(">Q", sec + 8))
+                    pdu=blkrec.split_pdu(sec + 8))
                 put(cpu, dev, sec, 8192, action("bounce", rw), pid)
                 put(cpu, dev, sec, 8192, action("remap", rw + ("fs",)), pid,
-                    pdu=struct.pack(">IIQ", mkdev(8, 0), mkdev(8, 1), sec - 2048))
+                    pdu=blkrec.remap_pdu(mkdev(8, 0), mkdev(8, 1), sec - 2048))
                 put(cpu, dev, sec, 8192, action("drv_data", rw), pid, pdu=b"\x01\x02\x03\x04")
                 put(cpu, dev, sec, 8192, action("complete", rw + ("fs",)), pid,
                     error=5 if i == 3 else 0)
@@ -138,7 +115,7 @@ def scenario(t, cpus=(0, 1), gap=False, skew=0, steps=range(4), devs=DEVS):
                 if t.version == 8:
                     put(cpu, dev, sec, 4096, action("zone_plug", rw), pid)
                     put(cpu, dev, sec, 4096, action("zone_unplug", rw), pid,
-                        pdu=struct.pack(">Q", 3))
+                        pdu=blkrec.unplug_pdu(3))
                     put(cpu, dev, sec, 4096, action("queue", ("write", "fs"),
                                                     extra=TC2_ZONE_APPEND), pid)
                     put(cpu, dev, sec, 4096, action("complete", ("write", "fs"),
