@@ -499,9 +499,12 @@ static struct prow *fold(const struct waits *w)
 			d->wait_ns += s->wait_ns;
 		}
 	}
+	/* (qsort() of nothing: a process without devices may have no array) */
 	for (size_t i = 0; i < w->npr; i++)
-		qsort(rows[i].devs, rows[i].ndevs, sizeof(struct tdev), by_dev);
-	qsort(rows, w->npr, sizeof(*rows), by_wait_time);
+		if (rows[i].ndevs)
+			qsort(rows[i].devs, rows[i].ndevs, sizeof(struct tdev), by_dev);
+	if (w->npr)
+		qsort(rows, w->npr, sizeof(*rows), by_wait_time);
 	return rows;
 }
 
