@@ -1,8 +1,9 @@
 #!/bin/bash
 # The whole test run of `make check`: the suite as built, under ASan+UBSan and under
-# valgrind, and the fuzz targets. The ASan tree is built while the plain run goes on; the
-# ASan run, the valgrind run and the fuzzing then go on side by side (tests/lib.sh's locks
-# keep the scripts that need the kernel's tracer or the VM to one at a time). Each run's
+# valgrind, and the fuzz targets. The ASan tree is built and run while the plain run goes on;
+# the valgrind run and the fuzzing start when the plain run ends, beside the ASan run
+# (tests/lib.sh's locks keep the scripts that need the kernel's tracer or the VM to one at a
+# time). Each run's
 # lines are printed when it ends, then the total "N passed, N failed, N skipped".
 # CHECK_QUICK=1: the plain run only.
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,12 +47,25 @@ else
 	echo "SKIP: clang-format not installed"; ts=$((ts + 1))
 fi
 
+# the ASan tree's build, then at once its run (beside the rest of the plain run: the plain
+# run leaves a core idle while it waits on the VM and on live traces)
+asan_all() {
+	local s=$SECONDS
+	make --no-print-directory asan-build >"$out/.asan-build.log" 2>&1
+	echo "__seconds=$((SECONDS - s))" >>"$out/.asan-build.log"
+	if grep -q . <(grep -v '^__seconds=' "$out/.asan-build.log"); then
+		echo "__build_failed"
+		return 1
+	fi
+	make --no-print-directory asan-run
+}
+
 asan=0
 if [ -z "${CHECK_QUICK:-}" ]; then
 	if command -v clang >/dev/null || gcc -fsanitize=address -x c -o /dev/null - <<<'int main(void){return 0;}' 2>/dev/null; then
 		asan=1
-		start "$out/.asan-build.log" make --no-print-directory asan-build
-		asan_build=$!
+		start "$out/.asan.log" asan_all
+		asan_pid=$!
 	fi
 fi
 start "$out/.plain.log" ./tests/run-all.sh "$@"
@@ -62,15 +76,7 @@ if [ -n "${CHECK_QUICK:-}" ]; then
 	ts=$((ts + 1))
 else
 	pids=()
-	if [ $asan = 1 ]; then
-		if wait $asan_build && ! grep -q . <(grep -v '^__seconds=' "$out/.asan-build.log"); then
-			start "$out/.asan.log" make --no-print-directory asan-run
-			pids+=($!)
-		else
-			echo "FAIL: ASan build: $(grep -v '^__seconds=' "$out/.asan-build.log" | tail -n 5 | tr '\n' ' ')"
-			tf=$((tf + 1)); asan=0
-		fi
-	fi
+	[ $asan = 1 ] && pids+=($asan_pid)
 	if command -v valgrind >/dev/null; then
 		start "$out/.valgrind.log" make --no-print-directory valgrind
 		pids+=($!)
@@ -80,7 +86,10 @@ else
 		pids+=($!)
 	fi
 	wait "${pids[@]}"
-	if [ $asan = 1 ]; then count "ASan+UBSan build" "$out/.asan.log"
+	if [ $asan = 1 ] && grep -q '^__build_failed' "$out/.asan.log"; then
+		echo "FAIL: ASan build: $(grep -v '^__seconds=' "$out/.asan-build.log" | tail -n 5 | tr '\n' ' ')"
+		tf=$((tf + 1))
+	elif [ $asan = 1 ]; then count "ASan+UBSan build" "$out/.asan.log"
 	elif ! command -v clang >/dev/null; then echo "SKIP: ASan run (no sanitizer runtime)"; ts=$((ts + 1)); fi
 	if [ -f "$out/.valgrind.log" ] && command -v valgrind >/dev/null; then count "valgrind" "$out/.valgrind.log"
 	else echo "SKIP: valgrind run (valgrind not installed)"; ts=$((ts + 1)); fi
