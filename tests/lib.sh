@@ -247,3 +247,31 @@ tracer_setup() { # what dir size
 	fi
 	expand_buffer "$T"
 }
+
+# perfetto_tools WHAT: what decoding a Perfetto export needs: the schema ($PROTO, from
+# ../shared), protoc, and a python3 with google.protobuf ($PY: python3-protobuf installs
+# for the system python, which may not be the first python3). Missing: one SKIP line
+# naming WHAT and the remedy, and status 1.
+perfetto_tools() {
+	local what=$1 py
+	PROTO="$SHARED_DIR/perfetto/perfetto_trace.proto"
+	if [ ! -f "$PROTO" ]; then
+		skip "$what (no schema $PROTO: the shared Perfetto material is missing)"
+		return 1
+	fi
+	if ! command -v protoc >/dev/null; then
+		skip "$what (protoc not installed: install protobuf-compiler, tests/deps.sh)"
+		return 1
+	fi
+	PY=""
+	for py in python3 /usr/bin/python3; do
+		if command -v "$py" >/dev/null && "$py" -c 'import google.protobuf' 2>/dev/null; then
+			PY=$py
+			break
+		fi
+	done
+	if [ -z "$PY" ]; then
+		skip "$what (no python3 with google.protobuf: install python3-protobuf, tests/deps.sh)"
+		return 1
+	fi
+}

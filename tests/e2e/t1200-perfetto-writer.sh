@@ -9,31 +9,11 @@
 . "$(dirname "$0")/../lib.sh"
 
 SCHEMA="$SHARED_DIR/perfetto"
-PROTO="$SCHEMA/perfetto_trace.proto"
 SYNTH="$TOP/tests/gen/perfetto-synth"
 CHECK="$TOP/tests/gen/perfetto-check.py"
 [ -n "${VALGRIND:-}" ] && SYNTH="$TOP/tests/vg.sh $SYNTH"
 
-if [ ! -f "$PROTO" ]; then
-	skip "perfetto writer (no schema $PROTO: the shared Perfetto material is missing)"
-	exit 0
-fi
-if ! command -v protoc >/dev/null; then
-	skip "perfetto writer (protoc not installed: install protobuf-compiler, tests/deps.sh)"
-	exit 0
-fi
-# python3-protobuf installs for the system python, which may not be the first python3
-PY=""
-for py in python3 /usr/bin/python3; do
-	if command -v "$py" >/dev/null && "$py" -c 'import google.protobuf' 2>/dev/null; then
-		PY=$py
-		break
-	fi
-done
-if [ -z "$PY" ]; then
-	skip "perfetto writer (no python3 with google.protobuf: install python3-protobuf, tests/deps.sh)"
-	exit 0
-fi
+perfetto_tools "perfetto writer" || exit 0
 check() { "$PY" "$CHECK" --schema "$SCHEMA" "$@"; }
 decode() { protoc --decode=perfetto.protos.Trace -I "$SCHEMA" "$PROTO"; }
 

@@ -11,31 +11,12 @@
 . "$(dirname "$0")/../lib.sh"
 
 SCHEMA="$SHARED_DIR/perfetto"
-PROTO="$SCHEMA/perfetto_trace.proto"
 CHECK="$TOP/tests/gen/perfetto-check.py"
 CMP="$TOP/tests/gen/perfetto-btt.py"
 BTT="$TOP/btt/btt"
 [ -n "${VALGRIND:-}" ] && BTT="$TOP/tests/vg.sh $BTT"
 
-if [ ! -f "$PROTO" ]; then
-	skip "btt --perfetto (no schema $PROTO: the shared Perfetto material is missing)"
-	exit 0
-fi
-if ! command -v protoc >/dev/null; then
-	skip "btt --perfetto (protoc not installed: install protobuf-compiler, tests/deps.sh)"
-	exit 0
-fi
-PY=""
-for py in python3 /usr/bin/python3; do
-	if command -v "$py" >/dev/null && "$py" -c 'import google.protobuf' 2>/dev/null; then
-		PY=$py
-		break
-	fi
-done
-if [ -z "$PY" ]; then
-	skip "btt --perfetto (no python3 with google.protobuf: install python3-protobuf, tests/deps.sh)"
-	exit 0
-fi
+perfetto_tools "btt --perfetto" || exit 0
 decode() { protoc --decode=perfetto.protos.Trace -I "$SCHEMA" "$PROTO"; }
 
 w="$OUT/t1210"

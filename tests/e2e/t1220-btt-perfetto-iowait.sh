@@ -18,21 +18,7 @@ IW="python3 -B $TOP/tests/gen/iowait.py"
 BTT="$TOP/btt/btt"
 [ -n "${VALGRIND:-}" ] && BTT="$TOP/tests/vg.sh $BTT"
 
-if [ ! -f "$SCHEMA/perfetto_trace.proto" ]; then
-	skip "btt --perfetto's I/O waits (no schema $SCHEMA/perfetto_trace.proto: the shared Perfetto material is missing)"
-	exit 0
-fi
-PY=""
-for py in python3 /usr/bin/python3; do
-	if command -v "$py" >/dev/null && "$py" -c 'import google.protobuf' 2>/dev/null; then
-		PY=$py
-		break
-	fi
-done
-if [ -z "$PY" ]; then
-	skip "btt --perfetto's I/O waits (no python3 with google.protobuf: install python3-protobuf, tests/deps.sh)"
-	exit 0
-fi
+perfetto_tools "btt --perfetto's I/O waits" || exit 0
 w="$OUT/t1220"
 rm -rf "$w"
 mkdir -p "$w"
