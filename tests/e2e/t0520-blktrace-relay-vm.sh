@@ -22,11 +22,50 @@ elif [ $rc != 0 ]; then
 	exit 0
 fi
 
-run() { # label outdir run-trace-args...
+# the four runs below share one boot of the VM (tests/vm/batch.sh): they are staged, the VM
+# runs them in turn, then each is checked
+. "$vm/batch.sh"
+B="$OUT/vm-relay-batch"
+vm_batch_new "$B"
+# a TCG guest on a busy machine (make check runs other tests beside this one), with an
+# ASan-built tracer, can take several times its usual 10 s: the time limit leaves room
+VMT="--timeout 400"
+vm_batch_add "$B" "$OUT/vm-nullb" --device nullb $VMT
+vm_batch_add "$B" "$OUT/vm-virtio" --device virtio $VMT -- -b 1024 -n 8
+# blktrace -k from another shell during a relay trace: the running tracer notices the
+# teardown, ends by itself with a message, exit 0, the I/Os before -k in its files
+d="$OUT/vm-kill"
+rm -rf "$d"; mkdir -p "$d"
+cat >"$d.workload" <<'WL'
+for i in 0 1 2 3 4 5 6 7; do io_write $((i * 8192)) 4096; io_read $((i * 12288)) 4096; done
+sleep 1
+blktrace -k -d "$DEV" >/out/kill.out 2>&1
+echo "exit $?" >>/out/kill.out
+sleep 2
+WL
+vm_batch_add "$B" "$d" --workload "$d.workload" $VMT
+# -o - on the relay path: writers on both CPUs at once, the stream in time order
+d="$OUT/vm-stream"
+rm -rf "$d"; mkdir -p "$d"
+cat >"$d.workload" <<'WL'
+for w in 0 1 2 3; do
+	(for i in $(seq 0 149); do dd if=/dev/zero of="$DEV" bs=4096 count=1 seek=$((w * 1000 + i)) oflag=direct conv=notrunc 2>/dev/null; done) &
+done
+wait
+WL
+vm_batch_add "$B" "$d" --workload "$d.workload" $VMT -- -o -
+vm_batch_boot "$B" "$TOP/blktrace" >"$B.log" 2>&1
+brc=$?
+if [ $brc = 0 ]; then
+	pass "VM relay: one boot ran the 4 runs to the end ($(cat "$OUT/vm-nullb/vm-wall-seconds") s)"
+else
+	fail "VM relay: the boot of the 4 runs: run-trace exit $brc: $(grep -E 'FAIL|ERROR' "$B.log" | head -n 3 | tr '\n' ' ')"
+fi
+
+check() { # label outdir
 	local label=$1 d=$2 line
-	shift 2
-	rm -rf "$d"
-	BLKPARSE="$TOP/blkparse" "$vm/validate.sh" "$TOP/blktrace" "$d" "$@" >"$d.log" 2>&1
+	[ -f "$d/DONE" ] || { fail "$label: the run did not end (see $B.log)"; return; }
+	BLKPARSE="$TOP/blkparse" "$vm/validate.sh" --check "$d" >"$d.log" 2>&1
 	while IFS= read -r line; do
 		case $line in
 		PASS:* | FAIL:* | SKIP:*) echo "${line%%:*}: $label: ${line#*: }" ;;
@@ -50,27 +89,13 @@ run() { # label outdir run-trace-args...
 	fi
 }
 
-# a TCG guest on a busy machine (make check runs other tests beside this one), with an
-# ASan-built tracer, can take several times its usual 10 s: the time limit leaves room
-VMT="--timeout 400"
-run "VM null_blk" "$OUT/vm-nullb" --device nullb $VMT
-run "VM virtio disk, -b 1024 -n 8" "$OUT/vm-virtio" --device virtio $VMT -- -b 1024 -n 8
+check "VM null_blk" "$OUT/vm-nullb"
+check "VM virtio disk, -b 1024 -n 8" "$OUT/vm-virtio"
 
-# blktrace -k from another shell during a relay trace: the running tracer notices the
-# teardown, ends by itself with a message, exit 0, the I/Os before -k in its files
+# the run stopped by blktrace -k
 d="$OUT/vm-kill"
-rm -rf "$d"; mkdir -p "$d"
-cat >"$d.workload" <<'WL'
-for i in 0 1 2 3 4 5 6 7; do io_write $((i * 8192)) 4096; io_read $((i * 12288)) 4096; done
-sleep 1
-blktrace -k -d "$DEV" >/out/kill.out 2>&1
-echo "exit $?" >>/out/kill.out
-sleep 2
-WL
-"$vm/run-trace.sh" "$TOP/blktrace" "$d" --workload "$d.workload" $VMT >"$d.log" 2>&1
-rc=$?
 get() { sed -n "s/^$1=//p" "$d/status" 2>/dev/null | tail -n 1; }
-if [ $rc = 0 ]; then
+if [ -f "$d/DONE" ]; then
 	"$TOP/blkparse" -i trace -D "$d/trace" >"$d/parsed.txt" 2>/dev/null
 	if [ "$(get tracer_stop)" = exited-early ] && [ "$(get tracer_rc)" = 0 ] &&
 		grep -q "torn down from outside" "$d/blktrace.stderr" && grep -q "exit 0" "$d/kill.out" &&
@@ -85,21 +110,12 @@ if [ $rc = 0 ]; then
 		fail "VM relay: trace stopped by -k: $(tail -n 1 "$d/check-ios.txt")"
 	fi
 else
-	fail "VM relay: -k during a trace: run-trace exit $rc $(tail -n 3 "$d.log" | tr '\n' ' ')"
+	fail "VM relay: -k during a trace: the run did not end (see $B.log)"
 fi
 
-# -o - on the relay path: writers on both CPUs at once, the stream in time order
+# the -o - stream
 d="$OUT/vm-stream"
-rm -rf "$d"; mkdir -p "$d"
-cat >"$d.workload" <<'WL'
-for w in 0 1 2 3; do
-	(for i in $(seq 0 149); do dd if=/dev/zero of="$DEV" bs=4096 count=1 seek=$((w * 1000 + i)) oflag=direct conv=notrunc 2>/dev/null; done) &
-done
-wait
-WL
-"$vm/run-trace.sh" "$TOP/blktrace" "$d" --workload "$d.workload" $VMT -- -o - >"$d.log" 2>&1
-rc=$?
-if [ $rc = 0 ]; then
+if [ -f "$d/DONE" ]; then
 	read -r n back < <(PYTHONPATH="$TOP/tests/gen" python3 -B -c '
 import sys, blkrec
 n = back = 0
@@ -118,5 +134,5 @@ print(n, back)' "$d/blktrace.stdout")
 		fail "VM relay: -o - stream: rc=$(get tracer_rc) $n records, $back steps back, $writes write completions, $cpus CPUs $(head -c 200 "$d/blktrace.stderr")"
 	fi
 else
-	fail "VM relay: -o - stream: run-trace exit $rc $(tail -n 3 "$d.log" | tr '\n' ' ')"
+	fail "VM relay: -o - stream: the run did not end (see $B.log)"
 fi

@@ -92,12 +92,34 @@ cat /sys/kernel/debug/kprobes/list >/out/kprobes.after 2>&1
 ls $T/events | grep -c blk_iowait >/out/events.after
 WL
 
-run() { # label outdir run-trace-args...
-	local label=$1 d=$2
-	shift 2
+# the runs share one boot of the VM (tests/vm/batch.sh): each is staged here, the VM runs them
+# in turn (null_blk and the module loaded for each run and removed after it), then each is
+# checked below
+. "$vm/batch.sh"
+B="$w/batch"
+vm_batch_new "$B"
+stage() { # outdir run-trace-args...
+	local d=$1
+	shift
 	rm -rf "$d"
-	"$vm/run-trace.sh" "$TOP/blktrace" "$d" --device nullb --nullb-params "$NULLB" --post "$w/post.sh" "$@" >"$d.log" 2>&1
+	vm_batch_add "$B" "$d" --device nullb --nullb-params "$NULLB" --post "$w/post.sh" "$@"
 }
+# ran OUTDIR: the run ran to its end
+ran() { [ -f "$1/DONE" ]; }
+[ -n "$ko" ] && stage "$w/module" --module "$ko" --workload "$w/reads.sh" -- --iowait
+stage "$w/kprobe" --workload "$w/reads.sh" -- --iowait
+{ cat "$w/reads.sh"; echo "sleep 5"; } >"$w/reads-then-idle.sh"
+stage "$w/kprobe-w" --workload "$w/reads-then-idle.sh" -- --iowait=kprobe -w 2
+[ -n "$ko" ] && stage "$w/missed-module" --module "$ko" --module-params "maxactive=1" --workload "$w/concurrent.sh" -- --iowait
+stage "$w/missed-kprobe" --workload "$w/concurrent.sh" -- --iowait --iowait-maxactive=1
+nruns=$(find "$B" -name '*.args' | wc -l)
+vm_batch_boot "$B" "$TOP/blktrace" >"$B.log" 2>&1
+brc=$?
+if [ $brc = 0 ]; then
+	pass "one boot of the VM ran the $nruns runs to the end ($(cat "$w/kprobe/vm-wall-seconds") s)"
+else
+	fail "the boot of the $nruns runs: run-trace exit $brc: $(grep -E 'FAIL|ERROR' "$B.log" | head -n 3 | tr '\n' ' ')"
+fi
 get() { sed -n "s/^$2=//p" "$1/status" 2>/dev/null | tail -n 1; }
 # btt on a run's trace: each read is a dd of its own (io_read), so the dd rows: their waits
 # (at least the reads matched), each dd's mean D2C at least the 2 ms completion time (a wait
@@ -127,7 +149,7 @@ clean_after() { # outdir
 # 1. the module source
 if [ -n "$ko" ]; then
 	d="$w/module"
-	if run "module" "$d" --module "$ko" --workload "$w/reads.sh" -- --iowait; then
+	if ran "$d"; then
 		read -r _ reads _ own _ m _ long _ nw _ src < <($IW match "$d/trace" trace $COMPL)
 		if [ "$(get "$d" insmod_blk_iowait)" = ok ] && [ "$(get "$d" tracer_rc)" = 0 ] &&
 			grep -q "the blk_iowait module's tracepoints" "$d/blktrace.stderr" && [ "$src" = module ]; then
@@ -161,13 +183,13 @@ if [ -n "$ko" ]; then
 			fail "after the module: $(cat "$d/rmmod") kprobes: $(head -c 200 "$d/kprobes.after") events=$(cat "$d/events.after") instances: $(cat "$d/instances.after")"
 		fi
 	else
-		fail "module source: run-trace failed: $(tail -n 3 "$d.log" | tr '\n' ' ')"
+		fail "module source: the run did not end (see $B.log)"
 	fi
 fi
 
 # 2. the kprobe source (no module)
 d="$w/kprobe"
-if run "kprobe" "$d" --workload "$w/reads.sh" -- --iowait; then
+if ran "$d"; then
 	read -r _ reads _ own _ m _ long _ nw _ src < <($IW match "$d/trace" trace $COMPL)
 	if [ "$(get "$d" tracer_rc)" = 0 ] && grep -q "tracefs kprobe events" "$d/blktrace.stderr" &&
 		grep -q "module is not loaded" "$d/blktrace.stderr" && [ "$src" = kprobe ]; then
@@ -187,14 +209,13 @@ if run "kprobe" "$d" --workload "$w/reads.sh" -- --iowait; then
 		fail "kprobe source left: kprobe_events: $(head -c 200 "$d/kprobe_events.after") kprobes: $(head -c 200 "$d/kprobes.after")"
 	fi
 else
-	fail "kprobe source: run-trace failed: $(tail -n 3 "$d.log" | tr '\n' ' ')"
+	fail "kprobe source: the run did not end (see $B.log)"
 fi
 
 # 2b. the kprobe source ending by itself (-w 2, the workload idle 5 s after its reads): its kprobe events
 # and instance are removed on that path too
 d="$w/kprobe-w"
-{ cat "$w/reads.sh"; echo "sleep 5"; } >"$w/reads-then-idle.sh"
-if run "kprobe-w" "$d" --workload "$w/reads-then-idle.sh" -- --iowait=kprobe -w 2; then
+if ran "$d"; then
 	if [ "$(get "$d" tracer_rc)" = 0 ] && [ "$(get "$d" tracer_stop)" = exited-early ] && clean_after "$d" &&
 		grep -q "tracefs kprobe events" "$d/blktrace.stderr"; then
 		pass "kprobe source, -w 2: the tracer ends by itself (exit 0) and leaves no kprobe event, kprobe or instance"
@@ -202,18 +223,14 @@ if run "kprobe-w" "$d" --workload "$w/reads-then-idle.sh" -- --iowait=kprobe -w 
 		fail "kprobe source, -w 2: rc=$(get "$d" tracer_rc) stop=$(get "$d" tracer_stop) kprobe_events: $(head -c 200 "$d/kprobe_events.after") instances: $(cat "$d/instances.after" 2>/dev/null)"
 	fi
 else
-	fail "kprobe source, -w 2: run-trace failed: $(tail -n 3 "$d.log" | tr '\n' ' ')"
+	fail "kprobe source, -w 2: the run did not end (see $B.log)"
 fi
 
 # 3. maxactive 1, four readers at once: missed waits counted and reported
 for s in module kprobe; do
 	d="$w/missed-$s"
-	if [ $s = module ]; then
-		[ -n "$ko" ] || continue
-		run "$s" "$d" --module "$ko" --module-params "maxactive=1" --workload "$w/concurrent.sh" -- --iowait
-	else
-		run "$s" "$d" --workload "$w/concurrent.sh" -- --iowait --iowait-maxactive=1
-	fi || { fail "maxactive=1 ($s): run-trace failed: $(tail -n 3 "$d.log" | tr '\n' ' ')"; continue; }
+	[ $s = module ] && [ -z "$ko" ] && continue
+	ran "$d" || { fail "maxactive=1 ($s): the run did not end (see $B.log)"; continue; }
 	lost=$(sed -n 's/^  Total: *[0-9]* waits (lost \([0-9]*\)).*/\1/p' "$d/blktrace.stdout")
 	if [ "$(get "$d" tracer_rc)" = 0 ] && [ "${lost:-0}" -gt 0 ] && grep -q "are missing I/O waits ([0-9]* so far" "$d/blktrace.stderr" &&
 		grep -q "I/O waits of .*iowait were lost" "$d/blktrace.stderr" && clean_after "$d" &&

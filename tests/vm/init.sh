@@ -1,9 +1,12 @@
 #!/bin/busybox sh
 # /init of the initramfs built by tests/vm/run-trace.sh (runs inside the qemu VM, busybox ash).
-# Configuration comes from /etc/run.conf (written by run-trace.sh); the tracer's extra
-# arguments from /etc/tracer-args (one per line). Results go to /out, which is tarred onto the
-# raw virtio disk with serial BTNGOUT; /out/DONE is written last, as the "ran to the end" marker.
-/bin/busybox mkdir -p /proc /sys /dev /tmp /out /bin /sbin /usr/bin /usr/sbin /mnt
+# /etc/boot.conf (written by run-trace.sh) says how many runs this boot has; run N has its
+# configuration in /etc/runs/N/: run.conf, tracer-args (one per line), modules.load (loaded
+# before its tracer starts, removed after it), and maybe workload.sh and post.sh. The runs go
+# one after the other; during run N, /out is a link to /res/N, where its results go, and
+# /out/DONE is written last, as its "ran to the end" marker. At the end /res is tarred onto
+# the raw virtio disk with serial BTNGOUT.
+/bin/busybox mkdir -p /proc /sys /dev /tmp /res /bin /sbin /usr/bin /usr/sbin /mnt
 /bin/busybox --install -s 2>/dev/null
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 
@@ -17,18 +20,19 @@ mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
 mount -t tmpfs tmpfs /tmp
 
-. /etc/run.conf
+. /etc/boot.conf
 [ -n "${LIBPATH:-}" ] && export LD_LIBRARY_PATH=$LIBPATH
-T0=$(cut -d. -f1 /proc/uptime)
+# /out: the results directory of the run under way (until the first, the first's)
+mkdir -p /res/1
+ln -sfn /res/1 /out
 
 log() { echo "VM: $*"; echo "$*" >>/out/vm.log; }
 run() { log "+ $*"; "$@"; }
 status() { echo "$1=$2" >>/out/status; }
+# the end of the boot: the results onto the output disk, power off
 finish() {
-	status vm_seconds $(($(cut -d. -f1 /proc/uptime) - T0))
-	echo ok >/out/DONE
 	if [ -n "${OUTDEV:-}" ]; then
-		tar -cf "$OUTDEV" -C /out . && log "results written to $OUTDEV" ||
+		tar -cf "$OUTDEV" -C /res . && echo "VM: results written to $OUTDEV" ||
 			echo "VM: ERROR: tar onto $OUTDEV failed"
 		sync
 		echo "VM: DONE"
@@ -59,25 +63,34 @@ alive() {
 	[ -n "$st" ] && [ "$st" != Z ]
 }
 
+# load_modules FILE: its "NAME PARAMS" lines, in order (the host resolved the dependencies)
+load_modules() {
+	local mod params
+	while read -r mod params; do
+		[ -z "$mod" ] && continue
+		case $mod in \#*) continue ;; esac
+		# shellcheck disable=SC2086
+		if insmod "/lib/modules/$mod.ko" $params; then status "insmod_$mod" ok; else
+			status "insmod_$mod" failed
+			log "insmod $mod $params failed"
+		fi
+	done <"$1"
+}
+# unload_modules FILE: those of its modules still loaded, in reverse order
+unload_modules() {
+	local mod params list=
+	while read -r mod params; do
+		[ -n "$mod" ] && list="$mod $list"
+	done <"$1"
+	for mod in $list; do
+		[ -d "/sys/module/$mod" ] || continue
+		rmmod "$mod" 2>>/out/vm.log || log "warning: rmmod $mod failed: the next run finds it loaded"
+	done
+}
+
 : >/out/status
 log "kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) cpus, lockdown: $(cat /sys/kernel/security/lockdown 2>/dev/null || echo n/a)"
-status kernel "$(uname -r)"
-status cpus "$(grep -c ^processor /proc/cpuinfo)"
-# qemu runs with -nic none: only "lo" may be here
-status net_ifaces "$(ls /sys/class/net 2>/dev/null | tr '\n' ' ')"
-status device_kind "$DEVICE_KIND"
-status workload "$WORKLOAD"
-
-# ---- modules (host resolved dependencies and the order) -------------------------------------
-while read -r mod params; do
-	[ -z "$mod" ] && continue
-	case $mod in \#*) continue ;; esac
-	# shellcheck disable=SC2086
-	if insmod "/lib/modules/$mod.ko" $params; then status "insmod_$mod" ok; else
-		status "insmod_$mod" failed
-		log "insmod $mod $params failed"
-	fi
-done </etc/modules.load
+load_modules /etc/modules.load
 
 # ---- disks ------------------------------------------------------------------------------------
 OUTDEV='' DATADEV=''
@@ -90,28 +103,11 @@ while [ $n -lt 100 ]; do
 		BTNGDATA) DATADEV=/dev/${d##*/} ;;
 		esac
 	done
-	if [ -n "$OUTDEV" ] && { [ "$DEVICE_KIND" != virtio ] || [ -n "$DATADEV" ]; }; then break; fi
+	if [ -n "$OUTDEV" ] && { [ "$WANT_VIRTIO" != 1 ] || [ -n "$DATADEV" ]; }; then break; fi
 	nap 100000
 	n=$((n + 1))
 done
 [ -n "$OUTDEV" ] || { echo "VM: ERROR: output disk not found"; ls /sys/block; poweroff -f; }
-
-case $DEVICE_KIND in
-nullb) DEV=/dev/nullb0 ;;
-virtio) DEV=$DATADEV ;;
-esac
-n=0
-while [ -n "$DEV" ] && [ ! -b "$DEV" ] && [ $n -lt 100 ]; do nap 100000; n=$((n + 1)); done
-if [ -z "$DEV" ] || [ ! -b "$DEV" ]; then
-	log "ERROR: traced device ($DEVICE_KIND) not found"
-	status error "no traced device"
-	ls /sys/block >>/out/vm.log
-	finish
-fi
-DEVNAME=${DEV##*/}
-status device "$DEV"
-status device_majmin "$(cat /sys/block/$DEVNAME/dev)"
-log "traced device $DEV ($(cat /sys/block/$DEVNAME/dev)), scheduler: $(cat /sys/block/$DEVNAME/queue/scheduler 2>/dev/null), out disk $OUTDEV"
 
 # ---- workloads: each appends "DIR SECTOR BYTES" lines to /out/expected.txt ---------------------
 IOS=0 IOFAIL=0
@@ -184,15 +180,6 @@ workload_dio_sizes() {
 }
 workload_idle() { sleep 1; }
 
-: >/out/expected.txt
-
-# ---- tracer -----------------------------------------------------------------------------------
-set --
-while IFS= read -r a; do set -- "$@" "$a"; done </etc/tracer-args
-mkdir -p /out/trace
-cd /out || finish
-timeout 5 blktrace -V >/out/blktrace-version.txt 2>&1
-
 # trace set up? (BLKTRACESETUP: /sys/block/DEV/trace/enable reads 1 and the relay files appear in
 # debugfs block/DEV; block/DEV itself always exists with blk-mq debugfs)
 traced() {
@@ -228,7 +215,7 @@ controller() {
 	dio) workload_dio ;;
 	dio-sizes) workload_dio_sizes ;;
 	idle) workload_idle ;;
-	custom) . /etc/workload.sh ;;
+	custom) . "$RUNDIR/workload.sh" ;;
 	*) log "unknown workload $WORKLOAD" ;;
 	esac
 	status workload_ios $IOS
@@ -254,42 +241,101 @@ controller() {
 	fi
 	status tracer_stop $stop
 }
-rm -f /tmp/bt.pid
-controller &
-CTLPID=$!
-# TRACER_CPU=1: the tracer's whole CPU time (all threads, up to its exit) is the growth of this
-# shell's cutime/cstime across the foreground run (the only child reaped in between)
-[ "${TRACER_CPU:-0}" = 1 ] && read_cpu $$ && CPU0_CU=$CPU_CU CPU0_CS=$CPU_CS
-log "+ blktrace -d $DEV -o trace -D /out/trace $*"
-sh -c 'echo $$ >/tmp/bt.pid; exec blktrace "$@"' blktrace -d "$DEV" -o trace -D /out/trace "$@" \
-	</dev/null >/out/blktrace.stdout 2>/out/blktrace.stderr
-rc=$?
-if [ "${TRACER_CPU:-0}" = 1 ] && [ -n "${CPU0_CU:-}" ] && read_cpu $$; then
-	status tracer_cpu_total "$((CPU_CU - CPU0_CU)) $((CPU_CS - CPU0_CS))"
-	status clk_tck 100
-fi
-wait $CTLPID
-echo $rc >/out/blktrace.rc
-status tracer_rc $rc
-log "blktrace exit status $rc ($(sed -n 's/^tracer_stop=//p' /out/status))"
-cat /out/blktrace.stdout /out/blktrace.stderr
 
-# run-trace --post: what the test wants done once the tracer has exited
-if [ -f /etc/post.sh ]; then
-	log "post script"
-	. /etc/post.sh >>/out/post.log 2>&1
-fi
+# end_run: the run's last status lines and its DONE marker
+end_run() {
+	status vm_seconds $(($(cut -d. -f1 /proc/uptime) - T0))
+	echo ok >/out/DONE
+}
 
-# the tracer must have torn its trace down; if not, blktrace -k does it
-if traced; then
-	status teardown_ok 0
-	log "warning: a trace is still set up on $DEVNAME after the tracer exited: blktrace -k"
-	timeout 10 blktrace -k -d "$DEV" >/out/blktrace-k.out 2>&1
-	echo "exit $?" >>/out/blktrace-k.out
-	traced && status teardown_after_k 0 || status teardown_after_k 1
-else
-	status teardown_ok 1
-fi
-ls -ln /out/trace >/out/trace-files.txt
-cd /
+# run_one N: run N of this boot, from /etc/runs/N, its results in /res/N
+run_one() {
+	RUNDIR=/etc/runs/$1
+	mkdir -p "/res/$1"
+	ln -sfn "/res/$1" /out
+	T0=$(cut -d. -f1 /proc/uptime)
+	. "$RUNDIR/run.conf"
+	[ -f /out/status ] || : >/out/status
+	status run "$1 of $RUNS"
+	status kernel "$(uname -r)"
+	status cpus "$(grep -c ^processor /proc/cpuinfo)"
+	# qemu runs with -nic none: only "lo" may be here
+	status net_ifaces "$(ls /sys/class/net 2>/dev/null | tr '\n' ' ')"
+	status device_kind "$DEVICE_KIND"
+	status workload "$WORKLOAD"
+	load_modules "$RUNDIR/modules.load"
+
+	case $DEVICE_KIND in
+	nullb) DEV=/dev/nullb0 ;;
+	virtio) DEV=$DATADEV ;;
+	esac
+	n=0
+	while [ -n "$DEV" ] && [ ! -b "$DEV" ] && [ $n -lt 100 ]; do nap 100000; n=$((n + 1)); done
+	if [ -z "$DEV" ] || [ ! -b "$DEV" ]; then
+		log "ERROR: traced device ($DEVICE_KIND) not found"
+		status error "no traced device"
+		ls /sys/block >>/out/vm.log
+		unload_modules "$RUNDIR/modules.load"
+		end_run
+		return
+	fi
+	DEVNAME=${DEV##*/}
+	status device "$DEV"
+	status device_majmin "$(cat /sys/block/$DEVNAME/dev)"
+	log "run $1 of $RUNS: traced device $DEV ($(cat /sys/block/$DEVNAME/dev)), scheduler: $(cat /sys/block/$DEVNAME/queue/scheduler 2>/dev/null), out disk $OUTDEV"
+
+	: >/out/expected.txt
+	set --
+	while IFS= read -r a; do set -- "$@" "$a"; done <"$RUNDIR/tracer-args"
+	mkdir -p /out/trace
+	cd /out || return
+	timeout 5 blktrace -V >/out/blktrace-version.txt 2>&1
+
+	rm -f /tmp/bt.pid
+	controller &
+	CTLPID=$!
+	# TRACER_CPU=1: the tracer's whole CPU time (all threads, up to its exit) is the growth of this
+	# shell's cutime/cstime across the foreground run (the only child reaped in between)
+	[ "${TRACER_CPU:-0}" = 1 ] && read_cpu $$ && CPU0_CU=$CPU_CU CPU0_CS=$CPU_CS
+	log "+ blktrace -d $DEV -o trace -D /out/trace $*"
+	sh -c 'echo $$ >/tmp/bt.pid; exec blktrace "$@"' blktrace -d "$DEV" -o trace -D /out/trace "$@" \
+		</dev/null >/out/blktrace.stdout 2>/out/blktrace.stderr
+	rc=$?
+	if [ "${TRACER_CPU:-0}" = 1 ] && [ -n "${CPU0_CU:-}" ] && read_cpu $$; then
+		status tracer_cpu_total "$((CPU_CU - CPU0_CU)) $((CPU_CS - CPU0_CS))"
+		status clk_tck 100
+	fi
+	wait $CTLPID
+	echo $rc >/out/blktrace.rc
+	status tracer_rc $rc
+	log "blktrace exit status $rc ($(sed -n 's/^tracer_stop=//p' /out/status))"
+	cat /out/blktrace.stdout /out/blktrace.stderr
+
+	# run-trace --post: what the test wants done once the tracer has exited
+	if [ -f "$RUNDIR/post.sh" ]; then
+		log "post script"
+		. "$RUNDIR/post.sh" >>/out/post.log 2>&1
+	fi
+
+	# the tracer must have torn its trace down; if not, blktrace -k does it
+	if traced; then
+		status teardown_ok 0
+		log "warning: a trace is still set up on $DEVNAME after the tracer exited: blktrace -k"
+		timeout 10 blktrace -k -d "$DEV" >/out/blktrace-k.out 2>&1
+		echo "exit $?" >>/out/blktrace-k.out
+		traced && status teardown_after_k 0 || status teardown_after_k 1
+	else
+		status teardown_ok 1
+	fi
+	ls -ln /out/trace >/out/trace-files.txt
+	cd /
+	unload_modules "$RUNDIR/modules.load"
+	end_run
+}
+
+r=1
+while [ $r -le "$RUNS" ]; do
+	run_one $r
+	r=$((r + 1))
+done
 finish

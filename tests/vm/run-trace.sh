@@ -4,96 +4,73 @@
 # bring the results back.
 #
 #   tests/vm/run-trace.sh TRACER_BINARY OUTDIR [options] [-- extra tracer args]
+#   tests/vm/run-trace.sh TRACER_BINARY --batch DIR [--mem MB] [--smp N] [--keep]
 #
-# options:
+# options of a run:
 #   --device nullb|virtio   traced device: null_blk /dev/nullb0 (default), or a raw 64 MiB
 #                           scratch virtio disk
 #   --workload NAME|FILE    dio (default: 16 x 4 KiB O_DIRECT write at block i*37 + read at
 #                           block i*53), dio-sizes (512 B..64 KiB), idle (no I/O), or a shell
 #                           file sourced in the VM (busybox ash; $DEV is the device; call
 #                           io_write/io_read BYTE_OFFSET BYTES so expected.txt is kept)
-#   --timeout SEC           qemu wall-clock limit (default 120)
+#   --timeout SEC           qemu wall-clock limit (default 120; a batch: the sum of its runs')
 #   --settle SEC            pause between trace setup and workload (default 1)
 #   --stop-timeout SEC      how long the tracer may take to exit after SIGINT (default 20)
 #   --nullb-params "..."    null_blk module parameters (default "nr_devices=1 irqmode=1")
-#   --mem MB / --smp N      VM size (default 1024 / 2)
-#   --keep                  keep the temporary work directory (initramfs, disk images)
 #   --tracer-cpu            record the tracer's CPU time in status: tracer_cpu_sigint (just before
 #                           SIGINT) and tracer_cpu_total (up to its exit), "UTIME STIME" in clock
 #                           ticks of clk_tck (100) per second, all threads
-#   --out-mb MB             size of the raw output disk the results are tarred onto (default 256)
-#   --module FILE.ko        also insmod this module (built out of tree) after the others, with
-#                           --module-params "..." (e.g. "maxactive=1")
+#   --out-mb MB             room for the run's results on the raw output disk they are tarred
+#                           onto (default 256)
+#   --module FILE.ko        also insmod this module (built out of tree) before the tracer starts,
+#                           with --module-params "..." (e.g. "maxactive=1")
 #   --post FILE             a shell file the VM sources after the tracer has exited (and before
 #                           the results are packed): e.g. rmmod and checks of what is left
+# options of the VM:
+#   --mem MB / --smp N      VM size (default 1024 / 2)
+#   --keep                  keep the temporary work directory (initramfs, disk images)
+#
+# --batch DIR: one boot runs several runs in turn, each as a single run would (a boot under
+# TCG costs several times what a short run does). DIR holds a file N.args per run (N = 1, 2, ...
+# in the order they run), the arguments "OUTDIR [options of a run] [-- extra tracer args]"
+# separated by NUL bytes: tests/vm/batch.sh writes them (vm_batch_add), and vm_batch_boot calls
+# this script. null_blk is loaded for each nullb run with its parameters and removed after it,
+# and so is a --module still loaded when the run (and its --post) ended: each run starts from
+# the same state. A single run is a batch of one.
 #
 # In the VM: blktrace -d DEV -o trace -D /out/trace [extra args] &, workload, kill -INT, wait.
-# OUTDIR receives: console.log (serial console), trace/ (trace.blktrace.N), expected.txt
-# ("R|W SECTOR BYTES" per issued I/O), blktrace.stdout, blktrace.stderr, blktrace.rc, status
-# (key=value), vm.log, workload.log, trace-files.txt, blktrace-version.txt, DONE, vm-wall-seconds.
+# OUTDIR receives: console.log (serial console of the whole boot), trace/ (trace.blktrace.N),
+# expected.txt ("R|W SECTOR BYTES" per issued I/O), blktrace.stdout, blktrace.stderr,
+# blktrace.rc, status (key=value), vm.log, workload.log, trace-files.txt, blktrace-version.txt,
+# DONE, vm-wall-seconds (of the whole boot), vm-runs (the number of runs the boot had).
 #
 # Exit: 0 the VM ran its script to the end (whatever the tracer did: look at blktrace.rc and
-# status); 77 the VM cannot be run here (prepare.sh's reason printed); 1 the VM did not finish
-# (timeout, crash, missing results); 2 usage error.
+# status; in a batch, every run's DONE is there); 77 the VM cannot be run here (prepare.sh's
+# reason printed); 1 the VM did not finish (timeout, crash, missing results); 2 usage error.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 prog=run-trace
 die() { echo "$prog: ERROR: $*" >&2; exit 1; }
 usage() { sed -n '2,/^set -u/{/^set -u/d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2; }
+bad() { echo "$prog: $*" >&2; exit 2; }
 
 [ $# -ge 2 ] || usage
-tracer=$1 outdir=$2
-shift 2
-device=nullb workload=dio timeout=120 settle=1 stop_timeout=20 mem=1024 smp=2 keep=0
-tracer_cpu=0 out_mb=256 extra_mod= extra_mod_params= post_file=
-nullb_params="nr_devices=1 irqmode=1"
-extra=()
-while [ $# -gt 0 ]; do
-	case $1 in
-	--device) device=${2:?}; shift 2 ;;
-	--workload) workload=${2:?}; shift 2 ;;
-	--timeout) timeout=${2:?}; shift 2 ;;
-	--settle) settle=${2:?}; shift 2 ;;
-	--stop-timeout) stop_timeout=${2:?}; shift 2 ;;
-	--nullb-params) nullb_params=${2?}; shift 2 ;;
-	--mem) mem=${2:?}; shift 2 ;;
-	--smp) smp=${2:?}; shift 2 ;;
-	--keep) keep=1; shift ;;
-	--tracer-cpu) tracer_cpu=1; shift ;;
-	--out-mb) out_mb=${2:?}; shift 2 ;;
-	--module) extra_mod=${2:?}; shift 2 ;;
-	--module-params) extra_mod_params=${2?}; shift 2 ;;
-	--post) post_file=${2:?}; shift 2 ;;
-	--) shift; extra=("$@"); break ;;
-	-h | --help) usage ;;
-	*) echo "$prog: unknown option $1" >&2; usage ;;
-	esac
-done
-case $device in nullb | virtio) ;; *) echo "$prog: --device must be nullb or virtio" >&2; exit 2 ;; esac
-for v in "$timeout" "$stop_timeout" "$mem" "$smp" "$out_mb"; do
-	[[ $v =~ ^[0-9]+$ ]] || { echo "$prog: not a number: $v" >&2; exit 2; }
-done
-[[ $settle =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "$prog: --settle: not a number: $settle" >&2; exit 2; }
-[[ $nullb_params =~ ^[A-Za-z0-9_=,\ .-]*$ ]] || { echo "$prog: bad --nullb-params" >&2; exit 2; }
-[[ $extra_mod_params =~ ^[A-Za-z0-9_=,\ .-]*$ ]] || { echo "$prog: bad --module-params" >&2; exit 2; }
-if [ -n "$extra_mod" ]; then
-	[ -f "$extra_mod" ] || { echo "$prog: --module: no file $extra_mod" >&2; exit 2; }
-	extra_mod=$(readlink -f "$extra_mod")
+tracer=$1
+shift
+mem=1024 smp=2 keep=0 batch=
+if [ "$1" = --batch ]; then
+	batch=${2:?}
+	shift 2
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--mem) mem=${2:?}; shift 2 ;;
+		--smp) smp=${2:?}; shift 2 ;;
+		--keep) keep=1; shift ;;
+		*) bad "unknown option $1 after --batch (the options of a run go into DIR/N.args)" ;;
+		esac
+	done
+	[ -d "$batch" ] || bad "--batch: no directory $batch"
 fi
-if [ -n "$post_file" ]; then
-	[ -f "$post_file" ] || { echo "$prog: --post: no file $post_file" >&2; exit 2; }
-	post_file=$(readlink -f "$post_file")
-fi
-workload_file=
-case $workload in
-dio | dio-sizes | idle) ;;
-*)
-	[ -f "$workload" ] || { echo "$prog: unknown workload $workload (dio, dio-sizes, idle or a file)" >&2; exit 2; }
-	workload_file=$(readlink -f "$workload")
-	workload=custom
-	;;
-esac
-
 tracer_path=$(command -v -- "$tracer" 2>/dev/null) || true
 [ -n "$tracer_path" ] && [ -f "$tracer_path" ] && [ -x "$tracer_path" ] || die "tracer $tracer is not an executable file"
 tracer_path=$(readlink -f "$tracer_path")
@@ -106,21 +83,169 @@ rc=$?
 [ $rc = 0 ] || { [ $rc = 77 ] && echo "$prog: SKIP: VM not available (see above)" >&2; exit $rc; }
 eval "$vmenv"
 
-mkdir -p "$outdir" || die "cannot create $outdir"
-outdir=$(cd "$outdir" && pwd)
-# remove what an earlier run left (only the names this script produces)
-rm -rf "$outdir/trace" "$outdir"/{DONE,console.log,expected.txt,blkparse.txt,blkparse.err,check-ios.txt,blktrace.stdout,blktrace.stderr,blktrace.rc,blktrace-k.out,status,vm.log,workload.log,trace-files.txt,blktrace-version.txt,vm-wall-seconds}
-
 work=$(mktemp -d "${TMPDIR:-/tmp}/blktrace-vm.XXXXXX") || die "mktemp failed"
 cleanup() {
 	if [ $keep = 1 ]; then echo "$prog: kept work directory $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+root=$work/root
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc/runs,proc,sys,dev,tmp,res,lib/modules}
+
+# ---- kernel modules, dependencies first (from modules.dep), built-ins skipped ---------------------
+declare -A copied=()
+: >"$root/etc/modules.load"
+# mod_file NAME: copies the module into the initramfs (once); its dependencies are loaded at boot
+mod_file() {
+	local name=$1 line path deps d
+	[ -n "${copied[$name]:-}" ] && return 0
+	line=$(grep -E "(^|/)${name//_/[_-]}\.ko(\.xz|\.zst|\.gz)?:" "$VM_MODDIR/modules.dep" | head -n 1)
+	if [ -z "$line" ]; then
+		grep -qE "/${name//_/[_-]}\.ko\$" "$VM_MODDIR/modules.builtin" 2>/dev/null && { copied[$name]=builtin; return 0; }
+		die "module $name is neither in modules.dep nor built in"
+	fi
+	path=${line%%:*}
+	deps=${line#*:}
+	for d in $deps; do
+		d=${d##*/}
+		boot_module "${d%%.ko*}"
+	done
+	case $path in
+	*.ko) cp "$VM_MODDIR/$path" "$root/lib/modules/$name.ko" ;;
+	*.ko.xz) xz -dc "$VM_MODDIR/$path" >"$root/lib/modules/$name.ko" ;;
+	*.ko.zst) zstd -dqc "$VM_MODDIR/$path" >"$root/lib/modules/$name.ko" ;;
+	*.ko.gz) gzip -dc "$VM_MODDIR/$path" >"$root/lib/modules/$name.ko" ;;
+	esac || die "cannot copy module $path"
+	copied[$name]=1
+}
+declare -A at_boot=()
+boot_module() { # NAME: loaded once, at boot
+	[ -n "${at_boot[$1]:-}" ] && return 0
+	mod_file "$1"
+	at_boot[$1]=1
+	[ "${copied[$1]}" = builtin ] || echo "$1" >>"$root/etc/modules.load"
+}
+boot_module virtio_pci
+boot_module virtio_blk
+
+# ---- the runs ---------------------------------------------------------------------------------
+outdirs=() total_timeout=0 out_mb_sum=0 want_virtio=0
+# add_run N OUTDIR [options of a run] [-- extra tracer args]: stages run N in /etc/runs/N
+add_run() {
+	local n=$1 outdir=$2 device=nullb workload=dio timeout=120 settle=1 stop_timeout=20 tracer_cpu=0
+	local out_mb=256 extra_mod= extra_mod_params= post_file= nullb_params="nr_devices=1 irqmode=1"
+	local extra=() workload_file= v a m rdir
+	shift 2
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--device) device=${2:?}; shift 2 ;;
+		--workload) workload=${2:?}; shift 2 ;;
+		--timeout) timeout=${2:?}; shift 2 ;;
+		--settle) settle=${2:?}; shift 2 ;;
+		--stop-timeout) stop_timeout=${2:?}; shift 2 ;;
+		--nullb-params) nullb_params=${2?}; shift 2 ;;
+		--tracer-cpu) tracer_cpu=1; shift ;;
+		--out-mb) out_mb=${2:?}; shift 2 ;;
+		--module) extra_mod=${2:?}; shift 2 ;;
+		--module-params) extra_mod_params=${2?}; shift 2 ;;
+		--post) post_file=${2:?}; shift 2 ;;
+		--mem | --smp | --keep)
+			[ -z "$batch" ] || bad "$1 is an option of the VM, not of a run (give it after --batch DIR)"
+			case $1 in
+			--mem) mem=${2:?}; shift ;;
+			--smp) smp=${2:?}; shift ;;
+			--keep) keep=1 ;;
+			esac
+			shift
+			;;
+		--) shift; extra=("$@"); break ;;
+		-h | --help) usage ;;
+		*) bad "unknown option $1" ;;
+		esac
+	done
+	case $device in nullb | virtio) ;; *) bad "--device must be nullb or virtio" ;; esac
+	for v in "$timeout" "$stop_timeout" "$out_mb"; do
+		[[ $v =~ ^[0-9]+$ ]] || bad "not a number: $v"
+	done
+	[[ $settle =~ ^[0-9]+(\.[0-9]+)?$ ]] || bad "--settle: not a number: $settle"
+	[[ $nullb_params =~ ^[A-Za-z0-9_=,\ .-]*$ ]] || bad "bad --nullb-params"
+	[[ $extra_mod_params =~ ^[A-Za-z0-9_=,\ .-]*$ ]] || bad "bad --module-params"
+	if [ -n "$extra_mod" ]; then
+		[ -f "$extra_mod" ] || bad "--module: no file $extra_mod"
+		extra_mod=$(readlink -f "$extra_mod")
+	fi
+	if [ -n "$post_file" ]; then
+		[ -f "$post_file" ] || bad "--post: no file $post_file"
+		post_file=$(readlink -f "$post_file")
+	fi
+	case $workload in
+	dio | dio-sizes | idle) ;;
+	*)
+		[ -f "$workload" ] || bad "unknown workload $workload (dio, dio-sizes, idle or a file)"
+		workload_file=$(readlink -f "$workload")
+		workload=custom
+		;;
+	esac
+	mkdir -p "$outdir" || die "cannot create $outdir"
+	outdir=$(cd "$outdir" && pwd)
+	# remove what an earlier run left (only the names this script produces)
+	rm -rf "$outdir/trace" "$outdir"/{DONE,console.log,expected.txt,blkparse.txt,blkparse.err,check-ios.txt,blktrace.stdout,blktrace.stderr,blktrace.rc,blktrace-k.out,status,vm.log,workload.log,trace-files.txt,blktrace-version.txt,vm-wall-seconds,vm-runs}
+	outdirs+=("$outdir")
+	total_timeout=$((total_timeout + timeout))
+	out_mb_sum=$((out_mb_sum + out_mb))
+
+	rdir=$root/etc/runs/$n
+	mkdir -p "$rdir"
+	# the modules this run loads before its tracer starts, and removes after it
+	: >"$rdir/modules.load"
+	if [ $device = nullb ]; then
+		mod_file null_blk
+		echo "null_blk $nullb_params" >>"$rdir/modules.load"
+	else
+		want_virtio=1
+	fi
+	if [ -n "$extra_mod" ]; then
+		m=$(basename "$extra_mod" .ko)
+		cp "$extra_mod" "$root/lib/modules/$m.ko"
+		echo "$m $extra_mod_params" >>"$rdir/modules.load"
+	fi
+	{
+		echo "DEVICE_KIND=$device"
+		echo "WORKLOAD=$workload"
+		echo "SETTLE=$settle"
+		echo "STOP_TIMEOUT=$stop_timeout"
+		echo "TRACER_CPU=$tracer_cpu"
+	} >"$rdir/run.conf"
+	: >"$rdir/tracer-args"
+	for a in "${extra[@]}"; do
+		case $a in *$'\n'*) die "tracer arguments cannot contain newlines" ;; esac
+		printf '%s\n' "$a" >>"$rdir/tracer-args"
+	done
+	[ -n "$workload_file" ] && cp "$workload_file" "$rdir/workload.sh"
+	[ -n "$post_file" ] && cp "$post_file" "$rdir/post.sh"
+	return 0
+}
+
+if [ -n "$batch" ]; then
+	n=1
+	while [ -f "$batch/$n.args" ]; do
+		mapfile -d '' -t args <"$batch/$n.args"
+		[ ${#args[@]} -ge 1 ] || bad "$batch/$n.args: no output directory"
+		add_run "$n" "${args[@]}"
+		n=$((n + 1))
+	done
+	[ $n -gt 1 ] || bad "--batch: no $batch/1.args"
+	[ "$(find "$batch" -maxdepth 1 -name '*.args' | wc -l)" = $((n - 1)) ] ||
+		bad "--batch: $batch: the N.args files must be numbered 1, 2, ... without a gap"
+else
+	add_run 1 "$@"
+fi
+nruns=${#outdirs[@]}
+for v in "$mem" "$smp"; do [[ $v =~ ^[0-9]+$ ]] || bad "not a number: $v"; done
+# boot-level modules before any run's (configfs for null_blk is one of its dependencies)
+[ -n "${copied[null_blk]:-}" ] && boot_module configfs
 
 # ---- initramfs ----------------------------------------------------------------------------------
-root=$work/root
-mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,out,lib/modules}
 cp "$VM_BUSYBOX" "$root/bin/busybox"
 ln -s busybox "$root/bin/sh"
 cp "$here/init.sh" "$root/init"
@@ -144,68 +269,19 @@ if ldd "$tracer_path" >"$work/ldd.txt" 2>&1; then
 	done < <(sed -n -e 's/^.*=> \(\/[^ ]*\) (0x.*$/\1/p' -e 's/^[[:space:]]*\(\/[^ ]*\) (0x.*$/\1/p' "$work/ldd.txt")
 	grep -q 'not found' "$work/ldd.txt" && die "tracer has unresolved libraries: $(grep 'not found' "$work/ldd.txt")"
 fi
-
-# kernel modules, dependencies first (from modules.dep), built-ins skipped
-declare -A loaded=()
-: >"$root/etc/modules.load"
-add_module() { # NAME [PARAMS]
-	local name=$1 params=${2:-} line path deps d
-	[ -n "${loaded[$name]:-}" ] && return 0
-	line=$(grep -E "(^|/)${name//_/[_-]}\.ko(\.xz|\.zst|\.gz)?:" "$VM_MODDIR/modules.dep" | head -n 1)
-	if [ -z "$line" ]; then
-		grep -qE "/${name//_/[_-]}\.ko\$" "$VM_MODDIR/modules.builtin" 2>/dev/null && { loaded[$name]=builtin; return 0; }
-		die "module $name is neither in modules.dep nor built in"
-	fi
-	path=${line%%:*}
-	deps=${line#*:}
-	for d in $deps; do
-		d=${d##*/}
-		add_module "${d%%.ko*}"
-	done
-	case $path in
-	*.ko) cp "$VM_MODDIR/$path" "$root/lib/modules/$name.ko" ;;
-	*.ko.xz) xz -dc "$VM_MODDIR/$path" >"$root/lib/modules/$name.ko" ;;
-	*.ko.zst) zstd -dqc "$VM_MODDIR/$path" >"$root/lib/modules/$name.ko" ;;
-	*.ko.gz) gzip -dc "$VM_MODDIR/$path" >"$root/lib/modules/$name.ko" ;;
-	esac || die "cannot copy module $path"
-	loaded[$name]=1
-	echo "$name $params" >>"$root/etc/modules.load"
-}
-add_module virtio_pci
-add_module virtio_blk
-if [ $device = nullb ]; then
-	add_module configfs
-	add_module null_blk "$nullb_params"
-fi
-if [ -n "$extra_mod" ]; then
-	m=$(basename "$extra_mod" .ko)
-	cp "$extra_mod" "$root/lib/modules/$m.ko"
-	echo "$m $extra_mod_params" >>"$root/etc/modules.load"
-fi
-
 {
-	echo "DEVICE_KIND=$device"
-	echo "WORKLOAD=$workload"
-	echo "SETTLE=$settle"
-	echo "STOP_TIMEOUT=$stop_timeout"
 	echo "LIBPATH=$libdirs"
-	echo "TRACER_CPU=$tracer_cpu"
-} >"$root/etc/run.conf"
-: >"$root/etc/tracer-args"
-for a in "${extra[@]}"; do
-	case $a in *$'\n'*) die "tracer arguments cannot contain newlines" ;; esac
-	printf '%s\n' "$a" >>"$root/etc/tracer-args"
-done
-[ -n "$workload_file" ] && cp "$workload_file" "$root/etc/workload.sh"
-[ -n "$post_file" ] && cp "$post_file" "$root/etc/post.sh"
+	echo "RUNS=$nruns"
+	echo "WANT_VIRTIO=$want_virtio"
+} >"$root/etc/boot.conf"
 
 (cd "$root" && find . | cpio -o -H newc -R 0:0 --quiet) >"$work/initrd.cpio" || die "cpio failed"
 
 # ---- disks -----------------------------------------------------------------------------------------
-truncate -s "${out_mb}M" "$work/out.img"
+truncate -s "${out_mb_sum}M" "$work/out.img"
 drives=(-drive "file=$work/out.img,format=raw,if=none,id=btout"
 	-device "virtio-blk-pci,drive=btout,serial=BTNGOUT")
-if [ $device = virtio ]; then
+if [ $want_virtio = 1 ]; then
 	truncate -s 64M "$work/data.img"
 	drives+=(-drive "file=$work/data.img,format=raw,if=none,id=btdata"
 		-device "virtio-blk-pci,drive=btdata,serial=BTNGDATA")
@@ -213,37 +289,50 @@ fi
 
 # ---- boot ---------------------------------------------------------------------------------------------
 # -nic none: the VM has no network device at all
-qemu=(timeout -k 5 "$timeout" "$VM_QEMU" -accel tcg -m "$mem" -smp "$smp" -nographic -no-reboot
+qemu=(timeout -k 5 "$total_timeout" "$VM_QEMU" -accel tcg -m "$mem" -smp "$smp" -nographic -no-reboot
 	-nic none -kernel "$VM_VMLINUZ" -initrd "$work/initrd.cpio"
 	-append "console=ttyS0 quiet panic=-1" "${drives[@]}")
-echo "$prog: booting $VM_KERNEL_PKG ($device, workload $workload, tracer $tracer_path${extra:+, args: ${extra[*]}})" >&2
+echo "$prog: booting $VM_KERNEL_PKG for $nruns run(s), tracer $tracer_path" >&2
 t0=$(date +%s.%N)
-"${qemu[@]}" </dev/null >"$outdir/console.log" 2>&1
+"${qemu[@]}" </dev/null >"$work/console.log" 2>&1
 qrc=$?
 t1=$(date +%s.%N)
 wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
-echo "$wall" >"$outdir/vm-wall-seconds.tmp"
+for o in "${outdirs[@]}"; do cp "$work/console.log" "$o/console.log"; done
+console=${outdirs[0]}/console.log
 
 if [ $qrc = 124 ] || [ $qrc = 137 ]; then
-	echo "$prog: FAIL: the VM did not power off within $timeout s (console: $outdir/console.log)" >&2
-	tail -n 15 "$outdir/console.log" | sed 's/^/    /' >&2
+	echo "$prog: FAIL: the VM did not power off within $total_timeout s (console: $console)" >&2
+	tail -n 15 "$console" | sed 's/^/    /' >&2
 	exit 1
 fi
-if ! tar -xf "$work/out.img" -C "$outdir" 2>"$work/tar.err"; then
-	echo "$prog: FAIL: no result archive on the output disk (qemu exit $qrc; console: $outdir/console.log)" >&2
+mkdir -p "$work/res"
+if ! tar -xf "$work/out.img" -C "$work/res" 2>"$work/tar.err"; then
+	echo "$prog: FAIL: no result archive on the output disk (qemu exit $qrc; console: $console)" >&2
 	sed 's/^/    tar: /' "$work/tar.err" >&2
-	tail -n 15 "$outdir/console.log" | sed 's/^/    /' >&2
+	tail -n 15 "$console" | sed 's/^/    /' >&2
 	exit 1
 fi
-mv "$outdir/vm-wall-seconds.tmp" "$outdir/vm-wall-seconds"
-if [ ! -f "$outdir/DONE" ]; then
-	echo "$prog: FAIL: the VM did not run its script to the end (no DONE marker; console: $outdir/console.log)" >&2
-	tail -n 15 "$outdir/console.log" | sed 's/^/    /' >&2
-	exit 1
-fi
-get() { sed -n "s/^$1=//p" "$outdir/status" | tail -n 1; }
-nfiles=$(ls "$outdir/trace" 2>/dev/null | wc -l)
-echo "$prog: VM ran to the end in $wall s: tracer exit $(get tracer_rc) ($(get tracer_stop))," \
-	"$(get workload_ios) I/Os ($(get workload_failures) failed) on $(get device) $(get device_majmin)," \
-	"$nfiles trace file(s) in $outdir/trace, teardown_ok=$(get teardown_ok)" >&2
-exit 0
+get() { sed -n "s/^$2=//p" "$1/status" 2>/dev/null | tail -n 1; }
+rc=0
+n=1
+for o in "${outdirs[@]}"; do
+	if [ -d "$work/res/$n" ]; then
+		(cd "$work/res/$n" && tar -cf - .) | tar -xf - -C "$o" || die "cannot copy the results of run $n into $o"
+	fi
+	echo "$wall" >"$o/vm-wall-seconds"
+	echo "$nruns" >"$o/vm-runs"
+	if [ ! -f "$o/DONE" ]; then
+		echo "$prog: FAIL: the VM did not run its script to the end of run $n (no DONE marker; console: $console)" >&2
+		tail -n 15 "$console" | sed 's/^/    /' >&2
+		rc=1
+		n=$((n + 1))
+		continue
+	fi
+	nfiles=$(ls "$o/trace" 2>/dev/null | wc -l)
+	echo "$prog: run $n of $nruns ran to the end (boot: $wall s): tracer exit $(get "$o" tracer_rc) ($(get "$o" tracer_stop))," \
+		"$(get "$o" workload_ios) I/Os ($(get "$o" workload_failures) failed) on $(get "$o" device) $(get "$o" device_majmin)," \
+		"$nfiles trace file(s) in $o/trace, teardown_ok=$(get "$o" teardown_ok)" >&2
+	n=$((n + 1))
+done
+exit $rc

@@ -1,0 +1,28 @@
+# tests/vm/batch.sh — several runs of tests/vm/run-trace.sh in one boot of the VM (sourced by
+# the tests; bash). Under TCG a boot takes several times what a short run does, so a test
+# stages its runs and boots once:
+#
+#   . tests/vm/batch.sh
+#   vm_batch_new DIR                       # an empty staging directory
+#   vm_batch_add DIR OUTDIR [options of a run] [-- extra tracer args]
+#   vm_batch_boot DIR TRACER [--mem MB] [--smp N] [--keep]
+#
+# vm_batch_add takes what run-trace.sh takes after TRACER for a single run; the runs go in the
+# order they were added, each into its OUTDIR as a single run would. vm_batch_boot's exit
+# status is run-trace.sh's: 0 every run ran to the end, 77 no VM here, 1 the VM or a run did
+# not finish, 2 usage.
+vm_batch_new() { # DIR
+	rm -rf "${1:?}"
+	mkdir -p "$1"
+}
+vm_batch_add() { # DIR OUTDIR [options] [-- tracer args]
+	local dir=${1:?} n
+	shift
+	n=$(($(find "$dir" -maxdepth 1 -name '*.args' | wc -l) + 1))
+	printf '%s\0' "$@" >"$dir/$n.args"
+}
+vm_batch_boot() { # DIR TRACER [VM options]
+	local dir=${1:?} tracer=${2:?}
+	shift 2
+	"$(dirname "${BASH_SOURCE[0]}")/run-trace.sh" "$tracer" --batch "$dir" "$@"
+}
