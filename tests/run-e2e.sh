@@ -29,9 +29,18 @@ for t in "${all[@]}"; do
 done
 
 run_one() { # script
-	local log="$logs/$(basename "$1").log" t0=$SECONDS
-	bash "$1" >"$log" 2>&1
-	echo "__rc=$? __seconds=$((SECONDS - t0))" >>"$log"
+	local log="$logs/$(basename "$1").log" t0=$SECONDS rc cpu
+	# the CPU time of the script and everything it waited for (bash's times: the children's
+	# user and system time, the second line)
+	cpu=$(
+		bash "$1" >"$log" 2>&1
+		echo "$?"
+		times
+	)
+	rc=$(echo "$cpu" | head -n 1)
+	cpu=$(echo "$cpu" | sed -n 3p | awk '{ u = $1; s = $2; sub(/m/, " ", u); sub(/s/, "", u); sub(/m/, " ", s); sub(/s/, "", s)
+		split(u, a, " "); split(s, b, " "); printf "%.0f", a[1] * 60 + a[2] + b[1] * 60 + b[2] }')
+	echo "__rc=$rc __seconds=$((SECONDS - t0)) __cpu=$cpu" >>"$log"
 }
 for t in "${order[@]}"; do
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
@@ -41,7 +50,7 @@ wait
 
 for t in "${all[@]}"; do
 	log="$logs/$(basename "$t").log"
-	echo "== $(basename "$t") ($(sed -n 's/^__rc=.* __seconds=//p' "$log") s)"
+	echo "== $(basename "$t") ($(sed -n 's/^__rc=.* __seconds=\([0-9]*\) __cpu=\([0-9]*\).*/\1 s, CPU \2 s/p' "$log"))"
 	while IFS= read -r line; do
 		case $line in
 		__rc=*) continue ;;
