@@ -1,9 +1,8 @@
 #!/bin/bash
 # The whole test run of `make check`: the suite as built, under ASan+UBSan and under
-# valgrind, and the fuzz targets. The ASan tree is built and run while the plain run goes on;
-# the valgrind run and the fuzzing start when the plain run ends, beside the ASan run
-# (tests/lib.sh's locks keep the scripts that need the kernel's tracer or the VM to one at a
-# time). Each run's
+# valgrind, and the fuzz targets. The plain and valgrind runs start together, the ASan tree is
+# built and run beside them; the fuzzing starts when the plain run ends (tests/lib.sh's locks
+# keep the scripts that need the kernel's tracer or the VM to one at a time). Each run's
 # lines are printed when it ends, then the total "N passed, N failed, N skipped".
 # CHECK_QUICK=1: the plain run only.
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,6 +67,14 @@ if [ -z "${CHECK_QUICK:-}" ]; then
 		asan_pid=$!
 	fi
 fi
+# the valgrind run, the longest of the three (its slowest scripts take minutes under
+# valgrind), starts with the others: started after the plain run, it was the end of make check
+# with a core idle in its last minutes
+vg_pid=
+if [ -z "${CHECK_QUICK:-}" ] && command -v valgrind >/dev/null; then
+	start "$out/.valgrind.log" make --no-print-directory valgrind
+	vg_pid=$!
+fi
 start "$out/.plain.log" ./tests/run-all.sh "$@"
 wait $!
 count "plain build" "$out/.plain.log"
@@ -77,10 +84,7 @@ if [ -n "${CHECK_QUICK:-}" ]; then
 else
 	pids=()
 	[ $asan = 1 ] && pids+=($asan_pid)
-	if command -v valgrind >/dev/null; then
-		start "$out/.valgrind.log" make --no-print-directory valgrind
-		pids+=($!)
-	fi
+	[ -n "$vg_pid" ] && pids+=($vg_pid)
 	if command -v clang >/dev/null; then
 		start "$out/.fuzz.log" env FUZZ_SECONDS="${FUZZ_SECONDS:-10}" ./tests/fuzz/run-fuzz.sh
 		pids+=($!)
