@@ -6,7 +6,7 @@
 # the task that queued the read, overlapping it, at least 200 us long; its tracepoint's
 # format has the kernel-track-event fields with the required types; rmmod leaves no probe.
 # The same with the tracefs kprobe source (module not loaded): its kprobe events are gone
-# after the run (SIGINT, and -w ending it). With maxactive=1 (the module's, and --iowait-maxactive=1) and several
+# after the run (SIGINT, SIGTERM, -w ending it, and an error: its output disk full). With maxactive=1 (the module's, and --iowait-maxactive=1) and several
 # concurrent readers, the missed waits are counted and reported as lost. btt's "I/O wait by
 # process" section on the module and kprobe traces: the readers' waits, their I/Os' D2C at
 # least 2 ms, every number as recomputed from blkparse --iowait.
@@ -110,6 +110,13 @@ ran() { [ -f "$1/DONE" ]; }
 stage "$w/kprobe" --workload "$w/reads.sh" -- --iowait
 { cat "$w/reads.sh"; echo "sleep 5"; } >"$w/reads-then-idle.sh"
 stage "$w/kprobe-w" --workload "$w/reads-then-idle.sh" -- --iowait=kprobe -w 2
+# the kprobe source stopped by SIGTERM, and ended by an error (its output disk full)
+stage "$w/kprobe-term" --workload "$w/reads.sh" --stop-signal TERM -- --iowait=kprobe
+{
+	echo "$ON"
+	echo 'dd if="$DEV" of=/dev/null bs=4096 count=3000 iflag=direct 2>/dev/null'
+} >"$w/many-reads.sh"
+stage "$w/kprobe-full" --workload "$w/many-reads.sh" --out-limit 64 -- --iowait=kprobe
 [ -n "$ko" ] && stage "$w/missed-module" --module "$ko" --module-params "maxactive=1" --workload "$w/concurrent.sh" -- --iowait
 stage "$w/missed-kprobe" --workload "$w/concurrent.sh" -- --iowait --iowait-maxactive=1
 nruns=$(find "$B" -name '*.args' | wc -l)
@@ -232,6 +239,32 @@ if ran "$d"; then
 	fi
 else
 	fail "kprobe source, -w 2: the run did not end (see $B.log)"
+fi
+
+# 2c. SIGTERM, and an error during the trace (its output disk full: a 64 KiB tmpfs, filled
+# before the end: 3000 reads, over 128 KiB of records per CPU, the size written at once): the kprobe
+# events and instance are removed on those paths too
+d="$w/kprobe-term"
+if ran "$d"; then
+	if [ "$(get "$d" tracer_rc)" = 0 ] && [ "$(get "$d" tracer_stop)" = sigterm ] && clean_after "$d" &&
+		grep -q "tracefs kprobe events" "$d/blktrace.stderr"; then
+		pass "kprobe source, SIGTERM: the tracer ends (exit 0) and leaves no kprobe event, kprobe or instance"
+	else
+		fail "kprobe source, SIGTERM: rc=$(get "$d" tracer_rc) stop=$(get "$d" tracer_stop) kprobe_events: $(head -c 200 "$d/kprobe_events.after") instances: $(cat "$d/instances.after" 2>/dev/null)"
+	fi
+else
+	fail "kprobe source, SIGTERM: the run did not end (see $B.log)"
+fi
+d="$w/kprobe-full"
+if ran "$d"; then
+	if [ "$(get "$d" out_limit_kb)" = 64 ] && [ "$(get "$d" tracer_rc)" != 0 ] &&
+		[ "$(get "$d" tracer_stop)" = exited-early ] && grep -qi "no space left" "$d/blktrace.stderr" && clean_after "$d"; then
+		pass "kprobe source, output disk full: the tracer stops by itself (exit $(get "$d" tracer_rc): $(grep -i -m1 'no space' "$d/blktrace.stderr" | head -c 160)) and leaves no kprobe event, kprobe or instance"
+	else
+		fail "kprobe source, output disk full: limit=$(get "$d" out_limit_kb) rc=$(get "$d" tracer_rc) stop=$(get "$d" tracer_stop) stderr: $(head -c 300 "$d/blktrace.stderr") kprobe_events: $(head -c 200 "$d/kprobe_events.after") instances: $(cat "$d/instances.after" 2>/dev/null)"
+	fi
+else
+	fail "kprobe source, output disk full: the run did not end (see $B.log)"
 fi
 
 # 3. maxactive 1, four readers at once: missed waits counted and reported

@@ -229,12 +229,12 @@ controller() {
 		if [ "${TRACER_CPU:-0}" = 1 ] && read_cpu $BTPID; then
 			status tracer_cpu_sigint "$CPU_U $CPU_S"
 		fi
-		run kill -INT $BTPID
-		stop=sigint
+		run kill -"$STOP_SIGNAL" $BTPID
+		stop=sig$(echo "$STOP_SIGNAL" | tr 'A-Z' 'a-z')
 		n=0
 		while alive $BTPID && [ $n -lt $((STOP_TIMEOUT * 10)) ]; do nap 100000; n=$((n + 1)); done
 		if alive $BTPID; then
-			log "tracer still running ${STOP_TIMEOUT}s after SIGINT: SIGKILL"
+			log "tracer still running ${STOP_TIMEOUT}s after SIG$STOP_SIGNAL: SIGKILL"
 			kill -KILL $BTPID
 			stop=killed
 		fi
@@ -288,6 +288,11 @@ run_one() {
 	set --
 	while IFS= read -r a; do set -- "$@" "$a"; done <"$RUNDIR/tracer-args"
 	mkdir -p /out/trace
+	# run-trace --out-limit KB: the trace directory a tmpfs of that size (a disk that fills up)
+	if [ -n "${OUT_LIMIT_KB:-}" ]; then
+		mount -t tmpfs -o "size=${OUT_LIMIT_KB}k" tmpfs /out/trace && status out_limit_kb "$OUT_LIMIT_KB" ||
+			log "ERROR: cannot mount a ${OUT_LIMIT_KB} KiB tmpfs on /out/trace"
+	fi
 	cd /out || return
 	timeout 5 blktrace -V >/out/blktrace-version.txt 2>&1
 

@@ -16,6 +16,10 @@
 #   --timeout SEC           qemu wall-clock limit (default 120; a batch: the sum of its runs')
 #   --settle SEC            pause between trace setup and workload (default 1)
 #   --stop-timeout SEC      how long the tracer may take to exit after SIGINT (default 20)
+#   --stop-signal SIG       what stops the tracer after the workload: INT (default), TERM or HUP
+#                           (status tracer_stop=sigint, sigterm, sighup)
+#   --out-limit KB          the tracer's output directory a tmpfs of KB KiB: a disk that fills
+#                           up during the trace
 #   --nullb-params "..."    null_blk module parameters (default "nr_devices=1 irqmode=1")
 #   --tracer-cpu            record the tracer's CPU time in status: tracer_cpu_sigint (just before
 #                           SIGINT) and tracer_cpu_total (up to its exit), "UTIME STIME" in clock
@@ -134,6 +138,7 @@ outdirs=() total_timeout=0 out_mb_sum=0 want_virtio=0
 add_run() {
 	local n=$1 outdir=$2 device=nullb workload=dio timeout=120 settle=1 stop_timeout=20 tracer_cpu=0
 	local out_mb=256 extra_mod= extra_mod_params= post_file= nullb_params="nr_devices=1 irqmode=1"
+	local stop_signal=INT out_limit=
 	local extra=() workload_file= v a m rdir
 	shift 2
 	while [ $# -gt 0 ]; do
@@ -143,6 +148,8 @@ add_run() {
 		--timeout) timeout=${2:?}; shift 2 ;;
 		--settle) settle=${2:?}; shift 2 ;;
 		--stop-timeout) stop_timeout=${2:?}; shift 2 ;;
+		--stop-signal) stop_signal=${2:?}; shift 2 ;;
+		--out-limit) out_limit=${2:?}; shift 2 ;;
 		--nullb-params) nullb_params=${2?}; shift 2 ;;
 		--tracer-cpu) tracer_cpu=1; shift ;;
 		--out-mb) out_mb=${2:?}; shift 2 ;;
@@ -168,6 +175,8 @@ add_run() {
 		[[ $v =~ ^[0-9]+$ ]] || bad "not a number: $v"
 	done
 	[[ $settle =~ ^[0-9]+(\.[0-9]+)?$ ]] || bad "--settle: not a number: $settle"
+	case $stop_signal in INT | TERM | HUP) ;; *) bad "--stop-signal must be INT, TERM or HUP" ;; esac
+	[[ $out_limit =~ ^[0-9]*$ ]] || bad "--out-limit: not a number: $out_limit"
 	[[ $nullb_params =~ ^[A-Za-z0-9_=,\ .-]*$ ]] || bad "bad --nullb-params"
 	[[ $extra_mod_params =~ ^[A-Za-z0-9_=,\ .-]*$ ]] || bad "bad --module-params"
 	if [ -n "$extra_mod" ]; then
@@ -214,6 +223,8 @@ add_run() {
 		echo "WORKLOAD=$workload"
 		echo "SETTLE=$settle"
 		echo "STOP_TIMEOUT=$stop_timeout"
+		echo "STOP_SIGNAL=$stop_signal"
+		echo "OUT_LIMIT_KB=$out_limit"
 		echo "TRACER_CPU=$tracer_cpu"
 	} >"$rdir/run.conf"
 	: >"$rdir/tracer-args"
