@@ -188,10 +188,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	/* the print and dump threads for one input in 256: a thread per short run costs more
-	 * than the run. Chosen by a hash of the whole input, not by its control bytes: the
-	 * threads' edges keep every such input in the corpus, and its mutations, which mostly
-	 * keep the first bytes, were threaded too (36% of a corpus grown for 3 minutes, with
-	 * c0 == c1); a mutation of one now is threaded as rarely as any other input */
+	 * than the run. Chosen by a hash of the whole input, not by its control bytes (it was
+	 * c0 == c1): the pipe-mode seeds start with 0 0, the threads' edges keep such inputs
+	 * in the corpus, and mutations mostly keep the first bytes (36% of a corpus grown for
+	 * 3 minutes ran threads); a mutation of one now is threaded as rarely as any other */
 	o.one_thread = !threads;
 	o.ninputs = 1;
 	args[o.nargs++] = (struct parse_arg){'i', inputs[0]};
