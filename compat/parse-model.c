@@ -15,27 +15,34 @@
 /*
  * Mark in @fds (@n entries) the descriptors open now: from /proc/self/fd (a few entries to
  * read, not @n system calls), less the one the listing itself uses; else one fcntl() each.
+ * Read with getdents64() into a buffer on the stack: opendir()'s 32 KiB buffer, allocated
+ * for every run, showed in the fuzz target's profile.
  */
 static void open_fds(unsigned char *fds, size_t n)
 {
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
+	int d = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char buf[2048] __attribute__((aligned(8)));
+	ssize_t got;
 
 	memset(fds, 0, n);
-	if (!d) {
+	if (d < 0) {
 		for (size_t fd = 0; fd < n; fd++)
 			fds[fd] = fcntl((int)fd, F_GETFD) != -1;
 		return;
 	}
-	while ((e = readdir(d))) {
-		char *end;
-		unsigned long fd = strtoul(e->d_name, &end, 10);
+	while ((got = getdents64(d, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < got;) {
+			const struct dirent64 *e = (const struct dirent64 *)(buf + off);
+			char *end;
+			unsigned long fd = strtoul(e->d_name, &end, 10);
 
-		if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && !*end && fd < n &&
-		    (int)fd != dirfd(d))
-			fds[fd] = 1;
+			if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && !*end && fd < n &&
+			    (int)fd != d)
+				fds[fd] = 1;
+			off += e->d_reclen;
+		}
 	}
-	closedir(d);
+	close(d);
 }
 
 /* The classic tool reads "-" and a FIFO as a pipe (parse-run.c decides the same way). */

@@ -44,6 +44,10 @@
 struct fuzz_state {
 	char devmap[32]; /* /proc/self/fd/N of a memfd */
 	int memfd;
+	/* the stdio buffer of every null stream: what they hold is thrown away, so they can
+	 * share one (one stdio buffer of 8 KiB a file, allocated and filled by ASan, was 5% of
+	 * the run with the many files an input opens) */
+	char iobuf[8192];
 };
 
 static struct fuzz_state fz = {.memfd = -1};
@@ -96,7 +100,8 @@ FILE *fuzz_btt_fopen(const char *name, const char *mode)
 		return NULL;
 	}
 	size = calloc(1, sizeof(*size));
-	if (!size || !(fp = fopencookie(size, mode, null_io)))
+	if (!size || !(fp = fopencookie(size, mode, null_io)) ||
+	    setvbuf(fp, fz.iobuf, _IOFBF, sizeof(fz.iobuf)))
 		abort();
 	return fp;
 }
