@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The HTML report: one self-contained page (inline CSS, the SVG inline, no scripts) with a
- * summary table per trace computed here and, when our btt is built, its report.
+ * summary table per trace computed here, a link to each trace's Perfetto file when one was
+ * written beside it, and, when our btt is built, its report.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -174,6 +175,92 @@ static int btt_report(struct blk_strbuf *sb, const char *btt, const char *input)
 	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -1;
 }
 
+/*
+ * The Perfetto file of a trace written alongside it (btt -i NAME.bin --perfetto=NAME.pftrace,
+ * as make demo does): NAME.pftrace or NAME.perfetto-trace, maybe .gz, next to the merged file
+ * DIR/NAME.bin (or .dump, or the per-CPU files DIR/NAME.blktrace.N). Fills @buf; 0 if none.
+ */
+static int find_perfetto(const struct iow_trace *t, char *buf, size_t len)
+{
+	static const char *const ext[] = {".pftrace", ".pftrace.gz", ".perfetto-trace",
+					  ".perfetto-trace.gz"};
+	char base[PATH_MAX];
+	int n;
+
+	if (t->path) {
+		size_t l = strlen(t->path);
+
+		if (l >= sizeof(base))
+			return 0;
+		memcpy(base, t->path, l + 1);
+		if (l > 4 && (!strcmp(base + l - 4, ".bin") || !strcmp(base + l - 4, ".gz")))
+			base[l - (base[l - 1] == 'z' ? 3 : 4)] = 0;
+		else if (l > 5 && !strcmp(base + l - 5, ".dump"))
+			base[l - 5] = 0;
+	} else if (t->dir && t->base) {
+		n = snprintf(base, sizeof(base), "%s/%s", t->dir, t->base);
+		if (n < 0 || (size_t)n >= sizeof(base))
+			return 0;
+	} else {
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+		n = snprintf(buf, len, "%s%s", base, ext[i]);
+		if (n > 0 && (size_t)n < len && !access(buf, R_OK))
+			return 1;
+	}
+	return 0;
+}
+
+/* the directory of @path, resolved (for comparing two files' places); 0 on failure */
+static int real_dir(const char *path, char *buf)
+{
+	char d[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	size_t l = slash ? (size_t)(slash - path) : 0;
+
+	if (!slash) {
+		d[0] = '.';
+		d[1] = 0;
+	} else {
+		if (l >= sizeof(d))
+			return 0;
+		memcpy(d, path, l);
+		d[l ? l : 1] = 0;
+		if (!l)
+			d[0] = '/';
+	}
+	return realpath(d, buf) != NULL;
+}
+
+/* a link to the Perfetto file of each trace that has one alongside it */
+static void perfetto_links(struct blk_strbuf *sb, const struct iow_opts *o, const char *html)
+{
+	char pf[PATH_MAX], hd[PATH_MAX], pd[PATH_MAX], abs[PATH_MAX];
+
+	for (int i = 0; i < o->ntraces; i++) {
+		const struct iow_trace *t = o->traces[i];
+		const char *href;
+
+		if (!find_perfetto(t, pf, sizeof(pf)))
+			continue;
+		/* beside the page: its name; elsewhere: its absolute path */
+		if (real_dir(html, hd) && real_dir(pf, pd) && !strcmp(hd, pd))
+			href = strrchr(pf, '/') ? strrchr(pf, '/') + 1 : pf;
+		else
+			href = realpath(pf, abs) ? abs : pf;
+		blk_strbuf_addstr(sb, "<p>Perfetto trace of ");
+		iow_xml_escape(sb, t->label);
+		blk_strbuf_addstr(sb, ": <a href=\"");
+		iow_xml_escape(sb, href);
+		blk_strbuf_addstr(sb, "\">");
+		iow_xml_escape(sb, href);
+		blk_strbuf_addstr(sb, "</a> <span class=\"note\">(every I/O stage by stage: open "
+				      "https://ui.perfetto.dev and drag the file onto the page; it is read "
+				      "in the browser, nothing is uploaded)</span></p>\n");
+	}
+}
+
 int iow_html(const struct iow_opts *o, const struct blk_strbuf *svg, const char *path)
 {
 	struct blk_strbuf sb = BLK_STRBUF_INIT;
@@ -198,6 +285,7 @@ int iow_html(const struct iow_opts *o, const struct blk_strbuf *svg, const char 
 	iow_xml_escape(&sb, o->title ? o->title : "iowatcher report");
 	blk_strbuf_addstr(&sb, "</h1>\n");
 	summary(&sb, o);
+	perfetto_links(&sb, o, path);
 	if (find_btt(btt, sizeof(btt))) {
 		for (int i = 0; i < o->ntraces; i++) {
 			const struct iow_trace *t = o->traces[i];

@@ -328,6 +328,23 @@ if [ -x "$TOP/btt/btt" ] || [ -f "$TOP/btt" ]; then
 else
 	skip "--html with btt tables (btt is not built yet)"
 fi
+# a Perfetto file written beside the trace (btt --perfetto, as make demo does) is linked from
+# the page: by its name beside the page, by its absolute path elsewhere; none, no link
+mkdir -p "$w/pf/sub"
+cp "$d2/ext4-mixed.bin" "$w/pf/"
+if [ -x "$TOP/btt/btt" ] && "$TOP/btt/btt" -i "$w/pf/ext4-mixed.bin" --perfetto="$w/pf/ext4-mixed.pftrace" >/dev/null 2>&1; then
+	iow -t "$w/pf/ext4-mixed.bin" -o "$w/pf/r.svg" --html "$w/pf/r.html"
+	iow -t "$w/pf/ext4-mixed.bin" -o "$w/pf/sub/r.svg" --html "$w/pf/sub/r.html"
+	if grep -q '<p>Perfetto trace of ext4-mixed: <a href="ext4-mixed.pftrace">' "$w/pf/r.html" &&
+		grep -q "<a href=\"$(cd "$w/pf" && pwd -P)/ext4-mixed.pftrace\">" "$w/pf/sub/r.html" &&
+		! grep -q 'Perfetto trace' "$w/rep.html"; then
+		pass "--html links the Perfetto file written beside the trace (by name beside the page, by path elsewhere; no link without one)"
+	else
+		fail "--html and the Perfetto file beside the trace: $(grep -o '<p>Perfetto[^<]*<a href="[^"]*"' "$w/pf/r.html" "$w/pf/sub/r.html" "$w/rep.html" | tr '\n' ' ')"
+	fi
+else
+	skip "--html's Perfetto link (our btt is not built or --perfetto failed)"
+fi
 nc=$(count_act "$d2/ext4-mixed.bin" C)
 if grep -q "<td>ext4-mixed</td><td>[0-9]*</td><td>[0-9]*</td><td>[0-9]*</td><td>$nc</td>" "$w/rep.html"; then
 	pass "--html: the summary counts $nc completions for ext4-mixed, as blkparse does"
