@@ -255,9 +255,10 @@ static void perfetto_links(struct blk_strbuf *sb, const struct iow_opts *o, cons
 		iow_xml_escape(sb, href);
 		blk_strbuf_addstr(sb, "\">");
 		iow_xml_escape(sb, href);
-		blk_strbuf_addstr(sb, "</a> <span class=\"note\">(every I/O stage by stage: open "
-				      "https://ui.perfetto.dev and drag the file onto the page; it is read "
-				      "in the browser, nothing is uploaded)</span></p>\n");
+		blk_strbuf_addstr(
+			sb, "</a> <span class=\"note\">(every I/O stage by stage: open "
+			    "https://ui.perfetto.dev and drag the file onto the page; it is read "
+			    "in the browser, nothing is uploaded)</span></p>\n");
 	}
 }
 
