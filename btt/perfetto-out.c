@@ -23,6 +23,10 @@
  * the newest event: the end is still waiting when the note comes, and gets the flow's start.
  * An I/O whose end went out already (it completed more than HOLD_NS before the wait's end,
  * or past MAX_PENDING) gives no flow: counted in the remarks.
+ *
+ * Drawing. A record that goes out is handed to pfpipe.h, which draws it (pfdraw.c, the
+ * writer, the file's thread) on a second thread while this one reads on; an error of the
+ * drawing is known at the end (pfout_finish()).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -36,6 +40,7 @@
 #include "iomodel.h"
 #include "perfetto-out.h"
 #include "pfdraw.h"
+#include "pfpipe.h"
 #include "pforder.h"
 #include "u64map.h"
 #include "blk/iowait.h"
@@ -98,7 +103,8 @@ struct pfout {
 	struct btt *b;
 	char *path;
 	struct blk_output *out;
-	struct pfdraw *d;
+	struct pfpipe *d; /* the drawing (on a second thread) */
+	int started;
 	struct blk_wallclock *wall;
 	uint64_t first_ts;
 	struct slot *slots;
@@ -259,45 +265,38 @@ static void draw(struct pfout *p, const struct pf_rec *r)
 {
 	/* an I/O's records name its slot; the others' slot is a device's (or track's) number,
 	 * no index of p->slots (which may not even exist yet) */
-	struct slot *s = r->kind == REC_QUEUED ? &p->slots[r->slot] : NULL;
 	double v;
-	int ret = 0;
 
 	switch (r->kind) {
 	case REC_COUNTER:
-		ret = pfdraw_counter(p->d, r->slot, (enum pf_ctr)r->a, r->ts, (int64_t)r->b);
+		pfpipe_counter(p->d, r->slot, (enum pf_ctr)r->a, r->ts, (int64_t)r->b);
 		break;
 	case REC_RATE:
 		memcpy(&v, &r->b, sizeof(v));
-		ret = pfdraw_rate(p->d, r->slot, (enum pf_ctr)r->a, r->ts, v);
+		pfpipe_rate(p->d, r->slot, (enum pf_ctr)r->a, r->ts, v);
 		break;
 	case REC_QUEUED:
 		/* the device's queued count rides on the instant */
-		ret = pfdraw_counter(p->d, s->io.dev, PF_QUEUED, r->ts, (int64_t)r->a);
-		if (!ret)
-			ret = pfdraw_queued(p->d, &s->io, r->ts);
+		pfpipe_queued(p->d, &p->slots[r->slot].io, r->ts, (int64_t)r->a);
 		break;
 	case REC_UNPLUG:
-		ret = pfdraw_instant(p->d, r->slot, r->ts, r->b ? "unplug (timer)" : "unplug",
-				     "count", NULL, r->a);
+		pfpipe_instant(p->d, r->slot, r->ts, r->b ? "unplug (timer)" : "unplug", "count",
+			       NULL, r->a);
 		break;
 	case REC_REQUEUE:
-		ret = pfdraw_instant(p->d, r->slot, r->ts, "requeue", "sector", NULL, r->a);
+		pfpipe_instant(p->d, r->slot, r->ts, "requeue", "sector", NULL, r->a);
 		break;
 	case REC_MESSAGE:
-		ret = pfdraw_instant(p->d, r->slot, r->ts, "message", "text",
-				     (const char *)(uintptr_t)r->a, 0);
-		free((void *)(uintptr_t)r->a);
+		/* the text goes with it, to be freed once drawn */
+		pfpipe_instant(p->d, r->slot, r->ts, "message", "text", (char *)(uintptr_t)r->a, 0);
 		break;
 	case REC_WAIT_BEGIN:
-		ret = pfdraw_wait_begin(p->d, (const struct pf_wait *)(uintptr_t)r->a, r->ts);
+		pfpipe_wait_begin(p->d, (const struct pf_wait *)(uintptr_t)r->a, r->ts);
 		break;
 	case REC_WAIT_END:
-		ret = pfdraw_wait_end(p->d, (const struct pf_wait *)(uintptr_t)r->a, r->ts);
-		free((void *)(uintptr_t)r->a);
+		pfpipe_wait_end(p->d, (struct pf_wait *)(uintptr_t)r->a, r->ts);
 		break;
 	}
-	set_error(p, ret);
 }
 
 /* record @k of the run of slot @i (its slice) */
@@ -305,7 +304,6 @@ static void draw_run(struct pfout *p, uint32_t i, unsigned int k)
 {
 	struct slot *s = &p->slots[i];
 	uint64_t ts = s->rts[k];
-	int ret;
 
 	if (k == 0) {
 		if (s->io.flow_from) {
@@ -322,17 +320,14 @@ static void draw_run(struct pfout *p, uint32_t i, unsigned int k)
 				p->cancelled++;
 			}
 		}
-		ret = pfdraw_begin(p->d, &s->io, ts);
+		pfpipe_begin(p->d, i, &s->io, ts);
 		s->begun = 1;
 	} else if (k + 1 < s->rn) {
-		ret = pfdraw_stage(p->d, &s->io, ts, s->rname[k], k == 1);
+		pfpipe_stage(p->d, i, ts, s->rname[k], k == 1);
 	} else {
-		ret = pfdraw_counter(p->d, s->io.dev, PF_QUEUED, ts, (int64_t)s->end_queued);
-		if (!ret)
-			ret = pfdraw_end(p->d, &s->io, ts, s->flow_end);
+		pfpipe_end(p->d, i, ts, (int64_t)s->end_queued, s->flow_end);
 		slot_free(p, i);
 	}
-	set_error(p, ret);
 }
 
 /* the order of record @k of the run of @s */
@@ -354,22 +349,33 @@ static uint64_t watermark(const struct pfout *p)
 	return w;
 }
 
-/* take the first record waiting: drawn if @draw_it and no error came, else dropped */
-static void take(struct pfout *p, int draw_it)
+/*
+ * Take the first record waiting: drawn if @draw_it and no error came, else dropped. With
+ * @more, the records of its run at the same time are next (nothing comes between): they
+ * are drawn with it.
+ */
+static void take(struct pfout *p, int draw_it, int more)
 {
 	struct pf_rec r;
 
 	if (pfo_pop(&p->q, &r)) {
 		struct slot *s = &p->slots[r.slot];
-		unsigned int k = s->rk++;
+		unsigned int k = s->rk++, end;
 
-		if (!draw_it)
+		if (!draw_it) {
 			pfo_run_drop(&p->q, s->rn - s->rk);
-		else if (s->rk < s->rn)
+			return;
+		}
+		while (more && s->rk < s->rn && s->rts[s->rk] == s->rts[k]) {
+			s->rk++;
+			pfo_run_skip(&p->q, 1);
+		}
+		end = s->rk;
+		if (s->rk < s->rn)
 			pfo_run_next(&p->q, s->rts[s->rk], run_order(s, s->rk));
 		else
 			pfo_run_drop(&p->q, 0);
-		if (draw_it && !p->err)
+		for (; k < end && !p->err; k++)
 			draw_run(p, r.slot, k);
 		return;
 	}
@@ -385,7 +391,7 @@ static void drain(struct pfout *p, int all)
 	uint64_t w = watermark(p), ts, order;
 
 	while (pfo_min(&p->q, &ts, &order) && (all || ts < w || p->q.n > MAX_PENDING))
-		take(p, 1);
+		take(p, 1, all || ts < w);
 }
 
 /* ---- the trace's start ---- */
@@ -396,7 +402,7 @@ static void start(struct pfout *p)
 	int64_t sec;
 	long nsec;
 
-	if (pfdraw_started(p->d) || p->err)
+	if (p->started || p->err)
 		return;
 	if (blk_wallclock_base(p->wall, &sec, &nsec) != BLK_WALL_NONE && sec >= 0) {
 		/* the wall clock of time 0, which the writer relates to start_ns */
@@ -405,7 +411,8 @@ static void start(struct pfout *p)
 		o.wall_sec = sec;
 		o.wall_nsec = nsec;
 	}
-	set_error(p, pfdraw_start(p->d, &o));
+	pfpipe_start(p->d, &o);
+	p->started = 1;
 }
 
 static struct dstate *dstate(struct pfout *p, uint32_t idx)
@@ -540,7 +547,7 @@ static void on_tick(void *ctx, uint64_t t)
 
 	if (t > p->now)
 		p->now = t;
-	if (pfo_min(&p->q, &ts, &order) && (ts < p->now || p->q.n > MAX_PENDING))
+	if (pfo_min(&p->q, &ts, &order) && (ts < watermark(p) || p->q.n > MAX_PENDING))
 		drain(p, 0);
 }
 
@@ -551,7 +558,7 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 	struct dstate *ds;
 
 	if (e->kind == BTT_EV_NEW) {
-		if (!pfdraw_started(p->d)) {
+		if (!p->started) {
 			/* the first event: the wall clock is known (a trace has its notes
 			 * first) and this event settles it */
 			blk_wallclock_record(p->wall, e->ev);
@@ -560,7 +567,7 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 		}
 		dstate(p, dev);
 		if (!p->err)
-			set_error(p, pfdraw_device(p->d, e->dev));
+			pfpipe_device(p->d, e->dev);
 		return;
 	}
 	ds = dstate(p, dev);
@@ -783,7 +790,7 @@ int pfout_open(struct btt *b)
 	}
 	/* the file is written (and compressed) on a second thread; without one, on this */
 	blk_output_set_async(p->out);
-	p->d = pfdraw_new(p->out);
+	p->d = pfpipe_new(p->out);
 	p->wall = blk_wallclock_new();
 	if (!p->wall)
 		die("out of memory");
@@ -881,9 +888,7 @@ int pfout_finish(struct pfout *p, uint64_t last_time)
 		if (p->dev[i].win != NO_WINDOW)
 			window_close(p, (uint32_t)i, NO_WINDOW);
 	drain(p, 1);
-	if (!p->err)
-		set_error(p, pfdraw_flush(p->d));
-	ret = pfdraw_free(p->d);
+	ret = pfpipe_finish(p->d);
 	p->d = NULL;
 	set_error(p, ret);
 	ret = blk_output_close(p->out);
@@ -913,8 +918,8 @@ void pfout_free(struct pfout *p)
 	if (!p)
 		return;
 	while (p->q.n)
-		take(p, 0);
-	pfdraw_free(p->d);
+		take(p, 0, 0);
+	pfpipe_finish(p->d);
 	blk_output_close(p->out);
 	blk_wallclock_free(p->wall);
 	u64map_free(&p->map);

@@ -9,14 +9,6 @@
 #include "alloc.h"
 #include "pforder.h"
 
-#define RUN (1u << 31)
-
-/* in the heap: a single record (its index in the pool) or a run (RUN | its id) */
-struct pfo_ent {
-	uint64_t ts, order;
-	uint32_t ref;
-};
-
 static int ent_before(const struct pfo_ent *x, const struct pfo_ent *y)
 {
 	return pf_before(x->ts, x->order, y->ts, y->order);
@@ -103,24 +95,7 @@ void pfo_push(struct pforder *q, const struct pf_rec *r, uint64_t now)
 void pfo_push_run(struct pforder *q, uint64_t ts, uint64_t order, uint32_t id, uint32_t count)
 {
 	q->n += count;
-	heap_up(q, (struct pfo_ent){ts, order, RUN | id});
-}
-
-int pfo_min(const struct pforder *q, uint64_t *ts, uint64_t *order)
-{
-	const struct pf_rec *f = q->fn ? &q->fifo[q->fhead] : NULL;
-	const struct pfo_ent *h = q->nheap ? &q->heap[0] : NULL;
-
-	if (f && (!h || pf_before(f->ts, f->order, h->ts, h->order))) {
-		*ts = f->ts;
-		*order = f->order;
-		return 1;
-	}
-	if (!h)
-		return 0;
-	*ts = h->ts;
-	*order = h->order;
-	return 1;
+	heap_up(q, (struct pfo_ent){ts, order, PFO_RUN | id});
 }
 
 int pfo_pop(struct pforder *q, struct pf_rec *r)
@@ -135,10 +110,10 @@ int pfo_pop(struct pforder *q, struct pf_rec *r)
 		q->fn--;
 		return 0;
 	}
-	if (h->ref & RUN) {
+	if (h->ref & PFO_RUN) {
 		r->ts = h->ts;
 		r->order = h->order;
-		r->slot = h->ref & ~RUN;
+		r->slot = h->ref & ~PFO_RUN;
 		return 1;
 	}
 	*r = q->pool[h->ref];

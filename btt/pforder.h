@@ -25,7 +25,12 @@ struct pf_rec {
 	uint32_t kind, slot;
 };
 
-struct pfo_ent;
+/* in the heap: a single record (its index in the pool) or a run (PFO_RUN | its id) */
+#define PFO_RUN (1u << 31)
+struct pfo_ent {
+	uint64_t ts, order;
+	uint32_t ref;
+};
 
 /* Zeroed is empty. */
 struct pforder {
@@ -51,7 +56,22 @@ void pfo_push(struct pforder *q, const struct pf_rec *r, uint64_t now);
 void pfo_push_run(struct pforder *q, uint64_t ts, uint64_t order, uint32_t id, uint32_t count);
 
 /* 1 and the smallest time and order waiting in *@ts, *@order; 0 when nothing waits. */
-int pfo_min(const struct pforder *q, uint64_t *ts, uint64_t *order);
+static inline int pfo_min(const struct pforder *q, uint64_t *ts, uint64_t *order)
+{
+	const struct pf_rec *f = q->fn ? &q->fifo[q->fhead] : NULL;
+	const struct pfo_ent *h = q->nheap ? &q->heap[0] : NULL;
+
+	if (f && (!h || pf_before(f->ts, f->order, h->ts, h->order))) {
+		*ts = f->ts;
+		*order = f->order;
+		return 1;
+	}
+	if (!h)
+		return 0;
+	*ts = h->ts;
+	*order = h->order;
+	return 1;
+}
 
 /*
  * Take the smallest record (something must wait): 0 and the record in *@r, or 1 for the
@@ -64,6 +84,15 @@ void pfo_run_next(struct pforder *q, uint64_t ts, uint64_t order);
 
 /* The run just taken leaves the queue, with @left records of it not drawn. */
 void pfo_run_drop(struct pforder *q, uint32_t left);
+
+/*
+ * @count more records of the run just taken are taken with it (before pfo_run_next() or
+ * pfo_run_drop()): those at the same time, which nothing can come between.
+ */
+static inline void pfo_run_skip(struct pforder *q, uint32_t count)
+{
+	q->n -= count;
+}
 
 void pfo_free(struct pforder *q);
 
