@@ -9,9 +9,10 @@
 #include "alloc.h"
 #include "pforder.h"
 
-static int ent_before(const struct pfo_ent *x, const struct pfo_ent *y)
+/* without branches: which child is smaller is a coin toss, which a branch would mispredict */
+static inline int ent_before(const struct pfo_ent *x, const struct pfo_ent *y)
 {
-	return pf_before(x->ts, x->order, y->ts, y->order);
+	return (x->ts < y->ts) | ((x->ts == y->ts) & (x->order < y->order));
 }
 
 static void heap_up(struct pforder *q, struct pfo_ent e)
@@ -34,8 +35,8 @@ static void heap_down(struct pforder *q, struct pfo_ent e)
 
 		if (c >= n)
 			break;
-		if (c + 1 < n && ent_before(&q->heap[c + 1], &q->heap[c]))
-			c++;
+		if (c + 1 < n)
+			c += (size_t)ent_before(&q->heap[c + 1], &q->heap[c]);
 		if (!ent_before(&q->heap[c], &e))
 			break;
 		q->heap[i] = q->heap[c];
