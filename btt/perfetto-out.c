@@ -779,7 +779,10 @@ int pfout_open(struct btt *b)
 				 letters[y]);
 		snprintf(p->names[x][L_NR], sizeof(p->names[x][L_NR]), "after %c", letters[x]);
 	}
-	p->out = blk_output_open(path, n > 3 && !strcmp(path + n - 3, ".gz") ? BLK_OUTPUT_GZIP : 0);
+	/* gzip at its fastest: level 6 takes twice as long for a file a quarter smaller */
+	p->out = blk_output_open(path, n > 3 && !strcmp(path + n - 3, ".gz")
+					       ? BLK_OUTPUT_GZIP | BLK_OUTPUT_GZIP_FAST
+					       : 0);
 	if (!p->out) {
 		p->err = -errno;
 		snprintf(p->msg, sizeof(p->msg), "cannot create Perfetto trace '%s': %s", path,
