@@ -166,7 +166,7 @@ static uint64_t watermark(const struct pfout *p);
 static void drop(const struct pf_rec *r)
 {
 	if (r->kind == REC_MESSAGE || r->kind == REC_WAIT_END)
-		free((void *)(uintptr_t)r->a);
+		free((void *)(uintptr_t)r->v);
 }
 
 /* nothing waiting comes before (@ts, @order), nothing to come can: it can be drawn now
@@ -179,14 +179,15 @@ static int now_or_never(const struct pfout *p, uint64_t ts, uint64_t order)
 	       p->q.n <= MAX_PENDING;
 }
 
+/* record @kind at @ts (@counter: a counter value, first at its time), with @slot, @x, @v */
 static void push(struct pfout *p, uint64_t ts, int counter, uint32_t kind, uint32_t slot,
-		 uint64_t a, uint64_t b)
+		 unsigned int x, uint64_t v)
 {
 	struct pf_rec r = {.ts = ts,
 			   .order = (counter ? 0 : 1ull << 63) | p->seq++,
-			   .a = a,
-			   .b = b,
-			   .kind = kind,
+			   .v = v,
+			   .x = (uint16_t)x,
+			   .kind = (uint16_t)kind,
 			   .slot = slot};
 
 	if (now_or_never(p, ts, r.order)) {
@@ -269,32 +270,32 @@ static void draw(struct pfout *p, const struct pf_rec *r)
 
 	switch (r->kind) {
 	case REC_COUNTER:
-		pfpipe_counter(p->d, r->slot, (enum pf_ctr)r->a, r->ts, (int64_t)r->b);
+		pfpipe_counter(p->d, r->slot, (enum pf_ctr)r->x, r->ts, (int64_t)r->v);
 		break;
 	case REC_RATE:
-		memcpy(&v, &r->b, sizeof(v));
-		pfpipe_rate(p->d, r->slot, (enum pf_ctr)r->a, r->ts, v);
+		memcpy(&v, &r->v, sizeof(v));
+		pfpipe_rate(p->d, r->slot, (enum pf_ctr)r->x, r->ts, v);
 		break;
 	case REC_QUEUED:
 		/* the device's queued count rides on the instant */
-		pfpipe_queued(p->d, &p->slots[r->slot].io, r->ts, (int64_t)r->a);
+		pfpipe_queued(p->d, &p->slots[r->slot].io, r->ts, (int64_t)r->v);
 		break;
 	case REC_UNPLUG:
-		pfpipe_instant(p->d, r->slot, r->ts, r->b ? "unplug (timer)" : "unplug", "count",
-			       NULL, r->a);
+		pfpipe_instant(p->d, r->slot, r->ts, r->x ? "unplug (timer)" : "unplug", "count",
+			       NULL, r->v);
 		break;
 	case REC_REQUEUE:
-		pfpipe_instant(p->d, r->slot, r->ts, "requeue", "sector", NULL, r->a);
+		pfpipe_instant(p->d, r->slot, r->ts, "requeue", "sector", NULL, r->v);
 		break;
 	case REC_MESSAGE:
 		/* the text goes with it, to be freed once drawn */
-		pfpipe_instant(p->d, r->slot, r->ts, "message", "text", (char *)(uintptr_t)r->a, 0);
+		pfpipe_instant(p->d, r->slot, r->ts, "message", "text", (char *)(uintptr_t)r->v, 0);
 		break;
 	case REC_WAIT_BEGIN:
-		pfpipe_wait_begin(p->d, (const struct pf_wait *)(uintptr_t)r->a, r->ts);
+		pfpipe_wait_begin(p->d, (const struct pf_wait *)(uintptr_t)r->v, r->ts);
 		break;
 	case REC_WAIT_END:
-		pfpipe_wait_end(p->d, (struct pf_wait *)(uintptr_t)r->a, r->ts);
+		pfpipe_wait_end(p->d, (struct pf_wait *)(uintptr_t)r->v, r->ts);
 		break;
 	}
 }
@@ -527,8 +528,8 @@ static void on_wait(struct pfout *p, const struct blk_event *ev)
 			p->wait_late++;
 		}
 	}
-	push(p, s, 0, REC_WAIT_BEGIN, 0, (uintptr_t)w, 0);
-	push(p, e, 0, REC_WAIT_END, 0, (uintptr_t)w, 0);
+	push(p, s, 0, REC_WAIT_BEGIN, 0, 0, (uintptr_t)w);
+	push(p, e, 0, REC_WAIT_END, 0, 0, (uintptr_t)w);
 }
 
 static void on_note(void *ctx, const struct blk_event *ev)
@@ -582,7 +583,7 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 	case BTT_EV_REQUEUE:
 		if (ds->driver > 0)
 			counter(p, dev, PF_DRIVER, e->ev->time, --ds->driver);
-		push(p, e->ev->time, 0, REC_REQUEUE, dev, e->ev->sector, 0);
+		push(p, e->ev->time, 0, REC_REQUEUE, dev, 0, e->ev->sector);
 		break;
 	case BTT_EV_COMPLETE_BEFORE_Q:
 		ds->c_before_q++;
@@ -593,14 +594,14 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 		break;
 	case BTT_EV_UNPLUG:
 	case BTT_EV_UNPLUG_TIMER:
-		push(p, e->ev->time, 0, REC_UNPLUG, dev, e->count, e->kind == BTT_EV_UNPLUG_TIMER);
+		push(p, e->ev->time, 0, REC_UNPLUG, dev, e->kind == BTT_EV_UNPLUG_TIMER, e->count);
 		break;
 	case BTT_EV_MESSAGE: {
 		char *text = xmalloc(e->len + 1);
 
 		memcpy(text, e->text, e->len);
 		text[e->len] = '\0';
-		push(p, e->ev->time, 0, REC_MESSAGE, dev, (uintptr_t)text, 0);
+		push(p, e->ev->time, 0, REC_MESSAGE, dev, 0, (uintptr_t)text);
 		break;
 	}
 	default:
@@ -657,7 +658,7 @@ static void queued(struct pfout *p, const struct btt_io *io, uint64_t t)
 	if (u64map_put(&p->map, key, i) < 0)
 		die("out of memory");
 	flight_add(p, i);
-	push(p, t, 0, REC_QUEUED, i, (uint64_t)++ds->queued, 0);
+	push(p, t, 0, REC_QUEUED, i, 0, (uint64_t)++ds->queued);
 }
 
 static void on_stage(void *ctx, const struct btt_io *io, enum btt_stage st, uint64_t t)

@@ -84,7 +84,7 @@ void pfo_push(struct pforder *q, const struct pf_rec *r, uint64_t now)
 	}
 	if (q->pool_free) {
 		i = q->pool_free - 1;
-		q->pool_free = (size_t)q->pool[i].a;
+		q->pool_free = (size_t)q->pool[i].v;
 	} else {
 		q->pool = array_grow(q->pool, &q->apool, q->npool, sizeof(*q->pool));
 		i = q->npool++;
@@ -118,7 +118,7 @@ int pfo_pop(struct pforder *q, struct pf_rec *r)
 		return 1;
 	}
 	*r = q->pool[h->ref];
-	q->pool[h->ref].a = q->pool_free;
+	q->pool[h->ref].v = q->pool_free;
 	q->pool_free = (size_t)h->ref + 1;
 	heap_pop(q);
 	return 0;

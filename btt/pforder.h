@@ -17,12 +17,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* a record to draw at @ts; at one time the smaller @order first; @kind, @slot, @a, @b: the
- * caller's */
+/* a record to draw at @ts; at one time the smaller @order first; @v, @slot, @kind, @x: the
+ * caller's (32 bytes: the FIFO holds thousands) */
 struct pf_rec {
 	uint64_t ts, order;
-	uint64_t a, b;
-	uint32_t kind, slot;
+	uint64_t v;
+	uint32_t slot;
+	uint16_t kind, x;
 };
 
 /* in the heap: a single record (its index in the pool) or a run (PFO_RUN | its id) */
@@ -40,7 +41,7 @@ struct pforder {
 	size_t nheap, aheap;
 	struct pf_rec *pool; /* the heap's single records */
 	size_t npool, apool;
-	size_t pool_free; /* a free list through pool[].a: index + 1, 0: none */
+	size_t pool_free; /* a free list through pool[].v: index + 1, 0: none */
 	size_t n; /* records waiting, those of runs counted */
 };
 
