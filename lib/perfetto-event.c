@@ -157,26 +157,27 @@ static int event_fast(struct blk_perfetto *pf, int type, const struct blk_perfet
 	size_t bound, slen[FAST_ARGS];
 	struct blk_strbuf *sb;
 	unsigned char *start, *w, *pkt, *te;
-	int ret;
+	int fixed = !!(ev->flags & BLK_PERFETTO_EV_FIXED_NAME),
+	    fixed_args = !!(ev->flags & BLK_PERFETTO_EV_FIXED_ARG_NAMES), ret;
 
 	if (ev->nargs > FAST_ARGS)
 		return 1;
 	/* interned in the slow path's order: category, name, each argument's name and value */
 	if (type != TYPE_SLICE_END) {
-		if (ev->category && !(cat = blk_pf_intern(pf, K_CATEGORY, ev->category)))
+		if (ev->category && !(cat = blk_pf_intern(pf, K_CATEGORY, ev->category, fixed)))
 			return 1;
-		if (!(name = blk_pf_intern(pf, K_NAME, ev->name)))
+		if (!(name = blk_pf_intern(pf, K_NAME, ev->name, fixed)))
 			return 1;
 	}
 	bound = 64 + pf->pending.len + 11 * (ev->nflows + ev->nterminating) + 22 * ev->nvalues;
 	for (unsigned int i = 0; i < ev->nargs; i++) {
 		const struct blk_perfetto_arg *a = &ev->args[i];
 
-		if (!(an[i] = blk_pf_intern(pf, K_ARG_NAME, a->name)))
+		if (!(an[i] = blk_pf_intern(pf, K_ARG_NAME, a->name, fixed_args)))
 			return 1;
 		bound += 32;
 		if (a->type == BLK_PERFETTO_ARG_ISTR &&
-		    !(as[i] = blk_pf_intern(pf, K_ARG_STRING, a->v.s)))
+		    !(as[i] = blk_pf_intern(pf, K_ARG_STRING, a->v.s, 0)))
 			return 1;
 		if (a->type == BLK_PERFETTO_ARG_STR)
 			bound += (slen[i] = strlen(a->v.s));

@@ -170,9 +170,10 @@ static inline struct pf_track *pf_track_of(struct blk_perfetto *pf, uint64_t uui
 /*
  * The iid of string @s of @kind: found, or given now with its definition added to the
  * entries pending for the next packet. 0 when the string is not interned (too long, the
- * table full, or out of memory): the caller writes it inline.
+ * table full, or out of memory): the caller writes it inline. @fixed: @s is a fixed string
+ * (BLK_PERFETTO_EV_FIXED_NAME), found again by its address alone.
  */
-uint64_t blk_pf_intern(struct blk_perfetto *pf, int kind, const char *s);
+uint64_t blk_pf_intern(struct blk_perfetto *pf, int kind, const char *s, int fixed);
 
 /* A string field of the packet being built, interned (field @iid_field) or inline. */
 void blk_pf_put_str(struct blk_perfetto *pf, int kind, uint32_t iid_field, uint32_t str_field,

@@ -79,15 +79,19 @@ static int strings_rehash(struct blk_perfetto *pf)
 static uint64_t intern_slow(struct blk_perfetto *pf, int kind, const char *s);
 
 /*
- * The iid of @s, found first among the strings last interned at the same address (checked:
- * a caller's buffer may hold another string now), then in the table.
+ * The iid of @s, found first among the strings last interned at the same address (checked,
+ * unless @fixed: a caller's buffer may hold another string now), then in the table.
  */
-uint64_t blk_pf_intern(struct blk_perfetto *pf, int kind, const char *s)
+uint64_t blk_pf_intern(struct blk_perfetto *pf, int kind, const char *s, int fixed)
 {
-	struct pf_recent *r = &pf->recent[((uintptr_t)s >> 3 ^ (uintptr_t)kind * 7) % RECENT];
+	/* by the whole address (short literals lie a few bytes apart) and the kind */
+	struct pf_recent *r =
+		&pf->recent[((uint64_t)(uintptr_t)s * 0x9E3779B97F4A7C15ull >> 58 ^ (unsigned)kind) %
+			    RECENT];
 	uint64_t iid;
 
-	if (r->s == s && r->kind == kind && !strncmp(pf->arena + r->off, s, r->len) && !s[r->len])
+	if (r->s == s && r->kind == kind &&
+	    (fixed || (!strncmp(pf->arena + r->off, s, r->len) && !s[r->len])))
 		return r->iid;
 	iid = intern_slow(pf, kind, s);
 	if (iid) {
@@ -158,7 +162,7 @@ static uint64_t intern_slow(struct blk_perfetto *pf, int kind, const char *s)
 void blk_pf_put_str(struct blk_perfetto *pf, int kind, uint32_t iid_field, uint32_t str_field,
 		    const char *s)
 {
-	uint64_t iid = blk_pf_intern(pf, kind, s);
+	uint64_t iid = blk_pf_intern(pf, kind, s, 0);
 
 	if (iid)
 		blk_pb_varint(&pf->pkt, iid_field, iid);

@@ -376,6 +376,58 @@ static void test_long_strings(void **state)
 	unlink(path);
 }
 
+/* events of fixed names on a slice track, with @flags: begins, stage-like ends and begins */
+static void write_fixed(const char *path, unsigned int flags)
+{
+	static const char *const names[] = {"io", "Q2G", "G2D", "D2C"};
+	struct blk_perfetto_track ts = {.type = BLK_PERFETTO_TRACK_SLICE, .name = "d"};
+	char buf[8];
+	struct blk_perfetto_arg a[2] = {BLK_PERFETTO_UINT("sector", 0),
+					BLK_PERFETTO_ISTR("rwbs", buf)};
+	struct blk_perfetto_event ev = {.track = 1, .args = a, .nargs = 2, .flags = flags};
+	struct blk_perfetto *pf = blk_perfetto_open(path, NULL);
+	uint64_t u;
+
+	assert_non_null(pf);
+	assert_int_equal(blk_perfetto_track_new(pf, &ts, &u), 0);
+	for (int i = 0; i < 300; i++) {
+		/* a buffer whose text changes: an arg value, not fixed */
+		snprintf(buf, sizeof(buf), "%c", "RWD"[i % 3]);
+		for (int k = 0; k < 4; k++) {
+			ev.ts = (uint64_t)i * 100 + (uint64_t)k * 10;
+			ev.name = names[k];
+			a[0].v.u = (uint64_t)i;
+			if (k > 1)
+				assert_int_equal(blk_perfetto_end_at(pf, 1, ev.ts), 0);
+			assert_int_equal(blk_perfetto_begin(pf, &ev), 0);
+		}
+		assert_int_equal(blk_perfetto_end_at(pf, 1, (uint64_t)i * 100 + 50), 0);
+		assert_int_equal(blk_perfetto_end_at(pf, 1, (uint64_t)i * 100 + 50), 0);
+	}
+	assert_int_equal(blk_perfetto_close(pf), 0);
+}
+
+/* Names said to be fixed (found by their address alone): the same file as without. */
+static void test_fixed_names(void **state)
+{
+	char p1[64], p2[64];
+	struct file f1, f2;
+
+	(void)state;
+	write_fixed(temp_name(p1, ""), 0);
+	write_fixed(temp_name(p2, ""),
+		    BLK_PERFETTO_EV_FIXED_NAME | BLK_PERFETTO_EV_FIXED_ARG_NAMES);
+	f1 = read_file(p1, 0);
+	f2 = read_file(p2, 0);
+	assert_true(f1.n > 300 * 5 * 4);
+	assert_int_equal(f1.n, f2.n);
+	assert_memory_equal(f1.p, f2.p, f1.n);
+	free(f1.p);
+	free(f2.p);
+	unlink(p1);
+	unlink(p2);
+}
+
 static void test_descriptors(void **state)
 {
 	struct blk_perfetto_track dev = {.type = BLK_PERFETTO_TRACK_SLICE,
@@ -714,6 +766,7 @@ int main(void)
 		cmocka_unit_test(test_wall_clock),
 		cmocka_unit_test(test_args_flows_counters),
 		cmocka_unit_test(test_long_strings),
+		cmocka_unit_test(test_fixed_names),
 		cmocka_unit_test(test_descriptors),
 		cmocka_unit_test(test_lanes),
 		cmocka_unit_test(test_refused),
