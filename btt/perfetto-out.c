@@ -792,8 +792,6 @@ int pfout_open(struct btt *b)
 			 "give --perfetto a file in a directory you can write to");
 		return -1;
 	}
-	/* the file is written (and compressed) on a second thread; without one, on this */
-	blk_output_set_async(p->out);
 	p->d = pfpipe_new(p->out);
 	p->wall = blk_wallclock_new();
 	if (!p->wall)

@@ -14,6 +14,7 @@
 #include "alloc.h"
 #include "common.h"
 #include "pfpipe.h"
+#include "blk/output.h"
 #include "blk/perfetto.h"
 
 #define CHUNK_SIZE (64 * 1024)
@@ -81,8 +82,9 @@ struct chunk {
 
 struct pfpipe {
 	/* the caller's side */
+	struct blk_output *out;
 	struct chunk *cur;
-	int threaded;
+	int threaded, may_thread;
 	pthread_t thread;
 	/* between the two, under mu */
 	pthread_mutex_t mu;
@@ -227,25 +229,43 @@ static void *draw_thread(void *arg)
 struct pfpipe *pfpipe_new(struct blk_output *out)
 {
 	struct pfpipe *pp = xcalloc(1, sizeof(*pp));
-	sigset_t all, old;
 
+	pp->out = out;
 	pp->d = pfdraw_new(out);
 	pp->cur = xmalloc(sizeof(*pp->cur));
 	pp->cur->len = 0;
 	pp->made = 1;
+	pp->may_thread = 1;
 	pthread_mutex_init(&pp->mu, NULL);
 	pthread_cond_init(&pp->cv, NULL);
+	return pp;
+}
+
+/*
+ * The threads, made when the first chunk is full (a small trace is drawn at the end, on
+ * the caller's thread, and makes none): the drawing's, and the file's (which writes and
+ * compresses what the drawing encodes). Nothing has been drawn yet: the output is this
+ * thread's to hand over.
+ */
+static void start_threads(struct pfpipe *pp)
+{
+	sigset_t all, old;
+
+	pp->may_thread = 0;
+	blk_output_set_async(pp->out);
 	/* signals stay with the caller's thread, whose handlers expect them */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pp->threaded = pthread_create(&pp->thread, NULL, draw_thread, pp) == 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return pp;
 }
 
-/* the chunk filled goes to the drawing; a spare one (or a new one) is filled next */
-static void hand_over(struct pfpipe *pp)
+/* the chunk filled goes to the drawing (@last: the end); a spare one (or a new one) is
+ * filled next */
+static void hand_over(struct pfpipe *pp, int last)
 {
+	if (!pp->threaded && pp->may_thread && !last)
+		start_threads(pp);
 	if (!pp->threaded) {
 		run_chunk(pp, pp->cur);
 		return;
@@ -273,7 +293,7 @@ static void *put(struct pfpipe *pp, uint32_t kind, size_t size, uint32_t id, uin
 
 	size = (size + 7) & ~(size_t)7;
 	if (CHUNK_SIZE - pp->cur->len < size)
-		hand_over(pp);
+		hand_over(pp, 0);
 	c = (struct cmd *)(pp->cur->buf + pp->cur->len);
 	pp->cur->len += size;
 	c->kind = kind;
@@ -392,7 +412,7 @@ int pfpipe_finish(struct pfpipe *pp)
 	if (!pp)
 		return 0;
 	if (pp->cur->len)
-		hand_over(pp);
+		hand_over(pp, 1);
 	if (pp->threaded) {
 		pthread_mutex_lock(&pp->mu);
 		pp->stop = 1;

@@ -2,9 +2,11 @@
 /*
  * The drawing of btt --perfetto on a second thread: perfetto-out.c says what to draw, in
  * order, as it would call pfdraw.h; the calls are copied into chunks that a thread hands
- * to pfdraw.c (and so to the writer) while the next chunk fills. Without a thread (it could
- * not be made), a chunk is drawn when it is full, on the caller's thread. Memory: at most
- * PFPIPE_CHUNKS chunks.
+ * to pfdraw.c (and so to the writer) while the next chunk fills; the file is then written
+ * on a thread of its own (blk_output_set_async()). The threads are made when the first
+ * chunk is full: a small trace is drawn at the end on the caller's thread. Without a thread
+ * (it could not be made), a chunk is drawn when it is full, on the caller's thread. Memory:
+ * at most PFPIPE_CHUNKS chunks.
  *
  * An I/O is known by a number (its slot in perfetto-out.c) from pfpipe_begin() to
  * pfpipe_end(); the drawing keeps its copy of the I/O (its lane) meanwhile.
