@@ -28,6 +28,8 @@
 #include "blk/trace.h"
 
 #define MAX_VALUES 16
+/* the names of events and args: literals, or the caller's fixed strings (pfdraw.h) */
+#define FIXED (BLK_PERFETTO_EV_FIXED_NAME | BLK_PERFETTO_EV_FIXED_ARG_NAMES)
 
 static const char *const ctr_name[PF_NCTR] = {
 	"in driver", "queued", "read MB/s", "write MB/s", "read IOPS", "write IOPS",
@@ -315,7 +317,7 @@ static int proc_track(struct pfdraw *d, uint32_t pid, const char *name, uint64_t
 
 int pfdraw_queued(struct pfdraw *d, const struct pf_io *io, uint64_t ts)
 {
-	struct blk_perfetto_event ev = {.ts = ts, .name = "queued"};
+	struct blk_perfetto_event ev = {.ts = ts, .name = "queued", .flags = FIXED};
 	uint64_t uuid;
 	int ret;
 
@@ -369,7 +371,7 @@ int pfdraw_wait_begin(struct pfdraw *d, const struct pf_wait *w, uint64_t ts)
 		BLK_PERFETTO_UINT("ns", w->duration),
 		BLK_PERFETTO_ISTR("source", w->source),
 	};
-	struct blk_perfetto_event ev = {.name = "iowait", .args = args, .nargs = 2};
+	struct blk_perfetto_event ev = {.name = "iowait", .args = args, .nargs = 2, .flags = FIXED};
 	int ret;
 
 	if (d->err)
@@ -507,8 +509,12 @@ int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
 	};
 	char pname[256];
 	uint64_t term[2];
-	struct blk_perfetto_event ev = {
-		.ts = ts, .args = args, .nargs = 5, .terminating_flows = term};
+	/* the name is one of the names kept (io_name()), which change: not fixed */
+	struct blk_perfetto_event ev = {.ts = ts,
+					.args = args,
+					.nargs = 5,
+					.terminating_flows = term,
+					.flags = BLK_PERFETTO_EV_FIXED_ARG_NAMES};
 	const struct pf_name *nm;
 	int ret;
 
@@ -539,7 +545,8 @@ int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
 
 int pfdraw_stage(struct pfdraw *d, struct pf_io *io, uint64_t ts, const char *name, int first)
 {
-	struct blk_perfetto_event ev = {.track = io->lane, .ts = at(d, io->lane, ts)};
+	struct blk_perfetto_event ev = {
+		.track = io->lane, .ts = at(d, io->lane, ts), .flags = FIXED};
 	int ret;
 
 	if (!first && (ret = draw_event(d, blk_perfetto_end, &ev)))
@@ -551,7 +558,10 @@ int pfdraw_stage(struct pfdraw *d, struct pf_io *io, uint64_t ts, const char *na
 int pfdraw_end(struct pfdraw *d, struct pf_io *io, uint64_t ts, uint64_t flow)
 {
 	struct blk_perfetto_arg args[3];
-	struct blk_perfetto_event ev = {.track = io->lane, .ts = at(d, io->lane, ts), .args = args};
+	struct blk_perfetto_event ev = {.track = io->lane,
+					.ts = at(d, io->lane, ts),
+					.args = args,
+					.flags = BLK_PERFETTO_EV_FIXED_ARG_NAMES};
 	int ret;
 
 	if ((ret = draw_event(d, blk_perfetto_end, &ev)))
@@ -580,7 +590,8 @@ int pfdraw_instant(struct pfdraw *d, uint32_t dev, uint64_t ts, const char *name
 	struct blk_perfetto_arg a =
 		text ? (struct blk_perfetto_arg)BLK_PERFETTO_STR(arg, clean(text, buf, sizeof(buf)))
 		     : (struct blk_perfetto_arg)BLK_PERFETTO_UINT(arg, value);
-	struct blk_perfetto_event ev = {.ts = ts, .name = name, .args = &a, .nargs = 1};
+	struct blk_perfetto_event ev = {
+		.ts = ts, .name = name, .args = &a, .nargs = 1, .flags = FIXED};
 
 	if (d->err || dev >= d->ndev || !d->dev[dev].described)
 		return d->err ? d->err : -EINVAL;

@@ -98,7 +98,8 @@ int pfdraw_wait_end(struct pfdraw *d, const struct pf_wait *w, uint64_t ts);
 /* The slice of @io from @ts on the lowest free lane of its set (io->set). */
 int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts);
 
-/* Stage @name of @io from @ts (the end of the one before unless @first). */
+/* Stage @name of @io from @ts (the end of the one before unless @first); @name stays as it
+ * is at its address as long as the drawing lives (a fixed string, blk/perfetto.h). */
 int pfdraw_stage(struct pfdraw *d, struct pf_io *io, uint64_t ts, const char *name, int first);
 
 /*
@@ -107,7 +108,8 @@ int pfdraw_stage(struct pfdraw *d, struct pf_io *io, uint64_t ts, const char *na
  */
 int pfdraw_end(struct pfdraw *d, struct pf_io *io, uint64_t ts, uint64_t flow);
 
-/* An instant @name on device @dev's track, with argument @arg: @text, or @value if NULL. */
+/* An instant @name on device @dev's track, with argument @arg: @text, or @value if NULL;
+ * @name and @arg are fixed strings (see pfdraw_stage()). */
 int pfdraw_instant(struct pfdraw *d, uint32_t dev, uint64_t ts, const char *name, const char *arg,
 		   const char *text, uint64_t value);
 

@@ -63,8 +63,8 @@ struct blk_output *blk_output_fdopen(int fd, const char *name, unsigned int flag
 		goto fail;
 	if (flags & BLK_OUTPUT_GZIP) {
 		o->zbuf = malloc(OUT_FLUSH_AT);
-		if (!o->zbuf ||
-		    deflateInit2(&o->zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		if (!o->zbuf || deflateInit2(&o->zs, (flags & BLK_OUTPUT_GZIP_FAST) ? 1 : 6,
+					     Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 			goto fail;
 		o->zinit = 1;
 	}

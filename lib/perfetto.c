@@ -1,166 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The Perfetto trace writer: see the design note in include/blk/perfetto.h. Field numbers are
- * those of the schema (perfetto_trace.proto); each is named once below.
+ * The Perfetto trace writer: see the design note in include/blk/perfetto.h. This file: the
+ * trace, its tracks and lanes, interning, packets; the events are in perfetto-event.c.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "blk/output.h"
-#include "blk/perfetto.h"
-#include "blk/protobuf.h"
-
-/* Trace */
-#define F_TRACE_PACKET 1
-/* TracePacket */
-#define F_PKT_TIMESTAMP 8
-#define F_PKT_CLOCK_ID 58
-#define F_PKT_TRACK_EVENT 11
-#define F_PKT_TRACK_DESCRIPTOR 60
-#define F_PKT_CLOCK_SNAPSHOT 6
-#define F_PKT_SEQUENCE_ID 10
-#define F_PKT_INTERNED_DATA 12
-#define F_PKT_SEQUENCE_FLAGS 13
-#define F_PKT_DEFAULTS 59
-#define F_PKT_FIRST_ON_SEQUENCE 87
-#define SEQ_INCREMENTAL_STATE_CLEARED 1
-#define SEQ_NEEDS_INCREMENTAL_STATE 2
-/* TracePacketDefaults */
-#define F_DEFAULTS_CLOCK_ID 58
-/* ClockSnapshot, ClockSnapshot.Clock */
-#define F_SNAP_CLOCKS 1
-#define F_SNAP_PRIMARY 2
-#define F_CLOCK_ID 1
-#define F_CLOCK_TIMESTAMP 2
-#define F_CLOCK_INCREMENTAL 3
-/* TrackEvent */
-#define F_EV_CATEGORY_IIDS 3
-#define F_EV_CATEGORIES 22
-#define F_EV_NAME_IID 10
-#define F_EV_NAME 23
-#define F_EV_TYPE 9
-#define F_EV_TRACK 11
-#define F_EV_COUNTER 30
-#define F_EV_DOUBLE_COUNTER 44
-#define F_EV_EXTRA_TRACKS 31
-#define F_EV_EXTRA_VALUES 12
-#define F_EV_FLOWS 47
-#define F_EV_TERMINATING_FLOWS 48
-#define F_EV_FLOWS_OLD 36
-#define F_EV_TERMINATING_FLOWS_OLD 42
-#define F_EV_ANNOTATIONS 4
-#define TYPE_SLICE_BEGIN 1
-#define TYPE_SLICE_END 2
-#define TYPE_INSTANT 3
-#define TYPE_COUNTER 4
-/* DebugAnnotation */
-#define F_ARG_NAME_IID 1
-#define F_ARG_NAME 10
-#define F_ARG_BOOL 2
-#define F_ARG_UINT 3
-#define F_ARG_INT 4
-#define F_ARG_DOUBLE 5
-#define F_ARG_STRING 6
-#define F_ARG_STRING_IID 17
-/* InternedData; EventName, EventCategory, DebugAnnotationName, InternedString */
-#define F_INT_CATEGORIES 1
-#define F_INT_EVENT_NAMES 2
-#define F_INT_ARG_NAMES 3
-#define F_INT_ARG_STRINGS 29
-#define F_ENTRY_IID 1
-#define F_ENTRY_NAME 2
-/* TrackDescriptor, ProcessDescriptor, ThreadDescriptor, CounterDescriptor */
-#define F_TD_UUID 1
-#define F_TD_PARENT 5
-#define F_TD_NAME 2
-#define F_TD_DESCRIPTION 14
-#define F_TD_PROCESS 3
-#define F_TD_THREAD 4
-#define F_TD_COUNTER 8
-#define F_TD_CHILD_ORDERING 11
-#define F_TD_RANK 12
-#define F_TD_MERGE 15
-#define F_PROC_PID 1
-#define F_PROC_NAME 6
-#define F_THREAD_PID 1
-#define F_THREAD_TID 2
-#define F_THREAD_NAME 5
-#define F_CTR_UNIT 3
-#define F_CTR_UNIT_NAME 6
-#define F_CTR_MULTIPLIER 4
-#define F_CTR_INCREMENTAL 5
-#define F_CTR_SHARE_KEY 7
-
-#define MAX_VALUES 32
-
-enum intern_kind { K_NAME, K_CATEGORY, K_ARG_NAME, K_ARG_STRING, K_KINDS };
+#include "perfetto-int.h"
 
 static const uint32_t intern_field[K_KINDS] = {
 	[K_NAME] = F_INT_EVENT_NAMES,
 	[K_CATEGORY] = F_INT_CATEGORIES,
 	[K_ARG_NAME] = F_INT_ARG_NAMES,
 	[K_ARG_STRING] = F_INT_ARG_STRINGS,
-};
-
-struct pf_track {
-	uint8_t type; /* enum blk_perfetto_track_type */
-	uint8_t incremental;
-	uint8_t taken; /* a lane handed out */
-	uint32_t depth; /* slices open */
-	uint32_t set; /* lane set + 1, or 0 */
-	uint32_t lane;
-	uint64_t last_ts;
-	int64_t last_value; /* incremental counters */
-};
-
-struct pf_lanes {
-	uint64_t parent;
-	char *name;
-	int32_t rank;
-	uint64_t *uuid; /* lane index -> track uuid */
-	uint32_t *heap; /* free lane indices, a min-heap */
-	uint32_t n, nfree, cap;
-};
-
-struct pf_string {
-	uint32_t hash, iid, off, len; /* iid 0: empty slot */
-	uint8_t kind;
-};
-
-/* the strings last interned, by address: most names are the same few constants */
-#define RECENT 64
-struct pf_recent {
-	const char *s;
-	uint32_t iid, off, len;
-	uint8_t kind;
-};
-
-struct blk_perfetto {
-	struct blk_output *out;
-	int own_out;
-	int err; /* sticky output error */
-	uint32_t seq;
-	uint32_t clock;
-	int varint_flows; /* BLK_PERFETTO_VARINT_FLOWS */
-	uint64_t seq_ts; /* the incremental clock's value: time of the last relative packet */
-	struct blk_pb pkt; /* the packet being built */
-	struct blk_pb pending; /* InternedData entries not written yet */
-	struct pf_track *tracks; /* uuid - 1 -> track */
-	size_t ntracks, tracks_cap;
-	struct pf_lanes *sets;
-	unsigned int nsets, sets_cap;
-	struct pf_string *strings; /* open addressing, power-of-two size */
-	size_t nstrings, strings_cap;
-	char *arena;
-	size_t arena_len, arena_cap;
-	struct pf_recent recent[RECENT];
-	uint64_t next_iid[K_KINDS];
-	uint64_t next_flow;
-	/* the packet being built: its time, whether it is relative */
-	uint64_t pkt_ts;
-	int pkt_relative;
-	struct blk_perfetto_stats st;
 };
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -225,15 +79,19 @@ static int strings_rehash(struct blk_perfetto *pf)
 static uint64_t intern_slow(struct blk_perfetto *pf, int kind, const char *s);
 
 /*
- * The iid of @s, found first among the strings last interned at the same address (checked:
- * a caller's buffer may hold another string now), then in the table.
+ * The iid of @s, found first among the strings last interned at the same address (checked,
+ * unless @fixed: a caller's buffer may hold another string now), then in the table.
  */
-static uint64_t intern(struct blk_perfetto *pf, int kind, const char *s)
+uint64_t blk_pf_intern(struct blk_perfetto *pf, int kind, const char *s, int fixed)
 {
-	struct pf_recent *r = &pf->recent[((uintptr_t)s >> 3 ^ (uintptr_t)kind * 7) % RECENT];
+	/* by the whole address (short literals lie a few bytes apart) and the kind */
+	struct pf_recent *r =
+		&pf->recent[((uint64_t)(uintptr_t)s * 0x9E3779B97F4A7C15ull >> 58 ^ (unsigned)kind) %
+			    RECENT];
 	uint64_t iid;
 
-	if (r->s == s && r->kind == kind && !strncmp(pf->arena + r->off, s, r->len) && !s[r->len])
+	if (r->s == s && r->kind == kind &&
+	    (fixed || (!strncmp(pf->arena + r->off, s, r->len) && !s[r->len])))
 		return r->iid;
 	iid = intern_slow(pf, kind, s);
 	if (iid) {
@@ -301,10 +159,10 @@ static uint64_t intern_slow(struct blk_perfetto *pf, int kind, const char *s)
 }
 
 /* A string field, interned (field @iid_field) or inline (field @str_field). */
-static void put_str(struct blk_perfetto *pf, int kind, uint32_t iid_field, uint32_t str_field,
+void blk_pf_put_str(struct blk_perfetto *pf, int kind, uint32_t iid_field, uint32_t str_field,
 		    const char *s)
 {
-	uint64_t iid = intern(pf, kind, s);
+	uint64_t iid = blk_pf_intern(pf, kind, s, 0);
 
 	if (iid)
 		blk_pb_varint(&pf->pkt, iid_field, iid);
@@ -315,7 +173,7 @@ static void put_str(struct blk_perfetto *pf, int kind, uint32_t iid_field, uint3
 /* ---- packets ---- */
 
 /* Start a packet in pf->pkt, at time @ts if @has_ts. */
-static void pkt_begin(struct blk_perfetto *pf, int has_ts, uint64_t ts)
+void blk_pf_pkt_begin(struct blk_perfetto *pf, int has_ts, uint64_t ts)
 {
 	struct blk_pb *pb = &pf->pkt;
 
@@ -341,7 +199,7 @@ static void pkt_begin(struct blk_perfetto *pf, int has_ts, uint64_t ts)
  * Close the packet (with the interned entries its fields used, or any pending) and write it.
  * On success, the state that the packet changed is committed; on failure nothing is written.
  */
-static int pkt_finish(struct blk_perfetto *pf)
+int blk_pf_pkt_finish(struct blk_perfetto *pf)
 {
 	struct blk_pb *pb = &pf->pkt;
 	int ret;
@@ -419,7 +277,7 @@ static int write_first_packet(struct blk_perfetto *pf, const struct blk_perfetto
 	blk_pb_end(pb);
 	pf->seq_ts = start;
 	pf->pkt_relative = 0;
-	return pkt_finish(pf);
+	return blk_pf_pkt_finish(pf);
 }
 
 /* ---- lifecycle ---- */
@@ -528,13 +386,6 @@ uint64_t blk_perfetto_flow_new(struct blk_perfetto *pf)
 
 /* ---- tracks ---- */
 
-static struct pf_track *track(struct blk_perfetto *pf, uint64_t uuid)
-{
-	if (!uuid || uuid > pf->ntracks)
-		return NULL;
-	return &pf->tracks[uuid - 1];
-}
-
 static void put_descriptor(struct blk_perfetto *pf, const struct blk_perfetto_track *t,
 			   uint64_t uuid)
 {
@@ -602,7 +453,7 @@ int blk_perfetto_track_new(struct blk_perfetto *pf, const struct blk_perfetto_tr
 	if (pf->err)
 		return pf->err;
 	if ((unsigned int)t->type > BLK_PERFETTO_TRACK_THREAD ||
-	    (t->parent && !track(pf, t->parent)))
+	    (t->parent && !pf_track_of(pf, t->parent)))
 		return -EINVAL;
 	if ((unsigned int)t->child_ordering > BLK_PERFETTO_ORDER_EXPLICIT ||
 	    (unsigned int)t->merge > BLK_PERFETTO_MERGE_NONE ||
@@ -610,9 +461,9 @@ int blk_perfetto_track_new(struct blk_perfetto *pf, const struct blk_perfetto_tr
 		return -EINVAL;
 	if (grow((void **)&pf->tracks, &pf->tracks_cap, pf->ntracks + 1, sizeof(*pf->tracks)))
 		return -ENOMEM;
-	pkt_begin(pf, t->has_ts, t->ts);
+	blk_pf_pkt_begin(pf, t->has_ts, t->ts);
 	put_descriptor(pf, t, id);
-	if ((ret = pkt_finish(pf)))
+	if ((ret = blk_pf_pkt_finish(pf)))
 		return ret;
 	if (t->has_ts && !pf->pkt_relative)
 		pf->st.absolute++;
@@ -665,7 +516,7 @@ int blk_perfetto_lanes_new(struct blk_perfetto *pf, uint64_t parent, const char 
 	size_t cap = pf->sets_cap;
 	struct pf_lanes *l;
 
-	if ((parent && !track(pf, parent)) || !name)
+	if ((parent && !pf_track_of(pf, parent)) || !name)
 		return -EINVAL;
 	if (grow((void **)&pf->sets, &cap, pf->nsets + 1, sizeof(*pf->sets)))
 		return -ENOMEM;
@@ -709,19 +560,19 @@ int blk_perfetto_lane_take(struct blk_perfetto *pf, unsigned int set, uint64_t *
 		t.rank = l->rank;
 		if ((ret = blk_perfetto_track_new(pf, &t, &uuid)))
 			return ret;
-		tr = track(pf, uuid);
+		tr = pf_track_of(pf, uuid);
 		tr->set = set + 1;
 		tr->lane = l->n;
 		l->uuid[l->n++] = uuid;
 	}
-	track(pf, uuid)->taken = 1;
+	pf_track_of(pf, uuid)->taken = 1;
 	*track_uuid = uuid;
 	return 0;
 }
 
 int blk_perfetto_lane_give(struct blk_perfetto *pf, uint64_t uuid)
 {
-	struct pf_track *tr = track(pf, uuid);
+	struct pf_track *tr = pf_track_of(pf, uuid);
 
 	if (!tr || !tr->set || !tr->taken)
 		return -EINVAL;
@@ -730,228 +581,4 @@ int blk_perfetto_lane_give(struct blk_perfetto *pf, uint64_t uuid)
 	tr->taken = 0;
 	heap_push(&pf->sets[tr->set - 1], tr->lane);
 	return 0;
-}
-
-/* ---- events ---- */
-
-static int slice_track(const struct pf_track *tr)
-{
-	return tr && tr->type != BLK_PERFETTO_TRACK_COUNTER;
-}
-
-/* Check the counter values of an event at @ts; put their differences in @v. */
-static int check_values(struct blk_perfetto *pf, const struct blk_perfetto_value *values,
-			unsigned int n, uint64_t ts, int64_t *v)
-{
-	if (n > MAX_VALUES)
-		return -EINVAL;
-	for (unsigned int i = 0; i < n; i++) {
-		struct pf_track *tr = track(pf, values[i].track);
-
-		if (!tr || tr->type != BLK_PERFETTO_TRACK_COUNTER || ts < tr->last_ts)
-			return -EINVAL;
-		for (unsigned int j = 0; j < i; j++)
-			if (values[j].track == values[i].track)
-				return -EINVAL;
-		v[i] = values[i].value;
-		if (tr->incremental)
-			v[i] = (int64_t)((uint64_t)values[i].value - (uint64_t)tr->last_value);
-	}
-	return 0;
-}
-
-static void commit_values(struct blk_perfetto *pf, const struct blk_perfetto_value *values,
-			  unsigned int n, uint64_t ts)
-{
-	for (unsigned int i = 0; i < n; i++) {
-		struct pf_track *tr = track(pf, values[i].track);
-
-		tr->last_ts = ts;
-		tr->last_value = values[i].value;
-	}
-	pf->st.counters += n;
-}
-
-static int check_args(const struct blk_perfetto_arg *a, unsigned int n)
-{
-	for (unsigned int i = 0; i < n; i++) {
-		if (!a[i].name || (unsigned int)a[i].type > BLK_PERFETTO_ARG_DOUBLE)
-			return -EINVAL;
-		if ((a[i].type == BLK_PERFETTO_ARG_STR || a[i].type == BLK_PERFETTO_ARG_ISTR) &&
-		    !a[i].v.s)
-			return -EINVAL;
-	}
-	return 0;
-}
-
-/* The debug annotations @a (checked by check_args()). */
-static void put_args(struct blk_perfetto *pf, const struct blk_perfetto_arg *a, unsigned int n)
-{
-	struct blk_pb *pb = &pf->pkt;
-
-	for (unsigned int i = 0; i < n; i++) {
-		blk_pb_begin(pb, F_EV_ANNOTATIONS);
-		put_str(pf, K_ARG_NAME, F_ARG_NAME_IID, F_ARG_NAME, a[i].name);
-		switch (a[i].type) {
-		case BLK_PERFETTO_ARG_INT:
-			blk_pb_int(pb, F_ARG_INT, a[i].v.i);
-			break;
-		case BLK_PERFETTO_ARG_UINT:
-			blk_pb_varint(pb, F_ARG_UINT, a[i].v.u);
-			break;
-		case BLK_PERFETTO_ARG_BOOL:
-			blk_pb_varint(pb, F_ARG_BOOL, !!a[i].v.u);
-			break;
-		case BLK_PERFETTO_ARG_STR:
-			blk_pb_string(pb, F_ARG_STRING, a[i].v.s);
-			break;
-		case BLK_PERFETTO_ARG_ISTR:
-			put_str(pf, K_ARG_STRING, F_ARG_STRING_IID, F_ARG_STRING, a[i].v.s);
-			break;
-		case BLK_PERFETTO_ARG_DOUBLE:
-			blk_pb_double(pb, F_ARG_DOUBLE, a[i].v.d);
-			break;
-		}
-		blk_pb_end(pb);
-	}
-}
-
-static int event(struct blk_perfetto *pf, int type, const struct blk_perfetto_event *ev)
-{
-	struct pf_track *tr = track(pf, ev->track);
-	struct blk_pb *pb = &pf->pkt;
-	int64_t v[MAX_VALUES];
-	int ret;
-
-	if (pf->err)
-		return pf->err;
-	if (!slice_track(tr) || ev->ts < tr->last_ts)
-		return -EINVAL;
-	if (type == TYPE_SLICE_END && !tr->depth)
-		return -EINVAL;
-	if (type != TYPE_SLICE_END && !ev->name)
-		return -EINVAL;
-	if (type == TYPE_SLICE_BEGIN && tr->depth >= BLK_PERFETTO_MAX_DEPTH)
-		return -EINVAL;
-	if ((ev->nflows && !ev->flows) || (ev->nterminating && !ev->terminating_flows) ||
-	    (ev->nargs && !ev->args) || (ev->nvalues && !ev->values))
-		return -EINVAL;
-	for (unsigned int i = 0; i < ev->nflows; i++)
-		if (!ev->flows[i])
-			return -EINVAL;
-	for (unsigned int i = 0; i < ev->nterminating; i++)
-		if (!ev->terminating_flows[i])
-			return -EINVAL;
-	if ((ret = check_args(ev->args, ev->nargs)))
-		return ret;
-	if ((ret = check_values(pf, ev->values, ev->nvalues, ev->ts, v)))
-		return ret;
-
-	pkt_begin(pf, 1, ev->ts);
-	blk_pb_begin(pb, F_PKT_TRACK_EVENT);
-	if (type != TYPE_SLICE_END) {
-		if (ev->category)
-			put_str(pf, K_CATEGORY, F_EV_CATEGORY_IIDS, F_EV_CATEGORIES, ev->category);
-		put_str(pf, K_NAME, F_EV_NAME_IID, F_EV_NAME, ev->name);
-	}
-	blk_pb_varint(pb, F_EV_TYPE, (uint64_t)type);
-	blk_pb_varint(pb, F_EV_TRACK, ev->track);
-	put_args(pf, ev->args, ev->nargs);
-	for (unsigned int i = 0; i < ev->nflows; i++)
-		if (pf->varint_flows)
-			blk_pb_varint(pb, F_EV_FLOWS_OLD, ev->flows[i]);
-		else
-			blk_pb_fixed64(pb, F_EV_FLOWS, ev->flows[i]);
-	for (unsigned int i = 0; i < ev->nterminating; i++)
-		if (pf->varint_flows)
-			blk_pb_varint(pb, F_EV_TERMINATING_FLOWS_OLD, ev->terminating_flows[i]);
-		else
-			blk_pb_fixed64(pb, F_EV_TERMINATING_FLOWS, ev->terminating_flows[i]);
-	for (unsigned int i = 0; i < ev->nvalues; i++)
-		blk_pb_varint(pb, F_EV_EXTRA_TRACKS, ev->values[i].track);
-	for (unsigned int i = 0; i < ev->nvalues; i++)
-		blk_pb_int(pb, F_EV_EXTRA_VALUES, v[i]);
-	blk_pb_end(pb);
-	if ((ret = pkt_finish(pf)))
-		return ret;
-
-	if (!pf->pkt_relative)
-		pf->st.absolute++;
-	tr->last_ts = ev->ts;
-	if (type == TYPE_SLICE_BEGIN) {
-		tr->depth++;
-		pf->st.slices++;
-	} else if (type == TYPE_SLICE_END) {
-		tr->depth--;
-	} else {
-		pf->st.instants++;
-	}
-	commit_values(pf, ev->values, ev->nvalues, ev->ts);
-	return 0;
-}
-
-int blk_perfetto_begin(struct blk_perfetto *pf, const struct blk_perfetto_event *ev)
-{
-	return event(pf, TYPE_SLICE_BEGIN, ev);
-}
-
-int blk_perfetto_end(struct blk_perfetto *pf, const struct blk_perfetto_event *ev)
-{
-	return event(pf, TYPE_SLICE_END, ev);
-}
-
-int blk_perfetto_end_at(struct blk_perfetto *pf, uint64_t track_uuid, uint64_t ts)
-{
-	struct blk_perfetto_event ev = {.track = track_uuid, .ts = ts};
-
-	return event(pf, TYPE_SLICE_END, &ev);
-}
-
-int blk_perfetto_instant(struct blk_perfetto *pf, const struct blk_perfetto_event *ev)
-{
-	return event(pf, TYPE_INSTANT, ev);
-}
-
-static int counter(struct blk_perfetto *pf, uint64_t uuid, uint64_t ts, int is_double,
-		   int64_t value, double d)
-{
-	struct pf_track *tr = track(pf, uuid);
-	struct blk_pb *pb = &pf->pkt;
-	int ret;
-
-	if (pf->err)
-		return pf->err;
-	if (!tr || tr->type != BLK_PERFETTO_TRACK_COUNTER || ts < tr->last_ts ||
-	    (is_double && tr->incremental))
-		return -EINVAL;
-	pkt_begin(pf, 1, ts);
-	blk_pb_begin(pb, F_PKT_TRACK_EVENT);
-	blk_pb_varint(pb, F_EV_TYPE, TYPE_COUNTER);
-	blk_pb_varint(pb, F_EV_TRACK, uuid);
-	if (is_double)
-		blk_pb_double(pb, F_EV_DOUBLE_COUNTER, d);
-	else if (tr->incremental)
-		blk_pb_int(pb, F_EV_COUNTER, (int64_t)((uint64_t)value - (uint64_t)tr->last_value));
-	else
-		blk_pb_int(pb, F_EV_COUNTER, value);
-	blk_pb_end(pb);
-	if ((ret = pkt_finish(pf)))
-		return ret;
-	if (!pf->pkt_relative)
-		pf->st.absolute++;
-	tr->last_ts = ts;
-	tr->last_value = value;
-	pf->st.counters++;
-	return 0;
-}
-
-int blk_perfetto_counter(struct blk_perfetto *pf, uint64_t track_uuid, uint64_t ts, int64_t value)
-{
-	return counter(pf, track_uuid, ts, 0, value, 0);
-}
-
-int blk_perfetto_counter_double(struct blk_perfetto *pf, uint64_t track_uuid, uint64_t ts,
-				double value)
-{
-	return counter(pf, track_uuid, ts, 1, 0, value);
 }

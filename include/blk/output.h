@@ -16,6 +16,9 @@ struct blk_output;
 enum blk_output_flags {
 	BLK_OUTPUT_GZIP = 1 << 0, /* compress with gzip */
 	BLK_OUTPUT_NOCLOSE = 1 << 1, /* do not close the descriptor (stdout) */
+	/* with BLK_OUTPUT_GZIP: the fastest compression (level 1, not 6): for large outputs
+	 * that are written faster than level 6 compresses (a Perfetto trace) */
+	BLK_OUTPUT_GZIP_FAST = 1 << 2,
 };
 
 /**

@@ -218,8 +218,17 @@ struct blk_perfetto_value {
  * An event on a track. Only track and ts are needed; the arrays are read during the call.
  * name: the slice or instant name, interned (not written for an end). category: optional,
  * interned. flows: flow ids that start or pass through this event; terminating_flows: flow
- * ids that end here. values: counter values at ts (counter tracks, see above).
+ * ids that end here. values: counter values at ts (counter tracks, see above). flags: what
+ * the writer may trust (enum blk_perfetto_event_flags), 0: nothing.
  */
+enum blk_perfetto_event_flags {
+	/* name and category are fixed strings (literals, or text that stays as it is at its
+	 * address as long as the writer lives): found again by their address alone, without
+	 * comparing their text to the one interned */
+	BLK_PERFETTO_EV_FIXED_NAME = 1 << 0,
+	BLK_PERFETTO_EV_FIXED_ARG_NAMES = 1 << 1, /* the same for the names of args */
+};
+
 struct blk_perfetto_event {
 	uint64_t track;
 	uint64_t ts;
@@ -233,6 +242,7 @@ struct blk_perfetto_event {
 	unsigned int nterminating;
 	const struct blk_perfetto_value *values;
 	unsigned int nvalues;
+	unsigned int flags;
 };
 
 /* What has been written so far. */

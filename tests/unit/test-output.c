@@ -313,15 +313,17 @@ static void test_dev_full(void **state)
 	free(text);
 }
 
-static void check_gzip(size_t size, int async)
+/* @how: 1 async, 2 BLK_OUTPUT_GZIP_FAST */
+static void check_gzip(size_t size, int how)
 {
+	int async = how & 1, fast = how & 2;
 	char *text = make_text(size ? size : 1);
 	struct blk_output *o;
 	unsigned char *raw, *got;
 	size_t n, rn;
 	char path[64];
 
-	o = blk_output_open(temp_name(path), BLK_OUTPUT_GZIP);
+	o = blk_output_open(temp_name(path), BLK_OUTPUT_GZIP | (fast ? BLK_OUTPUT_GZIP_FAST : 0));
 	assert_non_null(o);
 	if (async)
 		assert_int_equal(blk_output_set_async(o), 0);
@@ -335,6 +337,8 @@ static void check_gzip(size_t size, int async)
 	assert_true(rn >= 18);
 	assert_int_equal(raw[0], 0x1f);
 	assert_int_equal(raw[1], 0x8b);
+	/* the header's XFL byte: 4 for the fastest level, 0 for level 6 */
+	assert_int_equal(raw[8], fast ? 4 : 0);
 	if (size > 100000)
 		assert_true(rn < size);
 	got = gunzip_file(path, &n);
@@ -364,6 +368,16 @@ static void test_async_gzip(void **state)
 	check_gzip(100, 1);
 	check_gzip(128 * 1024, 1);
 	check_gzip(700001, 1);
+}
+
+/* the fastest level (btt --perfetto=FILE.gz): the same text back, synchronous or not */
+static void test_gzip_fast(void **state)
+{
+	(void)state;
+	check_gzip(0, 2);
+	check_gzip(700001, 2);
+	check_gzip(100, 3);
+	check_gzip(700001, 3);
 }
 
 /* Binary records written gzip-compressed read back through the reader. */
@@ -472,6 +486,7 @@ int main(void)
 		cmocka_unit_test(test_async_gzip),
 		cmocka_unit_test(test_dev_full),
 		cmocka_unit_test(test_gzip),
+		cmocka_unit_test(test_gzip_fast),
 		cmocka_unit_test(test_gzip_events_read_back),
 		cmocka_unit_test(test_fdopen_noclose),
 		cmocka_unit_test(test_open_errors),

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of lib/perfetto.c: the packets of small traces checked byte by byte against
- * encodings worked out by hand from the schema's field numbers (first packet, descriptors,
- * slices, instants, interning, args, flows, counters with and without increments, absolute
- * times), lanes, the argument checks that keep the file valid, gzip and write errors.
+ * Unit tests of lib/perfetto.c and lib/perfetto-event.c: the packets of small traces checked
+ * byte by byte against encodings worked out by hand from the schema's field numbers (first
+ * packet, descriptors, slices, instants, interning, args, flows, counters with and without
+ * increments, absolute times, long strings), lanes, the argument checks that keep the file
+ * valid, gzip and write errors.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -278,6 +279,153 @@ static void test_args_flows_counters(void **state)
 		     0x62, 0x07, 0x12, 0x05, 0x08, 0x02, 0x12, 0x01, 'y'));
 	expect_end(&f);
 	unlink(path);
+}
+
+/* a builder of expected bytes */
+struct want {
+	unsigned char b[1024];
+	size_t n;
+};
+
+static void w_bytes(struct want *w, const void *p, size_t n)
+{
+	assert_true(w->n + n <= sizeof(w->b));
+	memcpy(w->b + w->n, p, n);
+	w->n += n;
+}
+
+static void w_varint(struct want *w, uint64_t v)
+{
+	while (v >= 0x80) {
+		w->b[w->n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	w->b[w->n++] = (unsigned char)v;
+}
+
+/* field @key (already shifted, with its wire type) holding the message @m */
+static void w_msg(struct want *w, unsigned int key, const struct want *m)
+{
+	w_varint(w, key);
+	w_varint(w, m->n);
+	w_bytes(w, m->b, m->n);
+}
+
+/*
+ * Messages of 128 bytes and more (a length of two bytes, at each level: the argument, the
+ * track event, the packet) and a name too long to intern (written inline), each as worked
+ * out from the schema.
+ */
+static void test_long_strings(void **state)
+{
+	struct blk_perfetto_opts o = {.start_ns = 1000};
+	struct blk_perfetto_track ts = {.type = BLK_PERFETTO_TRACK_SLICE, .name = "d"};
+	char text[201], name[301];
+	struct blk_perfetto_arg a = BLK_PERFETTO_STR("t", text);
+	struct blk_perfetto_event e1 = {.track = 1, .ts = 1000, .name = "x", .args = &a, .nargs = 1};
+	struct blk_perfetto_event e2 = {.track = 1, .ts = 1000, .name = name};
+	static const unsigned char head[] = {0x40, 0x00, 0x50, 0x01, 0x68, 0x02};
+	struct want ann = {.n = 0}, te = {.n = 0}, in = {.n = 0}, pkt = {.n = 0}, all = {.n = 0};
+	struct blk_perfetto *pf;
+	struct file f;
+	uint64_t u;
+	char path[64];
+
+	(void)state;
+	memset(text, 'a', 200);
+	text[200] = '\0';
+	memset(name, 'n', 300);
+	name[300] = '\0';
+	pf = blk_perfetto_open(temp_name(path, ""), &o);
+	assert_non_null(pf);
+	assert_int_equal(blk_perfetto_track_new(pf, &ts, &u), 0);
+	assert_int_equal(blk_perfetto_instant(pf, &e1), 0);
+	assert_int_equal(blk_perfetto_instant(pf, &e2), 0);
+	assert_int_equal(blk_perfetto_close(pf), 0);
+
+	/* debug_annotations { name_iid 1, string_value (200 bytes) } */
+	w_bytes(&ann, B(0x08, 0x01));
+	w_varint(&ann, 6 << 3 | 2);
+	w_varint(&ann, 200);
+	w_bytes(&ann, text, 200);
+	/* track_event { name_iid 1, INSTANT, track 1, the annotation } */
+	w_bytes(&te, B(0x50, 0x01, 0x48, 0x03, 0x58, 0x01));
+	w_msg(&te, 4 << 3 | 2, &ann);
+	/* interned_data { event_names { 1, "x" }, debug_annotation_names { 1, "t" } } */
+	w_bytes(&in, B(0x12, 0x05, 0x08, 0x01, 0x12, 0x01, 'x', 0x1a, 0x05, 0x08, 0x01, 0x12, 0x01, 't'));
+	w_bytes(&pkt, head, sizeof(head));
+	w_msg(&pkt, 11 << 3 | 2, &te);
+	w_msg(&pkt, 12 << 3 | 2, &in);
+	w_msg(&all, 1 << 3 | 2, &pkt);
+	/* track_event { name (300 bytes, inline), INSTANT, track 1 }, nothing interned */
+	te.n = pkt.n = 0;
+	w_varint(&te, 23 << 3 | 2);
+	w_varint(&te, 300);
+	w_bytes(&te, name, 300);
+	w_bytes(&te, B(0x48, 0x03, 0x58, 0x01));
+	w_bytes(&pkt, head, sizeof(head));
+	w_msg(&pkt, 11 << 3 | 2, &te);
+	w_msg(&all, 1 << 3 | 2, &pkt);
+	assert_true(ann.n >= 128 && pkt.n >= 128);
+
+	f = read_file(path, 0);
+	expect(&f, first_1000, sizeof(first_1000));
+	expect(&f, track_d, sizeof(track_d));
+	expect(&f, all.b, all.n);
+	expect_end(&f);
+	unlink(path);
+}
+
+/* events of fixed names on a slice track, with @flags: begins, stage-like ends and begins */
+static void write_fixed(const char *path, unsigned int flags)
+{
+	static const char *const names[] = {"io", "Q2G", "G2D", "D2C"};
+	struct blk_perfetto_track ts = {.type = BLK_PERFETTO_TRACK_SLICE, .name = "d"};
+	char buf[8];
+	struct blk_perfetto_arg a[2] = {BLK_PERFETTO_UINT("sector", 0),
+					BLK_PERFETTO_ISTR("rwbs", buf)};
+	struct blk_perfetto_event ev = {.track = 1, .args = a, .nargs = 2, .flags = flags};
+	struct blk_perfetto *pf = blk_perfetto_open(path, NULL);
+	uint64_t u;
+
+	assert_non_null(pf);
+	assert_int_equal(blk_perfetto_track_new(pf, &ts, &u), 0);
+	for (int i = 0; i < 300; i++) {
+		/* a buffer whose text changes: an arg value, not fixed */
+		snprintf(buf, sizeof(buf), "%c", "RWD"[i % 3]);
+		for (int k = 0; k < 4; k++) {
+			ev.ts = (uint64_t)i * 100 + (uint64_t)k * 10;
+			ev.name = names[k];
+			a[0].v.u = (uint64_t)i;
+			if (k > 1)
+				assert_int_equal(blk_perfetto_end_at(pf, 1, ev.ts), 0);
+			assert_int_equal(blk_perfetto_begin(pf, &ev), 0);
+		}
+		assert_int_equal(blk_perfetto_end_at(pf, 1, (uint64_t)i * 100 + 50), 0);
+		assert_int_equal(blk_perfetto_end_at(pf, 1, (uint64_t)i * 100 + 50), 0);
+	}
+	assert_int_equal(blk_perfetto_close(pf), 0);
+}
+
+/* Names said to be fixed (found by their address alone): the same file as without. */
+static void test_fixed_names(void **state)
+{
+	char p1[64], p2[64];
+	struct file f1, f2;
+
+	(void)state;
+	write_fixed(temp_name(p1, ""), 0);
+	write_fixed(temp_name(p2, ""),
+		    BLK_PERFETTO_EV_FIXED_NAME | BLK_PERFETTO_EV_FIXED_ARG_NAMES);
+	f1 = read_file(p1, 0);
+	f2 = read_file(p2, 0);
+	assert_true(f1.n > 300 * 5 * 4);
+	assert_int_equal(f1.n, f2.n);
+	assert_memory_equal(f1.p, f2.p, f1.n);
+	free(f1.p);
+	free(f2.p);
+	unlink(p1);
+	unlink(p2);
 }
 
 static void test_descriptors(void **state)
@@ -617,6 +765,8 @@ int main(void)
 		cmocka_unit_test(test_slice),
 		cmocka_unit_test(test_wall_clock),
 		cmocka_unit_test(test_args_flows_counters),
+		cmocka_unit_test(test_long_strings),
+		cmocka_unit_test(test_fixed_names),
 		cmocka_unit_test(test_descriptors),
 		cmocka_unit_test(test_lanes),
 		cmocka_unit_test(test_refused),

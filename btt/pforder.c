@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The waiting records of btt --perfetto (see pforder.h): a FIFO of the records that came
+ * in order, and a binary heap of the others and of the I/Os' runs.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "pforder.h"
+
+/* without branches: which child is smaller is a coin toss, which a branch would mispredict */
+static inline int ent_before(const struct pfo_ent *x, const struct pfo_ent *y)
+{
+	return (x->ts < y->ts) | ((x->ts == y->ts) & (x->order < y->order));
+}
+
+static void heap_up(struct pforder *q, struct pfo_ent e)
+{
+	size_t i;
+
+	q->heap = array_grow(q->heap, &q->aheap, q->nheap, sizeof(*q->heap));
+	for (i = q->nheap++; i && ent_before(&e, &q->heap[(i - 1) / 2]); i = (i - 1) / 2)
+		q->heap[i] = q->heap[(i - 1) / 2];
+	q->heap[i] = e;
+}
+
+/* put @e at the top and move it down to its place */
+static void heap_down(struct pforder *q, struct pfo_ent e)
+{
+	size_t i = 0, n = q->nheap;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n)
+			c += (size_t)ent_before(&q->heap[c + 1], &q->heap[c]);
+		if (!ent_before(&q->heap[c], &e))
+			break;
+		q->heap[i] = q->heap[c];
+		i = c;
+	}
+	q->heap[i] = e;
+}
+
+static void heap_pop(struct pforder *q)
+{
+	struct pfo_ent last = q->heap[--q->nheap];
+
+	if (q->nheap)
+		heap_down(q, last);
+}
+
+static void fifo_grow(struct pforder *q)
+{
+	size_t cap = q->fcap ? q->fcap * 2 : 1024;
+	struct pf_rec *f = xmalloc(cap * sizeof(*f));
+
+	for (size_t i = 0; i < q->fn; i++)
+		f[i] = q->fifo[(q->fhead + i) & (q->fcap - 1)];
+	free(q->fifo);
+	q->fifo = f;
+	q->fcap = cap;
+	q->fhead = 0;
+}
+
+void pfo_push(struct pforder *q, const struct pf_rec *r, uint64_t now)
+{
+	size_t i;
+
+	q->n++;
+	if (r->ts <= now) {
+		const struct pf_rec *t = q->fn ? &q->fifo[(q->fhead + q->fn - 1) & (q->fcap - 1)]
+					       : NULL;
+
+		if (!t || pf_before(t->ts, t->order, r->ts, r->order)) {
+			if (q->fn == q->fcap)
+				fifo_grow(q);
+			q->fifo[(q->fhead + q->fn++) & (q->fcap - 1)] = *r;
+			return;
+		}
+	}
+	if (q->pool_free) {
+		i = q->pool_free - 1;
+		q->pool_free = (size_t)q->pool[i].v;
+	} else {
+		q->pool = array_grow(q->pool, &q->apool, q->npool, sizeof(*q->pool));
+		i = q->npool++;
+	}
+	q->pool[i] = *r;
+	heap_up(q, (struct pfo_ent){r->ts, r->order, (uint32_t)i});
+}
+
+void pfo_push_run(struct pforder *q, uint64_t ts, uint64_t order, uint32_t id, uint32_t count)
+{
+	q->n += count;
+	heap_up(q, (struct pfo_ent){ts, order, PFO_RUN | id});
+}
+
+int pfo_pop(struct pforder *q, struct pf_rec *r)
+{
+	const struct pf_rec *f = q->fn ? &q->fifo[q->fhead] : NULL;
+	const struct pfo_ent *h = q->nheap ? &q->heap[0] : NULL;
+
+	q->n--;
+	if (f && (!h || pf_before(f->ts, f->order, h->ts, h->order))) {
+		*r = *f;
+		q->fhead = (q->fhead + 1) & (q->fcap - 1);
+		q->fn--;
+		return 0;
+	}
+	if (h->ref & PFO_RUN) {
+		r->ts = h->ts;
+		r->order = h->order;
+		r->slot = h->ref & ~PFO_RUN;
+		return 1;
+	}
+	*r = q->pool[h->ref];
+	q->pool[h->ref].v = q->pool_free;
+	q->pool_free = (size_t)h->ref + 1;
+	heap_pop(q);
+	return 0;
+}
+
+void pfo_run_next(struct pforder *q, uint64_t ts, uint64_t order)
+{
+	heap_down(q, (struct pfo_ent){ts, order, q->heap[0].ref});
+}
+
+void pfo_run_drop(struct pforder *q, uint32_t left)
+{
+	q->n -= left;
+	heap_pop(q);
+}
+
+void pfo_free(struct pforder *q)
+{
+	free(q->fifo);
+	free(q->heap);
+	free(q->pool);
+	memset(q, 0, sizeof(*q));
+}

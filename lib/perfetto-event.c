@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The events of the Perfetto trace writer (include/blk/perfetto.h): slices, instants and
+ * counters on the tracks perfetto.c made.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "blk/output.h"
+#include "perfetto-int.h"
+
+/* ---- events ---- */
+
+static int slice_track(const struct pf_track *tr)
+{
+	return tr && tr->type != BLK_PERFETTO_TRACK_COUNTER;
+}
+
+/* Check the counter values of an event at @ts; put their differences in @v. */
+static int check_values(struct blk_perfetto *pf, const struct blk_perfetto_value *values,
+			unsigned int n, uint64_t ts, int64_t *v)
+{
+	if (n > MAX_VALUES)
+		return -EINVAL;
+	for (unsigned int i = 0; i < n; i++) {
+		struct pf_track *tr = pf_track_of(pf, values[i].track);
+
+		if (!tr || tr->type != BLK_PERFETTO_TRACK_COUNTER || ts < tr->last_ts)
+			return -EINVAL;
+		for (unsigned int j = 0; j < i; j++)
+			if (values[j].track == values[i].track)
+				return -EINVAL;
+		v[i] = values[i].value;
+		if (tr->incremental)
+			v[i] = (int64_t)((uint64_t)values[i].value - (uint64_t)tr->last_value);
+	}
+	return 0;
+}
+
+static void commit_values(struct blk_perfetto *pf, const struct blk_perfetto_value *values,
+			  unsigned int n, uint64_t ts)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		struct pf_track *tr = pf_track_of(pf, values[i].track);
+
+		tr->last_ts = ts;
+		tr->last_value = values[i].value;
+	}
+	pf->st.counters += n;
+}
+
+static int check_args(const struct blk_perfetto_arg *a, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		if (!a[i].name || (unsigned int)a[i].type > BLK_PERFETTO_ARG_DOUBLE)
+			return -EINVAL;
+		if ((a[i].type == BLK_PERFETTO_ARG_STR || a[i].type == BLK_PERFETTO_ARG_ISTR) &&
+		    !a[i].v.s)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* The debug annotations @a (checked by check_args()). */
+static void put_args(struct blk_perfetto *pf, const struct blk_perfetto_arg *a, unsigned int n)
+{
+	struct blk_pb *pb = &pf->pkt;
+
+	for (unsigned int i = 0; i < n; i++) {
+		blk_pb_begin(pb, F_EV_ANNOTATIONS);
+		blk_pf_put_str(pf, K_ARG_NAME, F_ARG_NAME_IID, F_ARG_NAME, a[i].name);
+		switch (a[i].type) {
+		case BLK_PERFETTO_ARG_INT:
+			blk_pb_int(pb, F_ARG_INT, a[i].v.i);
+			break;
+		case BLK_PERFETTO_ARG_UINT:
+			blk_pb_varint(pb, F_ARG_UINT, a[i].v.u);
+			break;
+		case BLK_PERFETTO_ARG_BOOL:
+			blk_pb_varint(pb, F_ARG_BOOL, !!a[i].v.u);
+			break;
+		case BLK_PERFETTO_ARG_STR:
+			blk_pb_string(pb, F_ARG_STRING, a[i].v.s);
+			break;
+		case BLK_PERFETTO_ARG_ISTR:
+			blk_pf_put_str(pf, K_ARG_STRING, F_ARG_STRING_IID, F_ARG_STRING, a[i].v.s);
+			break;
+		case BLK_PERFETTO_ARG_DOUBLE:
+			blk_pb_double(pb, F_ARG_DOUBLE, a[i].v.d);
+			break;
+		}
+		blk_pb_end(pb);
+	}
+}
+
+/* ---- the fast path: an event encoded straight into the output's buffer ---- */
+
+#define FAST_ARGS 8
+
+static inline unsigned char *put_varint(unsigned char *w, uint64_t v)
+{
+	while (v >= 0x80) {
+		*w++ = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	*w++ = (unsigned char)v;
+	return w;
+}
+
+static inline unsigned char *put_field(unsigned char *w, uint32_t field, uint64_t v)
+{
+	return put_varint(put_varint(w, (uint64_t)field << 3 | BLK_PB_VARINT), v);
+}
+
+static inline unsigned char *put_fixed64(unsigned char *w, uint32_t field, uint64_t v)
+{
+	w = put_varint(w, (uint64_t)field << 3 | BLK_PB_I64);
+	for (int i = 0; i < 8; i++)
+		*w++ = (unsigned char)(v >> (8 * i));
+	return w;
+}
+
+/* a nested message of @field: its key and one byte for its length, at which it returns */
+static inline unsigned char *open_msg(unsigned char **w, uint32_t field)
+{
+	unsigned char *len = put_varint(*w, (uint64_t)field << 3 | BLK_PB_LEN);
+
+	*w = len + 1;
+	return len;
+}
+
+/* the message whose length byte is at @len ends at @w: its length, the shortest varint */
+static inline unsigned char *close_msg(unsigned char *len, unsigned char *w)
+{
+	size_t body = (size_t)(w - len - 1), n;
+
+	if (__builtin_expect(body < 0x80, 1)) {
+		*len = (unsigned char)body;
+		return w;
+	}
+	n = blk_pb_varint_size(body);
+	memmove(len + n, len + 1, body);
+	blk_pb_put_varint(len, body);
+	return w + n - 1;
+}
+
+/*
+ * The packet of @ev (checked by event(); @v: its counter values to write) as the slow path
+ * (pkt_begin(), the fields, pkt_finish()) would write it, byte for byte, encoded in the
+ * output's buffer. Return: 0 or an output error; 1 when a string is not interned (the slow
+ * path writes it inline; the strings interned here are found again there).
+ */
+static int event_fast(struct blk_perfetto *pf, int type, const struct blk_perfetto_event *ev,
+		      const int64_t *v)
+{
+	uint64_t cat = 0, name = 0, an[FAST_ARGS], as[FAST_ARGS];
+	size_t bound, slen[FAST_ARGS];
+	struct blk_strbuf *sb;
+	unsigned char *start, *w, *pkt, *te;
+	int fixed = !!(ev->flags & BLK_PERFETTO_EV_FIXED_NAME),
+	    fixed_args = !!(ev->flags & BLK_PERFETTO_EV_FIXED_ARG_NAMES), ret;
+
+	if (ev->nargs > FAST_ARGS)
+		return 1;
+	/* interned in the slow path's order: category, name, each argument's name and value */
+	if (type != TYPE_SLICE_END) {
+		if (ev->category && !(cat = blk_pf_intern(pf, K_CATEGORY, ev->category, fixed)))
+			return 1;
+		if (!(name = blk_pf_intern(pf, K_NAME, ev->name, fixed)))
+			return 1;
+	}
+	bound = 64 + pf->pending.len + 11 * (ev->nflows + ev->nterminating) + 22 * ev->nvalues;
+	for (unsigned int i = 0; i < ev->nargs; i++) {
+		const struct blk_perfetto_arg *a = &ev->args[i];
+
+		if (!(an[i] = blk_pf_intern(pf, K_ARG_NAME, a->name, fixed_args)))
+			return 1;
+		bound += 32;
+		if (a->type == BLK_PERFETTO_ARG_ISTR &&
+		    !(as[i] = blk_pf_intern(pf, K_ARG_STRING, a->v.s, 0)))
+			return 1;
+		if (a->type == BLK_PERFETTO_ARG_STR)
+			bound += (slen[i] = strlen(a->v.s));
+	}
+
+	sb = blk_output_sb(pf->out);
+	if (sb->alloc - sb->len < bound + 1)
+		blk_strbuf_grow(sb, bound);
+	start = w = (unsigned char *)sb->buf + sb->len;
+	pkt = open_msg(&w, F_TRACE_PACKET);
+	pf->pkt_relative = ev->ts >= pf->seq_ts;
+	if (pf->pkt_relative) {
+		w = put_field(w, F_PKT_TIMESTAMP, ev->ts - pf->seq_ts);
+	} else {
+		w = put_field(w, F_PKT_TIMESTAMP, ev->ts);
+		w = put_field(w, F_PKT_CLOCK_ID, pf->clock);
+	}
+	w = put_field(w, F_PKT_SEQUENCE_ID, pf->seq);
+	if (pf->st.packets)
+		w = put_field(w, F_PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+	te = open_msg(&w, F_PKT_TRACK_EVENT);
+	if (type != TYPE_SLICE_END) {
+		if (cat)
+			w = put_field(w, F_EV_CATEGORY_IIDS, cat);
+		w = put_field(w, F_EV_NAME_IID, name);
+	}
+	w = put_field(w, F_EV_TYPE, (uint64_t)type);
+	w = put_field(w, F_EV_TRACK, ev->track);
+	for (unsigned int i = 0; i < ev->nargs; i++) {
+		const struct blk_perfetto_arg *a = &ev->args[i];
+		unsigned char *m = open_msg(&w, F_EV_ANNOTATIONS);
+		uint64_t bits;
+
+		w = put_field(w, F_ARG_NAME_IID, an[i]);
+		switch (a->type) {
+		case BLK_PERFETTO_ARG_INT:
+			w = put_field(w, F_ARG_INT, (uint64_t)a->v.i);
+			break;
+		case BLK_PERFETTO_ARG_UINT:
+			w = put_field(w, F_ARG_UINT, a->v.u);
+			break;
+		case BLK_PERFETTO_ARG_BOOL:
+			w = put_field(w, F_ARG_BOOL, !!a->v.u);
+			break;
+		case BLK_PERFETTO_ARG_STR:
+			w = put_varint(w, (uint64_t)F_ARG_STRING << 3 | BLK_PB_LEN);
+			w = put_varint(w, slen[i]);
+			memcpy(w, a->v.s, slen[i]);
+			w += slen[i];
+			break;
+		case BLK_PERFETTO_ARG_ISTR:
+			w = put_field(w, F_ARG_STRING_IID, as[i]);
+			break;
+		case BLK_PERFETTO_ARG_DOUBLE:
+			memcpy(&bits, &a->v.d, sizeof(bits));
+			w = put_fixed64(w, F_ARG_DOUBLE, bits);
+			break;
+		}
+		w = close_msg(m, w);
+	}
+	for (unsigned int i = 0; i < ev->nflows; i++)
+		w = pf->varint_flows ? put_field(w, F_EV_FLOWS_OLD, ev->flows[i])
+				     : put_fixed64(w, F_EV_FLOWS, ev->flows[i]);
+	for (unsigned int i = 0; i < ev->nterminating; i++)
+		w = pf->varint_flows
+			    ? put_field(w, F_EV_TERMINATING_FLOWS_OLD, ev->terminating_flows[i])
+			    : put_fixed64(w, F_EV_TERMINATING_FLOWS, ev->terminating_flows[i]);
+	for (unsigned int i = 0; i < ev->nvalues; i++)
+		w = put_field(w, F_EV_EXTRA_TRACKS, ev->values[i].track);
+	for (unsigned int i = 0; i < ev->nvalues; i++)
+		w = put_field(w, F_EV_EXTRA_VALUES, (uint64_t)v[i]);
+	w = close_msg(te, w);
+	if (pf->pending.len) {
+		unsigned char *m = open_msg(&w, F_PKT_INTERNED_DATA);
+
+		memcpy(w, pf->pending.buf, pf->pending.len);
+		w = close_msg(m, w + pf->pending.len);
+	}
+	w = close_msg(pkt, w);
+
+	sb->len += (size_t)(w - start);
+	if ((ret = blk_output_check(pf->out))) {
+		pf->err = ret;
+		return ret;
+	}
+	blk_pb_reset(&pf->pending);
+	if (pf->pkt_relative)
+		pf->seq_ts = ev->ts;
+	pf->st.packets++;
+	pf->st.bytes += (size_t)(w - start);
+	return 0;
+}
+
+static int event(struct blk_perfetto *pf, int type, const struct blk_perfetto_event *ev)
+{
+	struct pf_track *tr = pf_track_of(pf, ev->track);
+	struct blk_pb *pb = &pf->pkt;
+	int64_t v[MAX_VALUES];
+	int ret;
+
+	if (pf->err)
+		return pf->err;
+	if (!slice_track(tr) || ev->ts < tr->last_ts)
+		return -EINVAL;
+	if (type == TYPE_SLICE_END && !tr->depth)
+		return -EINVAL;
+	if (type != TYPE_SLICE_END && !ev->name)
+		return -EINVAL;
+	if (type == TYPE_SLICE_BEGIN && tr->depth >= BLK_PERFETTO_MAX_DEPTH)
+		return -EINVAL;
+	if ((ev->nflows && !ev->flows) || (ev->nterminating && !ev->terminating_flows) ||
+	    (ev->nargs && !ev->args) || (ev->nvalues && !ev->values))
+		return -EINVAL;
+	for (unsigned int i = 0; i < ev->nflows; i++)
+		if (!ev->flows[i])
+			return -EINVAL;
+	for (unsigned int i = 0; i < ev->nterminating; i++)
+		if (!ev->terminating_flows[i])
+			return -EINVAL;
+	if ((ret = check_args(ev->args, ev->nargs)))
+		return ret;
+	if ((ret = check_values(pf, ev->values, ev->nvalues, ev->ts, v)))
+		return ret;
+
+	ret = event_fast(pf, type, ev, v);
+	if (ret < 0)
+		return ret;
+	if (!ret)
+		goto written;
+	blk_pf_pkt_begin(pf, 1, ev->ts);
+	blk_pb_begin(pb, F_PKT_TRACK_EVENT);
+	if (type != TYPE_SLICE_END) {
+		if (ev->category)
+			blk_pf_put_str(pf, K_CATEGORY, F_EV_CATEGORY_IIDS, F_EV_CATEGORIES,
+				       ev->category);
+		blk_pf_put_str(pf, K_NAME, F_EV_NAME_IID, F_EV_NAME, ev->name);
+	}
+	blk_pb_varint(pb, F_EV_TYPE, (uint64_t)type);
+	blk_pb_varint(pb, F_EV_TRACK, ev->track);
+	put_args(pf, ev->args, ev->nargs);
+	for (unsigned int i = 0; i < ev->nflows; i++)
+		if (pf->varint_flows)
+			blk_pb_varint(pb, F_EV_FLOWS_OLD, ev->flows[i]);
+		else
+			blk_pb_fixed64(pb, F_EV_FLOWS, ev->flows[i]);
+	for (unsigned int i = 0; i < ev->nterminating; i++)
+		if (pf->varint_flows)
+			blk_pb_varint(pb, F_EV_TERMINATING_FLOWS_OLD, ev->terminating_flows[i]);
+		else
+			blk_pb_fixed64(pb, F_EV_TERMINATING_FLOWS, ev->terminating_flows[i]);
+	for (unsigned int i = 0; i < ev->nvalues; i++)
+		blk_pb_varint(pb, F_EV_EXTRA_TRACKS, ev->values[i].track);
+	for (unsigned int i = 0; i < ev->nvalues; i++)
+		blk_pb_int(pb, F_EV_EXTRA_VALUES, v[i]);
+	blk_pb_end(pb);
+	if ((ret = blk_pf_pkt_finish(pf)))
+		return ret;
+written:
+	if (!pf->pkt_relative)
+		pf->st.absolute++;
+	tr->last_ts = ev->ts;
+	if (type == TYPE_SLICE_BEGIN) {
+		tr->depth++;
+		pf->st.slices++;
+	} else if (type == TYPE_SLICE_END) {
+		tr->depth--;
+	} else {
+		pf->st.instants++;
+	}
+	commit_values(pf, ev->values, ev->nvalues, ev->ts);
+	return 0;
+}
+
+int blk_perfetto_begin(struct blk_perfetto *pf, const struct blk_perfetto_event *ev)
+{
+	return event(pf, TYPE_SLICE_BEGIN, ev);
+}
+
+int blk_perfetto_end(struct blk_perfetto *pf, const struct blk_perfetto_event *ev)
+{
+	return event(pf, TYPE_SLICE_END, ev);
+}
+
+int blk_perfetto_end_at(struct blk_perfetto *pf, uint64_t track_uuid, uint64_t ts)
+{
+	struct blk_perfetto_event ev = {.track = track_uuid, .ts = ts};
+
+	return event(pf, TYPE_SLICE_END, &ev);
+}
+
+int blk_perfetto_instant(struct blk_perfetto *pf, const struct blk_perfetto_event *ev)
+{
+	return event(pf, TYPE_INSTANT, ev);
+}
+
+static int counter(struct blk_perfetto *pf, uint64_t uuid, uint64_t ts, int is_double,
+		   int64_t value, double d)
+{
+	struct pf_track *tr = pf_track_of(pf, uuid);
+	struct blk_pb *pb = &pf->pkt;
+	int ret;
+
+	if (pf->err)
+		return pf->err;
+	if (!tr || tr->type != BLK_PERFETTO_TRACK_COUNTER || ts < tr->last_ts ||
+	    (is_double && tr->incremental))
+		return -EINVAL;
+	blk_pf_pkt_begin(pf, 1, ts);
+	blk_pb_begin(pb, F_PKT_TRACK_EVENT);
+	blk_pb_varint(pb, F_EV_TYPE, TYPE_COUNTER);
+	blk_pb_varint(pb, F_EV_TRACK, uuid);
+	if (is_double)
+		blk_pb_double(pb, F_EV_DOUBLE_COUNTER, d);
+	else if (tr->incremental)
+		blk_pb_int(pb, F_EV_COUNTER, (int64_t)((uint64_t)value - (uint64_t)tr->last_value));
+	else
+		blk_pb_int(pb, F_EV_COUNTER, value);
+	blk_pb_end(pb);
+	if ((ret = blk_pf_pkt_finish(pf)))
+		return ret;
+	if (!pf->pkt_relative)
+		pf->st.absolute++;
+	tr->last_ts = ts;
+	tr->last_value = value;
+	pf->st.counters++;
+	return 0;
+}
+
+int blk_perfetto_counter(struct blk_perfetto *pf, uint64_t track_uuid, uint64_t ts, int64_t value)
+{
+	return counter(pf, track_uuid, ts, 0, value, 0);
+}
+
+int blk_perfetto_counter_double(struct blk_perfetto *pf, uint64_t track_uuid, uint64_t ts,
+				double value)
+{
+	return counter(pf, track_uuid, ts, 1, 0, value);
+}
