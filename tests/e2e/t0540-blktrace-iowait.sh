@@ -6,7 +6,8 @@
 # reference tools print the same for the trace with its waits as without (the waits taken
 # out again by iowait.py), on the directory, the merged file and the live -o - stream. Our
 # btt's I/O wait section and its Perfetto export (dd's iowait slices on dd's thread track, with
-# their flows) are checked against numbers computed again from blkparse --iowait.
+# their flows) are checked against numbers computed again from blkparse --iowait, and our
+# blkparse --iowait on the merged file against the same on the directory.
 # Every exit path (-w, SIGINT, SIGTERM, blktrace -k, a setup error, SIGKILL and -k after)
 # leaves tracefs, the device and the I/O wait state as found.
 . "$(dirname "$0")/../lib.sh"
@@ -147,6 +148,15 @@ d="$w/run1"
 [ -f "$d/merged.bin" ] || (cd "$d" && "$BLKPARSE" -i "$name" -d merged.bin -O >/dev/null 2>&1)
 (cd "$d" && "$TOP/btt/btt" -i merged.bin >obtt.txt 2>&1)
 (cd "$d" && "$BLKPARSE" -i "$name" --iowait >bp-iw.txt 2>/dev/null)
+
+# the merged file read back with --iowait: the lines of the directory, in their order, each
+# wait on the time base of the event before it (tests/gen/iowait-merged.py compare)
+"$BLKPARSE" -i "$d/merged.bin" --iowait >"$d/m-iw.txt" 2>"$d/m-iw.err"
+if r=$(python3 -B "$TOP/tests/gen/iowait-merged.py" compare "$d/bp-iw.txt" "$d/m-iw.txt" 2>&1) && [ ! -s "$d/m-iw.err" ]; then
+	pass "blkparse -i merged.bin --iowait: the lines of the directory's, each wait on its events' time base: $r"
+else
+	fail "blkparse -i merged.bin --iowait against the directory: $r $(head -c 200 "$d/m-iw.err")"
+fi
 row=$(grep -E "^ +$pid dd +\| " "$d/obtt.txt")
 nrow=$(echo "$row" | awk '{ print $4 }')
 if [ -n "$row" ] && [ "${nrow:-0}" -ge $((N * 9 / 10)) ] && r=$($IWB "$d/bp-iw.txt" "$d/obtt.txt" 2>&1); then
