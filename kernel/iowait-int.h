@@ -7,6 +7,7 @@
 #ifndef BLK_KERNEL_IOWAIT_INT_H
 #define BLK_KERNEL_IOWAIT_INT_H
 
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,8 @@
 #define KPROBE_PREFIX "blktrace_iowait_"
 #define MODULE_PARAMS "/sys/module/blk_iowait/parameters"
 #define IW_BUF_KB "4096"
+/* the reader is woken when a CPU's buffer is this full (percent), else every wait_ms */
+#define IW_WATERMARK "25"
 #define MAX_MAP 12
 #define MAX_PROBES 6
 #define TGID_CACHE 1024
@@ -72,6 +75,8 @@ struct iw_backend {
 	long long missed_base, missed_seen;
 	uint64_t pages_bad, pages_lost;
 	int started, stopped, said_missed;
+	int watermark; /* the instance takes buffer_percent: poll() the buffers */
+	struct pollfd *pfd;
 	struct {
 		int32_t tid, tgid;
 	} tgids[TGID_CACHE];

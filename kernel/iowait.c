@@ -165,6 +165,7 @@ static int iw_close(struct blk_backend *bb, char *err, size_t len)
 	/* kprobe events can go once no instance has them enabled */
 	iw_remove_probes(b);
 	free(b->cpu);
+	free(b->pfd);
 	free(b->page);
 	blk_wj_free(b->wj);
 	free(b);
@@ -186,7 +187,8 @@ static struct blk_backend *iw_open(const struct blk_backend_cfg *cfg, char *err,
 	b->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	b->page = malloc(b->page_size);
 	b->cpu = calloc((size_t)cfg->ncpus, sizeof(*b->cpu));
-	if (!b->page || !b->cpu)
+	b->pfd = calloc((size_t)cfg->ncpus, sizeof(*b->pfd));
+	if (!b->page || !b->cpu || !b->pfd)
 		goto nomem;
 	for (int k = 0; k < cfg->ncpus; k++)
 		b->cpu[k].fd = -1;
@@ -220,6 +222,11 @@ static struct blk_backend *iw_open(const struct blk_backend_cfg *cfg, char *err,
 		goto fail;
 	}
 	blk_ftrace_inst_write(b->inst, "buffer_size_kb", IW_BUF_KB);
+	/*
+	 * Woken by the kernel when a buffer is a quarter full: a fast workload cannot fill a
+	 * buffer between two reads (the sched source writes some 300 bytes per I/O wait)
+	 */
+	b->watermark = !blk_ftrace_inst_write(b->inst, "buffer_percent", IW_WATERMARK);
 	blk_ftrace_inst_write(b->inst, "options/record-tgid", "1");
 	ret = iw_setup_events(b, err, len);
 	if (ret)
@@ -238,6 +245,8 @@ static struct blk_backend *iw_open(const struct blk_backend_cfg *cfg, char *err,
 			goto fail;
 		}
 		b->cpu[k].base_lost = blk_ftrace_inst_lost(b->inst, cfg->cpus[k]);
+		b->pfd[k].fd = b->cpu[k].fd;
+		b->pfd[k].events = POLLIN;
 	}
 	b->missed_base = iw_missed_now(b);
 	if (b->missed_base < 0)
@@ -368,8 +377,15 @@ static int iw_read(struct blk_backend *bb, int k, int wait_ms, const struct blk_
 	int pages = 0, delivered = 0, ret;
 
 	(void)k;
-	if (wait_ms > 0)
+	if (wait_ms > 0 && b->watermark) {
+		ret = poll(b->pfd, (nfds_t)b->cfg->ncpus, wait_ms);
+		/* a buffer that cannot be polled: sleeps again, not to spin */
+		for (int i = 0; ret > 0 && i < b->cfg->ncpus; i++)
+			if (b->pfd[i].revents & (POLLERR | POLLNVAL))
+				b->watermark = 0;
+	} else if (wait_ms > 0) {
 		poll(NULL, 0, wait_ms);
+	}
 	for (int i = 0; i < b->cfg->ncpus; i++) {
 		ret = read_cpu(b, i, err, len);
 		if (ret < 0)
