@@ -15,6 +15,7 @@
 #include "blk/ftrace.h"
 #include "blk/iowait.h"
 #include "blk/waitjoin.h"
+#include "blk/wakefilter.h"
 
 #define INST_PREFIX "blktrace-iowait-"
 #define KPROBE_PREFIX "blktrace_iowait_"
@@ -76,6 +77,9 @@ struct iw_backend {
 	uint64_t pages_bad, pages_lost;
 	int started, stopped, said_missed;
 	int watermark; /* the instance takes buffer_percent: poll() the buffers */
+	struct blk_wf *wf; /* sched: the waking filter (wakefilter.h), or NULL */
+	char waking[32]; /* the waking event enabled (sched/sched_waking or sched_wakeup) */
+	int wf_dirty; /* the filter must be written again now */
 	struct pollfd *pfd;
 	struct {
 		int32_t tid, tgid;

@@ -106,6 +106,7 @@ static int add_event(struct iw_backend *b, const char *event, const char *filter
 	case BLK_WJ_WAKING:
 		m->pid = need(m, "pid", &ok);
 		m->target = blk_ftrace_field(&m->fmt, "target_cpu");
+		m->comm = blk_ftrace_field(&m->fmt, "comm");
 		break;
 	case BLK_WJ_QUEUE:
 	case BLK_WJ_COMPLETE:
@@ -148,6 +149,8 @@ static int add_event(struct iw_backend *b, const char *event, const char *filter
 	}
 	if (kind == BLK_WJ_SWITCH_D)
 		m->check_state = !filtered;
+	if (kind == BLK_WJ_WAKING)
+		snprintf(b->waking, sizeof(b->waking), "%s", event);
 	if ((kind == BLK_WJ_QUEUE || kind == BLK_WJ_COMPLETE) && !filtered)
 		b->dev_filtered = 0;
 	b->nmap++;
@@ -220,6 +223,8 @@ int iw_on_raw(void *arg, const struct blk_ftrace_rec *r)
 	case BLK_WJ_WAKING:
 		e.target_cpu = m->target ? (int)blk_ftrace_get_int(m->target, r->data, r->len)
 					 : e.cpu;
+		if (m->comm && b->wf)
+			blk_ftrace_get_str(m->comm, r->data, r->len, e.comm, sizeof(e.comm));
 		break;
 	case BLK_WJ_QUEUE:
 	case BLK_WJ_COMPLETE:

@@ -166,6 +166,7 @@ static int iw_close(struct blk_backend *bb, char *err, size_t len)
 	iw_remove_probes(b);
 	free(b->cpu);
 	free(b->pfd);
+	blk_wf_free(b->wf);
 	free(b->page);
 	blk_wj_free(b->wj);
 	free(b);
@@ -231,6 +232,10 @@ static struct blk_backend *iw_open(const struct blk_backend_cfg *cfg, char *err,
 	ret = iw_setup_events(b, err, len);
 	if (ret)
 		goto fail;
+	/* --iowait-all keeps every sleep in state D: no task's wakings may be left out */
+	if (b->src == BLK_IOWAIT_SRC_SCHED && !cfg->iowait_all && b->waking[0] &&
+	    !(b->wf = blk_wf_new()))
+		goto nomem;
 	wo.source = b->src;
 	wo.keep_all = cfg->iowait_all;
 	b->wj = blk_wj_new(&wo);
@@ -361,12 +366,34 @@ static int merge(struct iw_backend *b, int flush, uint64_t *upto)
 		b->cpu[best].q.head = (b->cpu[best].q.head + 1) % b->cpu[best].q.cap;
 		b->cpu[best].q.n--;
 		*upto = e.ts;
+		if (b->wf && e.kind == BLK_WJ_SWITCH_D && blk_wf_switch_d(b->wf, e.tid, e.ts))
+			b->wf_dirty = 1;
+		else if (b->wf && e.kind == BLK_WJ_WAKING)
+			blk_wf_waking(b->wf, e.tid, e.comm, e.ts);
 		ret = blk_wj_feed(b->wj, &e, &w);
 		if (ret < 0)
 			return ret;
 		if (ret && stage_wait(b, &w))
 			return -ENOMEM;
 	}
+}
+
+/* The waking filter, when it changed: written into the instance (refused: none from now on). */
+static void update_waking_filter(struct iw_backend *b)
+{
+	char filter[2048], rel[96];
+	int ok;
+
+	if (!blk_wf_tick(b->wf, mono_now()) && !b->wf_dirty)
+		return;
+	b->wf_dirty = 0;
+	snprintf(rel, sizeof(rel), "events/%s/filter", b->waking);
+	ok = blk_wf_filter(b->wf, filter, sizeof(filter)) >= 0 &&
+	     !blk_ftrace_inst_write(b->inst, rel, filter);
+	if (!ok)
+		blk_ftrace_inst_write(b->inst, rel, "0");
+	/* the kernel has it: the wakings after now are filtered by it */
+	blk_wf_written(b->wf, mono_now(), ok);
 }
 
 static int iw_read(struct blk_backend *bb, int k, int wait_ms, const struct blk_backend_sink *sink,
@@ -397,6 +424,8 @@ static int iw_read(struct blk_backend *bb, int k, int wait_ms, const struct blk_
 		errf(err, len, "out of memory merging the I/O wait events");
 		return ret;
 	}
+	if (b->wf && !b->stopped)
+		update_waking_filter(b);
 	for (int i = 0; i < b->cfg->ncpus; i++) {
 		struct iw_cpu *c = &b->cpu[i];
 
@@ -461,6 +490,8 @@ static uint64_t iw_lost(struct blk_backend *bb, int dev, int k)
 		if (m < b->missed_seen)
 			m = b->missed_seen; /* the module may be gone at the end */
 		lost += (uint64_t)(m - b->missed_base);
+		/* sleeps whose waking the filter may have left out (never made up) */
+		lost += b->wf ? blk_wf_blind(b->wf) : 0;
 	}
 	return lost;
 }
@@ -500,6 +531,11 @@ static int iw_report(struct blk_backend *bb, char *msg, size_t len)
 			", maxactive %u, %llu entries whose return was missed, %llu returns without entry",
 			b->maxactive, (unsigned long long)st.stale,
 			(unsigned long long)st.unmatched);
+	if (b->wf && n < len)
+		n += (size_t)snprintf(
+			msg + n, len - n,
+			", %d tasks never seen in state D left out of the wakings (%llu of their sleeps not seen to the end, lost)",
+			blk_wf_excluded(b->wf), (unsigned long long)blk_wf_blind(b->wf));
 	if ((st.tasks_full || st.ios_full) && n < len)
 		n += (size_t)snprintf(msg + n, len - n,
 				      ", not followed (tables full): %llu task events, %llu I/Os",
