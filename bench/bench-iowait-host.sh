@@ -9,10 +9,15 @@
 # Per configuration, medians over the runs: the reads per second (and the loss against no
 # tracer and against blktrace), with --fio the median read latency (fio's clat p50: what
 # the tracer adds to each read, much steadier than reads/s on a loaded machine), the
-# tracer's CPU (user + system) per read, the waits recorded and lost. The load average is
+# tracer's CPU (user + system) per read and the waits recorded per 100 reads (both over
+# the warm-up's reads and the workload's), the events or waits lost. The load average is
 # printed before and after.
 #
-#   bench/bench-iowait-host.sh [--reads N] [--runs N] [--fio]   (root; takes the tests' kernel lock)
+# Before each measured workload the reader reads for --warmup seconds (default 1.5, the
+# same for every configuration): the tracer's steady state (its waking filter is learnt in
+# the first second), not its start.
+#
+#   bench/bench-iowait-host.sh [--reads N] [--runs N] [--fio] [--warmup S]   (root; takes the tests' kernel lock)
 #
 # Environment: OURS (default ./blktrace), BASE (a second blktrace, config "base").
 # Exit 0 done, 1 a run failed, 2 usage, 77 cannot run here (not root, no loop device, no
@@ -22,13 +27,14 @@ cd "$(dirname "$0")/.." || exit 1
 prog=bench-iowait-host
 OURS=${OURS:-./blktrace}
 BASE=${BASE:-}
-reads=20000 runs=3 fio=0
+reads=20000 runs=3 fio=0 warmup=1.5
 while [ $# -gt 0 ]; do
 	case $1 in
 	--reads) reads=${2:?}; shift 2 ;;
 	--runs) runs=${2:?}; shift 2 ;;
 	--fio) fio=1; shift ;;
-	*) sed -n '3,18p' "$0" >&2; exit 2 ;;
+	--warmup) warmup=${2:?}; shift 2 ;;
+	*) sed -n '3,22p' "$0" >&2; exit 2 ;;
 	esac
 done
 [ "$(id -u)" = 0 ] || { echo "$prog: SKIP: needs root" >&2; exit 77; }
@@ -67,7 +73,7 @@ print("%.1f %d" % (r["iops"], r["clat_ns"]["percentile"]["50.000000"]))' "$TMP/f
 }
 
 one() { # config run -> "config reads_per_s clat cpu_s waits lost"
-	local c=$1 d=$TMP/$1-$2 bt= bin=$TOP_OURS args=() w
+	local c=$1 d=$TMP/$1-$2 bt= bin=$TOP_OURS args=() w warm
 	mkdir -p "$d"
 	case $c in
 	blk) args=(-d "$loop") ;;
@@ -84,17 +90,19 @@ one() { # config run -> "config reads_per_s clat cpu_s waits lost"
 		done
 		sleep 0.2
 	fi
+	timeout -s INT "$warmup" dd if="$loop" of=/dev/null bs=4096 iflag=direct 2>"$d/warm.txt"
+	warm=$(sed -n 's/^\([0-9]*\)+[0-9]* records in$/\1/p' "$d/warm.txt")
 	w=$(workload) || { echo "$prog: $c run $2: the workload failed" >&2; return 1; }
 	if [ -n "$bt" ]; then
 		# the tracer is /usr/bin/time's child (time ignores SIGINT)
 		kill -INT $(cat /proc/$bt/task/$bt/children) 2>/dev/null
 		wait $bt || { echo "$prog: $c run $2: the tracer failed: $(head -c 200 "$d/err.txt")" >&2; return 1; }
 	fi
-	awk -v c="$c" -v w="$w" -v f="$d/time.txt" -v s="$d/summary.txt" 'BEGIN {
+	awk -v c="$c" -v w="$w" -v warm="${warm:-0}" -v f="$d/time.txt" -v s="$d/summary.txt" 'BEGIN {
 		cpu = 0; if ((getline l < f) > 0) { split(l, x, " "); cpu = x[1] + x[2] }
 		n = 0; lost = 0
 		while ((getline l < s) > 0) if (l ~ /Total:.* waits/) { split(l, y, " "); n = y[2]; sub(/.*lost /, "", l); lost = l + 0 }
-		printf "%s %s %.3f %d %d\n", c, w, cpu, n, lost }'
+		printf "%s %s %.3f %d %d %d\n", c, w, cpu, n, lost, warm }'
 }
 TOP_OURS=$(readlink -f "$OURS")
 TOP_BASE=${BASE:+$(readlink -f "$BASE")}
@@ -108,25 +116,27 @@ for r in $(seq "$runs"); do
 		one $c "$r" >>"$rows" || exit 1
 	done
 done
-echo "blktrace --iowait (sched source) on $(uname -r), $(nproc) CPUs: $([ $fio = 1 ] && echo fio psync || echo dd) O_DIRECT 4 KiB x $reads from a loop device, $runs interleaved runs each, medians; load average $load0 before, $(cut -d' ' -f1-3 /proc/loadavg) after"
+echo "blktrace --iowait (sched source) on $(uname -r), $(nproc) CPUs: $([ $fio = 1 ] && echo fio psync || echo dd) O_DIRECT 4 KiB x $reads from a loop device ($warmup s of reads before), $runs interleaved runs each, medians; load average $load0 before, $(cut -d' ' -f1-3 /proc/loadavg) after"
 [ -n "$BASE" ] && echo "base: $TOP_BASE; iowait: $TOP_OURS"
 python3 -c '
 import statistics, sys
 reads = int(sys.argv[2])
 v = {}
 for l in open(sys.argv[1]):
-    c, iops, clat, cpu, w, lost = l.split()
-    v.setdefault(c, []).append((float(iops), None if clat == "-" else int(clat), float(cpu), int(w), int(lost)))
+    c, iops, clat, cpu, w, lost, warm = l.split()
+    # the tracer ran through the warm-up too: its CPU and waits per read of both
+    n = reads + int(warm)
+    v.setdefault(c, []).append((float(iops), None if clat == "-" else int(clat), float(cpu) * 1e6 / n, 100.0 * int(w) / n, int(lost)))
 med = lambda xs: statistics.median(xs) if xs else None
 m = {c: [med([x[i] for x in xs if x[i] is not None]) for i in range(5)] for c, xs in v.items()}
-print("%-7s %10s %7s %7s %9s %7s %14s %8s %7s" % ("config", "reads/s", "loss%", "vs_blk%", "clat_p50", "+ns", "tracer_us/read", "waits", "lost"))
+print("%-7s %10s %7s %7s %9s %7s %14s %8s %7s" % ("config", "reads/s", "loss%", "vs_blk%", "clat_p50", "+ns", "tracer_us/read", "waits%", "lost"))
 for c in v:
     iops, clat, cpu, w, lost = m[c]
     loss = lambda ref: "%.2f" % (100 * (m[ref][0] - iops) / m[ref][0]) if ref in m else "-"
-    print("%-7s %10.0f %7s %7s %9s %7s %14s %8.0f %7.0f" % (
+    print("%-7s %10.0f %7s %7s %9s %7s %14s %8s %7.0f" % (
         c, iops, loss("none"), loss("blk") if c not in ("none", "blk") else "-",
         "-" if clat is None else "%d" % clat,
         "-" if clat is None or m["none"][1] is None else "%+d" % (clat - m["none"][1]),
-        "-" if c == "none" else "%.2f" % (cpu * 1e6 / reads), w, lost))
+        "-" if c == "none" else "%.2f" % cpu, "-" if c in ("none", "blk") else "%.2f" % w, lost))
 print("reads/s per run: " + "; ".join("%s %s" % (c, " ".join("%.0f" % x[0] for x in xs)) for c, xs in v.items()))
 ' "$rows" "$reads"

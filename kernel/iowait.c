@@ -366,7 +366,8 @@ static int merge(struct iw_backend *b, int flush, uint64_t *upto)
 		b->cpu[best].q.head = (b->cpu[best].q.head + 1) % b->cpu[best].q.cap;
 		b->cpu[best].q.n--;
 		*upto = e.ts;
-		if (b->wf && e.kind == BLK_WJ_SWITCH_D && blk_wf_switch_d(b->wf, e.tid, e.ts))
+		if (b->wf && e.kind == BLK_WJ_SWITCH_D &&
+		    blk_wf_switch_d(b->wf, e.tid, e.ts, blk_wj_has_io(b->wj, e.tid)))
 			b->wf_dirty = 1;
 		else if (b->wf && e.kind == BLK_WJ_WAKING)
 			blk_wf_waking(b->wf, e.tid, e.comm, e.ts);

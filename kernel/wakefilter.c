@@ -29,6 +29,7 @@ struct left_out {
 struct blind {
 	int32_t tid;
 	uint64_t sure; /* 0 until the kernel has the filter that takes it back, then when */
+	int io; /* the sleep would be kept: an I/O of the task was in flight */
 };
 
 struct blk_wf {
@@ -58,7 +59,7 @@ static uint32_t hash(int32_t tid)
 	return ((uint32_t)tid * 2654435761u) >> 16;
 }
 
-int blk_wf_switch_d(struct blk_wf *f, int32_t tid, uint64_t ts)
+int blk_wf_switch_d(struct blk_wf *f, int32_t tid, uint64_t ts, int io)
 {
 	uint32_t h = hash(tid) % DBITS;
 
@@ -66,19 +67,21 @@ int blk_wf_switch_d(struct blk_wf *f, int32_t tid, uint64_t ts)
 	for (int i = 0; i < f->nbl; i++)
 		if (f->bl[i].tid == tid) {
 			/* switched out again without a waking seen: the last sleep's end was lost */
-			f->blind++;
+			f->blind += (uint64_t)f->bl[i].io;
 			/* this sleep's waking comes through if the kernel had the filter by then */
 			if (f->bl[i].sure && ts > f->bl[i].sure)
 				f->bl[i] = f->bl[--f->nbl];
+			else
+				f->bl[i].io = io;
 			break;
 		}
 	for (int i = 0; i < f->nout; i++)
 		if (f->out[i].tid == tid) {
 			f->out[i] = f->out[--f->nout];
 			if (f->nbl < BLK_WF_MAX)
-				f->bl[f->nbl++] = (struct blind){tid, 0};
+				f->bl[f->nbl++] = (struct blind){tid, 0, io};
 			else
-				f->blind++;
+				f->blind += (uint64_t) !!io;
 			return 1;
 		}
 	return 0;
@@ -193,5 +196,9 @@ int blk_wf_excluded(const struct blk_wf *f)
 
 uint64_t blk_wf_blind(const struct blk_wf *f)
 {
-	return f->blind + (uint64_t)f->nbl;
+	uint64_t n = f->blind;
+
+	for (int i = 0; i < f->nbl; i++)
+		n += (uint64_t)f->bl[i].io;
+	return n;
 }

@@ -7,7 +7,8 @@
  * that was never seen switched out in state D is left out (by pid and name), at most
  * BLK_WF_MAX of them; one seen switched out in state D is taken back at once, and never
  * left out again. Its sleeps until the kernel has the new filter may have lost their end:
- * those are counted (blind sleeps), never made up. Pure logic: the caller writes the
+ * those that would have been kept (an I/O of the task in flight) are counted (blind
+ * sleeps), never made up. Pure logic: the caller writes the
  * filter text into tracefs.
  */
 #ifndef BLK_WAKEFILTER_H
@@ -27,11 +28,12 @@ struct blk_wf *blk_wf_new(void);
 void blk_wf_free(struct blk_wf *f);
 
 /*
- * A sched_switch of @tid in state D at @ts (events in time order). Return 1 if @tid was
- * left out: the filter must be written again now (blk_wf_filter()); the sleep is blind
- * until blk_wf_written() says the kernel has it.
+ * A sched_switch of @tid in state D at @ts (events in time order), @io: the sleep is one
+ * to keep (an I/O of the task in flight). Return 1 if @tid was left out: the filter must
+ * be written again now (blk_wf_filter()); the sleep is blind until blk_wf_written() says
+ * the kernel has it.
  */
-int blk_wf_switch_d(struct blk_wf *f, int32_t tid, uint64_t ts);
+int blk_wf_switch_d(struct blk_wf *f, int32_t tid, uint64_t ts, int io);
 
 /* A sched_waking of @tid (name @comm, 16 bytes, need not be NUL-terminated) at @ts. */
 void blk_wf_waking(struct blk_wf *f, int32_t tid, const char *comm, uint64_t ts);
@@ -53,7 +55,7 @@ int blk_wf_filter(const struct blk_wf *f, char *buf, size_t len);
  * from now on, and the filter is not written again). */
 void blk_wf_written(struct blk_wf *f, uint64_t now, int ok);
 
-/* Tasks left out now; sleeps of left-out tasks whose end may have been filtered out. */
+/* Tasks left out now; sleeps to keep of left-out tasks whose end may have been filtered out. */
 int blk_wf_excluded(const struct blk_wf *f);
 uint64_t blk_wf_blind(const struct blk_wf *f);
 

@@ -2,8 +2,8 @@
 /*
  * Unit tests of kernel/wakefilter.c: which tasks are left out of the sched source's
  * wakings (woken often, never seen in state D, a name that fits in the filter), the
- * filter's text, a task taken back when it sleeps in state D and its blind sleeps, the
- * bounds, a filter the kernel refuses.
+ * filter's text, a task taken back when it sleeps in state D and its blind sleeps (only
+ * those with an I/O in flight count), the bounds, a filter the kernel refuses.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -51,7 +51,7 @@ static void often_woken_never_in_d_are_left_out(void **state)
 	wake_n(f, 500, "kworker/u8:0", 250, 10 * S);
 	wake_n(f, 600, "rare", BLK_WF_MIN_WAKINGS - 1, 10 * S);
 	/* the reader: in state D once, woken as often */
-	blk_wf_switch_d(f, 700, 10 * S);
+	blk_wf_switch_d(f, 700, 10 * S, 1);
 	wake_n(f, 700, "dd", 400, 10 * S);
 	/* a name that cannot stand in the filter */
 	wake_n(f, 800, "a\"b", 400, 10 * S);
@@ -80,7 +80,7 @@ static void taken_back_when_in_d_and_blind_sleeps_counted(void **state)
 	blk_wf_written(f, 2 * S, 1);
 	assert_int_equal(blk_wf_excluded(f), 3);
 	/* 500 sleeps in D: taken back at once; its sleep is blind until a waking comes */
-	assert_int_equal(blk_wf_switch_d(f, 500, 3 * S), 1);
+	assert_int_equal(blk_wf_switch_d(f, 500, 3 * S, 1), 1);
 	assert_int_equal(blk_wf_excluded(f), 2);
 	filter_is(f, "(pid != 502 || comm != \"kworker/u8:2\") && (pid != 501 || comm != \"kworker/u8:1\")");
 	assert_int_equal(blk_wf_blind(f), 1);
@@ -91,19 +91,23 @@ static void taken_back_when_in_d_and_blind_sleeps_counted(void **state)
 	wake_n(f, 500, "kworker/u8:0", 1000, 3 * S);
 	assert_int_equal(blk_wf_tick(f, 4 * S), 0);
 	/* 501 sleeps in D twice before the filter is written: the first sleep's end is lost */
-	assert_int_equal(blk_wf_switch_d(f, 501, 5 * S), 1);
-	assert_int_equal(blk_wf_switch_d(f, 501, 5 * S + 10), 0);
+	assert_int_equal(blk_wf_switch_d(f, 501, 5 * S, 1), 1);
+	assert_int_equal(blk_wf_switch_d(f, 501, 5 * S + 10, 1), 0);
 	assert_int_equal(blk_wf_blind(f), 2); /* one lost, one still blind */
 	blk_wf_written(f, 5 * S + 20, 1);
 	/* switched out again after the write: the second one's end is lost too, the third
 	 * one's waking will be seen */
-	assert_int_equal(blk_wf_switch_d(f, 501, 5 * S + 30), 0);
+	assert_int_equal(blk_wf_switch_d(f, 501, 5 * S + 30, 1), 0);
 	assert_int_equal(blk_wf_blind(f), 2);
 	blk_wf_waking(f, 501, c16("kworker/u8:1"), 5 * S + 40);
 	assert_int_equal(blk_wf_blind(f), 2);
-	/* 502 in D at the end, no waking seen: counted */
-	assert_int_equal(blk_wf_switch_d(f, 502, 6 * S), 1);
+	/* 502 in D without an I/O of its own in flight, no waking seen: a sleep not kept
+	 * anyway, not counted */
+	assert_int_equal(blk_wf_switch_d(f, 502, 6 * S, 0), 1);
 	filter_is(f, "0");
+	assert_int_equal(blk_wf_blind(f), 2);
+	/* again, now with an I/O in flight: the first one is not counted, this one is */
+	assert_int_equal(blk_wf_switch_d(f, 502, 6 * S + 10, 1), 0);
 	assert_int_equal(blk_wf_blind(f), 3);
 	blk_wf_free(f);
 }
