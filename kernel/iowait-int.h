@@ -23,6 +23,7 @@
 #define IW_BUF_KB "4096"
 /* the reader is woken when a CPU's buffer is this full (percent), else every wait_ms */
 #define IW_WATERMARK "25"
+#define IW_WATERMARK_PAGES 256 /* 25% of IW_BUF_KB in 4 KiB pages */
 #define MAX_MAP 12
 #define MAX_PROBES 6
 #define TGID_CACHE 1024
@@ -77,6 +78,7 @@ struct iw_backend {
 	uint64_t pages_bad, pages_lost;
 	int started, stopped, said_missed;
 	int watermark; /* the instance takes buffer_percent: poll() the buffers */
+	int early_wakes; /* poll() returned with far less than the watermark, in a row */
 	struct blk_wf *wf; /* sched: the waking filter (wakefilter.h), or NULL */
 	char waking[32]; /* the waking event enabled (sched/sched_waking or sched_wakeup) */
 	int wf_dirty; /* the filter must be written again now */

@@ -402,11 +402,12 @@ static int iw_read(struct blk_backend *bb, int k, int wait_ms, const struct blk_
 {
 	struct iw_backend *b = (struct iw_backend *)bb;
 	uint64_t upto = 0;
-	int pages = 0, delivered = 0, ret;
+	int pages = 0, delivered = 0, ret, woken = 0;
 
 	(void)k;
 	if (wait_ms > 0 && b->watermark) {
 		ret = poll(b->pfd, (nfds_t)b->cfg->ncpus, wait_ms);
+		woken = ret > 0;
 		/* a buffer that cannot be polled: sleeps again, not to spin */
 		for (int i = 0; ret > 0 && i < b->cfg->ncpus; i++)
 			if (b->pfd[i].revents & (POLLERR | POLLNVAL))
@@ -420,6 +421,17 @@ static int iw_read(struct blk_backend *bb, int k, int wait_ms, const struct blk_
 			return ret;
 		pages += ret;
 	}
+	/*
+	 * A kernel whose poll() ignores buffer_percent (before 5.x: readable as soon as an
+	 * event is in) wakes the reader at every event: after 16 wake-ups in a row that found
+	 * less than a sixteenth of the watermark, it sleeps wait_ms again
+	 */
+	if (woken && pages < IW_WATERMARK_PAGES / 16)
+		b->early_wakes++;
+	else if (!woken || pages >= IW_WATERMARK_PAGES / 16)
+		b->early_wakes = 0;
+	if (b->early_wakes >= 16)
+		b->watermark = 0;
 	ret = merge(b, b->stopped && !pages, &upto);
 	if (ret) {
 		errf(err, len, "out of memory merging the I/O wait events");
