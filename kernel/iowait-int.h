@@ -39,7 +39,7 @@ struct evmap {
 		*tgid, *dur, *waker, *sleep, *fn;
 };
 
-/* Decoded events of one CPU not yet merged (a ring, grown as needed). */
+/* Decoded events of one CPU not yet merged (a ring of a power of 2, grown as needed). */
 struct fifo {
 	struct blk_wj_event *v;
 	size_t head, n, cap;

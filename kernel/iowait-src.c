@@ -174,13 +174,13 @@ static int fifo_push(struct fifo *q, const struct blk_wj_event *e)
 		if (!v)
 			return -ENOMEM;
 		for (size_t i = 0; i < q->n; i++)
-			v[i] = q->v[(q->head + i) % q->cap];
+			v[i] = q->v[(q->head + i) & (q->cap - 1)];
 		free(q->v);
 		q->v = v;
 		q->cap = cap;
 		q->head = 0;
 	}
-	q->v[(q->head + q->n) % q->cap] = *e;
+	q->v[(q->head + q->n) & (q->cap - 1)] = *e; /* cap: a power of 2 */
 	q->n++;
 	return 0;
 }
@@ -197,8 +197,10 @@ int iw_on_raw(void *arg, const struct blk_ftrace_rec *r)
 		return 0;
 	memcpy(&id, r->data, 2);
 	for (int i = 0; i < b->nmap; i++)
-		if (b->map[i].id == id)
+		if (b->map[i].id == id) {
 			m = &b->map[i];
+			break;
+		}
 	if (!m)
 		return 0;
 	memset(&e, 0, sizeof(e));

@@ -363,7 +363,7 @@ static int merge(struct iw_backend *b, int flush, uint64_t *upto)
 				*upto = limit;
 			return 0;
 		}
-		b->cpu[best].q.head = (b->cpu[best].q.head + 1) % b->cpu[best].q.cap;
+		b->cpu[best].q.head = (b->cpu[best].q.head + 1) & (b->cpu[best].q.cap - 1);
 		b->cpu[best].q.n--;
 		*upto = e.ts;
 		if (b->wf && e.kind == BLK_WJ_SWITCH_D &&
