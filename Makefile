@@ -23,7 +23,7 @@ LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB := lib/libblk.a
 
 KERNEL_SRC := kernel/fs.c kernel/relay.c kernel/tracefs.c kernel/util.c kernel/ftrace.c \
-	kernel/waitjoin.c kernel/iowait.c kernel/iowait-src.c
+	kernel/waitjoin.c kernel/wakefilter.c kernel/iowait.c kernel/iowait-src.c
 KERNEL_OBJ := $(KERNEL_SRC:.c=.o)
 TOOLS := blkparse blktrace blkiomon
 GEN := $(patsubst %.c,%,$(wildcard tests/gen/*.c))
@@ -65,6 +65,9 @@ tests/unit/test-ftrace: tests/unit/test-ftrace.o kernel/ftrace.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
 tests/unit/test-waitjoin: tests/unit/test-waitjoin.o kernel/waitjoin.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
+
+tests/unit/test-wakefilter: tests/unit/test-wakefilter.o kernel/wakefilter.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
 # ---- install ----

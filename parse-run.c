@@ -680,8 +680,9 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 	ps = blk_pipesort_new(rd, &po);
 	if (!ps)
 		run_die(r, "out of memory");
-	for (;;) {
+	for (int printed = 0;; printed = 1) {
 		struct blk_acct_dev *d;
+		uint64_t base;
 
 		/* what was printed is written out before the input is waited for */
 		if (r->text && blk_pipesort_needs_input(ps) && blk_reader_would_wait(rd)) {
@@ -692,8 +693,15 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 		ret = blk_pipesort_next(ps, &ev);
 		if (ret <= 0)
 			break;
+		/*
+		 * The waits that ended before this event come after the one printed last, and
+		 * on its time base: the classic tool takes its genesis again while it is 0 (a
+		 * merged file's first event is at 0), so that the times printed go back to 0 at
+		 * its second batch, and a wait between the two batches has no time on the new base
+		 */
+		base = printed ? r->rebase : blk_pipesort_rebase(ps);
 		r->rebase = blk_pipesort_rebase(ps);
-		if (parse_waits_emit(r->waits, ev.time + r->rebase, r->rebase))
+		if (parse_waits_emit(r->waits, ev.time + r->rebase, base))
 			r->failed = 1;
 		d = blk_acct_dev(r->acct, ev.device, NULL);
 		if (!d)

@@ -7,6 +7,7 @@
 #ifndef BLK_KERNEL_IOWAIT_INT_H
 #define BLK_KERNEL_IOWAIT_INT_H
 
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,11 +15,15 @@
 #include "blk/ftrace.h"
 #include "blk/iowait.h"
 #include "blk/waitjoin.h"
+#include "blk/wakefilter.h"
 
 #define INST_PREFIX "blktrace-iowait-"
 #define KPROBE_PREFIX "blktrace_iowait_"
 #define MODULE_PARAMS "/sys/module/blk_iowait/parameters"
 #define IW_BUF_KB "4096"
+/* the reader is woken when a CPU's buffer is this full (percent), else every wait_ms */
+#define IW_WATERMARK "25"
+#define IW_WATERMARK_PAGES 256 /* 25% of IW_BUF_KB in 4 KiB pages */
 #define MAX_MAP 12
 #define MAX_PROBES 6
 #define TGID_CACHE 1024
@@ -34,7 +39,7 @@ struct evmap {
 		*tgid, *dur, *waker, *sleep, *fn;
 };
 
-/* Decoded events of one CPU not yet merged (a ring, grown as needed). */
+/* Decoded events of one CPU not yet merged (a ring of a power of 2, grown as needed). */
 struct fifo {
 	struct blk_wj_event *v;
 	size_t head, n, cap;
@@ -72,6 +77,12 @@ struct iw_backend {
 	long long missed_base, missed_seen;
 	uint64_t pages_bad, pages_lost;
 	int started, stopped, said_missed;
+	int watermark; /* the instance takes buffer_percent: poll() the buffers */
+	int early_wakes; /* poll() returned with far less than the watermark, in a row */
+	struct blk_wf *wf; /* sched: the waking filter (wakefilter.h), or NULL */
+	char waking[32]; /* the waking event enabled (sched/sched_waking or sched_wakeup) */
+	int wf_dirty; /* the filter must be written again now */
+	struct pollfd *pfd;
 	struct {
 		int32_t tid, tgid;
 	} tgids[TGID_CACHE];

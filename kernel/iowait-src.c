@@ -106,6 +106,7 @@ static int add_event(struct iw_backend *b, const char *event, const char *filter
 	case BLK_WJ_WAKING:
 		m->pid = need(m, "pid", &ok);
 		m->target = blk_ftrace_field(&m->fmt, "target_cpu");
+		m->comm = blk_ftrace_field(&m->fmt, "comm");
 		break;
 	case BLK_WJ_QUEUE:
 	case BLK_WJ_COMPLETE:
@@ -148,6 +149,8 @@ static int add_event(struct iw_backend *b, const char *event, const char *filter
 	}
 	if (kind == BLK_WJ_SWITCH_D)
 		m->check_state = !filtered;
+	if (kind == BLK_WJ_WAKING)
+		snprintf(b->waking, sizeof(b->waking), "%s", event);
 	if ((kind == BLK_WJ_QUEUE || kind == BLK_WJ_COMPLETE) && !filtered)
 		b->dev_filtered = 0;
 	b->nmap++;
@@ -171,13 +174,13 @@ static int fifo_push(struct fifo *q, const struct blk_wj_event *e)
 		if (!v)
 			return -ENOMEM;
 		for (size_t i = 0; i < q->n; i++)
-			v[i] = q->v[(q->head + i) % q->cap];
+			v[i] = q->v[(q->head + i) & (q->cap - 1)];
 		free(q->v);
 		q->v = v;
 		q->cap = cap;
 		q->head = 0;
 	}
-	q->v[(q->head + q->n) % q->cap] = *e;
+	q->v[(q->head + q->n) & (q->cap - 1)] = *e; /* cap: a power of 2 */
 	q->n++;
 	return 0;
 }
@@ -194,8 +197,10 @@ int iw_on_raw(void *arg, const struct blk_ftrace_rec *r)
 		return 0;
 	memcpy(&id, r->data, 2);
 	for (int i = 0; i < b->nmap; i++)
-		if (b->map[i].id == id)
+		if (b->map[i].id == id) {
 			m = &b->map[i];
+			break;
+		}
 	if (!m)
 		return 0;
 	memset(&e, 0, sizeof(e));
@@ -220,6 +225,8 @@ int iw_on_raw(void *arg, const struct blk_ftrace_rec *r)
 	case BLK_WJ_WAKING:
 		e.target_cpu = m->target ? (int)blk_ftrace_get_int(m->target, r->data, r->len)
 					 : e.cpu;
+		if (m->comm && b->wf)
+			blk_ftrace_get_str(m->comm, r->data, r->len, e.comm, sizeof(e.comm));
 		break;
 	case BLK_WJ_QUEUE:
 	case BLK_WJ_COMPLETE:

@@ -165,6 +165,8 @@ static int iw_close(struct blk_backend *bb, char *err, size_t len)
 	/* kprobe events can go once no instance has them enabled */
 	iw_remove_probes(b);
 	free(b->cpu);
+	free(b->pfd);
+	blk_wf_free(b->wf);
 	free(b->page);
 	blk_wj_free(b->wj);
 	free(b);
@@ -186,7 +188,8 @@ static struct blk_backend *iw_open(const struct blk_backend_cfg *cfg, char *err,
 	b->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	b->page = malloc(b->page_size);
 	b->cpu = calloc((size_t)cfg->ncpus, sizeof(*b->cpu));
-	if (!b->page || !b->cpu)
+	b->pfd = calloc((size_t)cfg->ncpus, sizeof(*b->pfd));
+	if (!b->page || !b->cpu || !b->pfd)
 		goto nomem;
 	for (int k = 0; k < cfg->ncpus; k++)
 		b->cpu[k].fd = -1;
@@ -220,10 +223,19 @@ static struct blk_backend *iw_open(const struct blk_backend_cfg *cfg, char *err,
 		goto fail;
 	}
 	blk_ftrace_inst_write(b->inst, "buffer_size_kb", IW_BUF_KB);
+	/*
+	 * Woken by the kernel when a buffer is a quarter full: a fast workload cannot fill a
+	 * buffer between two reads (the sched source writes some 300 bytes per I/O wait)
+	 */
+	b->watermark = !blk_ftrace_inst_write(b->inst, "buffer_percent", IW_WATERMARK);
 	blk_ftrace_inst_write(b->inst, "options/record-tgid", "1");
 	ret = iw_setup_events(b, err, len);
 	if (ret)
 		goto fail;
+	/* --iowait-all keeps every sleep in state D: no task's wakings may be left out */
+	if (b->src == BLK_IOWAIT_SRC_SCHED && !cfg->iowait_all && b->waking[0] &&
+	    !(b->wf = blk_wf_new()))
+		goto nomem;
 	wo.source = b->src;
 	wo.keep_all = cfg->iowait_all;
 	b->wj = blk_wj_new(&wo);
@@ -238,6 +250,8 @@ static struct blk_backend *iw_open(const struct blk_backend_cfg *cfg, char *err,
 			goto fail;
 		}
 		b->cpu[k].base_lost = blk_ftrace_inst_lost(b->inst, cfg->cpus[k]);
+		b->pfd[k].fd = b->cpu[k].fd;
+		b->pfd[k].events = POLLIN;
 	}
 	b->missed_base = iw_missed_now(b);
 	if (b->missed_base < 0)
@@ -349,9 +363,14 @@ static int merge(struct iw_backend *b, int flush, uint64_t *upto)
 				*upto = limit;
 			return 0;
 		}
-		b->cpu[best].q.head = (b->cpu[best].q.head + 1) % b->cpu[best].q.cap;
+		b->cpu[best].q.head = (b->cpu[best].q.head + 1) & (b->cpu[best].q.cap - 1);
 		b->cpu[best].q.n--;
 		*upto = e.ts;
+		if (b->wf && e.kind == BLK_WJ_SWITCH_D &&
+		    blk_wf_switch_d(b->wf, e.tid, e.ts, blk_wj_has_io(b->wj, e.tid)))
+			b->wf_dirty = 1;
+		else if (b->wf && e.kind == BLK_WJ_WAKING)
+			blk_wf_waking(b->wf, e.tid, e.comm, e.ts);
 		ret = blk_wj_feed(b->wj, &e, &w);
 		if (ret < 0)
 			return ret;
@@ -360,27 +379,66 @@ static int merge(struct iw_backend *b, int flush, uint64_t *upto)
 	}
 }
 
+/* The waking filter, when it changed: written into the instance (refused: none from now on). */
+static void update_waking_filter(struct iw_backend *b)
+{
+	char filter[2048], rel[96];
+	int ok;
+
+	if (!blk_wf_tick(b->wf, mono_now()) && !b->wf_dirty)
+		return;
+	b->wf_dirty = 0;
+	snprintf(rel, sizeof(rel), "events/%s/filter", b->waking);
+	ok = blk_wf_filter(b->wf, filter, sizeof(filter)) >= 0 &&
+	     !blk_ftrace_inst_write(b->inst, rel, filter);
+	if (!ok)
+		blk_ftrace_inst_write(b->inst, rel, "0");
+	/* the kernel has it: the wakings after now are filtered by it */
+	blk_wf_written(b->wf, mono_now(), ok);
+}
+
 static int iw_read(struct blk_backend *bb, int k, int wait_ms, const struct blk_backend_sink *sink,
 		   char *err, size_t len)
 {
 	struct iw_backend *b = (struct iw_backend *)bb;
 	uint64_t upto = 0;
-	int pages = 0, delivered = 0, ret;
+	int pages = 0, delivered = 0, ret, woken = 0;
 
 	(void)k;
-	if (wait_ms > 0)
+	if (wait_ms > 0 && b->watermark) {
+		ret = poll(b->pfd, (nfds_t)b->cfg->ncpus, wait_ms);
+		woken = ret > 0;
+		/* a buffer that cannot be polled: sleeps again, not to spin */
+		for (int i = 0; ret > 0 && i < b->cfg->ncpus; i++)
+			if (b->pfd[i].revents & (POLLERR | POLLNVAL))
+				b->watermark = 0;
+	} else if (wait_ms > 0) {
 		poll(NULL, 0, wait_ms);
+	}
 	for (int i = 0; i < b->cfg->ncpus; i++) {
 		ret = read_cpu(b, i, err, len);
 		if (ret < 0)
 			return ret;
 		pages += ret;
 	}
+	/*
+	 * A kernel whose poll() ignores buffer_percent (before 5.x: readable as soon as an
+	 * event is in) wakes the reader at every event: after 16 wake-ups in a row that found
+	 * less than a sixteenth of the watermark, it sleeps wait_ms again
+	 */
+	if (woken && pages < IW_WATERMARK_PAGES / 16)
+		b->early_wakes++;
+	else if (!woken || pages >= IW_WATERMARK_PAGES / 16)
+		b->early_wakes = 0;
+	if (b->early_wakes >= 16)
+		b->watermark = 0;
 	ret = merge(b, b->stopped && !pages, &upto);
 	if (ret) {
 		errf(err, len, "out of memory merging the I/O wait events");
 		return ret;
 	}
+	if (b->wf && !b->stopped)
+		update_waking_filter(b);
 	for (int i = 0; i < b->cfg->ncpus; i++) {
 		struct iw_cpu *c = &b->cpu[i];
 
@@ -445,6 +503,8 @@ static uint64_t iw_lost(struct blk_backend *bb, int dev, int k)
 		if (m < b->missed_seen)
 			m = b->missed_seen; /* the module may be gone at the end */
 		lost += (uint64_t)(m - b->missed_base);
+		/* sleeps whose waking the filter may have left out (never made up) */
+		lost += b->wf ? blk_wf_blind(b->wf) : 0;
 	}
 	return lost;
 }
@@ -484,6 +544,11 @@ static int iw_report(struct blk_backend *bb, char *msg, size_t len)
 			", maxactive %u, %llu entries whose return was missed, %llu returns without entry",
 			b->maxactive, (unsigned long long)st.stale,
 			(unsigned long long)st.unmatched);
+	if (b->wf && n < len)
+		n += (size_t)snprintf(
+			msg + n, len - n,
+			", %d tasks never seen in state D left out of the wakings (%llu of their sleeps not seen to the end, lost)",
+			blk_wf_excluded(b->wf), (unsigned long long)blk_wf_blind(b->wf));
 	if ((st.tasks_full || st.ios_full) && n < len)
 		n += (size_t)snprintf(msg + n, len - n,
 				      ", not followed (tables full): %llu task events, %llu I/Os",

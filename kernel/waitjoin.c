@@ -101,6 +101,13 @@ static struct task *find(struct blk_wj *j, int32_t tid)
 	}
 }
 
+int blk_wj_has_io(struct blk_wj *j, int32_t tid)
+{
+	struct task *t = find(j, tid);
+
+	return t && t->inflight > 0;
+}
+
 static int grow(struct blk_wj *j)
 {
 	size_t cap = j->cap ? j->cap * 2 : 256;

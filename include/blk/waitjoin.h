@@ -82,6 +82,9 @@ void blk_wj_free(struct blk_wj *j);
  */
 int blk_wj_feed(struct blk_wj *j, const struct blk_wj_event *e, struct blk_iowait *w);
 
+/* Whether the sched source follows an I/O of @tid in flight (its sleep now would be kept). */
+int blk_wj_has_io(struct blk_wj *j, int32_t tid);
+
 /* What was counted so far. */
 void blk_wj_get_stats(const struct blk_wj *j, struct blk_wj_stats *s);
 

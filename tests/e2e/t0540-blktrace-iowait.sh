@@ -6,7 +6,10 @@
 # reference tools print the same for the trace with its waits as without (the waits taken
 # out again by iowait.py), on the directory, the merged file and the live -o - stream. Our
 # btt's I/O wait section and its Perfetto export (dd's iowait slices on dd's thread track, with
-# their flows) are checked against numbers computed again from blkparse --iowait.
+# their flows) are checked against numbers computed again from blkparse --iowait, and our
+# blkparse --iowait on the merged file against the same on the directory.
+# The tasks that are woken often and never sleep in state D are left out of the waking
+# events (the waits of a dd reading after that are all still there).
 # Every exit path (-w, SIGINT, SIGTERM, blktrace -k, a setup error, SIGKILL and -k after)
 # leaves tracefs, the device and the I/O wait state as found.
 . "$(dirname "$0")/../lib.sh"
@@ -110,6 +113,33 @@ else
 	fail "blkparse --iowait: $(wc -l <"$d/iw.txt") lines of dd, $waits expected: $(head -n 2 "$d/iw.txt")"
 fi
 
+# 1b. the tasks woken for each read that never sleep in state D (the loop worker,
+# ksoftirqd) are left out of the waking events after a second of reads: every read of a
+# dd started after that still has its wait, none lost
+d="$w/filter"
+mkdir -p "$d"
+(cd "$d" && "$BT" -d "$loop" -w 5 --iowait >summary.txt 2>err.txt; echo $? >rc) &
+bt=$!
+wait_iowait
+dd if="$loop" of=/dev/null bs=4096 count=3000 iflag=direct status=none
+sleep 2.2
+reader "$d/dd.pid"
+wait $bt
+read -r _ reads _ fwaits _ ov _ named < <($IW overlap "$d" "$name" "$(cat "$d/dd.pid")")
+left=$(sed -n 's/.*, \([0-9]*\) tasks never seen in state D left out of the wakings (\([0-9]*\) of their.*/\1 \2/p' "$d/summary.txt")
+if [ "$(cat "$d/rc")" = 0 ] && [ "${left% *}" -ge 1 ] 2>/dev/null && [ "${left#* }" = 0 ] &&
+	grep -qE "^  Total: +[0-9]+ waits \(lost 0\)" "$d/summary.txt" && [ "${reads:-0}" = $N ] &&
+	[ "${fwaits:-0}" -ge $((N * 9 / 10)) ] && [ "$ov" = "$fwaits" ] && [ "$named" = "$fwaits" ]; then
+	pass "waking filter: ${left% *} tasks left out of the wakings, then dd's $reads reads have $fwaits waits (run 1: $waits), each overlapping one, lost 0"
+else
+	fail "waking filter: rc=$(cat "$d/rc") left='$left' reads=$reads waits=$fwaits overlapping=$ov named=$named; $(grep -A4 iowait "$d/summary.txt" | tr '\n' ' ')"
+fi
+if same_state; then
+	pass "after the waking filter: tracefs, the device and the I/O wait state as found"
+else
+	fail "after the waking filter: $(state_diff)"
+fi
+
 # 2. the reference tools: the same with and without the waits
 if [ -x /usr/bin/blkparse ] && [ -x /usr/bin/btt ]; then
 	p="$d/plain"
@@ -147,6 +177,15 @@ d="$w/run1"
 [ -f "$d/merged.bin" ] || (cd "$d" && "$BLKPARSE" -i "$name" -d merged.bin -O >/dev/null 2>&1)
 (cd "$d" && "$TOP/btt/btt" -i merged.bin >obtt.txt 2>&1)
 (cd "$d" && "$BLKPARSE" -i "$name" --iowait >bp-iw.txt 2>/dev/null)
+
+# the merged file read back with --iowait: the lines of the directory, in their order, each
+# wait on the time base of the event before it (tests/gen/iowait-merged.py compare)
+"$BLKPARSE" -i "$d/merged.bin" --iowait >"$d/m-iw.txt" 2>"$d/m-iw.err"
+if r=$(python3 -B "$TOP/tests/gen/iowait-merged.py" compare "$d/bp-iw.txt" "$d/m-iw.txt" 2>&1) && [ ! -s "$d/m-iw.err" ]; then
+	pass "blkparse -i merged.bin --iowait: the lines of the directory's, each wait on its events' time base: $r"
+else
+	fail "blkparse -i merged.bin --iowait against the directory: $r $(head -c 200 "$d/m-iw.err")"
+fi
 row=$(grep -E "^ +$pid dd +\| " "$d/obtt.txt")
 nrow=$(echo "$row" | awk '{ print $4 }')
 if [ -n "$row" ] && [ "${nrow:-0}" -ge $((N * 9 / 10)) ] && r=$($IWB "$d/bp-iw.txt" "$d/obtt.txt" 2>&1); then
