@@ -387,7 +387,7 @@ struct export_out *export_out_new(struct btt *b, iomodel_next_fn *next, void **s
 
 void export_out_finish(struct export_out *xo)
 {
-	struct blk_export_stats st;
+	struct blk_export_stats st = {0};
 	struct blk_export_dest d;
 	char where[400];
 	uint64_t nb;
