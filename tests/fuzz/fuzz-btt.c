@@ -18,9 +18,10 @@
  *           bit 6  -S 2 (iostat interval)   bit 7  -M (a device map)
  * The stream is read from a regular file (a memfd), as btt reads -i. Every file btt
  * writes goes to a null stream: run-fuzz.sh links btt/outfile.c (file_create(),
- * file_close(), the one place btt creates and removes files) with its fopen() and
- * unlink() renamed to fuzz_btt_fopen() and fuzz_btt_unlink() below: the names btt makes
- * are checked and what it writes is formatted and counted, but no file is created (an
+ * file_close(), the one place btt creates and removes files) with its fopen(), fclose()
+ * and unlink() renamed to fuzz_btt_fopen(), fuzz_btt_fclose() and fuzz_btt_unlink()
+ * below: the names btt makes are checked and what it writes is formatted and counted
+ * (flushed at fclose()), but no file is created (an
  * input with many devices would make hundreds: the per-device *_fp.dat files, -P, -L,
  * -Z, ...) and none is left in the current directory. stdout is /dev/null too; messages go to
  * stderr (run-fuzz.sh closes it while fuzzing). The -M map is read from a memfd.
