@@ -97,7 +97,8 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 	case BTT_EV_FIRST_Q:
 		/* the device has queued I/O: its D2C is the classic one */
 		u64map_free(&d->d_no_q);
-		blk_hist_clear(&d->hist[HIST_D2C_NO_Q]);
+		if (d->hist[HIST_D2C_NO_Q].n) /* else already empty (32 KiB not to clear) */
+			blk_hist_clear(&d->hist[HIST_D2C_NO_Q]);
 		break;
 	case BTT_EV_ISSUE_BEFORE_Q:
 		no_q_issue(d, e);
@@ -152,11 +153,27 @@ static void dashes(FILE *ofp)
 	fputc('\n', ofp);
 }
 
+/*
+ * @a with the D2C times of @no_q (a trace without Q events), in @tmp when there are any
+ * (allocated then)
+ */
+static const struct blk_hist *with_no_q(const struct blk_hist *a, const struct blk_hist *no_q,
+					struct blk_hist **tmp)
+{
+	if (!no_q->n)
+		return a;
+	if (!*tmp)
+		*tmp = xmalloc(sizeof(**tmp));
+	**tmp = *a;
+	blk_hist_merge(*tmp, no_q);
+	return *tmp;
+}
+
 void pct_print(const struct pct *p, const struct btt *b, FILE *ofp)
 {
 	static const char *const names[] = {"Q2C", "D2C", "Q2D"};
-	/* D2C with the times before a device's first Q (a trace without Q events) */
-	struct blk_hist *d2c = xmalloc(sizeof(*d2c)), *total = xmalloc(sizeof(*total));
+	struct blk_hist *d2c = NULL, *total = NULL;
+	const struct blk_hist *t;
 
 	fprintf(ofp, "==================== Latency Percentiles (seconds) ====================\n\n");
 	fprintf(ofp, "%10s | %-3s %11s", "DEV", "LAT", "N");
@@ -168,18 +185,23 @@ void pct_print(const struct pct *p, const struct btt *b, FILE *ofp)
 		const struct btt_dev *dip = b->devs.out[i];
 		const struct blk_hist *h = p->dev[dip->idx]->hist;
 
-		*d2c = h[HIST_D2C];
-		blk_hist_merge(d2c, &h[HIST_D2C_NO_Q]);
 		pct_row(ofp, dip->label, names[HIST_Q2C], &h[HIST_Q2C]);
-		pct_row(ofp, dip->label, names[HIST_D2C], d2c);
+		pct_row(ofp, dip->label, names[HIST_D2C],
+			with_no_q(&h[HIST_D2C], &h[HIST_D2C_NO_Q], &d2c));
 		pct_row(ofp, dip->label, names[HIST_Q2D], &h[HIST_Q2D]);
 	}
 	dashes(ofp);
-	*total = p->total[HIST_D2C];
-	for (size_t i = 0; i < p->ndev; i++)
-		blk_hist_merge(total, &p->dev[i]->hist[HIST_D2C_NO_Q]);
+	t = &p->total[HIST_D2C];
+	for (size_t i = 0; i < p->ndev; i++) {
+		const struct blk_hist *no_q = &p->dev[i]->hist[HIST_D2C_NO_Q];
+
+		if (t == total)
+			blk_hist_merge(total, no_q);
+		else
+			t = with_no_q(t, no_q, &total);
+	}
 	pct_row(ofp, "Total", names[HIST_Q2C], &p->total[HIST_Q2C]);
-	pct_row(ofp, "Total", names[HIST_D2C], total);
+	pct_row(ofp, "Total", names[HIST_D2C], t);
 	pct_row(ofp, "Total", names[HIST_Q2D], &p->total[HIST_Q2D]);
 	fputc('\n', ofp);
 	free(d2c);

@@ -20,7 +20,12 @@
 #define SET_RED(i) (A(i).nsec_red |= 1)
 #define SET_BLACK(i) (A(i).nsec_red &= ~1u)
 
-enum { FIRST_CAP = 4096 };
+/*
+ * The arrays start small, on the heap (a short trace's, or a device's few I/Os, cost no
+ * system call and no page fault), and move to anonymous memory once one would exceed
+ * HEAP_MAX bytes; from there they grow by remapping (no copy, no second copy in RSS).
+ */
+enum { FIRST_CAP = 64, HEAP_MAX = 64 << 10 };
 
 void qpool_init(struct qpool *p, size_t data_size)
 {
@@ -28,26 +33,52 @@ void qpool_init(struct qpool *p, size_t data_size)
 	p->data_size = data_size;
 }
 
+/* whether arrays of @cap slots are mapped (else on the heap); the same for the three */
+static int mapped(const struct qpool *p, uint32_t cap)
+{
+	size_t widest = p->data_size > sizeof(struct qnode) ? p->data_size : sizeof(struct qnode);
+
+	return (size_t)cap * widest > HEAP_MAX;
+}
+
+/* the length of an array of @cap slots of @size bytes (mmap takes no empty one) */
+static size_t len_of(uint32_t cap, size_t size)
+{
+	size_t n = (size_t)cap * size;
+
+	return n ? n : 1;
+}
+
 void qpool_release(struct qpool *p)
 {
-	if (p->node)
-		munmap(p->node, (size_t)p->cap * sizeof(*p->node));
-	if (p->aux)
-		munmap(p->aux, (size_t)p->cap * sizeof(*p->aux));
-	if (p->data)
-		munmap(p->data, (size_t)p->cap * p->data_size);
+	if (p->cap && mapped(p, p->cap)) {
+		munmap(p->node, len_of(p->cap, sizeof(*p->node)));
+		munmap(p->aux, len_of(p->cap, sizeof(*p->aux)));
+		munmap(p->data, len_of(p->cap, p->data_size));
+	} else {
+		/* heap arrays (some may be larger, after a failed growth) */
+		free(p->node);
+		free(p->aux);
+		free(p->data);
+	}
 	qpool_init(p, p->data_size);
 }
 
-/* anonymous memory grows by remapping (no copy, no second copy in RSS) */
-static void *grow(void *old, size_t old_len, size_t len)
+static void *map(size_t len)
 {
-	void *m;
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (old)
-		m = mremap(old, old_len, len, MREMAP_MAYMOVE);
-	else
-		m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	if (len >= (4u << 20))
+		madvise(m, len, MADV_HUGEPAGE);
+	return m;
+}
+
+static void *remap(void *old, size_t old_len, size_t len)
+{
+	void *m = mremap(old, old_len, len, MREMAP_MAYMOVE);
+
 	if (m == MAP_FAILED)
 		return NULL;
 	if (len >= (4u << 20))
@@ -57,14 +88,60 @@ static void *grow(void *old, size_t old_len, size_t len)
 
 static void *shrink(void *m, size_t len, size_t new_len)
 {
-	void *r;
+	void *r = mremap(m, len, new_len, 0);
 
-	if (!new_len) {
-		munmap(m, len);
-		return NULL;
-	}
-	r = mremap(m, len, new_len, 0);
 	return r == MAP_FAILED ? m : r; /* in place, it cannot fail; if it did, more stays */
+}
+
+/* the three arrays with @cap slots, the new ones zero; 0, or -1 (then still p->cap slots) */
+static int resize(struct qpool *p, uint32_t cap)
+{
+	void **arr[3] = {(void **)&p->node, (void **)&p->aux, (void **)&p->data};
+	size_t size[3] = {sizeof(*p->node), sizeof(*p->aux), p->data_size};
+	void *m[3];
+
+	if (!mapped(p, cap)) {
+		for (int k = 0; k < 3; k++) {
+			/* one that grew before a failure keeps its room: free() needs no size */
+			unsigned char *r = realloc(*arr[k], len_of(cap, size[k]));
+
+			if (!r)
+				return -1;
+			memset(r + p->cap * size[k], 0, (cap - p->cap) * size[k]);
+			*arr[k] = r;
+		}
+		return 0;
+	}
+	if (!p->cap || !mapped(p, p->cap)) {
+		/* from the heap to anonymous memory (fresh, so zero) */
+		for (int k = 0; k < 3; k++) {
+			m[k] = map(len_of(cap, size[k]));
+			if (!m[k]) {
+				while (k-- > 0)
+					munmap(m[k], len_of(cap, size[k]));
+				return -1;
+			}
+		}
+		for (int k = 0; k < 3; k++) {
+			if (p->cap)
+				memcpy(m[k], *arr[k], p->cap * size[k]);
+			free(*arr[k]);
+			*arr[k] = m[k];
+		}
+		return 0;
+	}
+	for (int k = 0; k < 3; k++) {
+		m[k] = remap(*arr[k], len_of(p->cap, size[k]), len_of(cap, size[k]));
+		if (!m[k]) {
+			/* give back what grew: every array has p->cap slots */
+			while (k-- > 0)
+				*arr[k] = shrink(*arr[k], len_of(cap, size[k]),
+						 len_of(p->cap, size[k]));
+			return -1;
+		}
+		*arr[k] = m[k];
+	}
+	return 0;
 }
 
 static uint32_t alloc_node(struct qpool *p)
@@ -79,30 +156,16 @@ static uint32_t alloc_node(struct qpool *p)
 	}
 	if (p->used == p->cap) {
 		uint32_t cap = p->cap ? p->cap * 2 : FIRST_CAP;
-		void **arr[3] = {(void **)&p->node, (void **)&p->aux, (void **)&p->data};
-		size_t size[3] = {sizeof(*p->node), sizeof(*p->aux), p->data_size};
 
-		if (p->cap >= (1u << 31)) {
+		if (p->cap >= (1u << 31) || resize(p, cap) < 0) {
 			p->live--;
 			return 0;
-		}
-		for (int k = 0; k < 3; k++) {
-			void *m = grow(*arr[k], p->cap * size[k], cap * size[k]);
-
-			if (!m) {
-				/* give back what grew: every array has p->cap slots */
-				while (k-- > 0)
-					*arr[k] = shrink(*arr[k], cap * size[k], p->cap * size[k]);
-				p->live--;
-				return 0;
-			}
-			*arr[k] = m;
 		}
 		p->cap = cap;
 		if (!p->used)
 			p->used = 1; /* index 0 is none */
 	}
-	/* fresh anonymous memory is zero */
+	/* new slots are zero */
 	return p->used++;
 }
 

@@ -15,6 +15,8 @@
 #include "seekstat-int.h"
 
 #define DEFAULT_MEMBUF 4096
+/* the buffer's first size, in values: it doubles up to the membuf as values arrive */
+#define FIRST_BUF 128
 
 /*
  * Large arrays come straight from mmap, so freeing them really returns the memory; small
@@ -69,7 +71,8 @@ struct seekstat *seekstat_new(size_t membuf)
 	if (!ss)
 		return NULL;
 	ss->cap = membuf ? membuf : DEFAULT_MEMBUF;
-	ss->buf = malloc(ss->cap * sizeof(*ss->buf));
+	ss->alloc = ss->cap < FIRST_BUF ? ss->cap : FIRST_BUF;
+	ss->buf = malloc(ss->alloc * sizeof(*ss->buf));
 	if (!ss->buf) {
 		free(ss);
 		return NULL;
@@ -145,9 +148,22 @@ static int spill(struct seekstat *ss)
 	return 0;
 }
 
+/* the buffer is full but smaller than the membuf: twice the size (0), or -1 */
+static int grow(struct seekstat *ss)
+{
+	size_t na = ss->alloc * 2 < ss->cap ? ss->alloc * 2 : ss->cap;
+	uint64_t *nb = realloc(ss->buf, na * sizeof(*nb));
+
+	if (!nb)
+		return seekstat_oom(ss);
+	ss->buf = nb;
+	ss->alloc = na;
+	return 0;
+}
+
 int seekstat_add(struct seekstat *ss, uint64_t v)
 {
-	if (ss->nbuf == ss->cap && spill(ss))
+	if (ss->nbuf == ss->alloc && (ss->alloc < ss->cap ? grow(ss) : spill(ss)))
 		return -1;
 	ss->buf[ss->nbuf++] = v;
 	if (v > ss->max)
@@ -164,20 +180,20 @@ static inline uint64_t sort_key(uint64_t v, unsigned int lo, unsigned int bits)
 
 /*
  * LSD radix sort of a[0..n) on bits [@lo, @hi); being stable, it keeps the input order
- * among equal keys. @tmp holds n values. Digits of at most RADIX_BITS bits, as few passes
- * as that allows: the counters stay in the first cache. A short array (a short stream's)
- * is insertion sorted instead, stable too: one pass over 8,192 counters per digit would
- * cost more than the sort.
+ * among equal keys. @tmp holds n values. Digits of at most seek_radix_bits(n) bits (13
+ * for 4,096 values or more), as few passes as that allows: the counters stay in the first
+ * cache, and a pass over them costs no more than one over the values. A short array (a
+ * short stream's) is insertion sorted instead, stable too.
  */
 #define SEEK_SHORT_SORT 32
 
 void seek_radix_sort(uint64_t *a, uint64_t *tmp, size_t n, unsigned int lo, unsigned int hi,
 		     size_t *cnt)
 {
-	unsigned int bits = hi - lo, passes = (bits + RADIX_BITS - 1) / RADIX_BITS, digit;
+	unsigned int bits = hi - lo, passes, digit;
 	uint64_t *src = a, *dst = tmp, mask;
 
-	if (!passes)
+	if (!bits)
 		return;
 	if (n < SEEK_SHORT_SORT) {
 		for (size_t i = 1; i < n; i++) {
@@ -190,6 +206,7 @@ void seek_radix_sort(uint64_t *a, uint64_t *tmp, size_t n, unsigned int lo, unsi
 		}
 		return;
 	}
+	passes = (bits + seek_radix_bits(n) - 1) / seek_radix_bits(n);
 	digit = (bits + passes - 1) / passes;
 	mask = (1ull << digit) - 1;
 	for (unsigned int sh = lo; sh < hi; sh += digit) {
@@ -547,7 +564,7 @@ int seekstat_prepare(struct seekstat *ss, unsigned int share)
 
 	if (!seekstat_long(ss) || ss->prepared || n >= UINT32_MAX)
 		return 0;
-	radix = malloc(sizeof(*radix) << RADIX_BITS);
+	radix = malloc(sizeof(*radix) << seek_radix_bits(n));
 	if (!radix)
 		return seekstat_oom(ss);
 	rc = seekstat_value_stats(ss, n, radix, &st,

@@ -23,7 +23,8 @@ struct stats {
 
 struct seekstat {
 	uint64_t *buf; /* values not yet in the file */
-	size_t nbuf, cap;
+	size_t nbuf, cap; /* cap: the most the buffer holds before the file is used */
+	size_t alloc; /* the buffer's size so far: it grows up to cap (a short stream's is small) */
 	int fd; /* temporary file, -1 until the buffer first fills */
 	uint64_t nfile; /* values in the file */
 	uint64_t max;
@@ -49,8 +50,19 @@ int seekstat_oom(struct seekstat *ss);
 int seek_write_all(int fd, const void *p, size_t len, off_t off);
 int seek_read_all(int fd, void *p, size_t len, off_t off);
 /*
+ * The widest digit seek_radix_sort() takes for @n values (at most RADIX_BITS): a pass
+ * clears and scans 1 << digit counters, so a short array gets narrow digits.
+ */
+static inline unsigned int seek_radix_bits(uint64_t n)
+{
+	unsigned int b = bits_for(n);
+
+	return b < 4 ? 4 : b > RADIX_BITS ? RADIX_BITS : b;
+}
+
+/*
  * LSD radix sort of a[0..n) on bits [@lo, @hi), stable; @tmp holds n values, @cnt
- * 1 << RADIX_BITS counters.
+ * 1 << seek_radix_bits(n) counters (or more).
  */
 void seek_radix_sort(uint64_t *a, uint64_t *tmp, size_t n, unsigned int lo, unsigned int hi,
 		     size_t *cnt);

@@ -569,7 +569,7 @@ int seekstat_finish(struct seekstat *ss, struct seekstat_result *res)
 			 UINT32_MAX - 1);
 		return -1;
 	}
-	radix = malloc(sizeof(*radix) << RADIX_BITS);
+	radix = malloc(sizeof(*radix) << seek_radix_bits(n));
 	if (!radix)
 		return seekstat_oom(ss);
 	/* a stream too long to sort in memory: first see, in bounded memory, whether the tree is needed */

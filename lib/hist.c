@@ -41,10 +41,16 @@ void blk_hist_add(struct blk_hist *h, uint64_t v)
 		h->max = v;
 }
 
+/*
+ * min and max bound every recorded value (min is 0 in a histogram zeroed rather than
+ * cleared): buckets outside [bucket_of(min), bucket_of(max)] are empty, and so are all of an
+ * empty histogram's.
+ */
 void blk_hist_merge(struct blk_hist *h, const struct blk_hist *from)
 {
-	for (unsigned int i = 0; i < BLK_HIST_BUCKETS; i++)
-		h->count[i] += from->count[i];
+	if (from->n)
+		for (unsigned int i = bucket_of(from->min), e = bucket_of(from->max); i <= e; i++)
+			h->count[i] += from->count[i];
 	h->n += from->n;
 	if (from->n && from->min < h->min)
 		h->min = from->min;
@@ -64,7 +70,7 @@ uint64_t blk_hist_percentile(const struct blk_hist *h, double p)
 		rank = 1;
 	if (rank > h->n)
 		rank = h->n;
-	for (unsigned int b = 0; b < BLK_HIST_BUCKETS; b++) {
+	for (unsigned int b = bucket_of(h->min); b < BLK_HIST_BUCKETS; b++) {
 		seen += h->count[b];
 		if (seen >= rank) {
 			uint64_t top = bucket_top(b);

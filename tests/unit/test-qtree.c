@@ -381,6 +381,17 @@ static void test_disjoint(void **state)
 	assert_true(hinted > 1000);
 }
 
+static void test_pool_growth(void **state)
+{
+	uint64_t fast = 0, hinted = 0;
+
+	(void)state;
+	/* 10,000 nodes live: the arrays move from the heap to anonymous memory
+	 * (past 64 KiB) and grow by remapping there, the tree checked after every step */
+	run(31337, 1ull << 40, 13000, 20000, &fast, &hinted);
+	assert_true(hinted > 1000);
+}
+
 static void test_regions(void **state)
 {
 	(void)state;
@@ -475,6 +486,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_overlapping),
 		cmocka_unit_test(test_disjoint),
+		cmocka_unit_test(test_pool_growth),
 		cmocka_unit_test(test_regions),
 		cmocka_unit_test(test_collisions),
 	};
