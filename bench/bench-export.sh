@@ -6,8 +6,9 @@
 # batch, the server on the same machine, as tests/clickhouse.sh starts it); the same rows to
 # tsv:DIR; what the server stores per row. Then, when ../shared/traces/large-perf is there,
 # btt itself on its merged file: the text report's time, and btt --export (the same report and
-# every I/O) into the server, into tsv:DIR and from a pipe (btt -i -): rows per second, bytes
-# per I/O, the time against the report's, peak RSS (/usr/bin/time).
+# every I/O) into the server, into tsv:DIR and from a pipe (btt -i -), in interleaved rounds:
+# medians of the wall time, btt's CPU, the server's CPU, rows per second, bytes per I/O, the
+# time against the report's, peak RSS (/usr/bin/time).
 #
 #   bench/bench-export.sh
 #
@@ -148,5 +149,19 @@ if [ -f "$TRACE_TARXZ" ] && [ -x "$BTT" ]; then
 			}' "$W/runs"
 			[ $how = report ] && rep=$(awk -v b=$bin '$1 == b && $2 == "report" { print $4 }' "$W/runs" | sort -n | awk '{ a[NR] = $1 } END { print NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
 		done
+	done
+	# the load drifts between rounds: the ratio within each round, its median
+	[ -n "$BTT_BASE" ] && for how in report clickhouse tsv pipe; do
+		awk -v h=$how '
+		$2 == h && $1 == "base" { b[$3] = $4; bc[$3] = $6 + $7 }
+		$2 == h && $1 == "new" { n[$3] = $4; nc[$3] = $6 + $7; if ($3 > m) m = $3 }
+		function med(a, k,   i, j, x) {
+			for (i = 2; i <= k; i++) { x = a[i]; for (j = i - 1; j > 0 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+			return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+		}
+		END {
+			for (r = 1; r <= m; r++) if ((r in n) && (r in b)) { k++; w[k] = n[r] / b[r]; c[k] = bc[r] ? nc[r] / bc[r] : 0; l = l sprintf(" %.2f", n[r] / b[r]) }
+			printf "new/base %-10s wall %.2f (rounds:%s), btt CPU %.2f: medians of the ratios within a round\n", h, med(w, k), l, med(c, k)
+		}' "$W/runs"
 	done
 fi
