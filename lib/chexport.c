@@ -34,27 +34,27 @@ enum {
 };
 
 /*
- * The sender. Its lock guards the queue, the flags, @error/@err and @st; @work, @probe and
- * @body are the thread's own. The queue holds the batches handed over and not yet taken;
- * the thread takes the oldest into @cur (the buffers of rows are swapped, never copied), so
- * the rows in memory are the batches being filled, CH_QUEUE waiting and one being stored,
- * and one compressed copy.
+ * The sender. Its lock guards @cur while @pending, the flags, @error/@err and @st; @work,
+ * @probe and @body are the thread's own. A batch is handed over only when the sender is
+ * idle, by swapping buffers of rows with @cur (never copied): the rows in memory are the
+ * batches being filled and the one being stored, and one compressed copy. The sender takes
+ * longer over a batch (compress, send, the server's INSERT) than btt's model takes to fill
+ * the next, so a queue of waiting batches would only hold memory.
  */
 struct ch_sender {
 	pthread_t thread;
 	pthread_mutex_t lock;
-	pthread_cond_t cond; /* the queue or the flags changed: both sides wait on it */
-	struct export_batch q[CH_QUEUE];
-	unsigned int head, n;
+	pthread_cond_t cond; /* @cur or the flags changed: both sides wait on it */
+	struct export_batch cur;
+	int pending; /* @cur was handed over, not yet taken */
 	int busy; /* @cur is being stored */
-	int quit; /* no more batches: end when the queue is empty */
-	int abandon; /* end now: drop the queue, retry nothing */
+	int quit; /* no more batches: end when none is pending */
+	int abandon; /* end now: drop what is pending, retry nothing */
 	int error; /* the first error, -errno: nothing is stored after it */
 	char err[640];
 	struct blk_export_stats st; /* the sender's counts, as of the last batch stored */
 	struct blk_export_stats work; /* the same, being counted */
 	int probe[BLK_TABLE_NR]; /* an earlier export may hold the table's next batch: ask first */
-	struct export_batch cur;
 	struct blk_strbuf body; /* the compressed batch */
 };
 
@@ -493,23 +493,14 @@ static void *sender_main(void *arg)
 
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
-		struct export_batch *b = &s->q[s->head];
-		struct blk_strbuf raw;
 		int ret;
 
-		while (!s->n && !s->quit && !s->abandon)
+		while (!s->pending && !s->quit && !s->abandon)
 			pthread_cond_wait(&s->cond, &s->lock);
-		if (!s->n || s->abandon)
+		if (!s->pending || s->abandon)
 			break;
-		/* take the oldest: its rows into cur, cur's emptied buffer into the slot */
-		raw = s->cur.raw;
-		s->cur = *b;
-		b->raw = raw;
-		blk_strbuf_reset(&b->raw);
-		s->head = (s->head + 1) % CH_QUEUE;
-		s->n--;
+		s->pending = 0;
 		s->busy = 1;
-		pthread_cond_broadcast(&s->cond);
 		pthread_mutex_unlock(&s->lock);
 		ret = store(x, &s->cur, err, sizeof(err));
 		if (!ret)
@@ -520,12 +511,10 @@ static void *sender_main(void *arg)
 		if (ret) {
 			s->error = ret;
 			snprintf(s->err, sizeof(s->err), "%s", err);
-			s->n = 0; /* a later batch is never stored after one that is not */
 		}
 		pthread_cond_broadcast(&s->cond);
 	}
-	s->n = 0;
-	s->busy = 0;
+	s->pending = 0;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 	return NULL;
@@ -560,22 +549,23 @@ static int start_sender(struct blk_export *x, char *err, size_t errlen)
 int ch_submit(struct blk_export *x, struct export_batch *b, char *err, size_t errlen)
 {
 	struct ch_sender *s = x->snd;
-	struct export_batch *slot;
 	struct blk_strbuf raw;
 	int ret = 0;
 
 	pthread_mutex_lock(&s->lock);
-	while (!s->error && s->n == CH_QUEUE)
+	while (!s->error && (s->pending || s->busy))
 		pthread_cond_wait(&s->cond, &s->lock);
 	if (s->error) {
+		/* a later batch is never stored after one that is not */
 		ret = s->error;
 		snprintf(err, errlen, "%s", s->err);
 	} else {
-		slot = &s->q[(s->head + s->n) % CH_QUEUE];
-		raw = slot->raw;
-		*slot = *b;
+		/* @b's rows to the sender, the sender's emptied buffer to @b */
+		raw = s->cur.raw;
+		s->cur = *b;
 		b->raw = raw;
-		s->n++;
+		blk_strbuf_reset(&b->raw);
+		s->pending = 1;
 		pthread_cond_broadcast(&s->cond);
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -588,7 +578,7 @@ int ch_drain(struct blk_export *x, char *err, size_t errlen)
 	int ret = 0;
 
 	pthread_mutex_lock(&s->lock);
-	while (!s->error && (s->n || s->busy))
+	while (!s->error && (s->pending || s->busy))
 		pthread_cond_wait(&s->cond, &s->lock);
 	if (s->error) {
 		ret = s->error;
@@ -628,8 +618,6 @@ void ch_stop(struct blk_export *x, int abandon)
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 	pthread_join(s->thread, NULL);
-	for (int i = 0; i < CH_QUEUE; i++)
-		blk_strbuf_release(&s->q[i].raw);
 	blk_strbuf_release(&s->cur.raw);
 	blk_strbuf_release(&s->body);
 	pthread_cond_destroy(&s->cond);

@@ -49,15 +49,14 @@ struct blk_export {
  * The ClickHouse sink. ch_open() checks the tables and starts the sender, a thread that
  * compresses and stores the batches handed to it, one after the other in the order given
  * (sends each, or finds it stored already), while the caller fills the next ones.
- * ch_submit() hands @b over (its rows move to the sender; @b->raw comes back empty), waiting
- * while CH_QUEUE batches wait already; ch_drain() waits until every batch handed over is
- * stored. Both return 0, or the sender's error (-errno, message in @err): after its first
+ * ch_submit() hands @b over (its rows move to the sender; @b->raw comes back empty), once
+ * the sender is done with the batch before; ch_drain() waits until every batch handed over
+ * is stored. Both return 0, or the sender's error (-errno, message in @err): after its first
  * error the sender stores nothing more, and every later call returns that error.
  * ch_stats() adds the sender's counts (batches, batches_present, rows_present, retries,
- * checks, bytes_sent) to @st. ch_stop() ends the sender (with @abandon, the batches not yet
- * stored are dropped and no attempt is retried) and frees it; NULL x->snd is fine.
+ * checks, bytes_sent) to @st. ch_stop() ends the sender (with @abandon, a batch not yet
+ * taken is dropped and no attempt is retried) and frees it; NULL x->snd is fine.
  */
-#define CH_QUEUE 1
 __hidden int ch_open(struct blk_export *x, char *err, size_t errlen);
 __hidden int ch_submit(struct blk_export *x, struct export_batch *b, char *err, size_t errlen);
 __hidden int ch_drain(struct blk_export *x, char *err, size_t errlen);

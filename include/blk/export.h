@@ -17,7 +17,7 @@
  * limits), and before a row of another UTC day, so that a batch is one part of one
  * partition of a MergeTree table: one INSERT that the server applies whole or not at all.
  * Memory is one batch of encoded rows per table and one compressed copy of the batch being
- * sent (at most 3 x the batch bytes; pipelined, two more batches of rows: 5 x), whatever
+ * sent (at most 3 x the batch bytes; pipelined, one more batch of rows: 4 x), whatever
  * the trace length.
  *
  * No row twice. Each row carries the export's id (a hash of the host label and the trace
@@ -86,8 +86,8 @@ struct blk_export_opts {
 	/*
 	 * ClickHouse: 0, each batch is stored before the call that ends it returns; 1, batches
 	 * are compressed and stored by a thread of the export, in order, one at a time, while
-	 * the caller fills the next (of the batches ended, one waits and one is being stored
-	 * at most; a call that ends one more waits): the error of a batch comes back from a later call (the one that ends the
+	 * the caller fills the next (a call that ends a batch while the one before is being
+	 * stored waits for it): the error of a batch comes back from a later call (the one that ends the
 	 * next batch, or blk_export_flush() and blk_export_close(), which wait for them all).
 	 * No batch is sent after one that failed. tsv: no effect.
 	 */
