@@ -6,13 +6,16 @@
 # batch, the server on the same machine, as tests/clickhouse.sh starts it); the same rows to
 # tsv:DIR; what the server stores per row. Then, when ../shared/traces/large-perf is there,
 # btt itself on its merged file: the text report's time, and btt --export (the same report and
-# every I/O) into the server, into tsv:DIR and from a pipe (btt -i -): rows per second, bytes
-# per I/O, the time against the report's, peak RSS (/usr/bin/time).
+# every I/O) into the server, into tsv:DIR and from a pipe (btt -i -), in interleaved rounds:
+# medians of the wall time, btt's CPU, the server's CPU, rows per second, bytes per I/O, the
+# time against the report's, peak RSS (/usr/bin/time).
 #
 #   bench/bench-export.sh
 #
-# Environment: ROWS (default 1000000), RUNS (best of, default 3), LEVELS (default "0 1 6"),
-# BATCH_ROWS (default: the library's 65536).
+# Environment: ROWS (default 1000000), RUNS (best of, for exportgen; rounds, for btt; default 3),
+# LEVELS (default "0 1 6"; "" skips exportgen), BATCH_ROWS (default: the library's 65536),
+# BTT (default btt/btt), BTT_BASE (another btt, e.g. of an earlier commit, run interleaved with
+# BTT on large-perf).
 set -u
 set -o pipefail
 
@@ -21,8 +24,10 @@ TOP=$PWD
 GEN=$TOP/tests/gen/exportgen
 ROWS=${ROWS:-1000000}
 RUNS=${RUNS:-3}
-LEVELS=${LEVELS:-0 1 6}
+LEVELS=${LEVELS-0 1 6}
 BATCH_ROWS=${BATCH_ROWS:-}
+BTT=${BTT:-$TOP/btt/btt}
+BTT_BASE=${BTT_BASE:-}
 W=$TOP/bench/out/export
 TRACE_TARXZ=${TRACE_TARXZ:-../shared/traces/large-perf/large-perf.tar.xz}
 
@@ -41,93 +46,122 @@ URL="clickhouse://127.0.0.1:$CH_HTTP/b"
 stat() { sed -n "s/.*\b$2=\([0-9.]*\).*/\1/p" "$1"; }
 batch=${BATCH_ROWS:+--batch-rows $BATCH_ROWS}
 
-echo "export of $ROWS io rows, best of $RUNS, $(nproc) CPUs, server on the same machine"
-printf '%-12s %12s %14s %14s %10s\n' dest rows/s "raw B/row" "sent B/row" seconds
-for level in $LEVELS; do
+if [ -n "$LEVELS" ]; then
+	echo "export of $ROWS io rows, best of $RUNS, $(nproc) CPUs, server on the same machine"
+	printf '%-12s %12s %14s %14s %10s\n' dest rows/s "raw B/row" "sent B/row" seconds
+	for level in $LEVELS; do
+		best=""
+		for r in $(seq 1 "$RUNS"); do
+			"$GEN" --rows "$ROWS" --host "bench-$level-$r" --gzip "$level" $batch --stats "$URL" \
+				2>"$W/gz$level.$r.err" || die "export failed: $(cat "$W/gz$level.$r.err")"
+			s=$(stat "$W/gz$level.$r.err" seconds)
+			if [ -z "$best" ] || awk -v a="$s" -v b="$best" 'BEGIN { exit !(a < b) }'; then
+				best=$s
+				cp "$W/gz$level.$r.err" "$W/gz$level.best"
+			fi
+		done
+		f=$W/gz$level.best
+		awk -v n="$ROWS" -v s="$best" -v raw="$(stat "$f" bytes_raw)" -v sent="$(stat "$f" bytes_sent)" \
+			-v l="$level" 'BEGIN { printf "%-12s %12.0f %14.1f %14.1f %10.3f\n",
+				"gzip " l, n / s, raw / n, sent / n, s }'
+	done
 	best=""
 	for r in $(seq 1 "$RUNS"); do
-		"$GEN" --rows "$ROWS" --host "bench-$level-$r" --gzip "$level" $batch --stats "$URL" \
-			2>"$W/gz$level.$r.err" || die "export failed: $(cat "$W/gz$level.$r.err")"
-		s=$(stat "$W/gz$level.$r.err" seconds)
+		"$GEN" --rows "$ROWS" --stats "tsv:$W/tsv" 2>"$W/tsv.$r.err" || die "tsv export failed"
+		s=$(stat "$W/tsv.$r.err" seconds)
 		if [ -z "$best" ] || awk -v a="$s" -v b="$best" 'BEGIN { exit !(a < b) }'; then
 			best=$s
-			cp "$W/gz$level.$r.err" "$W/gz$level.best"
 		fi
 	done
-	f=$W/gz$level.best
-	awk -v n="$ROWS" -v s="$best" -v raw="$(stat "$f" bytes_raw)" -v sent="$(stat "$f" bytes_sent)" \
-		-v l="$level" 'BEGIN { printf "%-12s %12.0f %14.1f %14.1f %10.3f\n",
-			"gzip " l, n / s, raw / n, sent / n, s }'
-done
-best=""
-for r in $(seq 1 "$RUNS"); do
-	"$GEN" --rows "$ROWS" --stats "tsv:$W/tsv" 2>"$W/tsv.$r.err" || die "tsv export failed"
-	s=$(stat "$W/tsv.$r.err" seconds)
-	if [ -z "$best" ] || awk -v a="$s" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-		best=$s
-	fi
-done
-awk -v n="$ROWS" -v s="$best" -v raw="$(stat "$W/tsv.1.err" bytes_raw)" \
-	'BEGIN { printf "%-12s %12.0f %14.1f %14s %10.3f\n", "tsv:DIR", n / s, raw / n, "-", s }'
-ch_client -q "OPTIMIZE TABLE b.io FINAL" >/dev/null 2>&1
-ch_client -q "SELECT 'stored by the server: ' || toString(round(sum(data_compressed_bytes) / sum(rows), 1))
-	|| ' B/row compressed, ' || toString(round(sum(data_uncompressed_bytes) / sum(rows), 1))
-	|| ' B/row uncompressed (' || toString(sum(rows)) || ' rows)'
-	FROM system.parts WHERE database = 'b' AND table = 'io' AND active"
+	awk -v n="$ROWS" -v s="$best" -v raw="$(stat "$W/tsv.1.err" bytes_raw)" \
+		'BEGIN { printf "%-12s %12.0f %14.1f %14s %10.3f\n", "tsv:DIR", n / s, raw / n, "-", s }'
+	ch_client -q "OPTIMIZE TABLE b.io FINAL" >/dev/null 2>&1
+	ch_client -q "SELECT 'stored by the server: ' || toString(round(sum(data_compressed_bytes) / sum(rows), 1))
+		|| ' B/row compressed, ' || toString(round(sum(data_uncompressed_bytes) / sum(rows), 1))
+		|| ' B/row uncompressed (' || toString(sum(rows)) || ' rows)'
+		FROM system.parts WHERE database = 'b' AND table = 'io' AND active"
+fi
 
-# btt's text report of large-perf, for scale
-if [ -f "$TRACE_TARXZ" ] && [ -x "$TOP/btt/btt" ]; then
+# btt on large-perf's merged file: the text report, and btt --export (the same report and every
+# I/O) into the server, into tsv:DIR and from a pipe. The runs are interleaved (round r runs
+# each case once, of each binary when BTT_BASE names a second btt to compare with) and each
+# figure is the median over the rounds: wall time, btt's CPU (user + system), the server's CPU
+# over the run (utime + stime of the clickhouse-server process), rows/s, bytes per I/O, peak
+# RSS. The table is emptied after each export into the server, so that its merges do not land
+# in the next run.
+if [ -f "$TRACE_TARXZ" ] && [ -x "$BTT" ]; then
 	tar -xJf "$TRACE_TARXZ" -C "$W" || die "cannot unpack $TRACE_TARXZ"
 	base=$(ls "$W"/*.blktrace.0 | head -n1)
 	base=${base%.blktrace.0}
 	"$TOP/blkparse" -i "$base" -d "$W/merged.bin" -O >/dev/null 2>&1 || die "blkparse -d failed"
-	TIME=$(command -v /usr/bin/time || true)
-	best=""
+	TIME=$(command -v /usr/bin/time) || die "no /usr/bin/time"
+	tck=$(getconf CLK_TCK)
+	srv_cpu() { awk '{ print $14 + $15 }' "/proc/$CH_PID/stat" 2>/dev/null || echo 0; }
+	bins="new"
+	[ -n "$BTT_BASE" ] && bins="base new"
+	echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+	: >"$W/runs"
 	for r in $(seq 1 "$RUNS"); do
-		t0=$(date +%s.%N)
-		(cd "$W" && ${TIME:+$TIME -f '%U %S' -o cpu.report.$r} "$TOP/btt/btt" -i merged.bin >btt.out 2>/dev/null) ||
-			die "btt failed"
-		s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
-		if [ -z "$best" ] || awk -v a="$s" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-			best=$s
-		fi
-	done
-	n=$(awk '$1 == "Q2C" { print $NF; exit }' "$W/btt.out")
-	cpu=$(cat "$W"/cpu.report.* 2>/dev/null | awk '{ c = $1 + $2; if (!m || c < m) m = c } END { print m + 0 }')
-	awk -v n="$n" -v s="$best" -v c="$cpu" 'BEGIN { printf "btt -i large-perf (text report): %d I/Os (Q2C N) in %.3f s: %.0f I/Os per second, btt CPU %.2f s (least)\n", n, s, n / s, c }'
-	report=$best
-	# btt --export: the same report, and every I/O into the server (a new host each run, so
-	# that each run sends), into tsv:DIR, and from a pipe; wall time, peak memory
-	for how in clickhouse tsv pipe; do
-		best=""
-		for r in $(seq 1 "$RUNS"); do
-			case $how in
-			clickhouse) cmd="$TOP/btt/btt -i merged.bin --export=$URL --host=bench-btt-$r" ;;
-			tsv) cmd="$TOP/btt/btt -i merged.bin --export=tsv:btt-tsv --host=bench-btt" ;;
-			pipe) cmd="$TOP/btt/btt -i - --export=$URL --host=bench-pipe-$r" ;;
-			esac
-			t0=$(date +%s.%N)
-			if [ $how = pipe ]; then
-				(cd "$W" && cat merged.bin | ${TIME:+$TIME -f '%M %U %S' -o rss.$how.$r} $cmd >btt-x.out 2>"x.$how.$r.err") ||
-					die "btt --export failed: $(cat "$W/x.$how.$r.err")"
-			else
-				(cd "$W" && ${TIME:+$TIME -f '%M %U %S' -o rss.$how.$r} $cmd >btt-x.out 2>"x.$how.$r.err") ||
-					die "btt --export failed: $(cat "$W/x.$how.$r.err")"
-			fi
-			s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
-			if [ -z "$best" ] || awk -v a="$s" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-				best=$s
-				cp "$W/x.$how.$r.err" "$W/x.$how.best"
-				[ -n "$TIME" ] && cp "$W/rss.$how.$r" "$W/rss.$how.best"
-			fi
+		for bin in $bins; do
+			exe=$BTT
+			[ $bin = base ] && exe=$BTT_BASE
+			for how in report clickhouse tsv pipe; do
+				case $how in
+				report) cmd="$exe -i merged.bin" ;;
+				clickhouse) cmd="$exe -i merged.bin --export=$URL --host=bench-$bin-$r" ;;
+				tsv) cmd="$exe -i merged.bin --export=tsv:btt-tsv --host=bench-btt" ;;
+				pipe) cmd="$exe -i - --export=$URL --host=bench-pipe-$bin-$r" ;;
+				esac
+				in=/dev/null
+				[ $how = pipe ] && in=merged.bin
+				s0=$(srv_cpu)
+				t0=$(date +%s.%N)
+				(cd "$W" && cat "$in" | $TIME -f '%M %U %S' -o rss $cmd >btt-x.out 2>x.err) ||
+					die "$bin $how failed: $(cat "$W/x.err")"
+				t1=$(date +%s.%N)
+				s1=$(srv_cpu)
+				rows=$(sed -n 's/.*exported \([0-9]*\) I\/Os.*/\1/p' "$W/x.err")
+				sent=$(sed -n 's/.* \([0-9]*\) bytes sent$/\1/p' "$W/x.err")
+				[ $how = report ] && rows=$(awk '$1 == "Q2C" { print $NF; exit }' "$W/btt-x.out") && sent=0
+				[ $how = tsv ] && sent=$(wc -c <"$W/btt-tsv/io.tsv")
+				echo "$bin $how $r $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') $(tail -n1 "$W/rss") $(((s1 - s0))) ${rows:-0} ${sent:-0} $(cut -d' ' -f1 /proc/loadavg)" >>"$W/runs"
+				case $how in clickhouse | pipe)
+					ch_client -q "TRUNCATE TABLE b.io" >/dev/null 2>&1 ;;
+				esac
+			done
 		done
-		rows=$(sed -n 's/.*exported \([0-9]*\) I\/Os.*/\1/p' "$W/x.$how.best")
-		sent=$(sed -n 's/.* \([0-9]*\) bytes sent$/\1/p' "$W/x.$how.best")
-		[ $how = tsv ] && sent=$(wc -c <"$W/btt-tsv/io.tsv")
-		rss=$([ -n "$TIME" ] && tail -n1 "$W/rss.$how.best" || echo "? ? ?")
-		awk -v h="$how" -v n="$rows" -v s="$best" -v b="$sent" -v r="$report" -v m="$rss" 'BEGIN {
-			split(m, f, " ")
-			printf "btt -i large-perf --export (%s): %d rows in %.3f s: %.0f rows/s, %.1f bytes per I/O %s, %.2fx the text report'"'"'s time, btt CPU %.2f s, peak RSS %s KiB\n",
-				h, n, s, n / s, b / n, h == "tsv" ? "written" : "sent", s / r, f[2] + f[3], f[1] }'
+	done
+	echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); medians of $RUNS interleaved rounds (raw runs: $W/runs)"
+	printf '%-5s %-10s %8s %8s %8s %10s %9s %10s %8s\n' btt case wall/s btt-cpu srv-cpu rows/s "B/I/O" "x report" "RSS/KiB"
+	for bin in $bins; do
+		rep=""
+		for how in report clickhouse tsv pipe; do
+			awk -v b=$bin -v h=$how -v t="$tck" -v rep="$rep" '
+			function med(a, n,   i, j, x) {
+				for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j > 0 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+				return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+			}
+			$1 == b && $2 == h { n++; w[n] = $4; c[n] = $6 + $7; s[n] = $8 / t; m[n] = $5; rows = $9; by = $10 }
+			END {
+				mw = med(w, n); printf "%-5s %-10s %8.3f %8.2f %8.2f %10.0f %9.1f %10s %8d\n", b, h, mw,
+					med(c, n), med(s, n), rows / mw, rows ? by / rows : 0,
+					rep == "" ? "-" : sprintf("%.2fx", mw / rep), med(m, n)
+			}' "$W/runs"
+			[ $how = report ] && rep=$(awk -v b=$bin '$1 == b && $2 == "report" { print $4 }' "$W/runs" | sort -n | awk '{ a[NR] = $1 } END { print NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
+		done
+	done
+	# the load drifts between rounds: the ratio within each round, its median
+	[ -n "$BTT_BASE" ] && for how in report clickhouse tsv pipe; do
+		awk -v h=$how '
+		$2 == h && $1 == "base" { b[$3] = $4; bc[$3] = $6 + $7 }
+		$2 == h && $1 == "new" { n[$3] = $4; nc[$3] = $6 + $7; if ($3 > m) m = $3 }
+		function med(a, k,   i, j, x) {
+			for (i = 2; i <= k; i++) { x = a[i]; for (j = i - 1; j > 0 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+			return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+		}
+		END {
+			for (r = 1; r <= m; r++) if ((r in n) && (r in b)) { k++; w[k] = n[r] / b[r]; c[k] = bc[r] ? nc[r] / bc[r] : 0; l = l sprintf(" %.2f", n[r] / b[r]) }
+			printf "new/base %-10s wall %.2f (rounds:%s), btt CPU %.2f: medians of the ratios within a round\n", h, med(w, k), l, med(c, k)
+		}' "$W/runs"
 	done
 fi

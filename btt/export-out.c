@@ -232,6 +232,7 @@ static void open_export(struct export_out *xo)
 	eo.host = xo->host;
 	eo.trace_id = id;
 	eo.batch_rows = xo->o->export_batch;
+	eo.pipelined = 1; /* compress and send while the model runs */
 	xo->x = blk_export_open(xo->o->export_dest, &eo, xo->err, sizeof(xo->err));
 	if (!xo->x)
 		fail(xo, errno);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,31 @@ enum {
 	CH_TOO_MANY_PARTS = 252,
 	CH_ALL_CONNECTION_TRIES_FAILED = 279,
 	CH_DATABASE_ACCESS_DENIED = 291,
+};
+
+/*
+ * The sender. Its lock guards @cur while @pending, the flags, @error/@err and @st; @work,
+ * @probe and @body are the thread's own. A batch is handed over only when the sender is
+ * idle, by swapping buffers of rows with @cur (never copied): the rows in memory are the
+ * batches being filled and the one being stored, and one compressed copy. The sender takes
+ * longer over a batch (compress, send, the server's INSERT) than btt's model takes to fill
+ * the next, so a queue of waiting batches would only hold memory.
+ */
+struct ch_sender {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* @cur or the flags changed: both sides wait on it */
+	struct export_batch cur;
+	int pending; /* @cur was handed over, not yet taken */
+	int busy; /* @cur is being stored */
+	int quit; /* no more batches: end when none is pending */
+	int abandon; /* end now: drop what is pending, retry nothing */
+	int error; /* the first error, -errno: nothing is stored after it */
+	char err[640];
+	struct blk_export_stats st; /* the sender's counts, as of the last batch stored */
+	struct blk_export_stats work; /* the same, being counted */
+	int probe[BLK_TABLE_NR]; /* an earlier export may hold the table's next batch: ask first */
+	struct blk_strbuf body; /* the compressed batch */
 };
 
 /* @sb's bytes as a C string (a strbuf always has room for the NUL) */
@@ -256,19 +282,6 @@ static int check_table(struct blk_export *x, const struct blk_table *t, char *er
 	return ret;
 }
 
-int ch_open(struct blk_export *x, char *err, size_t errlen)
-{
-	snprintf(x->peer, sizeof(x->peer), strchr(x->d.host, ':') ? "[%s]:%d" : "%s:%d", x->d.host,
-		 x->d.port);
-	for (int i = 0; i < BLK_TABLE_NR; i++) {
-		int ret = check_table(x, blk_table_get((enum blk_table_id)i), err, errlen);
-
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
 /*
  * Wait until no query with id @qid (an INSERT of ours, also one of an earlier run) runs on
  * the server: only then does a count of the batch's rows tell whether it is stored.
@@ -339,13 +352,13 @@ static int count_batch(struct blk_export *x, const struct export_batch *b, uint6
 		*present = v[0];
 		*all = v[1];
 	}
-	x->st.checks++;
+	x->snd->work.checks++;
 	blk_strbuf_release(&sql);
 	blk_http_resp_release(&r);
 	return ret;
 }
 
-/* One INSERT of batch @b (compressed in x->body). *@sent as for blk_http_post(). */
+/* One INSERT of batch @b (compressed in the sender's body). *@sent as for blk_http_post(). */
 static int insert(struct blk_export *x, const struct export_batch *b, const char *qid, int *sent,
 		  char *err, size_t errlen)
 {
@@ -365,11 +378,11 @@ static int insert(struct blk_export *x, const struct export_batch *b, const char
 	if (x->d.distributed)
 		blk_strbuf_addstr(&target, "&insert_distributed_sync=1");
 	add_auth(x, &target);
-	p = post_of(x, cstr(&target), x->body.buf, x->body.len);
+	p = post_of(x, cstr(&target), x->snd->body.buf, x->snd->body.len);
 	p.content_encoding = "gzip";
 	ret = blk_http_post(&p, &r, sent, err, errlen);
 	if (*sent)
-		x->st.bytes_sent += x->body.len;
+		x->snd->work.bytes_sent += x->snd->body.len;
 	if (!ret && r.status != 200) {
 		snprintf(doing, sizeof(doing), "INSERT of batch %" PRIu64 " into '%s'", b->no,
 			 name);
@@ -381,10 +394,23 @@ static int insert(struct blk_export *x, const struct export_batch *b, const char
 	return ret;
 }
 
-int ch_send(struct blk_export *x, struct export_batch *b, char *err, size_t errlen)
+/* Whether ch_stop() asked the sender to end now. */
+static int abandoned(struct ch_sender *s)
 {
+	int a;
+
+	pthread_mutex_lock(&s->lock);
+	a = s->abandon;
+	pthread_mutex_unlock(&s->lock);
+	return a;
+}
+
+/* Store batch @b: send it, or find it stored; 0 or -errno with a message in @err. */
+static int store(struct blk_export *x, struct export_batch *b, char *err, size_t errlen)
+{
+	struct ch_sender *s = x->snd;
 	unsigned int pause = x->o.backoff_ms, attempt = 0;
-	int check = b->probe, compressed = 0, ret = 0, sent;
+	int check = s->probe[b->table], compressed = 0, ret = 0, sent;
 	char qid[64], name[100];
 
 	snprintf(qid, sizeof(qid), "blktrace-ng-%016" PRIx64, b->id);
@@ -397,8 +423,8 @@ int ch_send(struct blk_export *x, struct export_batch *b, char *err, size_t errl
 			if (!ret)
 				ret = count_batch(x, b, &present, &all, err, errlen);
 			if (!ret && present == b->nrows) {
-				x->st.batches_present++;
-				x->st.rows_present += b->nrows;
+				s->work.batches_present++;
+				s->work.rows_present += b->nrows;
 				return 0;
 			}
 			if (!ret && present) {
@@ -409,7 +435,7 @@ int ch_send(struct blk_export *x, struct export_batch *b, char *err, size_t errl
 					 name, x->peer, present, b->nrows, b->no, b->id);
 				return -EEXIST;
 			}
-			if (!ret && b->probe && !b->no && all) {
+			if (!ret && s->probe[b->table] && !b->no && all) {
 				snprintf(
 					err, errlen,
 					"'%s' at '%s' holds %" PRIu64
@@ -420,7 +446,7 @@ int ch_send(struct blk_export *x, struct export_batch *b, char *err, size_t errl
 			}
 			if (!ret) {
 				/* absent: so are all later batches (each is sent after the one before) */
-				b->probe = 0;
+				s->probe[b->table] = 0;
 				check = 0;
 			} else if (!transient(ret)) {
 				return ret;
@@ -428,8 +454,8 @@ int ch_send(struct blk_export *x, struct export_batch *b, char *err, size_t errl
 		}
 		if (!check) {
 			if (!compressed) {
-				blk_strbuf_reset(&x->body);
-				if ((ret = blk_gzip(&x->body, b->raw.buf, b->raw.len,
+				blk_strbuf_reset(&s->body);
+				if ((ret = blk_gzip(&s->body, b->raw.buf, b->raw.len,
 						    x->o.gzip_level))) {
 					snprintf(err, errlen, "cannot compress a batch: %s",
 						 strerror(-ret));
@@ -445,7 +471,7 @@ int ch_send(struct blk_export *x, struct export_batch *b, char *err, size_t errl
 			/* the server may have stored it: ask before sending it again */
 			check = sent || ret == -EBUSY;
 		}
-		if (attempt == x->o.retries) {
+		if (attempt == x->o.retries || abandoned(s)) {
 			char last[sizeof(x->errmsg)];
 
 			snprintf(last, sizeof(last), "%s", err);
@@ -455,6 +481,160 @@ int ch_send(struct blk_export *x, struct export_batch *b, char *err, size_t errl
 		pause_ms(pause);
 		pause = pause * 2 > x->o.backoff_max_ms ? x->o.backoff_max_ms : pause * 2;
 		attempt++;
-		x->st.retries++;
+		s->work.retries++;
 	}
+}
+
+static void *sender_main(void *arg)
+{
+	struct blk_export *x = arg;
+	struct ch_sender *s = x->snd;
+	char err[sizeof(s->err)];
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		int ret;
+
+		while (!s->pending && !s->quit && !s->abandon)
+			pthread_cond_wait(&s->cond, &s->lock);
+		if (!s->pending || s->abandon)
+			break;
+		s->pending = 0;
+		s->busy = 1;
+		pthread_mutex_unlock(&s->lock);
+		ret = store(x, &s->cur, err, sizeof(err));
+		if (!ret)
+			s->work.batches[s->cur.table]++;
+		pthread_mutex_lock(&s->lock);
+		s->busy = 0;
+		s->st = s->work;
+		if (ret) {
+			s->error = ret;
+			snprintf(s->err, sizeof(s->err), "%s", err);
+		}
+		pthread_cond_broadcast(&s->cond);
+	}
+	s->pending = 0;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+static int start_sender(struct blk_export *x, char *err, size_t errlen)
+{
+	struct ch_sender *s = calloc(1, sizeof(*s));
+	int e;
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (int i = 0; i < BLK_TABLE_NR; i++)
+		s->probe[i] = 1;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	x->snd = s;
+	e = pthread_create(&s->thread, NULL, sender_main, x);
+	if (e) {
+		pthread_cond_destroy(&s->cond);
+		pthread_mutex_destroy(&s->lock);
+		free(s);
+		x->snd = NULL;
+		snprintf(err, errlen, "cannot start the sender thread: %s", strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+int ch_submit(struct blk_export *x, struct export_batch *b, char *err, size_t errlen)
+{
+	struct ch_sender *s = x->snd;
+	struct blk_strbuf raw;
+	int ret = 0;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->error && (s->pending || s->busy))
+		pthread_cond_wait(&s->cond, &s->lock);
+	if (s->error) {
+		/* a later batch is never stored after one that is not */
+		ret = s->error;
+		snprintf(err, errlen, "%s", s->err);
+	} else {
+		/* @b's rows to the sender, the sender's emptied buffer to @b */
+		raw = s->cur.raw;
+		s->cur = *b;
+		b->raw = raw;
+		blk_strbuf_reset(&b->raw);
+		s->pending = 1;
+		pthread_cond_broadcast(&s->cond);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+int ch_drain(struct blk_export *x, char *err, size_t errlen)
+{
+	struct ch_sender *s = x->snd;
+	int ret = 0;
+
+	pthread_mutex_lock(&s->lock);
+	while (!s->error && (s->pending || s->busy))
+		pthread_cond_wait(&s->cond, &s->lock);
+	if (s->error) {
+		ret = s->error;
+		snprintf(err, errlen, "%s", s->err);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+void ch_stats(const struct blk_export *x, struct blk_export_stats *st)
+{
+	struct ch_sender *s = x->snd;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	for (int i = 0; i < BLK_TABLE_NR; i++)
+		st->batches[i] += s->st.batches[i];
+	st->batches_present += s->st.batches_present;
+	st->rows_present += s->st.rows_present;
+	st->retries += s->st.retries;
+	st->checks += s->st.checks;
+	st->bytes_sent += s->st.bytes_sent;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void ch_stop(struct blk_export *x, int abandon)
+{
+	struct ch_sender *s = x->snd;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->quit = 1;
+	if (abandon)
+		s->abandon = 1;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->thread, NULL);
+	blk_strbuf_release(&s->cur.raw);
+	blk_strbuf_release(&s->body);
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	x->snd = NULL;
+}
+
+int ch_open(struct blk_export *x, char *err, size_t errlen)
+{
+	snprintf(x->peer, sizeof(x->peer), strchr(x->d.host, ':') ? "[%s]:%d" : "%s:%d", x->d.host,
+		 x->d.port);
+	for (int i = 0; i < BLK_TABLE_NR; i++) {
+		int ret = check_table(x, blk_table_get((enum blk_table_id)i), err, errlen);
+
+		if (ret)
+			return ret;
+	}
+	return start_sender(x, err, errlen);
 }

@@ -24,8 +24,9 @@ struct export_batch {
 	uint64_t id; /* its batch id (export.c, batch_id_of()) */
 	uint64_t day; /* the UTC day of its rows */
 	uint64_t tmin, tmax; /* the range of its rows' time column */
-	int probe; /* an earlier export may hold it: ask before sending (until one is absent) */
 };
+
+struct ch_sender; /* chexport.c: the thread that stores the batches */
 
 struct blk_export {
 	struct blk_export_dest d;
@@ -40,15 +41,26 @@ struct blk_export {
 	int fd[BLK_TABLE_NR];
 	char *path[BLK_TABLE_NR], *tmp[BLK_TABLE_NR];
 	/* clickhouse */
-	struct blk_strbuf body; /* the compressed batch */
+	struct ch_sender *snd;
 	char peer[300]; /* "host:port", for messages */
 };
 
 /*
- * The ClickHouse sink. ch_open() checks the tables; ch_send() stores @b (sends it, or finds it
- * stored already) or fails. Both return 0 or -errno with a message in @err.
+ * The ClickHouse sink. ch_open() checks the tables and starts the sender, a thread that
+ * compresses and stores the batches handed to it, one after the other in the order given
+ * (sends each, or finds it stored already), while the caller fills the next ones.
+ * ch_submit() hands @b over (its rows move to the sender; @b->raw comes back empty), once
+ * the sender is done with the batch before; ch_drain() waits until every batch handed over
+ * is stored. Both return 0, or the sender's error (-errno, message in @err): after its first
+ * error the sender stores nothing more, and every later call returns that error.
+ * ch_stats() adds the sender's counts (batches, batches_present, rows_present, retries,
+ * checks, bytes_sent) to @st. ch_stop() ends the sender (with @abandon, a batch not yet
+ * taken is dropped and no attempt is retried) and frees it; NULL x->snd is fine.
  */
 __hidden int ch_open(struct blk_export *x, char *err, size_t errlen);
-__hidden int ch_send(struct blk_export *x, struct export_batch *b, char *err, size_t errlen);
+__hidden int ch_submit(struct blk_export *x, struct export_batch *b, char *err, size_t errlen);
+__hidden int ch_drain(struct blk_export *x, char *err, size_t errlen);
+__hidden void ch_stats(const struct blk_export *x, struct blk_export_stats *st);
+__hidden void ch_stop(struct blk_export *x, int abandon);
 
 #endif /* BLK_LIB_EXPORT_INT_H */

@@ -373,20 +373,25 @@ static int failed(const struct blk_export *x, char *err, size_t errlen)
 	return x->error;
 }
 
-/* Store batch @b and begin the next one. */
+/* Store batch @b (ClickHouse: hand it to the sender) and begin the next one. */
 static int end_batch(struct blk_export *x, struct export_batch *b, char *err, size_t errlen)
 {
 	int ret;
 
 	if (!b->nrows)
 		return 0;
-	if (x->d.kind == BLK_EXPORT_TSV)
+	if (x->d.kind == BLK_EXPORT_TSV) {
 		ret = tsv_write(x, (int)b->table, b->raw.buf, b->raw.len, err, errlen);
-	else
-		ret = ch_send(x, b, err, errlen);
+		if (!ret)
+			x->st.batches[b->table]++;
+	} else {
+		/* the sender counts it */
+		ret = ch_submit(x, b, err, errlen);
+		if (!ret && !x->o.pipelined)
+			ret = ch_drain(x, err, errlen);
+	}
 	if (ret)
 		return fail(x, ret, err);
-	x->st.batches[b->table]++;
 	b->no++;
 	b->nrows = 0;
 	blk_strbuf_reset(&b->raw);
@@ -463,12 +468,19 @@ int blk_export_flush(struct blk_export *x, char *err, size_t errlen)
 		if (ret)
 			return ret;
 	}
+	if (x->d.kind == BLK_EXPORT_CLICKHOUSE) {
+		int ret = ch_drain(x, err, errlen);
+
+		if (ret)
+			return fail(x, ret, err);
+	}
 	return 0;
 }
 
 void blk_export_get_stats(const struct blk_export *x, struct blk_export_stats *s)
 {
 	*s = x->st;
+	ch_stats(x, s);
 }
 
 /* ---- open, close ---- */
@@ -522,14 +534,14 @@ static int set_opts(struct blk_export *x, const struct blk_export_opts *o, char 
 	return 0;
 }
 
-static void export_free(struct blk_export *x)
+static void export_free(struct blk_export *x, int abandon)
 {
+	ch_stop(x, abandon);
 	for (int i = 0; i < BLK_TABLE_NR; i++) {
 		blk_strbuf_release(&x->b[i].raw);
 		free(x->path[i]);
 		free(x->tmp[i]);
 	}
-	blk_strbuf_release(&x->body);
 	free(x->host);
 	free(x->trace_id);
 	free(x);
@@ -550,7 +562,6 @@ struct blk_export *blk_export_open(const char *dest, const struct blk_export_opt
 		x->fd[i] = -1;
 		x->b[i].table = (enum blk_table_id)i;
 		x->b[i].t = blk_table_get((enum blk_table_id)i);
-		x->b[i].probe = 1;
 	}
 	if ((ret = blk_export_dest_parse(dest, &x->d, err, errlen)) ||
 	    (ret = set_opts(x, o, err, errlen)))
@@ -565,7 +576,7 @@ struct blk_export *blk_export_open(const char *dest, const struct blk_export_opt
 fail:
 	if (x->d.kind == BLK_EXPORT_TSV)
 		tsv_finish(x, 0, err, 0);
-	export_free(x);
+	export_free(x, 1);
 	errno = -ret;
 	return NULL;
 }
@@ -578,14 +589,14 @@ int blk_export_close(struct blk_export *x, struct blk_export_stats *st, char *er
 		return 0;
 	ret = blk_export_flush(x, err, errlen);
 	if (st)
-		*st = x->st;
+		blk_export_get_stats(x, st);
 	if (x->d.kind == BLK_EXPORT_TSV) {
 		int r2 = tsv_finish(x, !ret, ret ? NULL : err, ret ? 0 : errlen);
 
 		if (!ret)
 			ret = r2;
 	}
-	export_free(x);
+	export_free(x, 1);
 	return ret;
 }
 
@@ -595,5 +606,5 @@ void blk_export_discard(struct blk_export *x)
 		return;
 	if (x->d.kind == BLK_EXPORT_TSV)
 		tsv_finish(x, 0, NULL, 0);
-	export_free(x);
+	export_free(x, 1);
 }

@@ -3,6 +3,7 @@
  * The export tables: their columns (stated once, here), the values of a row, the two row
  * encoders and the DDL.
  */
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -167,23 +168,36 @@ int blk_iowait_values(const struct blk_iowait_row *r, const char *host, uint64_t
 	return 0;
 }
 
-static char *put_le(char *p, uint64_t v, int bytes)
+static inline char *put_le32(char *p, uint64_t v)
 {
-	for (int i = 0; i < bytes; i++)
-		*p++ = (char)(v >> (8 * i));
-	return p;
+	uint32_t le = htole32((uint32_t)v);
+
+	memcpy(p, &le, 4);
+	return p + 4;
 }
 
+static inline char *put_le64(char *p, uint64_t v)
+{
+	uint64_t le = htole64(v);
+
+	memcpy(p, &le, 8);
+	return p + 8;
+}
+
+/* The row's size is known before it is written: one reserve, then plain stores. */
 void blk_row_rowbinary(struct blk_strbuf *sb, const struct blk_table *t, const union blk_value *v)
 {
-	for (unsigned int c = 0; c < t->ncols; c++) {
-		char *p;
+	size_t size = 0;
+	char *p;
 
+	for (unsigned int c = 0; c < t->ncols; c++)
+		size += t->cols[c].type == BLK_COL_STRING ? 10 + v[c].s.len : 8;
+	p = blk_strbuf_reserve(sb, size);
+	for (unsigned int c = 0; c < t->ncols; c++) {
 		switch (t->cols[c].type) {
 		case BLK_COL_STRING: {
 			size_t n = v[c].s.len;
 
-			p = blk_strbuf_reserve(sb, 10 + n);
 			do {
 				*p++ = (char)((n & 0x7f) | (n > 0x7f ? 0x80 : 0));
 				n >>= 7;
@@ -194,16 +208,14 @@ void blk_row_rowbinary(struct blk_strbuf *sb, const struct blk_table *t, const u
 		}
 		case BLK_COL_UINT32:
 		case BLK_COL_INT32:
-			p = put_le(blk_strbuf_reserve(sb, 4), v[c].u, 4);
+			p = put_le32(p, v[c].u);
 			break;
 		case BLK_COL_UINT64:
-			p = put_le(blk_strbuf_reserve(sb, 8), v[c].u, 8);
+			p = put_le64(p, v[c].u);
 			break;
-		default:
-			continue;
 		}
-		sb->len = (size_t)(p - sb->buf);
 	}
+	sb->len = (size_t)(p - sb->buf);
 }
 
 static void tsv_str(struct blk_strbuf *sb, const char *s, size_t n)

@@ -17,7 +17,8 @@
  * limits), and before a row of another UTC day, so that a batch is one part of one
  * partition of a MergeTree table: one INSERT that the server applies whole or not at all.
  * Memory is one batch of encoded rows per table and one compressed copy of the batch being
- * sent (at most 3 x the batch bytes), whatever the trace length.
+ * sent (at most 3 x the batch bytes; pipelined, one more batch of rows: 4 x), whatever
+ * the trace length.
  *
  * No row twice. Each row carries the export's id (a hash of the host label and the trace
  * identity, see blk_export_opts) and its batch's id (a hash of the export id, the table, the
@@ -82,6 +83,15 @@ struct blk_export_opts {
 	unsigned int retries; /* attempts after the first, on connection loss; 0: 8 */
 	unsigned int backoff_ms; /* first pause between attempts, doubled each time; 0: 200 */
 	unsigned int backoff_max_ms; /* 0: 5000 */
+	/*
+	 * ClickHouse: 0, each batch is stored before the call that ends it returns; 1, batches
+	 * are compressed and stored by a thread of the export, in order, one at a time, while
+	 * the caller fills the next (a call that ends a batch while the one before is being
+	 * stored waits for it): the error of a batch comes back from a later call (the one that ends the
+	 * next batch, or blk_export_flush() and blk_export_close(), which wait for them all).
+	 * No batch is sent after one that failed. tsv: no effect.
+	 */
+	int pipelined;
 };
 #define BLK_EXPORT_OPTS_INIT     \
 	{                        \
@@ -117,7 +127,7 @@ struct blk_export *blk_export_open(const char *dest, const struct blk_export_opt
 /*
  * blk_export_io() - add one io row; blk_export_iowait() - one iowait row
  * The row is encoded at once (its strings are not kept). A batch that fills is sent before
- * the call returns, with the retries of the options.
+ * the call returns, with the retries of the options (pipelined: handed to the sender).
  * Return: 0, or -errno with a message in @err: -EINVAL (a string too long), -EPROTO (the
  * server rejected an INSERT: its status and its own message), -ENOENT (the table went away),
  * -EACCES (a read-only user), the connection errors of blk_http_post() once the retries are

@@ -453,7 +453,8 @@ static void add_rows(struct blk_export *x, int n, int want_ret, char *err, size_
 	}
 }
 
-static void test_ch_retries(void **state)
+/* @pipelined: the same requests in the same order, from the sender thread */
+static void ch_retries(int pipelined)
 {
 	static const struct fake_step steps[] = {
 		STEP_DESCRIBE_IO,
@@ -487,7 +488,7 @@ static void test_ch_retries(void **state)
 	struct blk_export *x;
 	char err[600];
 
-	(void)state;
+	o.pipelined = pipelined;
 	fake_server_start(&fs, steps, (int)N(steps));
 	x = open_fake(&fs, "", &o, err, sizeof(err));
 	if (!x)
@@ -501,6 +502,18 @@ static void test_ch_retries(void **state)
 	assert_int_equal(st.retries, 3);
 	assert_int_equal(st.checks, 4);
 	assert_int_equal(fake_server_wait(&fs), 0);
+}
+
+static void test_ch_retries(void **state)
+{
+	(void)state;
+	ch_retries(0);
+}
+
+static void test_ch_retries_pipelined(void **state)
+{
+	(void)state;
+	ch_retries(1);
 }
 
 static void test_ch_refused(void **state)
@@ -535,6 +548,49 @@ static void test_ch_refused(void **state)
 	memset(err, 0, sizeof(err));
 	add_rows(x, 1, -EACCES, err, sizeof(err));
 	assert_string_equal(err, want);
+	assert_int_equal(blk_export_close(x, NULL, err, sizeof(err)), -EACCES);
+	assert_string_equal(err, want);
+	assert_int_equal(fake_server_wait(&fs), 0);
+}
+
+/* Pipelined, the rejected INSERT comes back from a later call, and stays. */
+static void test_ch_refused_pipelined(void **state)
+{
+	static const struct fake_step steps[] = {
+		STEP_DESCRIBE_IO,
+		STEP_DESCRIBE_IOWAIT,
+		STEP_IDLE(0),
+		STEP_COUNT(0, 0),
+		{FAKE_REPLY, INSERT_IO,
+		 "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 112\r\n\r\n"
+		 "Code: 164, e.displayText() = DB::Exception: Cannot insert into table in readonly mode, e.what() = DB::Exception\n",
+		 0},
+	};
+	struct blk_export_opts o = BLK_EXPORT_OPTS_INIT;
+	struct blk_export_stats st;
+	struct fake_server fs;
+	struct blk_export *x;
+	char err[600], want[600];
+
+	(void)state;
+	o.pipelined = 1;
+	fake_server_start(&fs, steps, (int)N(steps));
+	x = open_fake(&fs, "", &o, err, sizeof(err));
+	assert_non_null(x);
+	add_rows(x, 2, 0, err, sizeof(err));
+	snprintf(want, sizeof(want),
+		 "INSERT of batch 0 into 'db.io' rejected by '127.0.0.1:%d': HTTP 500: Code: 164, "
+		 "e.displayText() = DB::Exception: Cannot insert into table in readonly mode, "
+		 "e.what() = DB::Exception",
+		 fs.port);
+	assert_int_equal(blk_export_flush(x, err, sizeof(err)), -EACCES);
+	assert_string_equal(err, want);
+	memset(err, 0, sizeof(err));
+	add_rows(x, 1, -EACCES, err, sizeof(err));
+	assert_string_equal(err, want);
+	/* nothing after the failed batch: the next one ended is not sent (no step for it) */
+	blk_export_get_stats(x, &st);
+	assert_int_equal(st.batches[BLK_TABLE_IO], 0);
 	assert_int_equal(blk_export_close(x, NULL, err, sizeof(err)), -EACCES);
 	assert_string_equal(err, want);
 	assert_int_equal(fake_server_wait(&fs), 0);
@@ -704,7 +760,9 @@ int main(void)
 		cmocka_unit_test(test_dest),	       cmocka_unit_test(test_dest_bad),
 		cmocka_unit_test(test_tsv_ids),	       cmocka_unit_test(test_batches),
 		cmocka_unit_test(test_opts),	       cmocka_unit_test(test_ch_retries),
-		cmocka_unit_test(test_ch_refused),     cmocka_unit_test(test_ch_open_errors),
+		cmocka_unit_test(test_ch_retries_pipelined),
+		cmocka_unit_test(test_ch_refused),     cmocka_unit_test(test_ch_refused_pipelined),
+		cmocka_unit_test(test_ch_open_errors),
 		cmocka_unit_test(test_ch_distributed), cmocka_unit_test(test_ch_exists),
 		cmocka_unit_test(test_ch_gave_up),
 	};
