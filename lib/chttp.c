@@ -252,6 +252,13 @@ int blk_gzip(struct blk_strbuf *out, const void *p, size_t n, int level)
 #else
 int blk_gzip(struct blk_strbuf *out, const void *p, size_t n, int level)
 {
+	return blk_gzip_zlib(out, p, n, level);
+}
+#endif
+
+/* zlib's gzip: blk_gzip() without libdeflate; built either way, so the tests cover both */
+int blk_gzip_zlib(struct blk_strbuf *out, const void *p, size_t n, int level)
+{
 	const unsigned char *in = p;
 	z_stream z;
 	int ret;
@@ -285,7 +292,6 @@ int blk_gzip(struct blk_strbuf *out, const void *p, size_t n, int level)
 	deflateEnd(&z);
 	return 0;
 }
-#endif
 
 static int wait_fd(int fd, short events, unsigned int ms)
 {

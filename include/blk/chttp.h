@@ -48,10 +48,13 @@ void blk_url_encode(struct blk_strbuf *sb, const char *s);
 /*
  * blk_gzip() - append @n bytes at @p compressed as one gzip member (RFC 1952: header,
  * deflate data, CRC-32 and length), at zlib @level 0..9 (0: stored, no compression, but
- * framed and checksummed all the same).
+ * framed and checksummed all the same); with libdeflate where the build found it, else zlib.
  * Return: 0, -EINVAL for a bad level, -ENOMEM.
  */
 int blk_gzip(struct blk_strbuf *out, const void *p, size_t n, int level);
+
+/* blk_gzip() through zlib: what blk_gzip() is on a build without libdeflate */
+int blk_gzip_zlib(struct blk_strbuf *out, const void *p, size_t n, int level);
 
 struct blk_http_post {
 	const char *host; /* name or address; IPv6 without brackets */
