@@ -9,6 +9,7 @@
 
 #include "alloc.h"
 #include "btt.h"
+#include "clock.h"
 #include "common.h"
 #include "export-out.h"
 #include "extras.h"
@@ -44,7 +45,10 @@ int btt_run(struct btt *b, iomodel_next_fn next, void *src, struct blk_event *ev
 	};
 
 	b->model = iomodel_new(&b->devs, &mo);
-	b->xout = export_out_new(b, &next, &src, ev);
+	/* one wall clock for the outputs that date events, shown every record as it is read */
+	if (b->opts.export_dest || b->pf)
+		b->clock = btt_clock_new(&next, &src, ev);
+	b->xout = export_out_new(b);
 	/* in this order, the files are created as the reference creates them */
 	b->stats = stats_new(b);
 	b->fp = fpcount_new(b);
@@ -137,6 +141,7 @@ void btt_release(struct btt *b)
 	latency_free(b->lat);
 	fpcount_free(b->fp);
 	export_out_free(b->xout);
+	btt_clock_free(b->clock);
 	stats_free(b->stats);
 	iomodel_free(b->model);
 	devs_release(&b->devs);
@@ -152,4 +157,5 @@ void btt_release(struct btt *b)
 	b->stats = NULL;
 	b->model = NULL;
 	b->xout = NULL;
+	b->clock = NULL;
 }

@@ -54,6 +54,7 @@ struct btt_opts {
 		.range_delta = 0.1, .iostat_interval = 1 \
 	}
 
+struct btt_clock;
 struct export_out;
 struct stats;
 struct btt_live;
@@ -78,6 +79,7 @@ struct btt {
 	struct btt_devs devs;
 	struct iomodel *model;
 	struct stats *stats;
+	struct btt_clock *clock; /* the trace's wall clock, for --export and --perfetto */
 	struct export_out *xout; /* --export */
 	struct btt_live *live;
 	struct pct *pct;

@@ -68,7 +68,7 @@ tests/unit/test-iomodel: tests/unit/test-iomodel.o $(BTT_MODEL_OBJ) $(LIB)
 
 # btt --export's subscriber, through the model into tsv:DIR
 tests/unit/test-export-out.o: CPPFLAGS += -Ibtt
-tests/unit/test-export-out: tests/unit/test-export-out.o btt/export-out.o $(BTT_MODEL_OBJ) $(LIB)
+tests/unit/test-export-out: tests/unit/test-export-out.o btt/export-out.o btt/clock.o $(BTT_MODEL_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
 # "I/O wait by process" through the model

@@ -4,14 +4,13 @@
  * completes (on a device the report shows) becomes one row of the io table.
  *
  * The wall clock. Rows carry absolute times, ns since the epoch: the trace time of each
- * stage plus the wall clock of trace time 0, which lib/wallclock.c finds from the trace's
- * TN_TIMESTAMP note (and, for a merged file whose events blkparse -d rebased, from the
- * process note of its first event), as blkparse's %z does. To see every record as it is
- * read, as blkparse does, the stream btt_run() reads goes through next_record() below. The
- * clock is settled at the first row (a merged file has its notes first) and kept for the
- * whole export, so that every row of a trace is on the same base. A trace without a
- * timestamp note is dated at the input file's modification time (standard input: the time
- * btt started), and btt says so.
+ * stage plus the wall clock of trace time 0, which btt's clock (clock.h: lib/wallclock.c fed
+ * with every record as btt_run() reads it) finds from the trace's TN_TIMESTAMP note (and,
+ * for a merged file whose events blkparse -d rebased, from the process note of its first
+ * event), as blkparse's %z does. The clock is settled at the first row (a merged file has
+ * its notes first) and kept for the whole export, so that every row of a trace is on the
+ * same base. A trace without a timestamp note is dated at the input file's modification
+ * time (standard input: the time btt started), and btt says so.
  *
  * The export is opened at the first row, when the clock and so the trace's identity are
  * known (or at the end, for a trace without completed I/O, so that a bad destination still
@@ -33,6 +32,7 @@
 #include "blk/iowait.h"
 #include "blk/wallclock.h"
 #include "btt.h"
+#include "clock.h"
 #include "common.h"
 #include "export-out.h"
 
@@ -43,15 +43,11 @@ struct export_out {
 	struct btt_devs *devs;
 	char host[BLK_ROW_STR_MAX + 1];
 	struct blk_export *x;
-	struct blk_wallclock *clock;
-	iomodel_next_fn next; /* the stream read, which next_record() wraps */
-	void *src;
+	struct btt_clock *clock;
 	int based; /* the wall clock of time 0 is settled: base_ns */
 	uint64_t base_ns;
 	enum blk_wall_kind kind;
-	unsigned int gen; /* of the clock when settled */
 	int late_note; /* a timestamp note after the clock was settled without one: warned */
-	int have_first;
 	struct blk_event first; /* the first event read (its pdu not kept) */
 	time_t started; /* for standard input without a timestamp note */
 	uint64_t bad_waits; /* wait notes that could not be decoded: not exported */
@@ -60,31 +56,17 @@ struct export_out {
 
 /* ---- the wall clock ---- */
 
-static int next_record(void *src, struct blk_event *ev)
+/* say once that a timestamp note came after the first exported I/O */
+static void late_note(struct export_out *xo)
 {
-	struct export_out *xo = src;
-	int rc = xo->next(xo->src, ev);
+	uint64_t t;
 
-	if (rc <= 0)
-		return rc;
-	if (!xo->based) {
-		if (!xo->have_first && !blk_event_is_notify(ev)) {
-			xo->first = *ev;
-			xo->first.pdu = NULL;
-			xo->have_first = 1;
-		}
-		blk_wallclock_record(xo->clock, ev);
-	} else if (blk_event_is_notify(ev) && xo->kind == BLK_WALL_NONE && !xo->late_note) {
-		blk_wallclock_record(xo->clock, ev);
-		if (blk_wallclock_generation(xo->clock) != xo->gen) {
-			xo->late_note = 1;
-			warning("'%s': a timestamp note (TN_TIMESTAMP) after the first exported I/O, at trace time %llu.%09llu: not used, the export keeps its clock",
-				xo->o->input ? xo->o->input : "-",
-				(unsigned long long)(ev->time / NS_PER_SEC),
-				(unsigned long long)(ev->time % NS_PER_SEC));
-		}
-	}
-	return rc;
+	if (xo->late_note || !btt_clock_late_note(xo->clock, &t))
+		return;
+	xo->late_note = 1;
+	warning("'%s': a timestamp note (TN_TIMESTAMP) after the first exported I/O, at trace time %llu.%09llu: not used, the export keeps its clock",
+		xo->o->input ? xo->o->input : "-", (unsigned long long)(t / NS_PER_SEC),
+		(unsigned long long)(t % NS_PER_SEC));
 }
 
 static void utc_string(char *buf, size_t len, uint64_t ns)
@@ -110,8 +92,9 @@ static void settle_clock(struct export_out *xo)
 	int mtime;
 
 	xo->based = 1;
-	xo->kind = blk_wallclock_base(xo->clock, &sec, &nsec);
-	xo->gen = blk_wallclock_generation(xo->clock);
+	xo->kind = btt_clock_base(xo->clock, &sec, &nsec);
+	if (btt_clock_first(xo->clock))
+		xo->first = *btt_clock_first(xo->clock);
 	if (xo->kind != BLK_WALL_NONE) {
 		xo->base_ns = sec > 0 ? (uint64_t)sec * NS_PER_SEC + (uint64_t)nsec : 0;
 		if (xo->kind == BLK_WALL_GUESSED) {
@@ -258,6 +241,7 @@ static void on_done(void *ctx, const struct btt_io *io)
 		return;
 	if (!xo->x)
 		open_export(xo);
+	late_note(xo);
 	blk_event_rwbs(&q, rwbs);
 	r = (struct blk_io_row){
 		.device = io->dev->name,
@@ -301,6 +285,7 @@ static void on_note(void *ctx, const struct blk_event *ev)
 	int64_t start;
 	int ret;
 
+	late_note(xo);
 	if (!blk_event_is_iowait(ev))
 		return;
 	if (blk_iowait_decode(ev, &w)) {
@@ -343,8 +328,7 @@ static void on_note(void *ctx, const struct blk_event *ev)
 		fail(xo, -ret);
 }
 
-struct export_out *export_out_new(struct btt *b, iomodel_next_fn *next, void **src,
-				  const struct blk_event *ev)
+struct export_out *export_out_new(struct btt *b)
 {
 	struct export_out *xo;
 	struct btt_io_sub sub = {
@@ -365,21 +349,7 @@ struct export_out *export_out_new(struct btt *b, iomodel_next_fn *next, void **s
 		;
 	else if (gethostname(xo->host, sizeof(xo->host) - 1) < 0 || !xo->host[0])
 		die("cannot tell this machine's name for the rows' host: %s", strerror(errno));
-	xo->clock = blk_wallclock_new();
-	if (!xo->clock)
-		die("out of memory");
-	xo->next = *next;
-	xo->src = *src;
-	*next = next_record;
-	*src = xo;
-	if (ev) {
-		if (!blk_event_is_notify(ev)) {
-			xo->first = *ev;
-			xo->first.pdu = NULL;
-			xo->have_first = 1;
-		}
-		blk_wallclock_record(xo->clock, ev);
-	}
+	xo->clock = b->clock;
 	sub.ctx = xo;
 	if (iomodel_subscribe(b->model, &sub) < 0)
 		die("internal error: too many subscribers");
@@ -398,6 +368,7 @@ void export_out_finish(struct export_out *xo)
 		return;
 	if (!xo->x)
 		open_export(xo);
+	late_note(xo);
 	if (xo->bad_waits)
 		warning("'%s': %llu I/O wait notes could not be read (damaged, or a newer version): not exported",
 			xo->o->input ? xo->o->input : "-", (unsigned long long)xo->bad_waits);
@@ -427,7 +398,6 @@ void export_out_free(struct export_out *xo)
 	if (!xo)
 		return;
 	blk_export_discard(xo->x);
-	blk_wallclock_free(xo->clock);
 	free(xo);
 }
 

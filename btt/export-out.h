@@ -16,13 +16,11 @@ struct btt;
 struct export_out;
 
 /*
- * export_out_new() - a subscriber to @b->model for --export (NULL without it)
- * @next, @src: the stream btt_run() reads, replaced by one that shows each record to the
- *	wall clock before the model takes it (@ev, already read, is shown at once)
+ * export_out_new() - a subscriber to @b->model for --export (NULL without it); its rows
+ * are dated by @b->clock (btt_run() makes it when an output needs it).
  * Exits with one message when the destination is bad.
  */
-struct export_out *export_out_new(struct btt *b, iomodel_next_fn *next, void **src,
-				  const struct blk_event *ev);
+struct export_out *export_out_new(struct btt *b);
 
 /*
  * export_out_finish() - after the trace: the rows left are sent and the destination

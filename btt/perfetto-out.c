@@ -36,6 +36,7 @@
 
 #include "alloc.h"
 #include "btt.h"
+#include "clock.h"
 #include "common.h"
 #include "iomodel.h"
 #include "perfetto-out.h"
@@ -47,7 +48,6 @@
 #include "blk/output.h"
 #include "blk/perfetto.h"
 #include "blk/trace.h"
-#include "blk/wallclock.h"
 
 #define LAG_NS 1000000000ull
 #define HOLD_NS 50000000ull /* records wait this long for the wait notes that follow */
@@ -105,7 +105,6 @@ struct pfout {
 	struct blk_output *out;
 	struct pfpipe *d; /* the drawing (on a second thread) */
 	int started;
-	struct blk_wallclock *wall;
 	uint64_t first_ts;
 	struct slot *slots;
 	size_t nslots, aslots;
@@ -405,7 +404,7 @@ static void start(struct pfout *p)
 
 	if (p->started || p->err)
 		return;
-	if (blk_wallclock_base(p->wall, &sec, &nsec) != BLK_WALL_NONE && sec >= 0) {
+	if (p->b->clock && btt_clock_base(p->b->clock, &sec, &nsec) != BLK_WALL_NONE && sec >= 0) {
 		/* the wall clock of time 0, which the writer relates to start_ns */
 		o.has_wall = 1;
 		o.wall_ts = 0;
@@ -536,7 +535,6 @@ static void on_note(void *ctx, const struct blk_event *ev)
 {
 	struct pfout *p = ctx;
 
-	blk_wallclock_record(p->wall, ev);
 	if (blk_event_is_iowait(ev))
 		on_wait(p, ev);
 }
@@ -561,8 +559,7 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 	if (e->kind == BTT_EV_NEW) {
 		if (!p->started) {
 			/* the first event: the wall clock is known (a trace has its notes
-			 * first) and this event settles it */
-			blk_wallclock_record(p->wall, e->ev);
+			 * first, and btt's clock has seen every record up to this one) */
 			p->first_ts = e->ev->time;
 			start(p);
 		}
@@ -793,9 +790,6 @@ int pfout_open(struct btt *b)
 		return -1;
 	}
 	p->d = pfpipe_new(p->out);
-	p->wall = blk_wallclock_new();
-	if (!p->wall)
-		die("out of memory");
 	return 0;
 }
 
@@ -923,7 +917,6 @@ void pfout_free(struct pfout *p)
 		take(p, 0, 0);
 	pfpipe_finish(p->d);
 	blk_output_close(p->out);
-	blk_wallclock_free(p->wall);
 	u64map_free(&p->map);
 	u64map_free(&p->lastc);
 	u64map_free(&p->wend);

@@ -19,6 +19,7 @@
 #include "blk/iowait.h"
 #include "blk/trace.h"
 #include "btt.h"
+#include "clock.h"
 #include "export-out.h"
 
 #define SDA BLK_MKDEV(8, 0)
@@ -140,12 +141,14 @@ static char *run_table(struct stream *s, const char *devices, double t_start, do
 	devs_init(&b.devs, devices);
 	b.model = iomodel_new(&b.devs, &mo);
 	assert_int_equal(next_ev(s, &ev), 1);
-	b.xout = export_out_new(&b, &next, &src, &ev);
+	b.clock = btt_clock_new(&next, &src, &ev);
+	b.xout = export_out_new(&b);
 	assert_non_null(b.xout);
 	assert_int_equal(iomodel_run(b.model, next, src, &ev, NULL, NULL), 0);
 	iomodel_finish(b.model);
 	export_out_finish(b.xout);
 	export_out_free(b.xout);
+	btt_clock_free(b.clock);
 	iomodel_free(b.model);
 	devs_release(&b.devs);
 	snprintf(path, sizeof(path), "%s/%s", dir, table);
