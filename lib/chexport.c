@@ -546,20 +546,26 @@ static int start_sender(struct blk_export *x, char *err, size_t errlen)
 	return 0;
 }
 
+/* Under the lock: wait until the sender has nothing to do; its error (copied to @err), or 0. */
+static int sender_idle(struct ch_sender *s, char *err, size_t errlen)
+{
+	while (!s->error && (s->pending || s->busy))
+		pthread_cond_wait(&s->cond, &s->lock);
+	if (s->error)
+		snprintf(err, errlen, "%s", s->err);
+	return s->error;
+}
+
 int ch_submit(struct blk_export *x, struct export_batch *b, char *err, size_t errlen)
 {
 	struct ch_sender *s = x->snd;
 	struct blk_strbuf raw;
-	int ret = 0;
+	int ret;
 
 	pthread_mutex_lock(&s->lock);
-	while (!s->error && (s->pending || s->busy))
-		pthread_cond_wait(&s->cond, &s->lock);
-	if (s->error) {
-		/* a later batch is never stored after one that is not */
-		ret = s->error;
-		snprintf(err, errlen, "%s", s->err);
-	} else {
+	/* a later batch is never stored after one that is not */
+	ret = sender_idle(s, err, errlen);
+	if (!ret) {
 		/* @b's rows to the sender, the sender's emptied buffer to @b */
 		raw = s->cur.raw;
 		s->cur = *b;
@@ -575,15 +581,10 @@ int ch_submit(struct blk_export *x, struct export_batch *b, char *err, size_t er
 int ch_drain(struct blk_export *x, char *err, size_t errlen)
 {
 	struct ch_sender *s = x->snd;
-	int ret = 0;
+	int ret;
 
 	pthread_mutex_lock(&s->lock);
-	while (!s->error && (s->pending || s->busy))
-		pthread_cond_wait(&s->cond, &s->lock);
-	if (s->error) {
-		ret = s->error;
-		snprintf(err, errlen, "%s", s->err);
-	}
+	ret = sender_idle(s, err, errlen);
 	pthread_mutex_unlock(&s->lock);
 	return ret;
 }
