@@ -13,21 +13,23 @@
 #include "u64map.h"
 
 /*
- * The histograms of a device (and, but the last, in total). The last one holds the D2C
- * times seen before the device's first Q, which the classic model ignores: a trace
- * recorded with "-a issue -a complete" has no Q, and then they are its D2C.
+ * The histograms of a device (and in total), and of the D2C times seen before the device's
+ * first Q, which the classic model ignores: a trace recorded with "-a issue -a complete"
+ * has no Q, and then they are its D2C (allocated at the first: most traces have none, and
+ * 32 KiB less per device keeps it within the allocators' small sizes).
  */
-enum { HIST_Q2C, HIST_D2C, HIST_Q2D, HIST_D2C_NO_Q, HIST_NR };
+enum { HIST_Q2C, HIST_D2C, HIST_Q2D, HIST_NR };
 
 struct pct_dev {
 	struct blk_hist hist[HIST_NR];
+	struct blk_hist *no_q; /* NULL while empty */
 	struct u64map d_no_q; /* issues before the first Q: start sector + 1 -> issue time */
 };
 
 struct pct {
 	struct pct_dev **dev; /* by device index */
 	size_t ndev, adev;
-	struct blk_hist total[HIST_D2C_NO_Q];
+	struct blk_hist total[HIST_NR];
 };
 
 static const double pcts[] = {50, 90, 99, 99.9, 99.99, 100};
@@ -78,7 +80,11 @@ static void no_q_complete(struct pct_dev *d, const struct btt_dev_event *e)
 	t = u64map_get(&d->d_no_q, e->ev->sector + 1);
 	if (!t)
 		return;
-	blk_hist_add(&d->hist[HIST_D2C_NO_Q], tdelta(*t, e->ev->time));
+	if (!d->no_q) {
+		d->no_q = xmalloc(sizeof(*d->no_q));
+		blk_hist_clear(d->no_q);
+	}
+	blk_hist_add(d->no_q, tdelta(*t, e->ev->time));
 	u64map_del(&d->d_no_q, e->ev->sector + 1);
 }
 
@@ -97,8 +103,8 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 	case BTT_EV_FIRST_Q:
 		/* the device has queued I/O: its D2C is the classic one */
 		u64map_free(&d->d_no_q);
-		if (d->hist[HIST_D2C_NO_Q].n) /* else already empty (32 KiB not to clear) */
-			blk_hist_clear(&d->hist[HIST_D2C_NO_Q]);
+		free(d->no_q);
+		d->no_q = NULL;
 		break;
 	case BTT_EV_ISSUE_BEFORE_Q:
 		no_q_issue(d, e);
@@ -160,7 +166,7 @@ static void dashes(FILE *ofp)
 static const struct blk_hist *with_no_q(const struct blk_hist *a, const struct blk_hist *no_q,
 					struct blk_hist **tmp)
 {
-	if (!no_q->n)
+	if (!no_q || !no_q->n)
 		return a;
 	if (!*tmp)
 		*tmp = xmalloc(sizeof(**tmp));
@@ -187,14 +193,16 @@ void pct_print(const struct pct *p, const struct btt *b, FILE *ofp)
 
 		pct_row(ofp, dip->label, names[HIST_Q2C], &h[HIST_Q2C]);
 		pct_row(ofp, dip->label, names[HIST_D2C],
-			with_no_q(&h[HIST_D2C], &h[HIST_D2C_NO_Q], &d2c));
+			with_no_q(&h[HIST_D2C], p->dev[dip->idx]->no_q, &d2c));
 		pct_row(ofp, dip->label, names[HIST_Q2D], &h[HIST_Q2D]);
 	}
 	dashes(ofp);
 	t = &p->total[HIST_D2C];
 	for (size_t i = 0; i < p->ndev; i++) {
-		const struct blk_hist *no_q = &p->dev[i]->hist[HIST_D2C_NO_Q];
+		const struct blk_hist *no_q = p->dev[i]->no_q;
 
+		if (!no_q)
+			continue;
 		if (t == total)
 			blk_hist_merge(total, no_q);
 		else
@@ -214,6 +222,7 @@ void pct_free(struct pct *p)
 		return;
 	for (size_t i = 0; i < p->ndev; i++) {
 		u64map_free(&p->dev[i]->d_no_q);
+		free(p->dev[i]->no_q);
 		free(p->dev[i]);
 	}
 	free(p->dev);
