@@ -432,6 +432,28 @@ int blk_merge_take_raw(struct blk_merge *m, const struct blk_merge_raw **rec, vo
 	return take_slow(m, NULL, rec, owner, cpu);
 }
 
+int blk_merge_take_run_raw(struct blk_merge *m, const struct blk_merge_raw **rec, unsigned int *n,
+			   void **owner, int *cpu)
+{
+	int ret = blk_merge_take_raw(m, rec, owner, cpu);
+	struct mstream *s;
+	unsigned int first, end;
+
+	*n = 0;
+	if (ret <= 0)
+		return ret;
+	s = m->cur; /* the input of *rec, its head at *rec */
+	first = s->head;
+	/* the records blk_merge_take_raw() would hand out next without a requeue */
+	end = first + 1;
+	while (end < s->n && s->raw[end].time <= m->top_time)
+		end++;
+	s->head = end - 1;
+	s->head_time = s->raw[end - 1].time;
+	*n = end - first;
+	return 1;
+}
+
 int blk_merge_next(struct blk_merge *m, struct blk_event *ev, void **owner, int *cpu)
 {
 	struct blk_event *p;

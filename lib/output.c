@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "blk/merge.h"
 #include "blk/output.h"
 #include "decode.h"
 
@@ -317,6 +318,35 @@ int blk_output_record(struct blk_output *o, const unsigned char *rec, size_t len
 	/* both versions keep the time at offset 8 */
 	memcpy(p + offsetof(struct blk_io_trace, time), &time, sizeof(time));
 	o->sb.len += len;
+	if (o->sb.len >= OUT_FLUSH_AT)
+		return drain(o, 0, 0);
+	return o->err ? -o->err : 0;
+}
+
+int blk_output_raw_run(struct blk_output *o, const struct blk_merge_raw *recs, unsigned int n,
+		       uint64_t rebase)
+{
+	size_t total = 0;
+	unsigned char *p;
+
+	for (unsigned int i = 0; i < n; i++)
+		total += recs[i].len;
+	if (o->sb.alloc - o->sb.len < total + 1)
+		blk_strbuf_grow(&o->sb, total);
+	p = (unsigned char *)o->sb.buf + o->sb.len;
+	for (const struct blk_merge_raw *r = recs; r < recs + n; r++) {
+		uint64_t time = r->time - rebase;
+
+		/* as blk_output_record() */
+		memcpy(p, r->data, sizeof(struct blk_io_trace));
+		if (r->len > sizeof(struct blk_io_trace))
+			memcpy(p + sizeof(struct blk_io_trace),
+			       r->data + sizeof(struct blk_io_trace),
+			       r->len - sizeof(struct blk_io_trace));
+		memcpy(p + offsetof(struct blk_io_trace, time), &time, sizeof(time));
+		p += r->len;
+	}
+	o->sb.len += total;
 	if (o->sb.len >= OUT_FLUSH_AT)
 		return drain(o, 0, 0);
 	return o->err ? -o->err : 0;
