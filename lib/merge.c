@@ -172,26 +172,36 @@ static int store_raw(struct mstream *s, unsigned int n, const struct blk_event *
 	return 0;
 }
 
-/* Raw mode, blk_merge_quiet(): a plain record at @p goes into slot @n undecoded. */
-static int store_plain(struct mstream *s, unsigned int n, const unsigned char *p)
+/*
+ * Raw mode, blk_merge_quiet(): the plain records at the reader's position, up to @max of
+ * them, go into the slots from @n on undecoded, with one copy. Return the number stored,
+ * 0 if the next record is not a plain one, or -ENOMEM.
+ */
+static int store_span(struct mstream *s, unsigned int n, unsigned int max)
 {
-	struct blk_merge_raw *rr = &s->raw[n];
-	uint16_t pdu_len;
-	unsigned char *d;
+	unsigned int k;
+	size_t len, off;
+	const unsigned char *span = blk_reader_plain_span(s->r, (uint32_t)s->cpu, max, &k, &len);
 
-	FIELD(pdu_len, struct blk_io_trace, pdu_len);
-	if (arena_reserve(s, sizeof(struct blk_io_trace) + pdu_len))
+	if (!span)
+		return 0;
+	if (arena_reserve(s, len))
 		return -ENOMEM;
-	d = s->arena + s->arena_len;
-	memcpy(d, p, sizeof(struct blk_io_trace));
-	if (pdu_len)
-		memcpy(d + sizeof(struct blk_io_trace), p + sizeof(struct blk_io_trace), pdu_len);
-	FIELD(rr->time, struct blk_io_trace, time);
-	FIELD(rr->action, struct blk_io_trace, action);
-	rr->len = sizeof(struct blk_io_trace) + pdu_len;
-	rr->data = (const unsigned char *)(uintptr_t)s->arena_len;
-	s->arena_len += rr->len;
-	return 0;
+	memcpy(s->arena + s->arena_len, span, len);
+	off = s->arena_len;
+	for (struct blk_merge_raw *rr = &s->raw[n]; rr < &s->raw[n + k]; rr++) {
+		const unsigned char *p = s->arena + off;
+		uint16_t pdu_len;
+
+		FIELD(pdu_len, struct blk_io_trace, pdu_len);
+		FIELD(rr->time, struct blk_io_trace, time);
+		FIELD(rr->action, struct blk_io_trace, action);
+		rr->len = sizeof(struct blk_io_trace) + pdu_len;
+		rr->data = (const unsigned char *)(uintptr_t)off;
+		off += rr->len;
+	}
+	s->arena_len = off;
+	return (int)k;
 }
 
 /*
@@ -207,13 +217,17 @@ static int __attribute__((noinline)) prime(struct blk_merge *m, struct mstream *
 	s->arena_len = 0;
 	for (i = 0; !s->done && i < m->batch; i++) {
 		struct blk_event *ev = m->raw ? s->ev : &s->ev[n];
-		const unsigned char *plain;
 
-		if (s->quiet && (plain = blk_reader_next_plain(s->r, (uint32_t)s->cpu))) {
-			if (store_plain(s, n, plain))
-				return -ENOMEM;
-			n++;
-			continue;
+		if (s->quiet) {
+			int k = store_span(s, n, m->batch - i);
+
+			if (k < 0)
+				return k;
+			if (k > 0) {
+				n += (unsigned int)k;
+				i += (unsigned int)k - 1;
+				continue;
+			}
 		}
 		ret = blk_reader_next(s->r, ev);
 		if (ret <= 0) {

@@ -547,6 +547,49 @@ const unsigned char *blk_reader_next_plain(struct blk_reader *r, uint32_t want_c
 	return p;
 }
 
+const unsigned char *blk_reader_plain_span(struct blk_reader *r, uint32_t want_cpu,
+					   unsigned int max, unsigned int *n, size_t *len)
+{
+	const unsigned char *start = r->buf + r->pos, *p = start, *last = NULL;
+	size_t left = r->end - r->pos;
+	unsigned int k = 0;
+	uint16_t last_pdu = 0;
+
+	*n = 0;
+	*len = 0;
+	if (r->swapped || r->failed)
+		return NULL;
+	/* as blk_reader_next_plain(), record by record */
+	while (k < max && left >= sizeof(struct blk_io_trace)) {
+		uint32_t magic, cpu, action;
+		uint16_t pdu_len;
+
+		FIELD(magic, struct blk_io_trace, magic);
+		FIELD(pdu_len, struct blk_io_trace, pdu_len);
+		FIELD(cpu, struct blk_io_trace, cpu);
+		FIELD(action, struct blk_io_trace, action);
+		if (magic != (BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION) || cpu != want_cpu ||
+		    (action & BLK_TC_ACT(BLK_TC_NOTIFY)) ||
+		    left < sizeof(struct blk_io_trace) + pdu_len)
+			break;
+		last = p;
+		last_pdu = pdu_len;
+		p += sizeof(struct blk_io_trace) + pdu_len;
+		left -= sizeof(struct blk_io_trace) + pdu_len;
+		k++;
+	}
+	if (!k)
+		return NULL;
+	r->last_rec = last;
+	r->last_off = r->base + (size_t)(last - r->buf);
+	r->last_pdu = last_pdu;
+	r->pos += (size_t)(p - start);
+	r->records += k;
+	*n = k;
+	*len = (size_t)(p - start);
+	return start;
+}
+
 int blk_reader_next(struct blk_reader *r, struct blk_event *ev)
 {
 	/* the common case first: a host-order version-7 record, wholly buffered */
