@@ -104,6 +104,34 @@ static struct mstream *heap_pop(struct blk_merge *m)
 	return top;
 }
 
+/*
+ * heap_push(m, @s) and then heap_pop(m), when @s comes after the top (a later time): the top
+ * comes out and @s takes its place, sifted down once. The keys are those the two would give,
+ * so the order records come out in is the same.
+ */
+static struct mstream *heap_swap_top(struct blk_merge *m, struct mstream *s)
+{
+	struct mstream *top = m->heap[0];
+	unsigned int i = 0;
+
+	s->order = --m->order; /* as heap_push(); the head's time is not s's, so it keeps its own */
+	for (;;) {
+		unsigned int c = 2 * i + 1;
+
+		if (c >= m->nheap)
+			break;
+		if (c + 1 < m->nheap && before(m->heap[c + 1], m->heap[c]))
+			c++;
+		if (!before(m->heap[c], s))
+			break;
+		m->heap[i] = m->heap[c];
+		i = c;
+	}
+	m->heap[i] = s;
+	m->top_time = m->heap[0]->head_time;
+	return top;
+}
+
 static int add_error(struct blk_merge *m, const char *msg)
 {
 	char **e = realloc(m->errors, (m->nerrors + 1) * sizeof(*e));
@@ -330,7 +358,8 @@ int blk_merge_add(struct blk_merge *m, struct blk_reader *r, void *owner, int cp
 /*
  * After a record of the current input was taken (its head already moved on): the input stays
  * in front while its next record is not later than every other input's; otherwise it goes
- * back into the heap. Return 1 if the current input stays in front, 0 if not, or -errno.
+ * back into the heap and the heap's first comes out as the current input. Return 1 if there
+ * is a current input, 0 if not (the heap's first is next, if any), or -errno.
  */
 static int requeue(struct blk_merge *m)
 {
@@ -350,9 +379,9 @@ static int requeue(struct blk_merge *m)
 	}
 	if (s->head_time <= m->top_time)
 		return 1;
-	m->cur = NULL;
-	heap_push(m, s);
-	return 0;
+	/* later than the top (so the heap is not empty): the two change places */
+	m->cur = heap_swap_top(m, s);
+	return 1;
 }
 
 int blk_merge_peek_time(struct blk_merge *m, uint64_t *t)
