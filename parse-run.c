@@ -531,7 +531,7 @@ static int dump_raw(struct parse_run *r, struct blk_merge *m)
 		r->failed = 1;
 	while (!r->failed) {
 		/* the run's records to write, from run[from] to the one before run[i] */
-		unsigned int from = 0, i;
+		unsigned int from = 0, i, check;
 		int live, stop = 0;
 
 		/* an interrupt is looked for every 256 records (it stops before the next) */
@@ -541,33 +541,43 @@ static int dump_raw(struct parse_run *r, struct blk_merge *m)
 		if (ret <= 0)
 			break;
 		live = r->waits_live; /* set in the take only */
-		for (i = 0; i < n; i++, k++) {
+		check = 256 - (k & 255); /* the run's record at which an interrupt is looked for */
+		for (i = 0; i < n; i++) {
 			const struct blk_merge_raw *rec = &run[i];
 			uint64_t t = rec->time - genesis;
+			uint32_t a = rec->action;
 
-			if (i && !(k & 255) && interrupted(r)) {
-				stop = 1;
-				break;
-			}
-			/* the waits that ended before the record come first */
-			if (live) {
-				if (blk_output_raw_run(r->dump, run + from, i - from, genesis) ||
-				    parse_waits_emit(r->waits, rec->time, genesis))
-					r->failed = 1;
-				from = i;
-			}
-			if (t > end || r->failed) {
-				stop = 1;
-				break;
+			/* the rare cases: a look for an interrupt, waits held, the end of -w */
+			if (__builtin_expect((i == check) | live | (t > end), 0)) {
+				if (i == check) {
+					check += 256;
+					if (interrupted(r)) {
+						stop = 1;
+						break;
+					}
+				}
+				/* the waits that ended before the record come first */
+				if (live) {
+					if (blk_output_raw_run(r->dump, run + from, i - from,
+							       genesis) ||
+					    parse_waits_emit(r->waits, rec->time, genesis))
+						r->failed = 1;
+					from = i;
+				}
+				if (t > end || r->failed) {
+					stop = 1;
+					break;
+				}
 			}
 			/* as shown() and the loop of run_file_mode(); the rest of the run is kept */
-			if (!(rec->action & mask) || t < start ||
-			    (!msgs && rec->action == BLK_TN_ACTION(BLK_TN_MESSAGE))) {
+			if (!(a & mask) || t < start ||
+			    (!msgs && a == BLK_TN_ACTION(BLK_TN_MESSAGE))) {
 				if (blk_output_raw_run(r->dump, run + from, i - from, genesis))
 					r->failed = 1;
 				from = i + 1;
 			}
 		}
+		k += i;
 		if (!r->failed && blk_output_raw_run(r->dump, run + from, i - from, genesis))
 			r->failed = 1;
 		if (stop || r->failed)
