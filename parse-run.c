@@ -27,6 +27,9 @@
 #include "blk/wallclock.h"
 
 #define NS_PER_SEC 1000000000ull
+/* the binary merge (-O -d): reads of each per-CPU file, writes of the dump */
+#define RAW_READ_SIZE (64 * 1024)
+#define RAW_WRITE_SIZE (256 * 1024)
 
 /* A per-CPU input file (file mode): its device, and its stream in the memory model. */
 struct file_in {
@@ -450,6 +453,9 @@ static int add_file_inputs(struct parse_run *r, struct blk_merge *m, int idx)
 		rd = blk_reader_open(path);
 		if (!rd)
 			die("cannot open '%s': %s", path, strerror(errno));
+		/* -O -d: the memory goes to the dump's larger writes (run_file_mode()) */
+		if (r->raw_merge)
+			blk_reader_set_buf_size(rd, RAW_READ_SIZE);
 		nonempty++;
 		say(r, "Input file %s added\n", path);
 		stream = blk_cmem_file(r->cmem, idx, cpu, path, BLK_CMEM_OPENED);
@@ -602,6 +608,8 @@ static void run_file_mode(struct parse_run *r)
 		if (blk_merge_set_raw(m))
 			run_die(r, "out of memory");
 		r->raw_merge = m;
+		/* fewer hand-overs to the dump's thread: each costs both threads a wake-up */
+		blk_output_set_flush_size(r->dump, RAW_WRITE_SIZE);
 	}
 	start_model(r);
 	for (int i = 0; i < o->ninputs; i++) {

@@ -45,6 +45,7 @@ struct blk_output {
 	z_stream zs;
 	int zinit;
 	unsigned char *zbuf;
+	size_t flush_at; /* pending bytes that are written (handed to the thread) at once */
 	char *name;
 	char msg[512];
 };
@@ -57,6 +58,7 @@ struct blk_output *blk_output_fdopen(int fd, const char *name, unsigned int flag
 		return NULL;
 	o->fd = fd;
 	o->flags = flags;
+	o->flush_at = OUT_FLUSH_AT;
 	o->name = strdup(name ? name : "(output)");
 	/* the buffer grows with the text up to the flush size: a short output stays small */
 	blk_strbuf_grow(&o->sb, 4096);
@@ -232,6 +234,11 @@ static void async_stop(struct blk_output *o)
 	o->as = NULL;
 }
 
+void blk_output_set_flush_size(struct blk_output *o, size_t bytes)
+{
+	o->flush_at = bytes ? bytes : OUT_FLUSH_AT;
+}
+
 int blk_output_set_async(struct blk_output *o)
 {
 	struct out_async *a;
@@ -280,7 +287,7 @@ static int drain(struct blk_output *o, int finish, int wait)
 
 int blk_output_check(struct blk_output *o)
 {
-	if (o->sb.len >= OUT_FLUSH_AT)
+	if (o->sb.len >= o->flush_at)
 		return drain(o, 0, 0);
 	return o->err ? -o->err : 0;
 }
@@ -298,7 +305,7 @@ int blk_output_event(struct blk_output *o, const struct blk_event *ev)
 	if (o->sb.alloc - o->sb.len < need + 1)
 		blk_strbuf_grow(&o->sb, need);
 	o->sb.len += encode_event(ev, (unsigned char *)o->sb.buf + o->sb.len);
-	if (o->sb.len >= OUT_FLUSH_AT)
+	if (o->sb.len >= o->flush_at)
 		return drain(o, 0, 0);
 	return o->err ? -o->err : 0;
 }
@@ -318,7 +325,7 @@ int blk_output_record(struct blk_output *o, const unsigned char *rec, size_t len
 	/* both versions keep the time at offset 8 */
 	memcpy(p + offsetof(struct blk_io_trace, time), &time, sizeof(time));
 	o->sb.len += len;
-	if (o->sb.len >= OUT_FLUSH_AT)
+	if (o->sb.len >= o->flush_at)
 		return drain(o, 0, 0);
 	return o->err ? -o->err : 0;
 }
@@ -347,7 +354,7 @@ int blk_output_raw_run(struct blk_output *o, const struct blk_merge_raw *recs, u
 		p += r->len;
 	}
 	o->sb.len += total;
-	if (o->sb.len >= OUT_FLUSH_AT)
+	if (o->sb.len >= o->flush_at)
 		return drain(o, 0, 0);
 	return o->err ? -o->err : 0;
 }

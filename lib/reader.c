@@ -41,6 +41,7 @@ struct blk_reader {
 	int polled; /* a poll found data that no read has taken yet */
 	unsigned char *buf;
 	size_t cap, pos, end; /* unread bytes are buf[pos, end) */
+	size_t max_cap; /* the buffer doubles up to this (RD_BUF_SIZE) */
 	uint64_t base; /* input offset of buf[0] */
 	uint64_t records;
 	uint64_t last_off; /* offset and pdu_len of the last good record */
@@ -86,6 +87,7 @@ struct blk_reader *blk_reader_fdopen(int fd, const char *name)
 	r->fd = fd;
 	r->swapped = -1;
 	r->cap = RD_BUF_MIN;
+	r->max_cap = RD_BUF_SIZE;
 	r->buf = malloc(r->cap);
 	r->name = strdup(name ? name : "(input)");
 	if (!r->buf || !r->name) {
@@ -154,6 +156,11 @@ int blk_reader_swapped(const struct blk_reader *r)
 int blk_reader_compressed(const struct blk_reader *r)
 {
 	return r->gz;
+}
+
+void blk_reader_set_buf_size(struct blk_reader *r, size_t bytes)
+{
+	r->max_cap = bytes > RD_BUF_MIN ? bytes : RD_BUF_MIN;
 }
 
 void blk_reader_set_readahead(struct blk_reader *r, int on)
@@ -319,7 +326,7 @@ static int fill(struct blk_reader *r, size_t need)
 			r->eof = 1;
 			return 0;
 		}
-		if ((size_t)n == r->cap - r->end && r->cap < RD_BUF_SIZE) {
+		if ((size_t)n == r->cap - r->end && r->cap < r->max_cap) {
 			/* the read filled the buffer: more is coming, read more at a time */
 			unsigned char *nb = realloc(r->buf, r->cap * 2);
 

@@ -63,6 +63,12 @@ int blk_output_event(struct blk_output *o, const struct blk_event *ev);
  */
 int blk_output_record(struct blk_output *o, const unsigned char *rec, size_t len, uint64_t time);
 
+/*
+ * Write (or hand to the thread of blk_output_set_async()) once @bytes are pending, not
+ * 128 KiB (0: back to that): fewer, larger writes, two buffers of that size.
+ */
+void blk_output_set_flush_size(struct blk_output *o, size_t bytes);
+
 struct blk_merge_raw;
 
 /*

@@ -59,6 +59,12 @@ void blk_reader_set_wait(struct blk_reader *r, int ms);
  */
 void blk_reader_set_readahead(struct blk_reader *r, int on);
 
+/*
+ * Let the buffer grow to @bytes (at least 16 KiB), not 128 KiB: for many inputs read at
+ * once, where memory counts (a record longer than that still fits).
+ */
+void blk_reader_set_buf_size(struct blk_reader *r, size_t bytes);
+
 const char *blk_reader_name(const struct blk_reader *r);
 
 /* Description of the last error ("" if none); valid while @r lives. */
