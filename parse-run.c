@@ -27,6 +27,9 @@
 #include "blk/wallclock.h"
 
 #define NS_PER_SEC 1000000000ull
+/* the binary merge (-O -d): reads of each per-CPU file, writes of the dump */
+#define RAW_READ_SIZE (64 * 1024)
+#define RAW_WRITE_SIZE (256 * 1024)
 
 /* A per-CPU input file (file mode): its device, and its stream in the memory model. */
 struct file_in {
@@ -63,6 +66,7 @@ struct parse_run {
 	struct blk_fmt_ctx wall; /* only its wall-clock fields are used */
 	uint64_t hidden_cgroup; /* cgroup-tagged notes the classic tool hides */
 	struct parse_waits *waits; /* I/O wait notes (parse-iowait.h), NULL if not used */
+	int waits_live; /* waits may be held: side files, or a note taken (else emit is a no-op) */
 	uint64_t bad_cpu;
 	int have_drv_data;
 	int failed;
@@ -149,6 +153,7 @@ static int __attribute__((noinline)) on_other(struct parse_run *r, enum blk_merg
 	if (blk_event_is_iowait(ev)) {
 		/* handed out in time order, rebased, with the events (parse-iowait.h) */
 		parse_waits_take(r->waits, ev);
+		r->waits_live = 1;
 		blk_cmem_note_done(r->cmem);
 		return 1;
 	}
@@ -448,6 +453,9 @@ static int add_file_inputs(struct parse_run *r, struct blk_merge *m, int idx)
 		rd = blk_reader_open(path);
 		if (!rd)
 			die("cannot open '%s': %s", path, strerror(errno));
+		/* -O -d: the memory goes to the dump's larger writes (run_file_mode()) */
+		if (r->raw_merge)
+			blk_reader_set_buf_size(rd, RAW_READ_SIZE);
 		nonempty++;
 		say(r, "Input file %s added\n", path);
 		stream = blk_cmem_file(r->cmem, idx, cpu, path, BLK_CMEM_OPENED);
@@ -459,7 +467,8 @@ static int add_file_inputs(struct parse_run *r, struct blk_merge *m, int idx)
 		free(name);
 		return 0;
 	}
-	parse_waits_add_files(r->waits, dir, name);
+	if (parse_waits_add_files(r->waits, dir, name) > 0)
+		r->waits_live = 1;
 	if (!nonempty)
 		warning("all trace files of '%s' are empty (no events were recorded)", in);
 	free(dir);
@@ -515,31 +524,70 @@ static void stop_outputs(struct parse_run *r)
 static int dump_raw(struct parse_run *r, struct blk_merge *m)
 {
 	const struct parse_opts *o = r->o;
-	uint32_t mask = (uint32_t)o->act_mask << BLK_TC_SHIFT;
-	const struct blk_merge_raw *rec;
+	const uint32_t mask = (uint32_t)o->act_mask << BLK_TC_SHIFT;
+	const uint64_t genesis = r->genesis, start = o->stop_start, end = o->stop_end;
+	const int msgs = o->dump_msgs;
+	const struct blk_merge_raw *run;
+	unsigned int n, k = 0;
 	void *owner;
 	int cpu, ret = 1;
 
-	for (unsigned int k = 0;; k++) {
-		uint64_t t;
+	/* the rebase of the waits (r->waits_live) is the same all along */
+	if (parse_waits_emit(r->waits, 0, genesis))
+		r->failed = 1;
+	while (!r->failed) {
+		/* the run's records to write, from run[from] to the one before run[i] */
+		unsigned int from = 0, i, check;
+		int live, stop = 0;
 
+		/* an interrupt is looked for every 256 records (it stops before the next) */
 		if (!(k & 255) && interrupted(r))
-			break;
-		ret = blk_merge_take_raw(m, &rec, &owner, &cpu);
+			return 1;
+		ret = blk_merge_take_run_raw(m, &run, &n, &owner, &cpu);
 		if (ret <= 0)
 			break;
-		if (parse_waits_emit(r->waits, rec->time, r->genesis))
+		live = r->waits_live; /* set in the take only */
+		check = 256 - (k & 255); /* the run's record at which an interrupt is looked for */
+		for (i = 0; i < n; i++) {
+			const struct blk_merge_raw *rec = &run[i];
+			uint64_t t = rec->time - genesis;
+			uint32_t a = rec->action;
+
+			/* the rare cases: a look for an interrupt, waits held, the end of -w */
+			if (__builtin_expect((i == check) | live | (t > end), 0)) {
+				if (i == check) {
+					check += 256;
+					if (interrupted(r)) {
+						stop = 1;
+						break;
+					}
+				}
+				/* the waits that ended before the record come first */
+				if (live) {
+					if (blk_output_raw_run(r->dump, run + from, i - from,
+							       genesis) ||
+					    parse_waits_emit(r->waits, rec->time, genesis))
+						r->failed = 1;
+					from = i;
+				}
+				if (t > end || r->failed) {
+					stop = 1;
+					break;
+				}
+			}
+			/* as shown() and the loop of run_file_mode(); the rest of the run is kept */
+			if (!(a & mask) || t < start ||
+			    (!msgs && a == BLK_TN_ACTION(BLK_TN_MESSAGE))) {
+				if (blk_output_raw_run(r->dump, run + from, i - from, genesis))
+					r->failed = 1;
+				from = i + 1;
+			}
+		}
+		k += i;
+		if (!r->failed && blk_output_raw_run(r->dump, run + from, i - from, genesis))
 			r->failed = 1;
-		t = rec->time - r->genesis;
-		if (t > o->stop_end)
-			break;
-		/* as shown() and the loop of run_file_mode() */
-		if ((rec->action & mask) && t >= o->stop_start &&
-		    (o->dump_msgs || rec->action != BLK_TN_ACTION(BLK_TN_MESSAGE)) &&
-		    blk_output_record(r->dump, rec->data, rec->len, t))
-			r->failed = 1;
-		if (r->failed)
-			break;
+		if (stop || r->failed)
+			return 1;
 	}
 	return ret;
 }
@@ -560,6 +608,8 @@ static void run_file_mode(struct parse_run *r)
 		if (blk_merge_set_raw(m))
 			run_die(r, "out of memory");
 		r->raw_merge = m;
+		/* fewer hand-overs to the dump's thread: each costs both threads a wake-up */
+		blk_output_set_flush_size(r->dump, RAW_WRITE_SIZE);
 	}
 	start_model(r);
 	for (int i = 0; i < o->ninputs; i++) {

@@ -104,6 +104,34 @@ static struct mstream *heap_pop(struct blk_merge *m)
 	return top;
 }
 
+/*
+ * heap_push(m, @s) and then heap_pop(m), when @s comes after the top (a later time): the top
+ * comes out and @s takes its place, sifted down once. The keys are those the two would give,
+ * so the order records come out in is the same.
+ */
+static struct mstream *heap_swap_top(struct blk_merge *m, struct mstream *s)
+{
+	struct mstream *top = m->heap[0];
+	unsigned int i = 0;
+
+	s->order = --m->order; /* as heap_push(); the head's time is not s's, so it keeps its own */
+	for (;;) {
+		unsigned int c = 2 * i + 1;
+
+		if (c >= m->nheap)
+			break;
+		if (c + 1 < m->nheap && before(m->heap[c + 1], m->heap[c]))
+			c++;
+		if (!before(m->heap[c], s))
+			break;
+		m->heap[i] = m->heap[c];
+		i = c;
+	}
+	m->heap[i] = s;
+	m->top_time = m->heap[0]->head_time;
+	return top;
+}
+
 static int add_error(struct blk_merge *m, const char *msg)
 {
 	char **e = realloc(m->errors, (m->nerrors + 1) * sizeof(*e));
@@ -172,26 +200,36 @@ static int store_raw(struct mstream *s, unsigned int n, const struct blk_event *
 	return 0;
 }
 
-/* Raw mode, blk_merge_quiet(): a plain record at @p goes into slot @n undecoded. */
-static int store_plain(struct mstream *s, unsigned int n, const unsigned char *p)
+/*
+ * Raw mode, blk_merge_quiet(): the plain records at the reader's position, up to @max of
+ * them, go into the slots from @n on undecoded, with one copy. Return the number stored,
+ * 0 if the next record is not a plain one, or -ENOMEM.
+ */
+static int store_span(struct mstream *s, unsigned int n, unsigned int max)
 {
-	struct blk_merge_raw *rr = &s->raw[n];
-	uint16_t pdu_len;
-	unsigned char *d;
+	unsigned int k;
+	size_t len, off;
+	const unsigned char *span = blk_reader_plain_span(s->r, (uint32_t)s->cpu, max, &k, &len);
 
-	FIELD(pdu_len, struct blk_io_trace, pdu_len);
-	if (arena_reserve(s, sizeof(struct blk_io_trace) + pdu_len))
+	if (!span)
+		return 0;
+	if (arena_reserve(s, len))
 		return -ENOMEM;
-	d = s->arena + s->arena_len;
-	memcpy(d, p, sizeof(struct blk_io_trace));
-	if (pdu_len)
-		memcpy(d + sizeof(struct blk_io_trace), p + sizeof(struct blk_io_trace), pdu_len);
-	FIELD(rr->time, struct blk_io_trace, time);
-	FIELD(rr->action, struct blk_io_trace, action);
-	rr->len = sizeof(struct blk_io_trace) + pdu_len;
-	rr->data = (const unsigned char *)(uintptr_t)s->arena_len;
-	s->arena_len += rr->len;
-	return 0;
+	memcpy(s->arena + s->arena_len, span, len);
+	off = s->arena_len;
+	for (struct blk_merge_raw *rr = &s->raw[n]; rr < &s->raw[n + k]; rr++) {
+		const unsigned char *p = s->arena + off;
+		uint16_t pdu_len;
+
+		FIELD(pdu_len, struct blk_io_trace, pdu_len);
+		FIELD(rr->time, struct blk_io_trace, time);
+		FIELD(rr->action, struct blk_io_trace, action);
+		rr->len = sizeof(struct blk_io_trace) + pdu_len;
+		rr->data = (const unsigned char *)(uintptr_t)off;
+		off += rr->len;
+	}
+	s->arena_len = off;
+	return (int)k;
 }
 
 /*
@@ -207,13 +245,17 @@ static int __attribute__((noinline)) prime(struct blk_merge *m, struct mstream *
 	s->arena_len = 0;
 	for (i = 0; !s->done && i < m->batch; i++) {
 		struct blk_event *ev = m->raw ? s->ev : &s->ev[n];
-		const unsigned char *plain;
 
-		if (s->quiet && (plain = blk_reader_next_plain(s->r, (uint32_t)s->cpu))) {
-			if (store_plain(s, n, plain))
-				return -ENOMEM;
-			n++;
-			continue;
+		if (s->quiet) {
+			int k = store_span(s, n, m->batch - i);
+
+			if (k < 0)
+				return k;
+			if (k > 0) {
+				n += (unsigned int)k;
+				i += (unsigned int)k - 1;
+				continue;
+			}
 		}
 		ret = blk_reader_next(s->r, ev);
 		if (ret <= 0) {
@@ -316,7 +358,8 @@ int blk_merge_add(struct blk_merge *m, struct blk_reader *r, void *owner, int cp
 /*
  * After a record of the current input was taken (its head already moved on): the input stays
  * in front while its next record is not later than every other input's; otherwise it goes
- * back into the heap. Return 1 if the current input stays in front, 0 if not, or -errno.
+ * back into the heap and the heap's first comes out as the current input. Return 1 if there
+ * is a current input, 0 if not (the heap's first is next, if any), or -errno.
  */
 static int requeue(struct blk_merge *m)
 {
@@ -336,9 +379,9 @@ static int requeue(struct blk_merge *m)
 	}
 	if (s->head_time <= m->top_time)
 		return 1;
-	m->cur = NULL;
-	heap_push(m, s);
-	return 0;
+	/* later than the top (so the heap is not empty): the two change places */
+	m->cur = heap_swap_top(m, s);
+	return 1;
 }
 
 int blk_merge_peek_time(struct blk_merge *m, uint64_t *t)
@@ -430,6 +473,28 @@ int blk_merge_take_raw(struct blk_merge *m, const struct blk_merge_raw **rec, vo
 		}
 	}
 	return take_slow(m, NULL, rec, owner, cpu);
+}
+
+int blk_merge_take_run_raw(struct blk_merge *m, const struct blk_merge_raw **rec, unsigned int *n,
+			   void **owner, int *cpu)
+{
+	int ret = blk_merge_take_raw(m, rec, owner, cpu);
+	struct mstream *s;
+	unsigned int first, end;
+
+	*n = 0;
+	if (ret <= 0)
+		return ret;
+	s = m->cur; /* the input of *rec, its head at *rec */
+	first = s->head;
+	/* the records blk_merge_take_raw() would hand out next without a requeue */
+	end = first + 1;
+	while (end < s->n && s->raw[end].time <= m->top_time)
+		end++;
+	s->head = end - 1;
+	s->head_time = s->raw[end - 1].time;
+	*n = end - first;
+	return 1;
 }
 
 int blk_merge_next(struct blk_merge *m, struct blk_event *ev, void **owner, int *cpu)

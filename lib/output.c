@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "blk/merge.h"
 #include "blk/output.h"
 #include "decode.h"
 
@@ -44,6 +45,7 @@ struct blk_output {
 	z_stream zs;
 	int zinit;
 	unsigned char *zbuf;
+	size_t flush_at; /* pending bytes that are written (handed to the thread) at once */
 	char *name;
 	char msg[512];
 };
@@ -56,6 +58,7 @@ struct blk_output *blk_output_fdopen(int fd, const char *name, unsigned int flag
 		return NULL;
 	o->fd = fd;
 	o->flags = flags;
+	o->flush_at = OUT_FLUSH_AT;
 	o->name = strdup(name ? name : "(output)");
 	/* the buffer grows with the text up to the flush size: a short output stays small */
 	blk_strbuf_grow(&o->sb, 4096);
@@ -231,6 +234,11 @@ static void async_stop(struct blk_output *o)
 	o->as = NULL;
 }
 
+void blk_output_set_flush_size(struct blk_output *o, size_t bytes)
+{
+	o->flush_at = bytes ? bytes : OUT_FLUSH_AT;
+}
+
 int blk_output_set_async(struct blk_output *o)
 {
 	struct out_async *a;
@@ -279,7 +287,7 @@ static int drain(struct blk_output *o, int finish, int wait)
 
 int blk_output_check(struct blk_output *o)
 {
-	if (o->sb.len >= OUT_FLUSH_AT)
+	if (o->sb.len >= o->flush_at)
 		return drain(o, 0, 0);
 	return o->err ? -o->err : 0;
 }
@@ -297,7 +305,7 @@ int blk_output_event(struct blk_output *o, const struct blk_event *ev)
 	if (o->sb.alloc - o->sb.len < need + 1)
 		blk_strbuf_grow(&o->sb, need);
 	o->sb.len += encode_event(ev, (unsigned char *)o->sb.buf + o->sb.len);
-	if (o->sb.len >= OUT_FLUSH_AT)
+	if (o->sb.len >= o->flush_at)
 		return drain(o, 0, 0);
 	return o->err ? -o->err : 0;
 }
@@ -317,7 +325,36 @@ int blk_output_record(struct blk_output *o, const unsigned char *rec, size_t len
 	/* both versions keep the time at offset 8 */
 	memcpy(p + offsetof(struct blk_io_trace, time), &time, sizeof(time));
 	o->sb.len += len;
-	if (o->sb.len >= OUT_FLUSH_AT)
+	if (o->sb.len >= o->flush_at)
+		return drain(o, 0, 0);
+	return o->err ? -o->err : 0;
+}
+
+int blk_output_raw_run(struct blk_output *o, const struct blk_merge_raw *recs, unsigned int n,
+		       uint64_t rebase)
+{
+	size_t total = 0;
+	unsigned char *p;
+
+	for (unsigned int i = 0; i < n; i++)
+		total += recs[i].len;
+	if (o->sb.alloc - o->sb.len < total + 1)
+		blk_strbuf_grow(&o->sb, total);
+	p = (unsigned char *)o->sb.buf + o->sb.len;
+	for (const struct blk_merge_raw *r = recs; r < recs + n; r++) {
+		uint64_t time = r->time - rebase;
+
+		/* as blk_output_record() */
+		memcpy(p, r->data, sizeof(struct blk_io_trace));
+		if (r->len > sizeof(struct blk_io_trace))
+			memcpy(p + sizeof(struct blk_io_trace),
+			       r->data + sizeof(struct blk_io_trace),
+			       r->len - sizeof(struct blk_io_trace));
+		memcpy(p + offsetof(struct blk_io_trace, time), &time, sizeof(time));
+		p += r->len;
+	}
+	o->sb.len += total;
+	if (o->sb.len >= o->flush_at)
 		return drain(o, 0, 0);
 	return o->err ? -o->err : 0;
 }

@@ -41,6 +41,7 @@ struct blk_reader {
 	int polled; /* a poll found data that no read has taken yet */
 	unsigned char *buf;
 	size_t cap, pos, end; /* unread bytes are buf[pos, end) */
+	size_t max_cap; /* the buffer doubles up to this (RD_BUF_SIZE) */
 	uint64_t base; /* input offset of buf[0] */
 	uint64_t records;
 	uint64_t last_off; /* offset and pdu_len of the last good record */
@@ -86,6 +87,7 @@ struct blk_reader *blk_reader_fdopen(int fd, const char *name)
 	r->fd = fd;
 	r->swapped = -1;
 	r->cap = RD_BUF_MIN;
+	r->max_cap = RD_BUF_SIZE;
 	r->buf = malloc(r->cap);
 	r->name = strdup(name ? name : "(input)");
 	if (!r->buf || !r->name) {
@@ -154,6 +156,11 @@ int blk_reader_swapped(const struct blk_reader *r)
 int blk_reader_compressed(const struct blk_reader *r)
 {
 	return r->gz;
+}
+
+void blk_reader_set_buf_size(struct blk_reader *r, size_t bytes)
+{
+	r->max_cap = bytes > RD_BUF_MIN ? bytes : RD_BUF_MIN;
 }
 
 void blk_reader_set_readahead(struct blk_reader *r, int on)
@@ -319,7 +326,7 @@ static int fill(struct blk_reader *r, size_t need)
 			r->eof = 1;
 			return 0;
 		}
-		if ((size_t)n == r->cap - r->end && r->cap < RD_BUF_SIZE) {
+		if ((size_t)n == r->cap - r->end && r->cap < r->max_cap) {
 			/* the read filled the buffer: more is coming, read more at a time */
 			unsigned char *nb = realloc(r->buf, r->cap * 2);
 
@@ -545,6 +552,49 @@ const unsigned char *blk_reader_next_plain(struct blk_reader *r, uint32_t want_c
 	r->pos += sizeof(struct blk_io_trace) + pdu_len;
 	r->records++;
 	return p;
+}
+
+const unsigned char *blk_reader_plain_span(struct blk_reader *r, uint32_t want_cpu,
+					   unsigned int max, unsigned int *n, size_t *len)
+{
+	const unsigned char *start = r->buf + r->pos, *p = start, *last = NULL;
+	size_t left = r->end - r->pos;
+	unsigned int k = 0;
+	uint16_t last_pdu = 0;
+
+	*n = 0;
+	*len = 0;
+	if (r->swapped || r->failed)
+		return NULL;
+	/* as blk_reader_next_plain(), record by record */
+	while (k < max && left >= sizeof(struct blk_io_trace)) {
+		uint32_t magic, cpu, action;
+		uint16_t pdu_len;
+
+		FIELD(magic, struct blk_io_trace, magic);
+		FIELD(pdu_len, struct blk_io_trace, pdu_len);
+		FIELD(cpu, struct blk_io_trace, cpu);
+		FIELD(action, struct blk_io_trace, action);
+		if (magic != (BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION) || cpu != want_cpu ||
+		    (action & BLK_TC_ACT(BLK_TC_NOTIFY)) ||
+		    left < sizeof(struct blk_io_trace) + pdu_len)
+			break;
+		last = p;
+		last_pdu = pdu_len;
+		p += sizeof(struct blk_io_trace) + pdu_len;
+		left -= sizeof(struct blk_io_trace) + pdu_len;
+		k++;
+	}
+	if (!k)
+		return NULL;
+	r->last_rec = last;
+	r->last_off = r->base + (size_t)(last - r->buf);
+	r->last_pdu = last_pdu;
+	r->pos += (size_t)(p - start);
+	r->records += k;
+	*n = k;
+	*len = (size_t)(p - start);
+	return start;
 }
 
 int blk_reader_next(struct blk_reader *r, struct blk_event *ev)

@@ -98,6 +98,15 @@ int blk_merge_quiet(struct blk_merge *m, void *owner);
 int blk_merge_take_raw(struct blk_merge *m, const struct blk_merge_raw **rec, void **owner,
 		       int *cpu);
 
+/*
+ * blk_merge_take_raw() for a run: the next record in merged order and the ones of the same
+ * input right after it that come before every other input's, at once, as *@n slots from
+ * *@rec on (as many calls of blk_merge_take_raw() would give them, one by one). Valid until
+ * the next call. Return as blk_merge_take_raw().
+ */
+int blk_merge_take_run_raw(struct blk_merge *m, const struct blk_merge_raw **rec, unsigned int *n,
+			   void **owner, int *cpu);
+
 /* Number of inputs that stopped on damaged data; blk_merge_error(m, i) describes each. */
 unsigned int blk_merge_nerrors(const struct blk_merge *m);
 const char *blk_merge_error(const struct blk_merge *m, unsigned int i);

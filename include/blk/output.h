@@ -63,6 +63,21 @@ int blk_output_event(struct blk_output *o, const struct blk_event *ev);
  */
 int blk_output_record(struct blk_output *o, const unsigned char *rec, size_t len, uint64_t time);
 
+/*
+ * Write (or hand to the thread of blk_output_set_async()) once @bytes are pending, not
+ * 128 KiB (0: back to that): fewer, larger writes, two buffers of that size.
+ */
+void blk_output_set_flush_size(struct blk_output *o, size_t bytes);
+
+struct blk_merge_raw;
+
+/*
+ * blk_output_record() for the @n records of a run of blk_merge_take_run_raw() (or any
+ * array of them), each with @rebase subtracted from its time. Return 0 or -errno.
+ */
+int blk_output_raw_run(struct blk_output *o, const struct blk_merge_raw *recs, unsigned int n,
+		       uint64_t rebase);
+
 /* Write out everything pending. Return 0 or -errno. */
 int blk_output_flush(struct blk_output *o);
 

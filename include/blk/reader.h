@@ -59,6 +59,12 @@ void blk_reader_set_wait(struct blk_reader *r, int ms);
  */
 void blk_reader_set_readahead(struct blk_reader *r, int on);
 
+/*
+ * Let the buffer grow to @bytes (at least 16 KiB), not 128 KiB: for many inputs read at
+ * once, where memory counts (a record longer than that still fits).
+ */
+void blk_reader_set_buf_size(struct blk_reader *r, size_t bytes);
+
 const char *blk_reader_name(const struct blk_reader *r);
 
 /* Description of the last error ("" if none); valid while @r lives. */
@@ -90,6 +96,15 @@ const unsigned char *blk_reader_last_native(const struct blk_reader *r);
  * blk_reader_next().
  */
 const unsigned char *blk_reader_next_plain(struct blk_reader *r, uint32_t cpu);
+
+/*
+ * blk_reader_next_plain() for up to @max records at once: the plain records from the next
+ * one on, one after the other, until one that is not (or is not wholly buffered). Return
+ * the bytes of the first (valid until the next call on @r), with the number of records in
+ * *@n and their bytes in *@len, stepping over them; or NULL (*@n and *@len 0).
+ */
+const unsigned char *blk_reader_plain_span(struct blk_reader *r, uint32_t cpu, unsigned int max,
+					   unsigned int *n, size_t *len);
 
 /* Free @r and close its descriptor; NULL is allowed. */
 void blk_reader_close(struct blk_reader *r);

@@ -169,7 +169,8 @@ static void check_raw(const struct blk_merge_raw *rec, int stream, const struct 
  * time set to 0 or to the largest value, in turn), as a caller may change it; 2: from
  * blk_merge_take_raw() of a merge in raw mode, each checked against its input's record
  * (input 0 made quiet before the first); 3: the same with each input made quiet by the
- * callback at its first plain record.
+ * callback at its first plain record; 4: as 2, the records taken in runs with
+ * blk_merge_take_run_raw() and checked one by one.
  */
 static int run_merge_how(const struct input_spec *in, int n, unsigned int batch,
 			 struct note_log *log, struct out_rec *out, int max_out,
@@ -182,6 +183,8 @@ static int run_merge_how(const struct input_spec *in, int n, unsigned int batch,
 	uint64_t prev = 0, genesis = 0;
 	int got = 0, ret, cpu, have_genesis, ends0 = log->ends;
 	void *owner;
+	const struct blk_merge_raw *run = NULL;
+	unsigned int run_n = 0, run_i = 0;
 
 	assert_non_null(m);
 	if (take >= 2)
@@ -189,7 +192,8 @@ static int run_merge_how(const struct input_spec *in, int n, unsigned int batch,
 	if (take == 3)
 		log->quiet = m;
 	else
-		assert_int_equal(blk_merge_quiet(m, &owners[0]), take == 2 ? 0 : -EINVAL);
+		assert_int_equal(blk_merge_quiet(m, &owners[0]),
+				 take == 2 || take == 4 ? 0 : -EINVAL);
 	for (int i = 0; i < n; i++) {
 		struct blk_reader *r;
 
@@ -203,7 +207,17 @@ static int run_merge_how(const struct input_spec *in, int n, unsigned int batch,
 	for (;;) {
 		struct blk_event *p = NULL;
 
-		if (take >= 2) {
+		if (take == 4) {
+			/* a run's records, one by one, then the next run */
+			ret = 1;
+			if (run_i == run_n) {
+				ret = blk_merge_take_run_raw(m, &run, &run_n, &owner, &cpu);
+				run_i = 0;
+				assert_true(ret == 1 ? run_n > 0 : run_n == 0);
+			}
+			if (ret == 1)
+				check_raw(&run[run_i++], cpu, &in[cpu], 0, &ev);
+		} else if (take >= 2) {
 			const struct blk_merge_raw *rec;
 
 			ret = blk_merge_take_raw(m, &rec, &owner, &cpu);
@@ -491,6 +505,13 @@ static void test_raw_matches_classic_list(void **state)
 	check_classic_list(3);
 }
 
+/* blk_merge_take_run_raw(): the same records in the same order, a run at a time */
+static void test_raw_runs_match_classic_list(void **state)
+{
+	(void)state;
+	check_classic_list(4);
+}
+
 /*
  * Raw mode on a foreign-order and on a version-8 input: the records come out in host order,
  * in their own version, as the dump writes them; notes not consumed are merged with them.
@@ -745,6 +766,7 @@ int main(void)
 		cmocka_unit_test(test_matches_classic_list),
 		cmocka_unit_test(test_take_matches_classic_list),
 		cmocka_unit_test(test_raw_matches_classic_list),
+		cmocka_unit_test(test_raw_runs_match_classic_list),
 		cmocka_unit_test(test_raw_foreign_and_v2),
 		cmocka_unit_test(test_all_equal_times),
 		cmocka_unit_test(test_notify_consumed),
