@@ -81,40 +81,11 @@ static void heap_push(struct blk_merge *m, struct mstream *s)
 	m->top_time = m->heap[0]->head_time;
 }
 
-static struct mstream *heap_pop(struct blk_merge *m)
+/* @s into the root's place, sifted down (the root's old occupant is the caller's) */
+static void sift_down(struct blk_merge *m, struct mstream *s)
 {
-	struct mstream *top = m->heap[0], *last = m->heap[--m->nheap];
 	unsigned int i = 0;
 
-	for (;;) {
-		unsigned int c = 2 * i + 1;
-
-		if (c >= m->nheap)
-			break;
-		if (c + 1 < m->nheap && before(m->heap[c + 1], m->heap[c]))
-			c++;
-		if (!before(m->heap[c], last))
-			break;
-		m->heap[i] = m->heap[c];
-		i = c;
-	}
-	if (m->nheap)
-		m->heap[i] = last;
-	m->top_time = m->nheap ? m->heap[0]->head_time : UINT64_MAX;
-	return top;
-}
-
-/*
- * heap_push(m, @s) and then heap_pop(m), when @s comes after the top (a later time): the top
- * comes out and @s takes its place, sifted down once. The keys are those the two would give,
- * so the order records come out in is the same.
- */
-static struct mstream *heap_swap_top(struct blk_merge *m, struct mstream *s)
-{
-	struct mstream *top = m->heap[0];
-	unsigned int i = 0;
-
-	s->order = --m->order; /* as heap_push(); the head's time is not s's, so it keeps its own */
 	for (;;) {
 		unsigned int c = 2 * i + 1;
 
@@ -128,6 +99,29 @@ static struct mstream *heap_swap_top(struct blk_merge *m, struct mstream *s)
 		i = c;
 	}
 	m->heap[i] = s;
+}
+
+static struct mstream *heap_pop(struct blk_merge *m)
+{
+	struct mstream *top = m->heap[0], *last = m->heap[--m->nheap];
+
+	if (m->nheap)
+		sift_down(m, last);
+	m->top_time = m->nheap ? m->heap[0]->head_time : UINT64_MAX;
+	return top;
+}
+
+/*
+ * heap_push(m, @s) and then heap_pop(m), when @s comes after the top (a later time): the top
+ * comes out and @s takes its place, sifted down once. The keys are those the two would give,
+ * so the order records come out in is the same.
+ */
+static struct mstream *heap_swap_top(struct blk_merge *m, struct mstream *s)
+{
+	struct mstream *top = m->heap[0];
+
+	s->order = --m->order; /* as heap_push(); the head's time is not s's, so it keeps its own */
+	sift_down(m, s);
 	m->top_time = m->heap[0]->head_time;
 	return top;
 }

@@ -530,26 +530,38 @@ static int __attribute__((noinline)) next_slow(struct blk_reader *r, struct blk_
 	return take(r, ev, p, hdr, off);
 }
 
-const unsigned char *blk_reader_next_plain(struct blk_reader *r, uint32_t want_cpu)
+/*
+ * The length of the plain record at @p (@left bytes buffered): a host-order version-7 record
+ * of CPU @want_cpu, not a note, wholly buffered; 0 for anything else.
+ */
+static inline size_t plain_len(const unsigned char *p, size_t left, uint32_t want_cpu)
 {
-	const unsigned char *p = r->buf + r->pos;
 	uint32_t magic, cpu, action;
 	uint16_t pdu_len;
 
-	if (r->swapped || r->end - r->pos < sizeof(struct blk_io_trace) || r->failed)
-		return NULL;
+	if (left < sizeof(struct blk_io_trace))
+		return 0;
 	FIELD(magic, struct blk_io_trace, magic);
 	FIELD(pdu_len, struct blk_io_trace, pdu_len);
 	FIELD(cpu, struct blk_io_trace, cpu);
 	FIELD(action, struct blk_io_trace, action);
 	if (magic != (BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION) || cpu != want_cpu ||
-	    (action & BLK_TC_ACT(BLK_TC_NOTIFY)) ||
-	    r->end - r->pos < sizeof(struct blk_io_trace) + pdu_len)
+	    (action & BLK_TC_ACT(BLK_TC_NOTIFY)) || left < sizeof(struct blk_io_trace) + pdu_len)
+		return 0;
+	return sizeof(struct blk_io_trace) + pdu_len;
+}
+
+const unsigned char *blk_reader_next_plain(struct blk_reader *r, uint32_t want_cpu)
+{
+	const unsigned char *p = r->buf + r->pos;
+	size_t len;
+
+	if (r->swapped || r->failed || !(len = plain_len(p, r->end - r->pos, want_cpu)))
 		return NULL;
 	r->last_rec = p;
 	r->last_off = r->base + r->pos;
-	r->last_pdu = pdu_len;
-	r->pos += sizeof(struct blk_io_trace) + pdu_len;
+	r->last_pdu = (uint16_t)(len - sizeof(struct blk_io_trace));
+	r->pos += len;
 	r->records++;
 	return p;
 }
@@ -558,38 +570,24 @@ const unsigned char *blk_reader_plain_span(struct blk_reader *r, uint32_t want_c
 					   unsigned int max, unsigned int *n, size_t *len)
 {
 	const unsigned char *start = r->buf + r->pos, *p = start, *last = NULL;
-	size_t left = r->end - r->pos;
+	size_t left = r->end - r->pos, l;
 	unsigned int k = 0;
-	uint16_t last_pdu = 0;
 
 	*n = 0;
 	*len = 0;
 	if (r->swapped || r->failed)
 		return NULL;
-	/* as blk_reader_next_plain(), record by record */
-	while (k < max && left >= sizeof(struct blk_io_trace)) {
-		uint32_t magic, cpu, action;
-		uint16_t pdu_len;
-
-		FIELD(magic, struct blk_io_trace, magic);
-		FIELD(pdu_len, struct blk_io_trace, pdu_len);
-		FIELD(cpu, struct blk_io_trace, cpu);
-		FIELD(action, struct blk_io_trace, action);
-		if (magic != (BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION) || cpu != want_cpu ||
-		    (action & BLK_TC_ACT(BLK_TC_NOTIFY)) ||
-		    left < sizeof(struct blk_io_trace) + pdu_len)
-			break;
+	while (k < max && (l = plain_len(p, left, want_cpu))) {
 		last = p;
-		last_pdu = pdu_len;
-		p += sizeof(struct blk_io_trace) + pdu_len;
-		left -= sizeof(struct blk_io_trace) + pdu_len;
+		p += l;
+		left -= l;
 		k++;
 	}
 	if (!k)
 		return NULL;
 	r->last_rec = last;
 	r->last_off = r->base + (size_t)(last - r->buf);
-	r->last_pdu = last_pdu;
+	r->last_pdu = (uint16_t)((size_t)(p - last) - sizeof(struct blk_io_trace));
 	r->pos += (size_t)(p - start);
 	r->records += k;
 	*n = k;
