@@ -275,3 +275,156 @@ perfetto_tools() {
 		return 1
 	fi
 }
+
+# ---- memo: what a deterministic helper printed, shared by the three runs of make check ----
+# The plain, ASan and valgrind runs of make check hand the same bytes to the same helpers: the
+# reference tools get the same inputs, the test generators the same seeds, and the checkers
+# (tests/gen/*.py, protoc, rsvg-convert) outputs of ours that are byte for byte the same in
+# every build. What such a command does depends only on its arguments and the bytes of the
+# files they name, so
+#   memo [-C DIR] [-i FILE]... [-o FILE]... [-s FILE] [--] CMD ARGS...
+# runs it once and keeps its stdout, stderr, exit status and the files it writes (-o FILE,
+# or with -C DIR, where it runs, all that DIR holds after) under $MEMO_DIR, keyed by the
+# command, its arguments (paths under $OUT, $TOP and $SHARED_DIR as relative to them), the
+# bytes of every argument that is a file or directory (also after NAME=; a NAME that is no
+# file: the files NAME.*), of each -i FILE (read but not named; -s FILE is also its stdin,
+# else /dev/null), of what DIR held before, tests/gen's sources, and TZ, LC_ALL and LANG.
+# A second call with the same key replays the result, and one running waits for the other
+# (a lock per key). Never for what is under test: our tools always run. A result that names a
+# path of the run that made it is not kept (another run would see the wrong path).
+# A script whose scratch directory has a name of its own in each run (mktemp) names it in
+# MEMO_SCRATCH. MEMO_DIR unset (a script run by hand, run-e2e.sh alone): every call just runs.
+memo() {
+	local dir="" stdin=/dev/null ins=() outs=() key d t fd rc f
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-C) dir=$2; shift 2 ;;
+		-i) ins+=("$2"); shift 2 ;;
+		-o) outs+=("$2"); shift 2 ;;
+		-s) stdin=$2; ins+=("$2"); shift 2 ;;
+		--) shift; break ;;
+		*) break ;;
+		esac
+	done
+	if [ -z "${MEMO_DIR:-}" ]; then
+		if [ -n "$dir" ]; then (cd "$dir" && "$@" <"$stdin"); else "$@" <"$stdin"; fi
+		return
+	fi
+	key=$(memo_key "$dir" "${#ins[@]}" "${ins[@]}" "${#outs[@]}" "${outs[@]}" "$@") || return 99
+	d=$MEMO_DIR/$key
+	exec {fd}>"$d.lock"
+	flock "$fd"
+	if [ -f "$d/rc" ]; then
+		echo "hit $key $(memo_norm "$*" | head -c 200)" >>"$MEMO_DIR/log"
+		[ -n "$dir" ] && tar -C "$dir" -xf "$d/dir.tar"
+		for f in "${!outs[@]}"; do
+			rm -f "${outs[$f]}"
+			[ -f "$d/out.$f" ] && cp "$d/out.$f" "${outs[$f]}"
+		done
+		cat "$d/stdout"
+		cat "$d/stderr" >&2
+		rc=$(cat "$d/rc")
+	else
+		t=$(mktemp -d "$MEMO_DIR/.run.XXXXXX")
+		if [ -n "$dir" ]; then
+			(cd "$dir" && "$@" <"$stdin" >"$t/stdout" 2>"$t/stderr")
+		else
+			"$@" <"$stdin" >"$t/stdout" 2>"$t/stderr"
+		fi
+		rc=$?
+		cat "$t/stdout"
+		cat "$t/stderr" >&2
+		[ -n "$dir" ] && tar -C "$dir" -cf "$t/dir.tar" .
+		for f in "${!outs[@]}"; do
+			[ -f "${outs[$f]}" ] && cp "${outs[$f]}" "$t/out.$f"
+		done
+		echo "$rc" >"$t/rc"
+		if memo_names_run "$t"; then
+			echo "nokeep $key $(memo_norm "$*" | head -c 200)" >>"$MEMO_DIR/log"
+			rm -rf "$t"
+		else
+			echo "miss $key $(memo_norm "$*" | head -c 200)" >>"$MEMO_DIR/log"
+			mv "$t" "$d"
+		fi
+	fi
+	exec {fd}>&-
+	return "$rc"
+}
+# the paths of this run, longest first, and what memo's keys say instead
+memo_norm() {
+	local s=$1 sh
+	[ -n "${MEMO_SCRATCH:-}" ] && s=${s//"$MEMO_SCRATCH"/@SCRATCH}
+	sh=$(realpath -m "$SHARED_DIR")
+	s=${s//"$SHARED_DIR"/@SHARED}
+	s=${s//"$sh"/@SHARED}
+	s=${s//"$OUT"/@OUT}
+	s=${s//"$TOP"/@TOP}
+	printf '%s' "$s"
+}
+# does a kept result (its directory) name a path of this run?
+memo_names_run() {
+	local p
+	for p in "$OUT" "$TOP" "$SHARED_DIR" "$(realpath -m "$SHARED_DIR")" ${MEMO_SCRATCH:+"$MEMO_SCRATCH"}; do
+		[ -n "$p" ] && grep -rqaF -- "$p" "$1" && return 0
+		# inside the tar of -C DIR too (not compressed: grep sees the names and bytes)
+	done
+	return 1
+}
+memo_hash() { # path: the bytes of a file, or of every file under a directory
+	if [ -d "$1" ]; then
+		(cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha1sum)
+	else
+		sha1sum <"$1"
+	fi
+}
+memo_key() { # dir nins ins... nouts outs... cmd args...
+	local dir=$1 n i a v c f outs=()
+	shift
+	{
+		echo "memo 1 TZ=${TZ-} LC_ALL=${LC_ALL-} LANG=${LANG-}"
+		# -C DIR: what is in it before
+		[ -n "$dir" ] && echo "dir $(memo_hash "$dir")"
+		# tests/gen's modules, which the checkers and generators import
+		cat "$TOP"/tests/gen/*.py | sha1sum
+		n=$1
+		shift
+		for ((i = 0; i < n; i++)); do
+			echo "in $(memo_hash "$1")"
+			shift
+		done
+		n=$1
+		shift
+		for ((i = 0; i < n; i++)); do
+			outs+=("$1")
+			echo "out $(memo_norm "$1")"
+			shift
+		done
+		c=$(command -v "$1") || c=$1
+		echo "cmd $(memo_norm "$1") $([ -f "$c" ] && sha1sum <"$c")"
+		shift
+		for a in "$@"; do
+			echo "arg $(memo_norm "$a")"
+			case " ${outs[*]} " in *" $a "*) continue ;; esac
+			v=$a
+			[[ $a == *=* ]] && [ ! -e "$a" ] && v=${a#*=}
+			if [ -e "$v" ]; then
+				[ "$v" != / ] && echo "bytes $(memo_hash "$v")"
+			elif [[ $v == */* ]] && compgen -G "$v.*" >/dev/null; then
+				# a name whose files are NAME.something (blkparse -i NAME)
+				for f in "$v".*; do echo "bytes+ $(memo_norm "$f") $(memo_hash "$f")"; done
+			fi
+		done
+	} | sha1sum | cut -c1-40
+}
+# tests/gen/iowait.py through memo, with what each subcommand writes: synth adds files to
+# DIR, strip and inband write OUT (their second argument), merge OUT (its first); count,
+# list, overlap and match only read.
+iw() {
+	local py=(python3 -B "$TOP/tests/gen/iowait.py")
+	case $1 in
+	synth) memo -C "$2" "${py[@]}" "$@" ;;
+	strip | inband) memo -o "$3" "${py[@]}" "$@" ;;
+	merge) memo -o "$2" "${py[@]}" "$@" ;;
+	*) memo "${py[@]}" "$@" ;;
+	esac
+}
