@@ -262,8 +262,9 @@ static void parse_args(int argc, char **argv, struct iow_opts *o)
 			double v = parse_num("--movie-length", optarg, 1);
 
 			if (v != (unsigned int)v || v > 3600)
-				usage_error("option '--movie-length': '%s' is not a whole number of seconds from 1 to 3600",
-					    optarg);
+				usage_error(
+					"option '--movie-length': '%s' is not a whole number of seconds from 1 to 3600",
+					optarg);
 			o->movie_seconds = (unsigned int)v;
 			break;
 		}
