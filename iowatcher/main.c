@@ -261,7 +261,7 @@ static void parse_args(int argc, char **argv, struct iow_opts *o)
 		case OPT_MOVIE_LENGTH: {
 			double v = parse_num("--movie-length", optarg, 1);
 
-			if (v != (unsigned int)v || v > 3600)
+			if (v > 3600 || v != (unsigned int)v)
 				usage_error(
 					"option '--movie-length': '%s' is not a whole number of seconds from 1 to 3600",
 					optarg);

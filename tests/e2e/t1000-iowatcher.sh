@@ -387,7 +387,7 @@ if [ $rc = 2 ] && grep -q "unknown graph 'nosuch'" "$w/err.txt"; then
 else
 	fail "an unknown graph name is a usage error (exit $rc)"
 fi
-for v in 1.5 0 3601 x; do
+for v in 1.5 0 3601 1e20 x; do
 	iow -t "$d2/ext4-mixed.bin" -m --movie-length=$v -o "$w/never.mp4" 2>"$w/err.txt"
 	rc=$?
 	if [ $rc = 2 ] && grep -q "option '--movie-length'" "$w/err.txt" && [ ! -e "$w/never.mp4" ]; then
