@@ -302,8 +302,10 @@ perfetto_tools() {
 # path of the run that made it is not kept (another run would see the wrong path).
 # A script whose scratch directory has a name of its own in each run (mktemp) names it in
 # MEMO_SCRATCH. MEMO_DIR unset (a script run by hand, run-e2e.sh alone): every call just runs.
+# (Written to start few processes: a call costs a flock, a sha1sum per file and one for the
+# key, and a cat of what is replayed; the suite makes about 1,800 calls.)
 memo() {
-	local dir="" stdin=/dev/null ins=() outs=() key d t fd rc f
+	local dir="" stdin=/dev/null ins=() outs=() d t fd rc f i s
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-C) dir=$2; shift 2 ;;
@@ -318,112 +320,132 @@ memo() {
 		if [ -n "$dir" ]; then (cd "$dir" && "$@" <"$stdin"); else "$@" <"$stdin"; fi
 		return
 	fi
-	key=$(memo_key "$dir" "${#ins[@]}" "${ins[@]}" "${#outs[@]}" "${outs[@]}" "$@") || return 99
-	d=$MEMO_DIR/$key
+	[ -n "${MEMO_GEN:-}" ] || memo_init
+	memo_key "$dir" "${#ins[@]}" "${ins[@]}" "${#outs[@]}" "${outs[@]}" "$@" || return 99
+	d=$MEMO_DIR/$MEMO_KEY
+	memo_norm "$*"
+	s=${MEMO_NORM:0:200}
 	exec {fd}>"$d.lock"
 	flock "$fd"
 	if [ -f "$d/rc" ]; then
-		echo "hit $key $(memo_norm "$*" | head -c 200)" >>"$MEMO_DIR/log"
+		echo "hit $MEMO_KEY $s" >>"$MEMO_DIR/log"
 		[ -n "$dir" ] && tar -C "$dir" -xf "$d/dir.tar"
-		for f in "${!outs[@]}"; do
-			rm -f "${outs[$f]}"
-			[ -f "$d/out.$f" ] && cp "$d/out.$f" "${outs[$f]}"
+		for i in "${!outs[@]}"; do
+			rm -f "${outs[$i]}"
+			[ -f "$d/out.$i" ] && cp "$d/out.$i" "${outs[$i]}"
 		done
-		cat "$d/stdout"
-		cat "$d/stderr" >&2
-		rc=$(cat "$d/rc")
+		[ -s "$d/stdout" ] && cat "$d/stdout"
+		[ -s "$d/stderr" ] && cat "$d/stderr" >&2
+		read -r rc <"$d/rc"
 	else
-		t=$(mktemp -d "$MEMO_DIR/.run.XXXXXX")
+		t=$MEMO_DIR/.run.$BASHPID.$RANDOM
+		rm -rf "$t"
+		mkdir "$t"
 		if [ -n "$dir" ]; then
 			(cd "$dir" && "$@" <"$stdin" >"$t/stdout" 2>"$t/stderr")
 		else
 			"$@" <"$stdin" >"$t/stdout" 2>"$t/stderr"
 		fi
 		rc=$?
-		cat "$t/stdout"
-		cat "$t/stderr" >&2
+		[ -s "$t/stdout" ] && cat "$t/stdout"
+		[ -s "$t/stderr" ] && cat "$t/stderr" >&2
 		[ -n "$dir" ] && tar -C "$dir" -cf "$t/dir.tar" .
-		for f in "${!outs[@]}"; do
-			[ -f "${outs[$f]}" ] && cp "${outs[$f]}" "$t/out.$f"
+		for i in "${!outs[@]}"; do
+			[ -f "${outs[$i]}" ] && cp "${outs[$i]}" "$t/out.$i"
 		done
 		echo "$rc" >"$t/rc"
-		if memo_names_run "$t"; then
-			echo "nokeep $key $(memo_norm "$*" | head -c 200)" >>"$MEMO_DIR/log"
+		# a result that names a path of this run (inside the tar of -C DIR too: not
+		# compressed, grep sees the names and bytes) is not kept
+		if grep -rqaF -e "$OUT" -e "$TOP" -e "$SHARED_DIR" -e "$MEMO_SHARED_REAL" \
+			${MEMO_SCRATCH:+-e "$MEMO_SCRATCH"} "$t"; then
+			echo "nokeep $MEMO_KEY $s" >>"$MEMO_DIR/log"
 			rm -rf "$t"
 		else
-			echo "miss $key $(memo_norm "$*" | head -c 200)" >>"$MEMO_DIR/log"
+			echo "miss $MEMO_KEY $s" >>"$MEMO_DIR/log"
 			mv "$t" "$d"
 		fi
 	fi
 	exec {fd}>&-
 	return "$rc"
 }
-# the paths of this run, longest first, and what memo's keys say instead
+# memo_norm STRING: MEMO_NORM is STRING with the paths of this run (the longest first) as
+# memo's keys say them
 memo_norm() {
-	local s=$1 sh
+	local s=$1
 	[ -n "${MEMO_SCRATCH:-}" ] && s=${s//"$MEMO_SCRATCH"/@SCRATCH}
-	sh=$(realpath -m "$SHARED_DIR")
 	s=${s//"$SHARED_DIR"/@SHARED}
-	s=${s//"$sh"/@SHARED}
+	s=${s//"$MEMO_SHARED_REAL"/@SHARED}
 	s=${s//"$OUT"/@OUT}
-	s=${s//"$TOP"/@TOP}
-	printf '%s' "$s"
+	MEMO_NORM=${s//"$TOP"/@TOP}
 }
-# does a kept result (its directory) name a path of this run?
-memo_names_run() {
-	local p
-	for p in "$OUT" "$TOP" "$SHARED_DIR" "$(realpath -m "$SHARED_DIR")" ${MEMO_SCRATCH:+"$MEMO_SCRATCH"}; do
-		[ -n "$p" ] && grep -rqaF -- "$p" "$1" && return 0
-		# inside the tar of -C DIR too (not compressed: grep sees the names and bytes)
-	done
-	return 1
-}
-memo_hash() { # path: the bytes of a file, or of every file under a directory
-	if [ -d "$1" ]; then
-		(cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha1sum)
-	else
-		sha1sum <"$1"
-	fi
-}
-memo_key() { # dir nins ins... nouts outs... cmd args...
-	local dir=$1 n i a v c f outs=()
+# memo_key DIR NINS INS... NOUTS OUTS... CMD ARGS...: MEMO_KEY
+memo_key() {
+	local dir=$1 n i a v f text files=() outs=() dirs=()
 	shift
-	{
-		echo "memo 1 TZ=${TZ-} LC_ALL=${LC_ALL-} LANG=${LANG-}"
-		# -C DIR: what is in it before
-		[ -n "$dir" ] && echo "dir $(memo_hash "$dir")"
-		# tests/gen's modules, which the checkers and generators import
-		cat "$TOP"/tests/gen/*.py | sha1sum
-		n=$1
+	text="memo 2 TZ=${TZ-} LC_ALL=${LC_ALL-} LANG=${LANG-} gen=$MEMO_GEN"
+	# -C DIR: what is in it before
+	[ -n "$dir" ] && dirs+=("$dir")
+	n=$1
+	shift
+	for ((i = 0; i < n; i++)); do
+		files+=("$1")
 		shift
-		for ((i = 0; i < n; i++)); do
-			echo "in $(memo_hash "$1")"
-			shift
-		done
-		n=$1
+	done
+	n=$1
+	shift
+	for ((i = 0; i < n; i++)); do
+		outs+=("$1")
+		memo_norm "$1"
+		text+=$'\n'"out $MEMO_NORM"
 		shift
-		for ((i = 0; i < n; i++)); do
-			outs+=("$1")
-			echo "out $(memo_norm "$1")"
-			shift
-		done
-		c=$(command -v "$1") || c=$1
-		echo "cmd $(memo_norm "$1") $([ -f "$c" ] && sha1sum <"$c")"
-		shift
-		for a in "$@"; do
-			echo "arg $(memo_norm "$a")"
-			case " ${outs[*]} " in *" $a "*) continue ;; esac
-			v=$a
-			[[ $a == *=* ]] && [ ! -e "$a" ] && v=${a#*=}
-			if [ -e "$v" ]; then
-				[ "$v" != / ] && echo "bytes $(memo_hash "$v")"
-			elif [[ $v == */* ]] && compgen -G "$v.*" >/dev/null; then
-				# a name whose files are NAME.something (blkparse -i NAME)
-				for f in "$v".*; do echo "bytes+ $(memo_norm "$f") $(memo_hash "$f")"; done
-			fi
-		done
-	} | sha1sum | cut -c1-40
+	done
+	# the command: a path (a script of ours) by its bytes, a name (python3, protoc) as is
+	memo_norm "$1"
+	text+=$'\n'"cmd $MEMO_NORM"
+	[[ $1 == */* ]] && [ -f "$1" ] && files+=("$1")
+	shift
+	for a in "$@"; do
+		memo_norm "$a"
+		text+=$'\n'"arg $MEMO_NORM"
+		case " ${outs[*]} " in *" $a "*) continue ;; esac
+		v=$a
+		[[ $a == *=* ]] && [ ! -e "$a" ] && v=${a#*=}
+		if [ -d "$v" ]; then
+			[ "$v" != / ] && dirs+=("$v")
+		elif [ -e "$v" ]; then
+			files+=("$v")
+		elif [[ $v == */* ]]; then
+			# a name whose files are NAME.something (blkparse -i NAME)
+			for f in "$v".*; do
+				[ -e "$f" ] || continue
+				memo_norm "$f"
+				text+=$'\n'"file+ $MEMO_NORM"
+				files+=("$f")
+			done
+		fi
+	done
+	MEMO_KEY=$(
+		{
+			printf '%s\n' "$text"
+			# the bytes of each file, in order; of each directory, every file under it
+			for f in "${files[@]}"; do sha1sum <"$f"; done
+			for f in "${dirs[@]}"; do
+				echo "dir"
+				(cd "$f" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha1sum)
+			done
+		} | sha1sum
+	) || return 1
+	MEMO_KEY=${MEMO_KEY%% *}
 }
+# once per script (MEMO_DIR set when it starts) or at the first call
+memo_init() {
+	MEMO_SHARED_REAL=$(realpath -m "$SHARED_DIR")
+	# tests/gen's modules, which the checkers and generators import
+	MEMO_GEN=$(cat "$TOP"/tests/gen/*.py | sha1sum)
+	MEMO_GEN=${MEMO_GEN%% *}
+}
+[ -n "${MEMO_DIR:-}" ] && memo_init
+
 # tests/gen/iowait.py through memo, with what each subcommand writes: synth adds files to
 # DIR, strip and inband write OUT (their second argument), merge OUT (its first); count,
 # list, overlap and match only read.

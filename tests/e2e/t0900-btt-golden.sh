@@ -43,18 +43,6 @@ run_in() {
 	mkdir -p "$dir"
 	(cd "$dir" && "$@" >stdout 2>stderr; echo $? >rc)
 }
-# ref_run_in DIR CMD...: the same for the reference, whose results memo keeps (tests/lib.sh:
-# the plain, ASan and valgrind runs give it the same inputs)
-ref_run_in() {
-	local dir=$1
-	shift
-	rm -rf "$dir" "$dir.std"
-	mkdir -p "$dir" "$dir.std"
-	memo -C "$dir" "$@" >"$dir.std/stdout" 2>"$dir.std/stderr"
-	echo $? >"$dir.std/rc"
-	mv "$dir.std"/* "$dir/"
-	rmdir "$dir.std"
-}
 
 # ---- 1. stored reference outputs of the real traces ----
 skip_vg_traces "btt against the stored reference outputs"
@@ -248,7 +236,7 @@ PY
 		local what=$1 bin=$2 x
 		shift 2
 		x=$(echo "$bin $*" | md5sum | cut -c1-8)
-		ref_run_in "$syn/r.$x" "$REF_BTT" -i "$bin" "$@"
+		run_in "$syn/r.$x" "$REF_BTT" -i "$bin" "$@"
 		run_in "$syn/o.$x" $BTT -i "$bin" "$@"
 		rm -f "$syn/r.$x/stderr" "$syn/o.$x/stderr"
 		# -v: progress, rate and wall time differ from run to run
