@@ -155,6 +155,7 @@ struct iow_opts {
 	int movie; /* 0: no, 1: rect, 2: spindle */
 	const char *codec;
 	int keep_frames;
+	unsigned int movie_seconds; /* length of a movie (0: 30 s) */
 	double rolling; /* seconds, 0: default */
 	int height, width, columns;
 	double xmin, xmax; /* seconds; < 0: unset */

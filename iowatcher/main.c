@@ -12,7 +12,7 @@
 #include "common.h"
 #include "iowatcher.h"
 
-enum { OPT_HELP = 256, OPT_HTML };
+enum { OPT_HELP = 256, OPT_HTML, OPT_MOVIE_LENGTH };
 
 static const struct option long_opts[] = {
 	{"trace", required_argument, NULL, 't'},
@@ -28,6 +28,7 @@ static const struct option long_opts[] = {
 	{"movie", optional_argument, NULL, 'm'},
 	{"codec", required_argument, NULL, 'C'},
 	{"keep-movie-svgs", no_argument, NULL, 'K'},
+	{"movie-length", required_argument, NULL, OPT_MOVIE_LENGTH},
 	{"rolling", required_argument, NULL, 'r'},
 	{"height", required_argument, NULL, 'h'},
 	{"width", required_argument, NULL, 'w'},
@@ -64,6 +65,7 @@ static const char usage_text[] =
 	"  -m, --movie[=rect|spindle]  make a movie of the I/O (ffmpeg)\n"
 	"  -C, --codec=NAME            ffmpeg video codec (default libx264)\n"
 	"  -K, --keep-movie-svgs       keep the frames of the movie\n"
+	"      --movie-length=SECS     length of the movie, 20 frames a second (default 30)\n"
 	"  -r, --rolling=SECS          rolling average window of the line graphs (default span/25)\n"
 	"  -h, --height=PX             height of each graph (default 250)\n"
 	"  -w, --width=PX              width of each graph (default 700)\n"
@@ -256,6 +258,16 @@ static void parse_args(int argc, char **argv, struct iow_opts *o)
 		case 'K':
 			o->keep_frames = 1;
 			break;
+		case OPT_MOVIE_LENGTH: {
+			double v = parse_num("--movie-length", optarg, 1);
+
+			if (v > 3600 || v != (unsigned int)v)
+				usage_error(
+					"option '--movie-length': '%s' is not a whole number of seconds from 1 to 3600",
+					optarg);
+			o->movie_seconds = (unsigned int)v;
+			break;
+		}
 		case 'r':
 			o->rolling = parse_num("--rolling", optarg, 0);
 			break;

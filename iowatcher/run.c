@@ -343,7 +343,7 @@ int iow_movie(struct iow_opts *o)
 	size_t cells = (size_t)o->grid_w * o->grid_h;
 	uint32_t *full[IOW_MAX_TRACES][IOW_MAX_PROCS + 1] = {{NULL}};
 	struct blk_strbuf sb = BLK_STRBUF_INIT;
-	unsigned int nframes = MOVIE_SECONDS * MOVIE_FPS;
+	unsigned int nframes = (o->movie_seconds ? o->movie_seconds : MOVIE_SECONDS) * MOVIE_FPS;
 	char dir[] = "io-movie-XXXXXX", path[PATH_MAX], pattern[PATH_MAX];
 	long jobs = online_cpus(), running = 0;
 	int ret = 0;

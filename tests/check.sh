@@ -11,6 +11,11 @@ out=$top/tests/out
 mkdir -p "$out"
 tp=0 tf=0 ts=0
 t0=$SECONDS
+# what the reference tools, generators and checkers give is kept for the three runs
+# (memo in tests/lib.sh)
+export MEMO_DIR=$out/memo
+rm -rf "$MEMO_DIR"
+mkdir -p "$MEMO_DIR"
 # count LABEL LOG: add the run's result line to the totals
 count() {
 	local label=$1 log=$2 line p f s
@@ -100,6 +105,7 @@ else
 	if command -v clang >/dev/null; then count "fuzzing (${FUZZ_SECONDS:-10} s per target)" "$out/.fuzz.log"
 	else echo "SKIP: fuzzing (clang not installed)"; ts=$((ts + 1)); fi
 fi
+[ -f "$MEMO_DIR/log" ] && echo "memo: $(grep -c '^miss ' "$MEMO_DIR/log") results kept, $(grep -c '^hit ' "$MEMO_DIR/log") replayed, $(grep -c '^nokeep ' "$MEMO_DIR/log") not kept (naming a run's own path) ($MEMO_DIR/log)"
 echo "check: $((SECONDS - t0)) s"
 echo "$tp passed, $tf failed, $ts skipped"
 [ "$tf" = 0 ]

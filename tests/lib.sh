@@ -14,6 +14,14 @@ if [ -n "${VALGRIND:-}" ]; then
 	BLKPARSE="$TOP/tests/vg.sh $BLKPARSE"
 fi
 
+# python3 is Debian's (/usr/bin/python3, for which tests/deps.sh installs python3-protobuf)
+# when there is one, not the first on PATH: a version manager's shim there (pyenv's) costs a
+# tenth of a CPU second each time it starts, and the suite starts python a thousand times
+if [ -x /usr/bin/python3 ]; then
+	python3() { /usr/bin/python3 "$@"; }
+	export -f python3
+fi
+
 pass() { echo "PASS: $*"; }
 fail() { echo "FAIL: $*"; }
 skip() { echo "SKIP: $*"; }
@@ -274,4 +282,179 @@ perfetto_tools() {
 		skip "$what (no python3 with google.protobuf: install python3-protobuf, tests/deps.sh)"
 		return 1
 	fi
+}
+
+# ---- memo: what a deterministic helper printed, shared by the three runs of make check ----
+# The plain, ASan and valgrind runs of make check hand the same bytes to the same helpers: the
+# reference tools get the same inputs, the test generators the same seeds, and the checkers
+# (tests/gen/*.py, protoc, rsvg-convert) outputs of ours that are byte for byte the same in
+# every build. What such a command does depends only on its arguments and the bytes of the
+# files they name, so
+#   memo [-C DIR] [-i FILE]... [-o FILE]... [-s FILE] [--] CMD ARGS...
+# runs it once and keeps its stdout, stderr, exit status and the files it writes (-o FILE,
+# or with -C DIR, where it runs, all that DIR holds after) under $MEMO_DIR, keyed by the
+# command, its arguments (paths under $OUT, $TOP and $SHARED_DIR as relative to them), the
+# bytes of every argument that is a file or directory (also after NAME=; a NAME that is no
+# file: the files NAME.*), of each -i FILE (read but not named; -s FILE is also its stdin,
+# else /dev/null), of what DIR held before, tests/gen's sources, and TZ, LC_ALL and LANG.
+# A second call with the same key replays the result, and one running waits for the other
+# (a lock per key). Never for what is under test: our tools always run. A result that names a
+# path of the run that made it is not kept (another run would see the wrong path).
+# A script whose scratch directory has a name of its own in each run (mktemp) names it in
+# MEMO_SCRATCH. MEMO_DIR unset (a script run by hand, run-e2e.sh alone): every call just runs.
+# (Written to start few processes: a call costs a flock, a sha1sum per file and one for the
+# key, and a cat of what is replayed; the suite makes about 1,800 calls.)
+memo() {
+	local dir="" stdin=/dev/null ins=() outs=() d t fd rc f i s
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-C) dir=$2; shift 2 ;;
+		-i) ins+=("$2"); shift 2 ;;
+		-o) outs+=("$2"); shift 2 ;;
+		-s) stdin=$2; ins+=("$2"); shift 2 ;;
+		--) shift; break ;;
+		*) break ;;
+		esac
+	done
+	if [ -z "${MEMO_DIR:-}" ]; then
+		if [ -n "$dir" ]; then (cd "$dir" && "$@" <"$stdin"); else "$@" <"$stdin"; fi
+		return
+	fi
+	[ -n "${MEMO_GEN:-}" ] || memo_init
+	memo_key "$dir" "${#ins[@]}" "${ins[@]}" "${#outs[@]}" "${outs[@]}" "$@" || return 99
+	d=$MEMO_DIR/$MEMO_KEY
+	memo_norm "$*"
+	s=${MEMO_NORM:0:200}
+	exec {fd}>"$d.lock"
+	flock "$fd"
+	if [ -f "$d/rc" ]; then
+		echo "hit $MEMO_KEY $s" >>"$MEMO_DIR/log"
+		[ -n "$dir" ] && tar -C "$dir" -xf "$d/dir.tar"
+		for i in "${!outs[@]}"; do
+			rm -f "${outs[$i]}"
+			[ -f "$d/out.$i" ] && cp "$d/out.$i" "${outs[$i]}"
+		done
+		[ -s "$d/stdout" ] && cat "$d/stdout"
+		[ -s "$d/stderr" ] && cat "$d/stderr" >&2
+		read -r rc <"$d/rc"
+	else
+		t=$MEMO_DIR/.run.$BASHPID.$RANDOM
+		rm -rf "$t"
+		mkdir "$t"
+		if [ -n "$dir" ]; then
+			(cd "$dir" && "$@" <"$stdin" >"$t/stdout" 2>"$t/stderr")
+		else
+			"$@" <"$stdin" >"$t/stdout" 2>"$t/stderr"
+		fi
+		rc=$?
+		[ -s "$t/stdout" ] && cat "$t/stdout"
+		[ -s "$t/stderr" ] && cat "$t/stderr" >&2
+		[ -n "$dir" ] && tar -C "$dir" -cf "$t/dir.tar" .
+		for i in "${!outs[@]}"; do
+			[ -f "${outs[$i]}" ] && cp "${outs[$i]}" "$t/out.$i"
+		done
+		echo "$rc" >"$t/rc"
+		# a result that names a path of this run (inside the tar of -C DIR too: not
+		# compressed, grep sees the names and bytes) is not kept
+		if grep -rqaF -e "$OUT" -e "$TOP" -e "$SHARED_DIR" -e "$MEMO_SHARED_REAL" \
+			${MEMO_SCRATCH:+-e "$MEMO_SCRATCH"} "$t"; then
+			echo "nokeep $MEMO_KEY $s" >>"$MEMO_DIR/log"
+			rm -rf "$t"
+		else
+			echo "miss $MEMO_KEY $s" >>"$MEMO_DIR/log"
+			mv "$t" "$d"
+		fi
+	fi
+	exec {fd}>&-
+	return "$rc"
+}
+# memo_norm STRING: MEMO_NORM is STRING with the paths of this run (the longest first) as
+# memo's keys say them
+memo_norm() {
+	local s=$1
+	[ -n "${MEMO_SCRATCH:-}" ] && s=${s//"$MEMO_SCRATCH"/@SCRATCH}
+	s=${s//"$SHARED_DIR"/@SHARED}
+	s=${s//"$MEMO_SHARED_REAL"/@SHARED}
+	s=${s//"$OUT"/@OUT}
+	MEMO_NORM=${s//"$TOP"/@TOP}
+}
+# memo_key DIR NINS INS... NOUTS OUTS... CMD ARGS...: MEMO_KEY
+memo_key() {
+	local dir=$1 n i a v f text files=() outs=() dirs=()
+	shift
+	text="memo 2 TZ=${TZ-} LC_ALL=${LC_ALL-} LANG=${LANG-} gen=$MEMO_GEN"
+	# -C DIR: what is in it before
+	[ -n "$dir" ] && dirs+=("$dir")
+	n=$1
+	shift
+	for ((i = 0; i < n; i++)); do
+		files+=("$1")
+		shift
+	done
+	n=$1
+	shift
+	for ((i = 0; i < n; i++)); do
+		outs+=("$1")
+		memo_norm "$1"
+		text+=$'\n'"out $MEMO_NORM"
+		shift
+	done
+	# the command: a path (a script of ours) by its bytes, a name (python3, protoc) as is
+	memo_norm "$1"
+	text+=$'\n'"cmd $MEMO_NORM"
+	[[ $1 == */* ]] && [ -f "$1" ] && files+=("$1")
+	shift
+	for a in "$@"; do
+		memo_norm "$a"
+		text+=$'\n'"arg $MEMO_NORM"
+		case " ${outs[*]} " in *" $a "*) continue ;; esac
+		v=$a
+		[[ $a == *=* ]] && [ ! -e "$a" ] && v=${a#*=}
+		if [ -d "$v" ]; then
+			[ "$v" != / ] && dirs+=("$v")
+		elif [ -e "$v" ]; then
+			files+=("$v")
+		elif [[ $v == */* ]]; then
+			# a name whose files are NAME.something (blkparse -i NAME)
+			for f in "$v".*; do
+				[ -e "$f" ] || continue
+				memo_norm "$f"
+				text+=$'\n'"file+ $MEMO_NORM"
+				files+=("$f")
+			done
+		fi
+	done
+	MEMO_KEY=$(
+		{
+			printf '%s\n' "$text"
+			# the bytes of each file, in order; of each directory, every file under it
+			for f in "${files[@]}"; do sha1sum <"$f"; done
+			for f in "${dirs[@]}"; do
+				echo "dir"
+				(cd "$f" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha1sum)
+			done
+		} | sha1sum
+	) || return 1
+	MEMO_KEY=${MEMO_KEY%% *}
+}
+# once per script (MEMO_DIR set when it starts) or at the first call
+memo_init() {
+	MEMO_SHARED_REAL=$(realpath -m "$SHARED_DIR")
+	# tests/gen's modules, which the checkers and generators import
+	MEMO_GEN=$(cat "$TOP"/tests/gen/*.py | sha1sum)
+	MEMO_GEN=${MEMO_GEN%% *}
+}
+[ -n "${MEMO_DIR:-}" ] && memo_init
+
+# tests/gen/iowait.py through memo, with what each subcommand writes: synth adds files to
+# DIR, strip and inband write OUT (their second argument), merge OUT (its first); count,
+# list, overlap and match only read.
+iw() {
+	local py=(python3 -B "$TOP/tests/gen/iowait.py")
+	case $1 in
+	synth) memo -C "$2" "${py[@]}" "$@" ;;
+	strip | inband) memo -o "$3" "${py[@]}" "$@" ;;
+	merge) memo -o "$2" "${py[@]}" "$@" ;;
+	*) memo "${py[@]}" "$@" ;;
+	esac
 }

@@ -22,7 +22,7 @@ REF=/usr/bin/blkparse
 # check "what" MODE TEXT DIR: every %z line of TEXT against the per-CPU files in DIR
 wcheck() {
 	local msg
-	if msg=$($W check "$2" "$3" "$4"/*.blktrace.* 2>&1); then
+	if msg=$(memo $W check "$2" "$3" "$4"/*.blktrace.* 2>&1); then
 		pass "$1: $msg"
 	else
 		fail "$1: $msg"
@@ -41,7 +41,7 @@ for d in "${traces[@]}"; do
 	(cd "$d" && $BLKPARSE "${inputs[@]}" -q -f "$F" >"$w/$t.percpu.txt" 2>/dev/null)
 	wcheck "$t: per-CPU files" exact "$w/$t.percpu.txt" "$d"
 
-	$W stream "$w/$t.live.bin" "$d"/*.blktrace.*
+	memo -o "$w/$t.live.bin" $W stream "$w/$t.live.bin" "$d"/*.blktrace.*
 	$BLKPARSE -i - -q -f "$F" <"$w/$t.live.bin" >"$w/$t.live.txt" 2>/dev/null
 	wcheck "$t: live stream on a pipe" exact "$w/$t.live.txt" "$d"
 	if [ -n "$REF" ]; then

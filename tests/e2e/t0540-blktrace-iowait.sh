@@ -15,8 +15,8 @@
 . "$(dirname "$0")/../lib.sh"
 
 BT="$TOP/blktrace"
-IW="python3 -B $TOP/tests/gen/iowait.py"
-IWB="python3 -B $TOP/tests/gen/iowait-btt.py"
+IW=iw # python3 -B tests/gen/iowait.py (tests/lib.sh)
+IWB="memo python3 -B $TOP/tests/gen/iowait-btt.py"
 N=300
 skip_under_valgrind "blktrace --iowait" "the tracer runs natively; the plain and ASan runs run it"
 if ! is_root; then

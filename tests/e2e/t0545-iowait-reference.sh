@@ -11,8 +11,8 @@
 # rebased, and print them with --iowait, each at the time computed here.
 . "$(dirname "$0")/../lib.sh"
 
-IW="python3 -B $TOP/tests/gen/iowait.py"
-IWB="python3 -B $TOP/tests/gen/iowait-btt.py"
+IW=iw # python3 -B tests/gen/iowait.py (tests/lib.sh)
+IWB="memo python3 -B $TOP/tests/gen/iowait-btt.py"
 BTT="$TOP/btt/btt"
 MON="$TOP/blkiomon"
 RB=/usr/bin/blkparse RBTT=/usr/bin/btt RMON=/usr/bin/blkiomon RVB=/usr/bin/verify_blkparse

@@ -11,9 +11,9 @@
 # (tests/gen/iowait-btt.py).
 . "$(dirname "$0")/../lib.sh"
 
-IW="python3 -B $TOP/tests/gen/iowait.py"
+IW=iw # python3 -B tests/gen/iowait.py (tests/lib.sh)
 IWM="python3 -B $TOP/tests/gen/iowait-merged.py"
-IWB="python3 -B $TOP/tests/gen/iowait-btt.py"
+IWB="memo python3 -B $TOP/tests/gen/iowait-btt.py"
 BTT="$TOP/btt/btt"
 [ -n "${VALGRIND:-}" ] && BTT="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --log-file=$OUT/memcheck/vg.%p.log $BTT"
 if ! command -v python3 >/dev/null; then

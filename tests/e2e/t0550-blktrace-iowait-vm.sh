@@ -13,8 +13,8 @@
 . "$(dirname "$0")/../lib.sh"
 
 vm="$TOP/tests/vm"
-IW="python3 -B $TOP/tests/gen/iowait.py"
-IWB="python3 -B $TOP/tests/gen/iowait-btt.py"
+IW=iw # python3 -B tests/gen/iowait.py (tests/lib.sh)
+IWB="memo python3 -B $TOP/tests/gen/iowait-btt.py"
 N=24
 skip_under_valgrind "the I/O wait sources in a VM" "the tracer runs natively in the VM; the plain and ASan runs run it"
 if ! is_root; then

@@ -11,8 +11,8 @@
 # The checker is seen to fail on a section one nanosecond off.
 . "$(dirname "$0")/../lib.sh"
 
-IW="python3 -B $TOP/tests/gen/iowait.py"
-IWB="python3 -B $TOP/tests/gen/iowait-btt.py"
+IW=iw # python3 -B tests/gen/iowait.py (tests/lib.sh)
+IWB="memo python3 -B $TOP/tests/gen/iowait-btt.py"
 BTT="$TOP/btt/btt"
 if [ ! -x "$BTT" ]; then
 	fail "btt: $BTT not built"

@@ -219,14 +219,14 @@ PY
 	bins="$bins e1 e2 e3 e4 e5"
 	# random traces of odd events (tests/gen/btt-edge.py): seeds that once differed
 	for s in 5 6 7 27 34 45 202 214; do
-		python3 "$TOP/tests/gen/btt-edge.py" "$syn/r$s.bin" $s 300
+		memo -o "$syn/r$s.bin" python3 "$TOP/tests/gen/btt-edge.py" "$syn/r$s.bin" $s 300
 		bins="$bins r$s"
 	done
 	# slow requests among fast ones on two devices (tests/gen/btt-slow.py): a completion's
 	# live interval reaches back over hundreds of live periods (btt before 2026-11-30
 	# folded all but the last 256 and counted too many)
 	for s in 3 21; do
-		python3 "$TOP/tests/gen/btt-slow.py" "$syn/slow$s.bin" $s 8000 mixed
+		memo -o "$syn/slow$s.bin" python3 "$TOP/tests/gen/btt-slow.py" "$syn/slow$s.bin" $s 8000 mixed
 		bins="$bins slow$s"
 	done
 	# under valgrind, one synthetic and one real trace are enough
@@ -362,12 +362,12 @@ PY
 		# 40k requests that never complete, then 200k of which one in ten waits 4.4 s:
 		# the tree is laid out again while such requests are in flight, their G, I and D
 		# times too far from their Q for 32 bits (kept by node index, which changes)
-		python3 "$TOP/tests/gen/btt-slow.py" "$syn/relayout.bin" 1 200000 relayout
+		memo -o "$syn/relayout.bin" python3 "$TOP/tests/gen/btt-slow.py" "$syn/relayout.bin" 1 200000 relayout
 		bins="relayout"
 		claim "tree laid out again with far times in flight" -o x -l l -q q -A
 		# 20k requests issued at once and never completed, then 100k that complete: the
 		# live periods are grouped among many issue times in flight
-		python3 "$TOP/tests/gen/btt-slow.py" "$syn/burst.bin" 1 100000 burst
+		memo -o "$syn/burst.bin" python3 "$TOP/tests/gen/btt-slow.py" "$syn/burst.bin" 1 100000 burst
 		bins="burst"
 		claim "live periods among 20k issue times in flight" -o x -Z
 		bins=$bins_all

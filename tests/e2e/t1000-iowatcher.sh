@@ -22,6 +22,7 @@ iow() { "${VG[@]}" "$IOWBIN" "$@"; }
 # replaces $OUT/iowatcher (kept for inspection: SVGs, PNGs, the Chromium screenshot) at the end
 final=$w
 w=$(mktemp -d "$OUT/iowatcher.XXXXXX")
+MEMO_SCRATCH=$w
 finish() {
 	rm -rf "$final"
 	mv "$w" "$final" 2>/dev/null || rm -rf "$w"
@@ -178,7 +179,7 @@ for name in nullb-randrw ext4-mixed multi-dev part-remap complete-only; do
 		fail "$name: the default I/O map plots $got I/Os, expected $nq"
 	fi
 	if [ "$have_rsvg" = 1 ]; then
-		if rsvg-convert -o "$w/$name.png" "$svg" 2>"$w/$name.rsvg.err" &&
+		if memo -o "$w/$name.png" rsvg-convert -o "$w/$name.png" "$svg" 2>"$w/$name.rsvg.err" &&
 			[ "$(head -c 4 "$w/$name.png" | od -An -c | tr -d ' ')" = '211PNG' ]; then
 			pass "$name: rsvg-convert renders the SVG"
 		else
@@ -386,6 +387,15 @@ if [ $rc = 2 ] && grep -q "unknown graph 'nosuch'" "$w/err.txt"; then
 else
 	fail "an unknown graph name is a usage error (exit $rc)"
 fi
+for v in 1.5 0 3601 1e20 x; do
+	iow -t "$d2/ext4-mixed.bin" -m --movie-length=$v -o "$w/never.mp4" 2>"$w/err.txt"
+	rc=$?
+	if [ $rc = 2 ] && grep -q "option '--movie-length'" "$w/err.txt" && [ ! -e "$w/never.mp4" ]; then
+		pass "--movie-length=$v is a usage error (exit 2): $(head -n 1 "$w/err.txt")"
+	else
+		fail "--movie-length=$v: exit $rc, $(head -n 1 "$w/err.txt")"
+	fi
+done
 head -c 1000 /dev/urandom >"$w/garbage.bin"
 iow -t "$w/garbage.bin" -o "$w/g.svg" 2>"$w/err.txt"
 rc=$?
@@ -408,11 +418,13 @@ fi
 
 # movie mode through ffmpeg
 if command -v ffmpeg >/dev/null && [ "$have_rsvg" = 1 ]; then
-	(cd "$w" && iow -t "$d2/ext4-mixed.bin" -m -O io -O iops -w 200 -h 80 -o "$w/movie.mp4" 2>"$w/movie.err")
-	if [ -s "$w/movie.mp4" ] && ! ls -d "$w"/io-movie-* >/dev/null 2>&1; then
-		pass "-m makes a movie with ffmpeg and removes its frames"
+	# 2 s (40 frames, each an SVG made and rendered): the default 30 s is 600 of them
+	(cd "$w" && iow -t "$d2/ext4-mixed.bin" -m --movie-length=2 -O io -O iops -w 200 -h 80 -o "$w/movie.mp4" 2>"$w/movie.err")
+	if [ -s "$w/movie.mp4" ] && ! ls -d "$w"/io-movie-* >/dev/null 2>&1 &&
+		grep -q '^iowatcher: rendering 40 frames into ' "$w/movie.err"; then
+		pass "-m --movie-length=2 makes a movie of 40 frames with ffmpeg and removes its frames"
 	else
-		fail "-m makes a movie with ffmpeg and removes its frames"
+		fail "-m --movie-length=2 makes a movie of 40 frames with ffmpeg and removes its frames"
 		tail -n 3 "$w/movie.err" | sed 's/^/    /'
 	fi
 else

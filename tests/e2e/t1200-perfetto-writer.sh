@@ -16,6 +16,7 @@ CHECK="$TOP/tests/gen/perfetto-check.py"
 perfetto_tools "perfetto writer" || exit 0
 check() { "$PY" "$CHECK" --schema "$SCHEMA" "$@"; }
 decode() { protoc --decode=perfetto.protos.Trace -I "$SCHEMA" "$PROTO"; }
+decode_file() { memo -s "$1" protoc --decode=perfetto.protos.Trace -I "$SCHEMA" "$PROTO"; }
 
 w="$OUT/t1200"
 rm -rf "$w"
@@ -39,7 +40,7 @@ else
 fi
 
 # ---- protoc decodes it with the schema ----
-if decode <"$w/synth.pftrace" >"$w/decoded.txt" 2>"$w/decode.err"; then
+if decode_file "$w/synth.pftrace" >"$w/decoded.txt" 2>"$w/decode.err"; then
 	packets=$(grep -c '^packet {' "$w/decoded.txt")
 	want=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["writer"]["packets"])' "$w/expect.json")
 	if [ "$packets" = "$want" ]; then

@@ -18,6 +18,7 @@ BTT="$TOP/btt/btt"
 
 perfetto_tools "btt --perfetto" || exit 0
 decode() { protoc --decode=perfetto.protos.Trace -I "$SCHEMA" "$PROTO"; }
+decode_file() { memo -s "$1" protoc --decode=perfetto.protos.Trace -I "$SCHEMA" "$PROTO"; }
 
 w="$OUT/t1210"
 rm -rf "$w"
@@ -34,12 +35,12 @@ export_one() {
 		return 1
 	fi
 	check_same "$t: btt's report is the same with --perfetto" "$d/plain.txt" "$d/btt.txt"
-	if decode <"$d/$t.pftrace" >"$d/decoded.txt" 2>"$d/decode.err"; then
+	if decode_file "$d/$t.pftrace" >"$d/decoded.txt" 2>"$d/decode.err"; then
 		pass "$t: protoc --decode=perfetto.protos.Trace decodes the export ($(grep -c '^packet {' "$d/decoded.txt") packets)"
 	else
 		fail "$t: protoc --decode: $(head -n 3 "$d/decode.err")"
 	fi
-	if "$PY" "$CHECK" --schema "$SCHEMA" --dump "$d/dump.json" "$d/$t.pftrace" >"$d/summary.json" 2>"$d/check.err"; then
+	if memo -o "$d/dump.json" "$PY" "$CHECK" --schema "$SCHEMA" --dump "$d/dump.json" "$d/$t.pftrace" >"$d/summary.json" 2>"$d/check.err"; then
 		pass "$t: perfetto-check finds nothing wrong in the export"
 	else
 		fail "$t: perfetto-check: $(head -n 3 "$d/check.err")"
@@ -137,7 +138,7 @@ if [ $rc = 1 ] && grep -q "cut.bin" "$w/cut.err" && grep -qi "offset" "$w/cut.er
 else
 	fail "damaged trace: exit $rc: $(head -n 2 "$w/cut.err")"
 fi
-if "$PY" "$CHECK" --schema "$SCHEMA" "$w/cut.pftrace" >"$w/cut.json" 2>"$w/cut.check" &&
+if memo "$PY" "$CHECK" --schema "$SCHEMA" "$w/cut.pftrace" >"$w/cut.json" 2>"$w/cut.check" &&
 	decode <"$w/cut.pftrace" >/dev/null 2>&1 &&
 	[ "$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["tracks"]["254,16 > I/O"]["depth0"]["count"])' "$w/cut.json")" -gt 100 ]; then
 	pass "damaged trace: the export of what came before decodes and passes the checker"

@@ -14,7 +14,7 @@
 SCHEMA="$SHARED_DIR/perfetto"
 CHECK="$TOP/tests/gen/perfetto-check.py"
 PIW="$TOP/tests/gen/perfetto-iowait.py"
-IW="python3 -B $TOP/tests/gen/iowait.py"
+IW=iw # python3 -B tests/gen/iowait.py (tests/lib.sh)
 BTT="$TOP/btt/btt"
 [ -n "${VALGRIND:-}" ] && BTT="$TOP/tests/vg.sh $BTT"
 
@@ -26,12 +26,12 @@ mkdir -p "$w"
 # check NAME PFTRACE BLKPARSE-TXT ERR: perfetto-check, then the waits against blkparse
 check() {
 	local t=$1 f=$2 bp=$3 err=$4
-	if ! "$PY" "$CHECK" --schema "$SCHEMA" --dump "$f.dump" "$f" >"$f.sum" 2>"$f.check"; then
+	if ! memo -o "$f.dump" "$PY" "$CHECK" --schema "$SCHEMA" --dump "$f.dump" "$f" >"$f.sum" 2>"$f.check"; then
 		fail "$t: perfetto-check: $(head -n 3 "$f.check")"
 		return 1
 	fi
 	pass "$t: perfetto-check finds nothing wrong (flows: $("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["flows"])' "$f.sum"))"
-	if r=$("$PY" "$PIW" "$bp" "$f.dump" 2>&1); then
+	if r=$(memo "$PY" "$PIW" "$bp" "$f.dump" 2>&1); then
 		pass "$t: the iowait slices per thread and their flows as blkparse --iowait gives them: $r"
 	else
 		fail "$t: iowait slices: $(echo "$r" | head -n 5 | tr '\n' ' ')"
@@ -78,7 +78,7 @@ for t in $(bundled_traces); do
 	check "$t: through blkparse -i - -d - -O | btt -i -" "$q/live.pftrace" "$q/live-bp.txt" "$q/live.err"
 	# the trace without waits: no iowait slice, no thread track
 	(cd "$p" && $BLKPARSE $args -d merged.bin -O >/dev/null 2>&1 && $BTT -i merged.bin --perfetto="$p/w.pftrace" >/dev/null 2>&1)
-	if "$PY" "$CHECK" --schema "$SCHEMA" "$p/w.pftrace" >"$p/w.sum" 2>/dev/null && ! grep -q '\[tid ' "$p/w.sum" &&
+	if memo "$PY" "$CHECK" --schema "$SCHEMA" "$p/w.pftrace" >"$p/w.sum" 2>/dev/null && ! grep -q '\[tid ' "$p/w.sum" &&
 		! grep -q '"iowait"' "$p/w.sum"; then
 		pass "$t: without waits: no iowait slice, no thread track"
 	else

@@ -541,7 +541,7 @@ def main():
     }
     if a.dump:
         with open(a.dump, "w") as f:
-            json.dump(c.dump, f)
+            f.write(json.dumps(c.dump))  # the C encoder (json.dump is pure Python)
     json.dump(out, sys.stdout, indent=1, sort_keys=False)
     print()
     return 1 if c.errors else 0
