@@ -155,6 +155,13 @@ no_missed() { # outdir
 	grep -qE "^  Total: +[0-9]+ waits \(lost 0\)" "$1/blktrace.stdout" &&
 		! grep -qE "[1-9][0-9]* (missed by the probes|entries whose return was missed)" "$1/blktrace.stdout"
 }
+# how many reads must have a wait: a read completed in its own task's context never slept
+# (under TCG on a busy host that happens to several of 24: the vCPU kept from running past
+# the completion time); of the others all but N/4 (kept off their CPU) had one, and at least
+# half of all the reads had one
+reads_waited() { # matched own
+	[ "${1:-0}" -ge $((N / 2)) ] && [ $((N - ${1:-0} - ${2:-0})) -le $((N / 4)) ]
+}
 # the state a run must leave: no instance of ours, no kprobe event or kprobe, module gone
 clean_after() { # outdir
 	! grep -q blktrace-iowait "$1/instances.after" && [ ! -s "$1/kprobe_events.after" ] &&
@@ -172,10 +179,10 @@ if [ -n "$ko" ]; then
 		else
 			fail "module source: insmod=$(get "$d" insmod_blk_iowait) rc=$(get "$d" tracer_rc) sources=$src $(head -c 300 "$d/blktrace.stderr")"
 		fi
-		if [ "$reads" = $N ] && [ $((N - m)) -le $((N / 4)) ] && [ "$long" = "$m" ] && no_missed "$d"; then
+		if [ "$reads" = $N ] && reads_waited "$m" "$own" && [ "$long" = "$m" ] && no_missed "$d"; then
 			pass "module source: of $N direct reads, the $m its task waited for ($own completed in its task's context, $((N - m - own)) while it was kept off its CPU under TCG: it never slept) each matched by a wait of that task that ends after the completion and at least the 2 ms completion time after the queueing ($nw waits in all, none missed by the probes)"
 		else
-			fail "module source: reads=$reads own=$own matched=$m long=$long waits=$nw (want $N reads, all but N/4 matched by one wait each, none missed) $(grep -E 'missed|lost' "$d/blktrace.stdout" | tr '\n' ' ')"
+			fail "module source: reads=$reads own=$own matched=$m long=$long waits=$nw (want $N reads, at least half matched by one wait each and all but N/4 of the others completed in their own task, none missed) $(grep -E 'missed|lost' "$d/blktrace.stdout" | tr '\n' ' ')"
 		fi
 		btt_check "module source" "$d" module "${m:-$N}"
 		if grep -qE "^  Total: +[0-9]+ waits \(lost 0\)" "$d/blktrace.stdout"; then
@@ -212,10 +219,10 @@ if ran "$d"; then
 	else
 		fail "kprobe source: rc=$(get "$d" tracer_rc) sources=$src $(head -c 300 "$d/blktrace.stderr")"
 	fi
-	if [ "$reads" = $N ] && [ $((N - m)) -le $((N / 4)) ] && [ "$long" = "$m" ] && no_missed "$d"; then
+	if [ "$reads" = $N ] && reads_waited "$m" "$own" && [ "$long" = "$m" ] && no_missed "$d"; then
 		pass "kprobe source: of $N direct reads, the $m its task waited for ($own completed in its task's context, $((N - m - own)) while it was kept off its CPU under TCG: it never slept) each matched by a wait of that task that ends after the completion and at least the 2 ms completion time after the queueing ($nw waits in all, none missed by the probes)"
 	else
-		fail "kprobe source: reads=$reads own=$own matched=$m long=$long waits=$nw (want $N reads, all but N/4 matched by one wait each, none missed) $(grep -E 'missed|lost' "$d/blktrace.stdout" | tr '\n' ' ')"
+		fail "kprobe source: reads=$reads own=$own matched=$m long=$long waits=$nw (want $N reads, at least half matched by one wait each and all but N/4 of the others completed in their own task, none missed) $(grep -E 'missed|lost' "$d/blktrace.stdout" | tr '\n' ' ')"
 	fi
 	btt_check "kprobe source" "$d" kprobe "${m:-$N}"
 	if clean_after "$d"; then
