@@ -5,14 +5,17 @@
 # Scripts that touch state the whole machine shares (the tracefs blk tracer; the qemu VM)
 # take a lock in tests/lib.sh (kernel_lock, vm_lock), so they run one at a time, also
 # across the plain, ASan and valgrind runs of make check.
+# Each script runs in a scratch directory of its own, tests/out/cwd/NAME, so that a file a
+# tool writes into its working directory (btt's per-device files, say) lands in no source
+# directory and in no other script's way.
 # ONLY=PATTERN runs the scripts whose name contains PATTERN.
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${TEST_OUT:-$top/tests/out}
 jobs=${TEST_JOBS:-4}
 logs=$out/e2e-logs
 p=0 f=0 s=0 x=0
-rm -rf "$out/memcheck" "$logs"
-mkdir -p "$out/memcheck" "$logs"
+rm -rf "$out/memcheck" "$logs" "$out/cwd"
+mkdir -p "$out/memcheck" "$logs" "$out/cwd"
 
 all=()
 for t in "$top"/tests/e2e/t*.sh; do
@@ -29,11 +32,12 @@ for t in "${all[@]}"; do
 done
 
 run_one() { # script
-	local log="$logs/$(basename "$1").log" t0=$SECONDS rc cpu
+	local log="$logs/$(basename "$1").log" t0=$SECONDS rc cpu dir="$out/cwd/$(basename "$1" .sh)"
+	mkdir -p "$dir"
 	# the CPU time of the script and everything it waited for (bash's times: the children's
 	# user and system time, the second line)
 	cpu=$(
-		bash "$1" >"$log" 2>&1
+		cd "$dir" && bash "$1" >"$log" 2>&1
 		echo "$?"
 		times
 	)
