@@ -11,7 +11,7 @@ p=0 f=0
 run_one() { # binary
 	local log="$logs/$(basename "$1").log"
 	if [ -n "${VALGRIND:-}" ]; then
-		UNIT_CHECK_EVERY=64 valgrind -q --leak-check=full --error-exitcode=99 "$1" >"$log" 2>&1
+		UNIT_CHECK_EVERY=64 valgrind -q --leak-check=full --error-exitcode=99 --read-inline-info=no "$1" >"$log" 2>&1
 	else
 		"$1" >"$log" 2>&1
 	fi
