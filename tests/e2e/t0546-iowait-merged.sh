@@ -15,7 +15,7 @@ IW=iw # python3 -B tests/gen/iowait.py (tests/lib.sh)
 IWM="python3 -B $TOP/tests/gen/iowait-merged.py"
 IWB="memo python3 -B $TOP/tests/gen/iowait-btt.py"
 BTT="$TOP/btt/btt"
-[ -n "${VALGRIND:-}" ] && BTT="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --log-file=$OUT/memcheck/vg.%p.log $BTT"
+[ -n "${VALGRIND:-}" ] && BTT="$VG $BTT"
 if ! command -v python3 >/dev/null; then
 	skip "I/O waits in a merged file read back (python3 missing)"
 	exit 0

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 MON="$TOP/blkiomon"
-[ -n "${VALGRIND:-}" ] && MON="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --log-file=$OUT/memcheck/vg.%p.log $MON"
+[ -n "${VALGRIND:-}" ] && MON="$VG $MON"
 w="$OUT/mon-thrput"
 rm -rf "$w"
 mkdir -p "$w"

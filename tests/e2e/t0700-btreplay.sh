@@ -10,11 +10,9 @@ REC="$TOP/btreplay/btrecord"
 REP="$TOP/btreplay/btreplay"
 BT="$TOP/blktrace"
 REFREC=$(command -v btrecord || ls /usr/sbin/btrecord 2>/dev/null)
-VG=
 RCOMM='^btreplay$'
 if [ -n "${VALGRIND:-}" ]; then
 	RCOMM='^(btreplay|memcheck)'	# valgrind runs the tool under its own name
-	VG="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --log-file=$OUT/memcheck/vg.%p.log"
 fi
 w="$OUT/btreplay"
 rm -rf "$w"

@@ -7,9 +7,8 @@
 VB="$TOP/verify_blkparse"
 RV="$TOP/blkrawverify"
 if [ -n "${VALGRIND:-}" ]; then
-	vg="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --log-file=$OUT/memcheck/vg.%p.log"
-	VB="$vg $VB"
-	RV="$vg $RV"
+	VB="$VG $VB"
+	RV="$VG $RV"
 fi
 REF_VB=/usr/bin/verify_blkparse
 REF_RV=/usr/bin/blkrawverify

@@ -11,7 +11,7 @@ if [ ! -x "$BTT" ]; then
 	fail "btt: $BTT not built"
 	exit 0
 fi
-[ -n "${VALGRIND:-}" ] && BTT="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --log-file=$OUT/memcheck/vg.%p.log $BTT"
+[ -n "${VALGRIND:-}" ] && BTT="$VG $BTT"
 REF_BTT=/usr/bin/btt
 [ -x "$REF_BTT" ] || REF_BTT=
 # reference outputs stored next to the traces (tests/data, or the shared capture directory)

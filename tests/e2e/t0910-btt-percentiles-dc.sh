@@ -14,7 +14,7 @@ if [ ! -x "$BTT" ]; then
 	fail "btt: $BTT not built"
 	exit 0
 fi
-[ -n "${VALGRIND:-}" ] && BTT="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --log-file=$OUT/memcheck/vg.%p.log $BTT"
+[ -n "${VALGRIND:-}" ] && BTT="$VG $BTT"
 if ! command -v python3 >/dev/null; then
 	skip "btt --percentiles on a D+C trace (python3 missing)"
 	exit 0

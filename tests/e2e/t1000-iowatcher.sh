@@ -11,12 +11,7 @@ if [ ! -x "$IOWBIN" ]; then
 	fail "iowatcher is built ($IOWBIN missing)"
 	exit 1
 fi
-VG=()
-if [ -n "${VALGRIND:-}" ]; then
-	mkdir -p "$OUT/memcheck"
-	VG=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
-		"--log-file=$OUT/memcheck/vg.%p.log")
-fi
+read -ra VG <<<"$VG" # the valgrind run's command (tests/lib.sh), or none
 iow() { "${VG[@]}" "$IOWBIN" "$@"; }
 # a private directory, so that concurrent runs of the suite do not clobber each other; it
 # replaces $OUT/iowatcher (kept for inspection: SVGs, PNGs, the Chromium screenshot) at the end

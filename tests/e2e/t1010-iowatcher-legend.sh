@@ -17,9 +17,7 @@ if [ ! -x "$IOWBIN" ]; then
 	fail "iowatcher is built ($IOWBIN missing)"
 	exit 0
 fi
-VG=()
-[ -n "${VALGRIND:-}" ] && VG=(valgrind -q --error-exitcode=99 --leak-check=full
-	--errors-for-leak-kinds=definite "--log-file=$OUT/memcheck/vg.%p.log")
+read -ra VG <<<"$VG" # the valgrind run's command (tests/lib.sh), or none
 if ! command -v python3 >/dev/null; then
 	skip "iowatcher legend layout (python3 missing)"
 	exit 0
