@@ -124,8 +124,10 @@ e2e: all
 
 # make check: the suite as built, then under ASan+UBSan, then under valgrind (set
 # CHECK_QUICK=1 to run only the first). The last line sums all runs.
+# The build runs a job per core unless make was given -j (its own jobserver then).
+CHECK_JOBS = $(if $(findstring j,$(firstword -$(MAKEFLAGS)))$(findstring jobserver,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 2))
 check: deps
-	@$(MAKE) --no-print-directory all $(UNIT)
+	@$(MAKE) --no-print-directory $(CHECK_JOBS) all $(UNIT)
 	@./tests/check.sh $(UNIT)
 
 check-plain: all $(UNIT)
@@ -140,7 +142,7 @@ asan-build:
 	@rm -rf tests/out/asan && mkdir -p tests/out/asan
 	@tar --exclude=./tests/out --exclude=./.git -cf - . | tar -C tests/out/asan -xf -
 	@$(MAKE) --no-print-directory -C tests/out/asan clean >/dev/null
-	@$(MAKE) --no-print-directory -C tests/out/asan CFLAGS="$(SAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" all $(UNIT) >/dev/null
+	@$(MAKE) --no-print-directory $(CHECK_JOBS) -C tests/out/asan CFLAGS="$(SAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" all $(UNIT) >/dev/null
 
 asan: asan-build
 	@$(MAKE) --no-print-directory asan-run
