@@ -179,6 +179,11 @@ kernel_lock() {
 	exec 8>/tmp/blktrace-ng.kernel.lock
 	flock 8
 }
+# kernel_unlock: a script's last tracer has ended; what follows needs no tracer (the other
+# runs' tracer tests wait for this one while it holds the lock)
+kernel_unlock() {
+	exec 8>&-
+}
 # vm_lock: the qemu VM of tests/vm (two TCG guests at once would starve each other).
 vm_lock() {
 	exec 7>/tmp/blktrace-ng.vm.lock

@@ -278,6 +278,7 @@ fi
 # 3b. with -W: the same stream, writes included, onto the second device only
 trace "$loop2" "$w/rw" 5 $VG "$REP" -d "$w/rep" -M "$w/map" -W -v "$n1" >"$w/rw.out" 2>"$w/rw.err"
 rc=$?
+kernel_unlock # the last trace of this script (the rest replays and checks, under valgrind for minutes)
 qstream "$w/rw" "$n2" "$RCOMM" >"$w/rw.q"
 if [ $rc = 0 ] && grep -q "'/dev/$n2'" "$w/rw.err"; then
 	pass "replay -W -M map: exit 0, replayed onto /dev/$n2"

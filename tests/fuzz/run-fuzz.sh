@@ -2,7 +2,7 @@
 # make fuzz: build the libFuzzer targets, one per parser, seed a small corpus for each,
 # replay the saved reproducers of each in tests/fuzz/crashes/TARGET/, then fuzz each for
 # FUZZ_SECONDS (default 60; 0 = run the seeds once). FUZZ_SECONDS is per target: make
-# check passes 5 and runs this ahead of its other runs (nice -10 as root), so that each
+# check passes 5 and runs this ahead of its other runs (nice -19 as root), so that each
 # target has a core for its seconds. FUZZ_TARGETS="parse iomon" runs only those.
 #   parse   tests/fuzz/fuzz-parse.c   blkparse's run (parse-run.c): binary reader, merge,
 #                                     pipe-mode sorter, accounting, printing, -d, -t model
