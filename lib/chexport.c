@@ -417,7 +417,7 @@ static int store(struct blk_export *x, struct export_batch *b, char *err, size_t
 	table_name(x, b->t, name, sizeof(name));
 	for (;;) {
 		if (check) {
-			uint64_t present, all;
+			uint64_t present = 0, all = 0; /* set by count_batch() when it returns 0 */
 
 			ret = wait_idle(x, qid, err, errlen);
 			if (!ret)
