@@ -297,7 +297,13 @@ static int fill(struct blk_reader *r, size_t need)
 			r->end = r->cap = RA_HEADROOM + len;
 			continue;
 		}
-		if (r->pos > 0 && (r->cap - r->end < 4096 || r->cap - r->pos < need)) {
+		/*
+		 * The unread bytes move to the front whenever the room after them is short,
+		 * before the buffer may grow: growing while the room before them lay unused
+		 * doubled the buffer at each such read of a pipe (a read that ended just short
+		 * of the last 4 KiB), without bound on a long live input.
+		 */
+		if (r->pos > 0 && (r->cap - r->end < 4096 || r->cap - r->pos < need + 4096)) {
 			memmove(r->buf, r->buf + r->pos, r->end - r->pos);
 			r->base += r->pos;
 			r->end -= r->pos;
