@@ -17,7 +17,13 @@
 #include "blk/output.h"
 #include "blk/perfetto.h"
 
-#define CHUNK_SIZE (64 * 1024)
+/*
+ * 256 KiB: each chunk handed over may cost a wake-up of the drawing's thread (it is often
+ * waiting), and a wake-up across CPUs is dear in a VM: with 64 KiB chunks, 15% of the
+ * caller's thread's samples were in them (perf, large-perf, with the drawing left out).
+ * 256 KiB: the export ~8% faster; 1 MiB gained no more for 3 MiB more memory.
+ */
+#define CHUNK_SIZE (256 * 1024)
 
 enum cmd_kind {
 	C_START,
