@@ -23,6 +23,8 @@
 #define RD_BUF_MIN (16 * 1024)
 #define RD_BUF_SIZE (128 * 1024)
 #define RD_ZBUF_SIZE (64 * 1024)
+/* a read into the buffer has at least this much room after the unread bytes */
+#define RD_READ_ROOM 4096
 /* a header plus the largest payload a 16-bit pdu_len can describe */
 #define RD_MAX_RECORD (64 + 65535)
 /* read-ahead: buffers of RA_SIZE bytes, room before them for a record's start */
@@ -303,13 +305,14 @@ static int fill(struct blk_reader *r, size_t need)
 		 * doubled the buffer at each such read of a pipe (a read that ended just short
 		 * of the last 4 KiB), without bound on a long live input.
 		 */
-		if (r->pos > 0 && (r->cap - r->end < 4096 || r->cap - r->pos < need + 4096)) {
+		if (r->pos > 0 &&
+		    (r->cap - r->end < RD_READ_ROOM || r->cap - r->pos < need + RD_READ_ROOM)) {
 			memmove(r->buf, r->buf + r->pos, r->end - r->pos);
 			r->base += r->pos;
 			r->end -= r->pos;
 			r->pos = 0;
 		}
-		while (r->cap - r->pos < need + 4096) {
+		while (r->cap - r->pos < need + RD_READ_ROOM) {
 			size_t ncap = r->cap * 2;
 			unsigned char *nb = realloc(r->buf, ncap);
 
