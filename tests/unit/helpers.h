@@ -22,6 +22,16 @@
 #define TEST_BE 1
 #define TEST_LE 0
 
+/* The next number of a xorshift64 sequence in *@s (nonzero): the same everywhere, for tests
+ * that draw sizes or values from a fixed seed. */
+static inline uint64_t test_xorshift(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
 static inline int test_host_be(void)
 {
 	uint16_t x = 1;

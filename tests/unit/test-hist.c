@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "blk/hist.h"
+#include "helpers.h"
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -51,10 +52,8 @@ static void test_relative_error_bound(void **state)
 	assert_non_null(v);
 	blk_hist_clear(&h);
 	for (size_t i = 0; i < n; i++) {
-		/* xorshift: latencies spread over many orders of magnitude */
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
+		/* latencies spread over many orders of magnitude */
+		test_xorshift(&x);
 		v[i] = (x % 1000000) * ((x >> 40) % 1000 + 1);
 		blk_hist_add(&h, v[i]);
 	}

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "helpers.h"
 #include "qtree.h"
 #include "rbtree.h"
 
@@ -44,10 +45,7 @@ struct world {
 
 static uint64_t rnd(struct world *w)
 {
-	w->rng ^= w->rng << 13;
-	w->rng ^= w->rng >> 7;
-	w->rng ^= w->rng << 17;
-	return w->rng;
+	return test_xorshift(&w->rng);
 }
 
 static void push(uint64_t **v, size_t *n, size_t *cap, uint64_t x)

@@ -466,7 +466,6 @@ static void test_pipe(void **state)
  * them to the front) doubled at each such read: blkparse -i - held 930 MB reading the
  * 981 MB merged file of a 20M-event trace from a pipe.
  */
-
 static void *piece_thread(void *arg)
 {
 	struct feeder *f = arg;
@@ -477,10 +476,7 @@ static void *piece_thread(void *arg)
 		size_t len;
 		int left;
 
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		len = 1 + (size_t)(x % 300);
+		len = 1 + (size_t)(test_xorshift(&x) % 300);
 		if (len > f->n - at)
 			len = f->n - at;
 		if (write(f->fd, f->p + at, len) != (ssize_t)len)
