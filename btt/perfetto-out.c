@@ -7,11 +7,12 @@
  * requeue moves its D, a split moves its G), so an I/O is drawn when it is done, back in
  * time. Written at once, most packets would then need an absolute timestamp (eight bytes
  * more than the usual one or two). Instead, what is to be drawn becomes a record that waits
- * in time order (pforder.h: an I/O's slice is one run of records), and a record goes out
- * once nothing earlier can still come: its time is
- * before the Q of every I/O still in flight. The file is then in time order, every timestamp
- * a small increment, and each lane is handed out in time order. A record waits at most
- * LAG_NS of trace time behind an I/O in flight, and at most MAX_PENDING records wait: past
+ * in time order (pfsort.h: an I/O's slice is one run of records), and a record goes out
+ * once nothing earlier can still come: its time is before the watermark, the Q of every
+ * I/O still in flight, which this file works out and says to the drawing as it moves on
+ * (in steps of MARK_NS). The file is then in time order, every timestamp a small
+ * increment, and each lane is handed out in time order. A record waits at most LAG_NS of
+ * trace time behind an I/O in flight, and at most pfsort.c's MAX_PENDING records wait: past
  * either, the earliest go out anyway, and what comes later for them is written with an
  * absolute time (still valid: no track goes back in time). Memory: the I/Os in flight and
  * the waiting records.
@@ -19,14 +20,15 @@
  * I/O waits (blktrace --iowait). A wait note comes at the wait's end: its slice "iowait"
  * goes on the waiting thread's track (pfdraw.c), with a flow from the end of the slice of
  * the thread's last I/O to complete before the wait's end. That I/O's end was pushed when
- * it completed, before the note was read, so records are held HOLD_NS of trace time behind
- * the newest event: the end is still waiting when the note comes, and gets the flow's start.
- * An I/O whose end went out already (it completed more than HOLD_NS before the wait's end,
- * or past MAX_PENDING) gives no flow: counted in the remarks.
+ * it completed, before the note was read, so the watermark is held HOLD_NS of trace time
+ * behind the newest event: the end is still waiting when the note comes, and gets the
+ * flow's start. An I/O whose end went out already (it completed more than HOLD_NS before
+ * the wait's end, or past MAX_PENDING) gives no flow: counted in the remarks.
  *
- * Drawing. A record that goes out is handed to pfpipe.h, which draws it (pfdraw.c, the
- * writer, the file's thread) on a second thread while this one reads on; an error of the
- * drawing is known at the end (pfout_finish()).
+ * Threads. The records, the ordering (pfsort.c) and the drawing (pfdraw.c, the writer) are
+ * on a second thread (pfpipe.h) while this one reads on, and the file is written on a
+ * third; an I/O's slot is this file's until the drawing is done with it (its slice's end),
+ * and an error of the drawing is known at the end (pfout_finish()).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -42,7 +44,7 @@
 #include "perfetto-out.h"
 #include "pfdraw.h"
 #include "pfpipe.h"
-#include "pforder.h"
+#include "pfsort.h"
 #include "u64map.h"
 #include "blk/iowait.h"
 #include "blk/output.h"
@@ -51,7 +53,7 @@
 
 #define LAG_NS 1000000000ull
 #define HOLD_NS 50000000ull /* records wait this long for the wait notes that follow */
-#define MAX_PENDING 65536
+#define MARK_NS 65536ull /* the watermark is said to the drawing in steps of ~65 us */
 #define WINDOW_NS 10000000ull /* throughput windows: 10 ms */
 #define NONE UINT32_MAX
 #define NO_WINDOW UINT64_MAX
@@ -61,35 +63,14 @@
 static const char letters[] = "QAGIMDC";
 enum { L_Q, L_A, L_G, L_I, L_M, L_D, L_C, L_NR };
 
-enum rec_kind {
-	REC_COUNTER,
-	REC_RATE,
-	REC_QUEUED,
-	REC_UNPLUG,
-	REC_REQUEUE,
-	REC_MESSAGE,
-	REC_WAIT_BEGIN, /* a: a struct pf_wait, which REC_WAIT_END frees */
-	REC_WAIT_END
-};
-
-/* the records of an I/O's slice: its begin, up to six stages, its end */
-#define RUN_MAX 8
-
-/* an I/O from its Q until its slice is drawn */
+/* an I/O from its Q until its slice is drawn (the drawing frees it: pfsort.h) */
 struct slot {
 	struct pf_io io;
 	uint64_t t_q, t_a;
-	uint64_t t_end, flow_end; /* once completed: its slice's end, a flow from there (waits) */
 	uint32_t gen;
 	uint32_t prev, next; /* the list of I/Os in flight, by Q; next: the free list */
 	uint32_t up, up_gen; /* io.flow_from: the slot of the I/O it was remapped from */
-	/* once completed, its slice's records (its run, see pforder.h): record k at rts[k],
-	 * in order seq + k; 0 the begin, 1.. the stages (named rname[k]), rn - 1 the end */
-	uint64_t rts[RUN_MAX];
-	const char *rname[RUN_MAX];
-	uint64_t rseq, end_queued;
-	uint8_t rn, rk;
-	uint8_t in_flight, begun;
+	uint8_t in_flight;
 };
 
 struct dstate {
@@ -112,13 +93,14 @@ struct pfout {
 	struct u64map map; /* device and sector of an I/O in flight -> its slot */
 	struct u64map lastc; /* tid + 1 -> slot << 32 | gen of its last I/O completed */
 	struct u64map wend; /* tid + 1 -> the end of its last wait drawn */
-	struct pforder q; /* the records waiting */
 	uint64_t seq, now, next_flow;
+	uint64_t mark; /* the watermark last said to the drawing */
 	struct dstate *dev;
 	size_t ndev, adev;
 	char names[L_NR][L_NR + 1][8]; /* "Q2G"..., [x][L_NR]: "after D" */
-	uint64_t no_key, no_upper, cancelled, lost[2];
-	uint64_t waits, wait_flows, wait_late, wait_bad, wait_overlap;
+	uint64_t no_key, no_upper, lost[2];
+	uint64_t waits, wait_bad, wait_overlap;
+	struct pfsort_stats st; /* the drawing's, at the end */
 	int err, finished;
 	char msg[600], hint[200];
 	char *notes[MAX_NOTES];
@@ -156,47 +138,26 @@ static void __attribute__((format(printf, 2, 3))) note(struct pfout *p, const ch
 	p->notes[p->nnotes++] = xstrdup(buf);
 }
 
-/* ---- the records waiting ---- */
-
-static void draw(struct pfout *p, const struct pf_rec *r);
-static uint64_t watermark(const struct pfout *p);
-
-/* a record not drawn (after an error): what it owns is freed */
-static void drop(const struct pf_rec *r)
-{
-	if (r->kind == REC_MESSAGE || r->kind == REC_WAIT_END)
-		free((void *)(uintptr_t)r->v);
-}
-
-/* nothing waiting comes before (@ts, @order), nothing to come can: it can be drawn now
- * (what drain() would do at once) */
-static int now_or_never(const struct pfout *p, uint64_t ts, uint64_t order)
-{
-	uint64_t mt, mo;
-
-	return (!pfo_min(&p->q, &mt, &mo) || pf_before(ts, order, mt, mo)) && ts < watermark(p) &&
-	       p->q.n <= MAX_PENDING;
-}
+/* ---- the records ---- */
 
 /* record @kind at @ts (@counter: a counter value, first at its time), with @slot, @x, @v */
+static struct pf_rec rec(struct pfout *p, uint64_t ts, int counter, uint32_t kind, uint32_t slot,
+			 unsigned int x, uint64_t v)
+{
+	return (struct pf_rec){.ts = ts,
+			       .order = (counter ? 0 : 1ull << 63) | p->seq++,
+			       .v = v,
+			       .x = (uint16_t)x,
+			       .kind = (uint16_t)kind,
+			       .slot = slot};
+}
+
 static void push(struct pfout *p, uint64_t ts, int counter, uint32_t kind, uint32_t slot,
 		 unsigned int x, uint64_t v)
 {
-	struct pf_rec r = {.ts = ts,
-			   .order = (counter ? 0 : 1ull << 63) | p->seq++,
-			   .v = v,
-			   .x = (uint16_t)x,
-			   .kind = (uint16_t)kind,
-			   .slot = slot};
+	struct pf_rec r = rec(p, ts, counter, kind, slot, x, v);
 
-	if (now_or_never(p, ts, r.order)) {
-		if (!p->err)
-			draw(p, &r);
-		else
-			drop(&r);
-		return;
-	}
-	pfo_push(&p->q, &r, p->now);
+	pfpipe_rec(p->d, &r, p->now);
 }
 
 /* ---- I/O slots ---- */
@@ -209,9 +170,25 @@ static uint64_t key_of(uint32_t dev, uint64_t sector)
 	return (sector << 12 | dev) + 1;
 }
 
+static void slot_free(struct pfout *p, uint32_t i)
+{
+	p->slots[i].gen++;
+	p->slots[i].next = p->free_slot;
+	p->free_slot = i;
+}
+
 static uint32_t slot_new(struct pfout *p)
 {
-	uint32_t i = p->free_slot;
+	uint32_t i, got[256];
+	size_t n;
+
+	if (p->free_slot == NONE) {
+		/* the slots the drawing is done with */
+		n = pfpipe_take_freed(p->d, got, 256);
+		for (size_t k = 0; k < n; k++)
+			slot_free(p, got[k]);
+	}
+	i = p->free_slot;
 
 	if (i != NONE) {
 		p->free_slot = p->slots[i].next;
@@ -221,13 +198,6 @@ static uint32_t slot_new(struct pfout *p)
 		p->slots[i].gen = 0;
 	}
 	return i;
-}
-
-static void slot_free(struct pfout *p, uint32_t i)
-{
-	p->slots[i].gen++;
-	p->slots[i].next = p->free_slot;
-	p->free_slot = i;
 }
 
 static void flight_add(struct pfout *p, uint32_t i)
@@ -259,83 +229,6 @@ static void flight_del(struct pfout *p, uint32_t i)
 	s->in_flight = 0;
 }
 
-/* ---- drawing the records ---- */
-
-static void draw(struct pfout *p, const struct pf_rec *r)
-{
-	/* an I/O's records name its slot; the others' slot is a device's (or track's) number,
-	 * no index of p->slots (which may not even exist yet) */
-	double v;
-
-	switch (r->kind) {
-	case REC_COUNTER:
-		pfpipe_counter(p->d, r->slot, (enum pf_ctr)r->x, r->ts, (int64_t)r->v);
-		break;
-	case REC_RATE:
-		memcpy(&v, &r->v, sizeof(v));
-		pfpipe_rate(p->d, r->slot, (enum pf_ctr)r->x, r->ts, v);
-		break;
-	case REC_QUEUED:
-		/* the device's queued count rides on the instant */
-		pfpipe_queued(p->d, &p->slots[r->slot].io, r->ts, (int64_t)r->v);
-		break;
-	case REC_UNPLUG:
-		pfpipe_instant(p->d, r->slot, r->ts, r->x ? "unplug (timer)" : "unplug", "count",
-			       NULL, r->v);
-		break;
-	case REC_REQUEUE:
-		pfpipe_instant(p->d, r->slot, r->ts, "requeue", "sector", NULL, r->v);
-		break;
-	case REC_MESSAGE:
-		/* the text goes with it, to be freed once drawn */
-		pfpipe_instant(p->d, r->slot, r->ts, "message", "text", (char *)(uintptr_t)r->v, 0);
-		break;
-	case REC_WAIT_BEGIN:
-		pfpipe_wait_begin(p->d, (const struct pf_wait *)(uintptr_t)r->v, r->ts);
-		break;
-	case REC_WAIT_END:
-		pfpipe_wait_end(p->d, (struct pf_wait *)(uintptr_t)r->v, r->ts);
-		break;
-	}
-}
-
-/* record @k of the run of slot @i (its slice) */
-static void draw_run(struct pfout *p, uint32_t i, unsigned int k)
-{
-	struct slot *s = &p->slots[i];
-	uint64_t ts = s->rts[k];
-
-	if (k == 0) {
-		if (s->io.flow_from) {
-			/* the flow's start must come first: drop it if the I/O it comes from
-			 * is still to be drawn (it went out of order, late) */
-			struct slot *up = &p->slots[s->up];
-
-			if (up->gen == s->up_gen && !up->begun) {
-				for (unsigned int j = 0; j < up->io.nflow_out; j++)
-					if (up->io.flow_out[j] == s->io.flow_from)
-						up->io.flow_out[j] =
-							up->io.flow_out[--up->io.nflow_out];
-				s->io.flow_from = 0;
-				p->cancelled++;
-			}
-		}
-		pfpipe_begin(p->d, i, &s->io, ts);
-		s->begun = 1;
-	} else if (k + 1 < s->rn) {
-		pfpipe_stage(p->d, i, ts, s->rname[k], k == 1);
-	} else {
-		pfpipe_end(p->d, i, ts, (int64_t)s->end_queued, s->flow_end);
-		slot_free(p, i);
-	}
-}
-
-/* the order of record @k of the run of @s */
-static uint64_t run_order(const struct slot *s, unsigned int k)
-{
-	return 1ull << 63 | (s->rseq + k);
-}
-
 /* records before this time can be drawn: nothing earlier can come */
 static uint64_t watermark(const struct pfout *p)
 {
@@ -347,51 +240,6 @@ static uint64_t watermark(const struct pfout *p)
 			w = p->now - LAG_NS;
 	}
 	return w;
-}
-
-/*
- * Take the first record waiting: drawn if @draw_it and no error came, else dropped. With
- * @more, the records of its run at the same time are next (nothing comes between): they
- * are drawn with it.
- */
-static void take(struct pfout *p, int draw_it, int more)
-{
-	struct pf_rec r;
-
-	if (pfo_pop(&p->q, &r)) {
-		struct slot *s = &p->slots[r.slot];
-		unsigned int k = s->rk++, end;
-
-		if (!draw_it) {
-			pfo_run_drop(&p->q, s->rn - s->rk);
-			return;
-		}
-		while (more && s->rk < s->rn && s->rts[s->rk] == s->rts[k]) {
-			s->rk++;
-			pfo_run_skip(&p->q, 1);
-		}
-		end = s->rk;
-		if (s->rk < s->rn)
-			pfo_run_next(&p->q, s->rts[s->rk], run_order(s, s->rk));
-		else
-			pfo_run_drop(&p->q, 0);
-		for (; k < end && !p->err; k++)
-			draw_run(p, r.slot, k);
-		return;
-	}
-	if (draw_it && !p->err)
-		draw(p, &r);
-	else
-		drop(&r);
-}
-
-/* draw the records nothing earlier can come before (all of them with @all) */
-static void drain(struct pfout *p, int all)
-{
-	uint64_t w = watermark(p), ts, order;
-
-	while (pfo_min(&p->q, &ts, &order) && (all || ts < w || p->q.n > MAX_PENDING))
-		take(p, 1, all || ts < w);
 }
 
 /* ---- the trace's start ---- */
@@ -427,7 +275,7 @@ static struct dstate *dstate(struct pfout *p, uint32_t idx)
 
 static void counter(struct pfout *p, uint32_t dev, enum pf_ctr c, uint64_t ts, int64_t v)
 {
-	push(p, ts, 1, REC_COUNTER, dev, c, (uint64_t)v);
+	push(p, ts, 1, PFR_COUNTER, dev, c, (uint64_t)v);
 }
 
 static void rate(struct pfout *p, uint32_t dev, enum pf_ctr c, uint64_t ts, double v)
@@ -435,7 +283,7 @@ static void rate(struct pfout *p, uint32_t dev, enum pf_ctr c, uint64_t ts, doub
 	uint64_t bits;
 
 	memcpy(&bits, &v, sizeof(bits));
-	push(p, ts, 1, REC_RATE, dev, c, bits);
+	push(p, ts, 1, PFR_RATE, dev, c, bits);
 }
 
 /* the window of @ds ends: its rates at its start, and zeros after it unless @next follows */
@@ -517,18 +365,12 @@ static void on_wait(struct pfout *p, const struct blk_event *ev)
 	memcpy(w->comm, iw.comm, sizeof(w->comm));
 	last = u64map_get(&p->lastc, (uint64_t)iw.tid + 1);
 	if (last) {
-		struct slot *io = &p->slots[*last >> 32];
-
-		/* its end still to be drawn (the slot is freed when it is) */
-		if (io->gen == (uint32_t)*last && !io->flow_end && io->t_end <= iw.end) {
-			io->flow_end = w->flow = ++p->next_flow;
-			p->wait_flows++;
-		} else if (io->gen != (uint32_t)*last) {
-			p->wait_late++;
-		}
+		/* the flow if that I/O's end is still to be drawn (the drawing knows) */
+		w->flow = ++p->next_flow;
+		pfpipe_flow(p->d, (uint32_t)(*last >> 32), (uint32_t)*last, iw.end, w);
 	}
-	push(p, s, 0, REC_WAIT_BEGIN, 0, 0, (uintptr_t)w);
-	push(p, e, 0, REC_WAIT_END, 0, 0, (uintptr_t)w);
+	push(p, s, 0, PFR_WAIT_BEGIN, 0, 0, (uintptr_t)w);
+	push(p, e, 0, PFR_WAIT_END, 0, 0, (uintptr_t)w);
 }
 
 static void on_note(void *ctx, const struct blk_event *ev)
@@ -542,12 +384,15 @@ static void on_note(void *ctx, const struct blk_event *ev)
 static void on_tick(void *ctx, uint64_t t)
 {
 	struct pfout *p = ctx;
-	uint64_t ts, order;
+	uint64_t w;
 
 	if (t > p->now)
 		p->now = t;
-	if (pfo_min(&p->q, &ts, &order) && (ts < watermark(p) || p->q.n > MAX_PENDING))
-		drain(p, 0);
+	w = watermark(p);
+	if (w >= p->mark + MARK_NS) {
+		pfpipe_mark(p->d, w);
+		p->mark = w;
+	}
 }
 
 static void on_event(void *ctx, const struct btt_dev_event *e)
@@ -580,7 +425,7 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 	case BTT_EV_REQUEUE:
 		if (ds->driver > 0)
 			counter(p, dev, PF_DRIVER, e->ev->time, --ds->driver);
-		push(p, e->ev->time, 0, REC_REQUEUE, dev, 0, e->ev->sector);
+		push(p, e->ev->time, 0, PFR_REQUEUE, dev, 0, e->ev->sector);
 		break;
 	case BTT_EV_COMPLETE_BEFORE_Q:
 		ds->c_before_q++;
@@ -591,14 +436,14 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 		break;
 	case BTT_EV_UNPLUG:
 	case BTT_EV_UNPLUG_TIMER:
-		push(p, e->ev->time, 0, REC_UNPLUG, dev, e->kind == BTT_EV_UNPLUG_TIMER, e->count);
+		push(p, e->ev->time, 0, PFR_UNPLUG, dev, e->kind == BTT_EV_UNPLUG_TIMER, e->count);
 		break;
 	case BTT_EV_MESSAGE: {
 		char *text = xmalloc(e->len + 1);
 
 		memcpy(text, e->text, e->len);
 		text[e->len] = '\0';
-		push(p, e->ev->time, 0, REC_MESSAGE, dev, 0, (uintptr_t)text);
+		push(p, e->ev->time, 0, PFR_MESSAGE, dev, 0, (uintptr_t)text);
 		break;
 	}
 	default:
@@ -611,6 +456,7 @@ static void queued(struct pfout *p, const struct btt_io *io, uint64_t t)
 {
 	uint64_t key = key_of(io->dev->idx, io->sector), *up;
 	struct dstate *ds = dstate(p, io->dev->idx);
+	struct pf_rec r;
 	uint32_t i;
 	struct slot *s;
 
@@ -634,7 +480,6 @@ static void queued(struct pfout *p, const struct btt_io *io, uint64_t t)
 	};
 	s->t_q = t;
 	s->t_a = NO_TIME;
-	s->begun = 0;
 	if (io->remapped) {
 		/* the flow from the I/O it comes from, when that one is drawn too */
 		struct btt_dev *from = devs_find(&p->b->devs, io->from_device);
@@ -655,7 +500,8 @@ static void queued(struct pfout *p, const struct btt_io *io, uint64_t t)
 	if (u64map_put(&p->map, key, i) < 0)
 		die("out of memory");
 	flight_add(p, i);
-	push(p, t, 0, REC_QUEUED, i, 0, (uint64_t)++ds->queued);
+	r = rec(p, t, 0, PFR_QUEUED, i, 0, (uint64_t)++ds->queued);
+	pfpipe_queued(p->d, &r, &s->io, p->now);
 }
 
 static void on_stage(void *ctx, const struct btt_io *io, enum btt_stage st, uint64_t t)
@@ -678,9 +524,10 @@ static void leave(struct pfout *p, const struct btt_io *io, uint64_t end, const 
 	uint64_t key = key_of(io->dev->idx, io->sector),
 		 *found = key ? u64map_get(&p->map, key) : NULL;
 	uint64_t t[L_NR], prev, stop;
+	struct pf_run *run;
 	uint32_t i;
 	struct slot *s;
-	int last = L_Q;
+	int last = L_Q, n;
 
 	if (!found)
 		return;
@@ -688,11 +535,16 @@ static void leave(struct pfout *p, const struct btt_io *io, uint64_t end, const 
 	s = &p->slots[i];
 	u64map_del(&p->map, key);
 	flight_del(p, i);
-	s->io.error = lost ? 0 : io->error;
-	s->io.merged = btt_io_merged(io) && io->t[BTT_STAGE_D] != NO_TIME && !lost;
-	s->io.merged_into = io->d_sector;
-	s->io.lost = lost;
-	s->io.set = lost ? PF_SET_LOST : PF_SET_IO;
+	/* its run (pfsort.h): the slice's begin, each stage from its start, the end */
+	run = pfpipe_run(p->d, i);
+	run->io = s->io;
+	run->io.error = lost ? 0 : io->error;
+	run->io.merged = btt_io_merged(io) && io->t[BTT_STAGE_D] != NO_TIME && !lost;
+	run->io.merged_into = io->d_sector;
+	run->io.lost = lost;
+	run->io.set = lost ? PF_SET_LOST : PF_SET_IO;
+	run->up = s->up;
+	run->up_gen = s->up_gen;
 	/* btt's Q2C: at least 1 ns; the stages in their order, each inside the one before */
 	prev = s->t_q;
 	stop = end > prev ? end : prev + 1;
@@ -701,26 +553,24 @@ static void leave(struct pfout *p, const struct btt_io *io, uint64_t end, const 
 	t[L_I] = io->t[BTT_STAGE_I];
 	t[L_M] = io->t[BTT_STAGE_M];
 	t[L_D] = io->t[BTT_STAGE_D];
-	/* its run: the slice's begin, each stage from its start, the end */
-	s->rseq = p->seq;
-	s->rk = 0;
-	s->rn = 1;
-	s->rts[0] = prev;
+	n = 0;
+	run->rseq = p->seq;
+	run->rts[n++] = prev;
 	for (int l = L_A; l <= L_D; l++) {
 		if (t[l] == NO_TIME || t[l] < prev || t[l] > stop)
 			continue;
-		s->rts[s->rn] = prev;
-		s->rname[s->rn++] = p->names[last][l];
+		run->rts[n] = prev;
+		run->rname[n++] = p->names[last][l];
 		prev = t[l];
 		last = l;
 	}
-	s->rts[s->rn] = prev;
-	s->rname[s->rn++] = p->names[last][lost ? L_NR : L_C];
-	s->rts[s->rn++] = stop;
-	p->seq += s->rn;
-	s->end_queued = (uint64_t)--p->dev[s->io.dev].queued;
-	s->t_end = stop;
-	s->flow_end = 0;
+	run->rts[n] = prev;
+	run->rname[n++] = p->names[last][lost ? L_NR : L_C];
+	run->rts[n++] = stop;
+	run->rn = (uint8_t)n;
+	p->seq += n;
+	run->end_queued = (uint64_t)--p->dev[s->io.dev].queued;
+	run->t_end = stop;
 	if (!lost) {
 		uint64_t *lc = u64map_get(&p->lastc, (uint64_t)io->pid + 1),
 			 v = (uint64_t)i << 32 | s->gen;
@@ -730,15 +580,6 @@ static void leave(struct pfout *p, const struct btt_io *io, uint64_t end, const 
 		else if (u64map_put(&p->lastc, (uint64_t)io->pid + 1, v) < 0)
 			die("out of memory");
 	}
-	/* what can be drawn now is (as push() does), the rest waits as one run */
-	while (s->rk < s->rn && now_or_never(p, s->rts[s->rk], run_order(s, s->rk))) {
-		unsigned int k = s->rk++;
-
-		if (!p->err)
-			draw_run(p, i, k);
-	}
-	if (s->rk < s->rn)
-		pfo_push_run(&p->q, s->rts[s->rk], run_order(s, s->rk), i, s->rn - s->rk);
 }
 
 static void on_done(void *ctx, const struct btt_io *io)
@@ -839,9 +680,9 @@ static void remarks(struct pfout *p)
 		note(p,
 		     "'%s': %llu I/Os remapped from a device without queued I/Os (a partition, or before the trace): their 'remapped-from' argument says where they came from, no flow arrow",
 		     p->path, (unsigned long long)p->no_upper);
-	if (p->cancelled)
+	if (p->st.cancelled)
 		note(p, "'%s': %llu remap flows not drawn (drawn out of order)", p->path,
-		     (unsigned long long)p->cancelled);
+		     (unsigned long long)p->st.cancelled);
 	if (p->no_key)
 		note(p,
 		     "'%s': %llu I/Os not drawn (a sector beyond 2^51, or a device past the 4096th)",
@@ -853,10 +694,10 @@ static void remarks(struct pfout *p)
 	if (p->lost[1])
 		note(p, "'%s': %llu I/Os still queued at the end are on 'I/O not completed' tracks",
 		     p->path, (unsigned long long)p->lost[1]);
-	if (p->wait_late)
+	if (p->st.wait_late)
 		note(p,
 		     "'%s': %llu of %llu I/O waits without a flow from their thread's last completion: it was drawn already (more than %llu ms before the wait's end)",
-		     p->path, (unsigned long long)p->wait_late, (unsigned long long)p->waits,
+		     p->path, (unsigned long long)p->st.wait_late, (unsigned long long)p->waits,
 		     (unsigned long long)(HOLD_NS / 1000000));
 	if (p->wait_overlap)
 		note(p,
@@ -883,8 +724,8 @@ int pfout_finish(struct pfout *p, uint64_t last_time)
 	for (size_t i = 0; i < p->ndev; i++)
 		if (p->dev[i].win != NO_WINDOW)
 			window_close(p, (uint32_t)i, NO_WINDOW);
-	drain(p, 1);
-	ret = pfpipe_finish(p->d);
+	pfpipe_drain(p->d);
+	ret = pfpipe_finish(p->d, &p->st);
 	p->d = NULL;
 	set_error(p, ret);
 	ret = blk_output_close(p->out);
@@ -913,9 +754,7 @@ void pfout_free(struct pfout *p)
 {
 	if (!p)
 		return;
-	while (p->q.n)
-		take(p, 0, 0);
-	pfpipe_finish(p->d);
+	pfpipe_finish(p->d, NULL);
 	blk_output_close(p->out);
 	u64map_free(&p->map);
 	u64map_free(&p->lastc);
@@ -923,7 +762,6 @@ void pfout_free(struct pfout *p)
 	for (unsigned int i = 0; i < p->nnotes; i++)
 		free(p->notes[i]);
 	free(p->slots);
-	pfo_free(&p->q);
 	free(p->dev);
 	free(p->path);
 	free(p);

@@ -2,8 +2,8 @@
 /*
  * The drawing on a second thread (see pfpipe.h). A call becomes a command in the chunk
  * being filled: a header (its kind, its size, a device or I/O number, a time) and what
- * else the call needs. A full chunk goes to the thread, which draws its commands in order
- * and gives the chunk back; the caller waits only when all PFPIPE_CHUNKS are taken.
+ * else the call needs. A full chunk goes to the thread, which hands its commands to
+ * pfsort.c in order and gives the chunk back; the caller waits only when all PFPIPE_CHUNKS are taken.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -25,26 +25,14 @@
  */
 #define CHUNK_SIZE (256 * 1024)
 
-enum cmd_kind {
-	C_START,
-	C_DEVICE,
-	C_COUNTER,
-	C_RATE,
-	C_QUEUED,
-	C_BEGIN,
-	C_STAGE,
-	C_END,
-	C_INSTANT,
-	C_WAIT_BEGIN,
-	C_WAIT_END
-};
+enum cmd_kind { C_START, C_DEVICE, C_REC, C_QUEUED, C_RUN, C_MARK, C_FLOW, C_DRAIN };
 
 struct cmd {
 	uint32_t kind, size; /* size: of the whole command, a multiple of 8 */
-	uint32_t id; /* a device or an I/O */
-	uint32_t x; /* C_COUNTER, C_RATE: the counter; C_STAGE: first */
-	uint64_t ts;
-	uint64_t v; /* a counter's value (a double's bits), a flow, a value */
+	uint32_t id; /* C_RUN, C_FLOW: the I/O's slot */
+	uint32_t x; /* C_FLOW: the slot's generation */
+	uint64_t ts; /* C_REC, C_QUEUED: the newest time read; C_MARK: the watermark;
+		      * C_FLOW: the wait's end */
 };
 
 struct cmd_start {
@@ -58,27 +46,27 @@ struct cmd_device {
 	char name[BTT_LABEL_LEN];
 };
 
+struct cmd_rec {
+	struct cmd c;
+	struct pf_rec r;
+};
+
 struct cmd_queued {
 	struct cmd c;
+	struct pf_rec r;
 	const struct btt_proc *proc;
 	uint64_t flow_in;
-	uint32_t pid;
+	uint32_t pid, dev;
 };
 
-struct cmd_end {
+struct cmd_run {
 	struct cmd c;
-	int64_t queued;
+	struct pf_run run;
 };
 
-struct cmd_begin {
+struct cmd_flow {
 	struct cmd c;
-	struct pf_io io;
-};
-
-struct cmd_ptr {
-	struct cmd c;
-	const char *name, *arg;
-	void *p;
+	struct pf_wait *w;
 };
 
 struct chunk {
@@ -101,10 +89,12 @@ struct pfpipe {
 	unsigned int nspare, made;
 	int stop;
 	int err; /* the drawing's first error, copied */
+	uint32_t *freed; /* slots the drawing freed, for the caller */
+	size_t nfreed, afreed;
+	struct pfsort_stats st; /* the drawing's, once it is done */
 	/* the drawing's side */
 	struct pfdraw *d;
-	struct pf_io *io; /* by I/O number */
-	size_t aio;
+	struct pfsort *s;
 	int derr;
 };
 
@@ -124,74 +114,49 @@ static void note_err(struct pfpipe *pp, int ret)
 
 static void run_cmd(struct pfpipe *pp, const struct cmd *c)
 {
-	const struct cmd_ptr *cp = (const struct cmd_ptr *)c;
-	struct pf_io *io;
-	double v;
 	int ret = 0;
 
-	if (pp->derr) {
-		/* nothing more is drawn after an error; what the commands own is freed */
-		if (c->kind == C_INSTANT || c->kind == C_WAIT_END)
-			free(cp->p);
-		return;
-	}
 	switch (c->kind) {
 	case C_START:
-		ret = pfdraw_start(pp->d, &((const struct cmd_start *)c)->o);
+		if (!pp->derr)
+			ret = pfdraw_start(pp->d, &((const struct cmd_start *)c)->o);
 		break;
 	case C_DEVICE: {
 		const struct cmd_device *cd = (const struct cmd_device *)c;
 		struct btt_dev dev = {.device = cd->device, .idx = c->id};
 
 		memcpy(dev.name, cd->name, sizeof(dev.name));
-		ret = pfdraw_device(pp->d, &dev);
+		if (!pp->derr)
+			ret = pfdraw_device(pp->d, &dev);
 		break;
 	}
-	case C_COUNTER:
-		ret = pfdraw_counter(pp->d, c->id, (enum pf_ctr)c->x, c->ts, (int64_t)c->v);
-		break;
-	case C_RATE:
-		memcpy(&v, &c->v, sizeof(v));
-		ret = pfdraw_rate(pp->d, c->id, (enum pf_ctr)c->x, c->ts, v);
+	/* the records go on after an error: pfsort.h frees what they own */
+	case C_REC:
+		pfsort_push(pp->s, &((const struct cmd_rec *)c)->r, c->ts);
 		break;
 	case C_QUEUED: {
 		const struct cmd_queued *cq = (const struct cmd_queued *)c;
-		struct pf_io q = {.proc = cq->proc, .flow_in = cq->flow_in, .pid = cq->pid};
+		struct pf_io io = {
+			.proc = cq->proc, .flow_in = cq->flow_in, .pid = cq->pid, .dev = cq->dev};
 
-		ret = pfdraw_counter(pp->d, c->x, PF_QUEUED, c->ts, (int64_t)c->v);
-		if (!ret)
-			ret = pfdraw_queued(pp->d, &q, c->ts);
+		pfsort_queued(pp->s, &cq->r, &io, c->ts);
 		break;
 	}
-	case C_BEGIN:
-		pp->io = array_grow(pp->io, &pp->aio, c->id, sizeof(*pp->io));
-		io = &pp->io[c->id];
-		*io = ((const struct cmd_begin *)c)->io;
-		ret = pfdraw_begin(pp->d, io, c->ts);
+	case C_RUN:
+		pfsort_run(pp->s, c->id, &((const struct cmd_run *)c)->run);
 		break;
-	case C_STAGE:
-		ret = pfdraw_stage(pp->d, &pp->io[c->id], c->ts, cp->name, (int)c->x);
+	case C_MARK:
+		pfsort_mark(pp->s, c->ts);
 		break;
-	case C_END:
-		io = &pp->io[c->id];
-		ret = pfdraw_counter(pp->d, io->dev, PF_QUEUED, c->ts,
-				     ((const struct cmd_end *)c)->queued);
-		if (!ret)
-			ret = pfdraw_end(pp->d, io, c->ts, c->v);
+	case C_FLOW:
+		pfsort_flow(pp->s, c->id, c->x, c->ts, ((const struct cmd_flow *)c)->w);
 		break;
-	case C_INSTANT:
-		ret = pfdraw_instant(pp->d, c->id, c->ts, cp->name, cp->arg, cp->p, c->v);
-		free(cp->p);
-		break;
-	case C_WAIT_BEGIN:
-		ret = pfdraw_wait_begin(pp->d, cp->p, c->ts);
-		break;
-	case C_WAIT_END:
-		ret = pfdraw_wait_end(pp->d, cp->p, c->ts);
-		free(cp->p);
+	case C_DRAIN:
+		pfsort_drain(pp->s);
 		break;
 	}
 	note_err(pp, ret);
+	note_err(pp, pfsort_error(pp->s));
 }
 
 static void run_chunk(struct pfpipe *pp, struct chunk *ch)
@@ -203,6 +168,19 @@ static void run_chunk(struct pfpipe *pp, struct chunk *ch)
 		at += c->size;
 	}
 	ch->len = 0;
+}
+
+/* the slots the drawing freed go where the caller takes them (under mu when threaded) */
+static void publish_freed(struct pfpipe *pp)
+{
+	size_t n;
+
+	do {
+		pp->freed =
+			array_grow(pp->freed, &pp->afreed, pp->nfreed + 255, sizeof(*pp->freed));
+		n = pfsort_take_freed(pp->s, pp->freed + pp->nfreed, 256);
+		pp->nfreed += n;
+	} while (n == 256);
 }
 
 static void *draw_thread(void *arg)
@@ -221,6 +199,7 @@ static void *draw_thread(void *arg)
 		pthread_mutex_unlock(&pp->mu);
 		run_chunk(pp, ch);
 		pthread_mutex_lock(&pp->mu);
+		publish_freed(pp);
 		pp->head = (pp->head + 1) % PFPIPE_CHUNKS;
 		pp->nfull--;
 		pp->spare[pp->nspare++] = ch;
@@ -238,6 +217,7 @@ struct pfpipe *pfpipe_new(struct blk_output *out)
 
 	pp->out = out;
 	pp->d = pfdraw_new(out);
+	pp->s = pfsort_new(pp->d);
 	pp->cur = xmalloc(sizeof(*pp->cur));
 	pp->cur->len = 0;
 	pp->made = 1;
@@ -274,6 +254,7 @@ static void hand_over(struct pfpipe *pp, int last)
 		start_threads(pp);
 	if (!pp->threaded) {
 		run_chunk(pp, pp->cur);
+		publish_freed(pp);
 		return;
 	}
 	pthread_mutex_lock(&pp->mu);
@@ -324,79 +305,59 @@ void pfpipe_device(struct pfpipe *pp, const struct btt_dev *dev)
 	memcpy(c->name, dev->name, sizeof(c->name));
 }
 
-void pfpipe_counter(struct pfpipe *pp, uint32_t dev, enum pf_ctr ctr, uint64_t ts, int64_t v)
+void pfpipe_rec(struct pfpipe *pp, const struct pf_rec *r, uint64_t now)
 {
-	struct cmd *c = put(pp, C_COUNTER, sizeof(*c), dev, ts);
+	struct cmd_rec *c = put(pp, C_REC, sizeof(*c), 0, now);
 
-	c->x = ctr;
-	c->v = (uint64_t)v;
+	c->r = *r;
 }
 
-void pfpipe_rate(struct pfpipe *pp, uint32_t dev, enum pf_ctr ctr, uint64_t ts, double v)
+void pfpipe_queued(struct pfpipe *pp, const struct pf_rec *r, const struct pf_io *io, uint64_t now)
 {
-	struct cmd *c = put(pp, C_RATE, sizeof(*c), dev, ts);
+	struct cmd_queued *c = put(pp, C_QUEUED, sizeof(*c), 0, now);
 
-	c->x = ctr;
-	memcpy(&c->v, &v, sizeof(v));
-}
-
-void pfpipe_queued(struct pfpipe *pp, const struct pf_io *io, uint64_t ts, int64_t queued)
-{
-	struct cmd_queued *c = put(pp, C_QUEUED, sizeof(*c), 0, ts);
-
-	c->c.x = io->dev;
-	c->c.v = (uint64_t)queued;
+	c->r = *r;
 	c->proc = io->proc;
 	c->flow_in = io->flow_in;
 	c->pid = io->pid;
+	c->dev = io->dev;
 }
 
-void pfpipe_begin(struct pfpipe *pp, uint32_t id, const struct pf_io *io, uint64_t ts)
+struct pf_run *pfpipe_run(struct pfpipe *pp, uint32_t slot)
 {
-	struct cmd_begin *c = put(pp, C_BEGIN, sizeof(*c), id, ts);
-
-	c->io = *io;
+	return &((struct cmd_run *)put(pp, C_RUN, sizeof(struct cmd_run), slot, 0))->run;
 }
 
-void pfpipe_stage(struct pfpipe *pp, uint32_t id, uint64_t ts, const char *name, int first)
+void pfpipe_mark(struct pfpipe *pp, uint64_t w)
 {
-	struct cmd_ptr *c = put(pp, C_STAGE, sizeof(*c), id, ts);
-
-	c->c.x = (uint32_t)first;
-	c->name = name;
+	put(pp, C_MARK, sizeof(struct cmd), 0, w);
 }
 
-void pfpipe_end(struct pfpipe *pp, uint32_t id, uint64_t ts, int64_t queued, uint64_t flow)
+void pfpipe_flow(struct pfpipe *pp, uint32_t slot, uint32_t gen, uint64_t end, struct pf_wait *w)
 {
-	struct cmd_end *c = put(pp, C_END, sizeof(*c), id, ts);
+	struct cmd_flow *c = put(pp, C_FLOW, sizeof(*c), slot, end);
 
-	c->queued = queued;
-	c->c.v = flow;
+	c->c.x = gen;
+	c->w = w;
 }
 
-void pfpipe_instant(struct pfpipe *pp, uint32_t dev, uint64_t ts, const char *name, const char *arg,
-		    char *text, uint64_t value)
+void pfpipe_drain(struct pfpipe *pp)
 {
-	struct cmd_ptr *c = put(pp, C_INSTANT, sizeof(*c), dev, ts);
-
-	c->name = name;
-	c->arg = arg;
-	c->p = text;
-	c->c.v = value;
+	put(pp, C_DRAIN, sizeof(struct cmd), 0, 0);
 }
 
-void pfpipe_wait_begin(struct pfpipe *pp, const struct pf_wait *w, uint64_t ts)
+size_t pfpipe_take_freed(struct pfpipe *pp, uint32_t *v, size_t max)
 {
-	struct cmd_ptr *c = put(pp, C_WAIT_BEGIN, sizeof(*c), 0, ts);
+	size_t n;
 
-	c->p = (void *)(uintptr_t)w;
-}
-
-void pfpipe_wait_end(struct pfpipe *pp, struct pf_wait *w, uint64_t ts)
-{
-	struct cmd_ptr *c = put(pp, C_WAIT_END, sizeof(*c), 0, ts);
-
-	c->p = w;
+	if (pp->threaded)
+		pthread_mutex_lock(&pp->mu);
+	n = pp->nfreed < max ? pp->nfreed : max;
+	pp->nfreed -= n;
+	memcpy(v, pp->freed + pp->nfreed, n * sizeof(*v));
+	if (pp->threaded)
+		pthread_mutex_unlock(&pp->mu);
+	return n;
 }
 
 int pfpipe_error(struct pfpipe *pp)
@@ -411,7 +372,7 @@ int pfpipe_error(struct pfpipe *pp)
 	return e;
 }
 
-int pfpipe_finish(struct pfpipe *pp)
+int pfpipe_finish(struct pfpipe *pp, struct pfsort_stats *st)
 {
 	int ret;
 
@@ -427,6 +388,9 @@ int pfpipe_finish(struct pfpipe *pp)
 		pthread_join(pp->thread, NULL);
 	}
 	/* the thread is gone: its side is this side's now */
+	if (st)
+		pfsort_stats(pp->s, st);
+	pfsort_free(pp->s);
 	if (pp->d && pfdraw_started(pp->d))
 		note_err(pp, pfdraw_flush(pp->d));
 	ret = pfdraw_free(pp->d);
@@ -437,7 +401,7 @@ int pfpipe_finish(struct pfpipe *pp)
 	free(pp->cur);
 	for (unsigned int i = 0; i < pp->nspare; i++)
 		free(pp->spare[i]);
-	free(pp->io);
+	free(pp->freed);
 	pthread_cond_destroy(&pp->cv);
 	pthread_mutex_destroy(&pp->mu);
 	free(pp);

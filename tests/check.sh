@@ -111,6 +111,13 @@ else
 	else echo "SKIP: fuzzing (clang not installed)"; ts=$((ts + 1)); fi
 fi
 [ -f "$MEMO_DIR/log" ] && echo "memo: $(grep -c '^miss ' "$MEMO_DIR/log") results kept, $(grep -c '^hit ' "$MEMO_DIR/log") replayed, $(grep -c '^nokeep ' "$MEMO_DIR/log") not kept (naming a run's own path) ($MEMO_DIR/log)"
+# every failing line again at the end, with its run, so that the end of a long log says what broke
+if [ "$tf" != 0 ]; then
+	echo "failures:"
+	for f in .plain.log .asan.log .valgrind.log .fuzz.log .format.log; do
+		[ -f "$out/$f" ] && grep -E '^(FAIL|not ok)' "$out/$f" | sed "s|^|  ${f#.}: |" | head -n 50
+	done
+fi
 echo "check: $((SECONDS - t0)) s"
 echo "$tp passed, $tf failed, $ts skipped"
 [ "$tf" = 0 ]
