@@ -354,7 +354,8 @@ size_t pfpipe_take_freed(struct pfpipe *pp, uint32_t *v, size_t max)
 		pthread_mutex_lock(&pp->mu);
 	n = pp->nfreed < max ? pp->nfreed : max;
 	pp->nfreed -= n;
-	memcpy(v, pp->freed + pp->nfreed, n * sizeof(*v));
+	if (n)
+		memcpy(v, pp->freed + pp->nfreed, n * sizeof(*v));
 	if (pp->threaded)
 		pthread_mutex_unlock(&pp->mu);
 	return n;

@@ -315,7 +315,8 @@ size_t pfsort_take_freed(struct pfsort *s, uint32_t *v, size_t max)
 	size_t n = s->nfreed < max ? s->nfreed : max;
 
 	s->nfreed -= n;
-	memcpy(v, s->freed + s->nfreed, n * sizeof(*v));
+	if (n)
+		memcpy(v, s->freed + s->nfreed, n * sizeof(*v));
 	return n;
 }
 
