@@ -200,9 +200,10 @@ dumpsum() {
 }
 
 # dumps_same W: SAME[W] from the dumps of every run: SAME when ours were all one and the
-# reference's too, the same; SAME* when the reference's differed from run to run (its pipe
-# reading: where it puts a process note depends on how the pipe's reads were cut; seen on
-# 20M events, 1 run in 2-8) and ours is one of them; else DIFFERS (OURS VARY: a bug)
+# reference's too, the same; SAME* when the reference's differed from run to run (seen on a
+# pipe of 20M events, in some runs, not in others: a process note at another place; its
+# pipe reads end wherever the writer was, ours are ordered the same whatever they are) and
+# ours is one of them; else DIFFERS (OURS VARY: a bug)
 dumps_same() {
 	local o r
 	o=$(tr ' ' '\n' <<<"${SUMS[ours_$1]}" | sed '/^$/d' | sort -u)
