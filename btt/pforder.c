@@ -45,12 +45,34 @@ static void heap_down(struct pforder *q, struct pfo_ent e)
 	q->heap[i] = e;
 }
 
+/*
+ * The top leaves. The last entry, which takes its place, belongs near the bottom: the hole
+ * goes down the smaller children to a leaf (one comparison a level) and the last entry up
+ * from there (a level or two), not down from the top (two a level, all the way): on
+ * large-perf the pops were 470 instructions each, a twelfth of the drawing's thread.
+ */
 static void heap_pop(struct pforder *q)
 {
 	struct pfo_ent last = q->heap[--q->nheap];
+	size_t i = 0, n = q->nheap;
 
-	if (q->nheap)
-		heap_down(q, last);
+	if (!n)
+		return;
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n)
+			c += (size_t)ent_before(&q->heap[c + 1], &q->heap[c]);
+		q->heap[i] = q->heap[c];
+		i = c;
+	}
+	while (i && ent_before(&last, &q->heap[(i - 1) / 2])) {
+		q->heap[i] = q->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	q->heap[i] = last;
 }
 
 static void fifo_grow(struct pforder *q)

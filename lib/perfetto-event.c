@@ -164,16 +164,17 @@ static int event_fast(struct blk_perfetto *pf, int type, const struct blk_perfet
 		return 1;
 	/* interned in the slow path's order: category, name, each argument's name and value */
 	if (type != TYPE_SLICE_END) {
-		if (ev->category && !(cat = blk_pf_intern(pf, K_CATEGORY, ev->category, fixed)))
+		if (ev->category &&
+		    !(cat = blk_pf_intern_inline(pf, K_CATEGORY, ev->category, fixed)))
 			return 1;
-		if (!(name = blk_pf_intern(pf, K_NAME, ev->name, fixed)))
+		if (!(name = blk_pf_intern_inline(pf, K_NAME, ev->name, fixed)))
 			return 1;
 	}
 	bound = 64 + pf->pending.len + 11 * (ev->nflows + ev->nterminating) + 22 * ev->nvalues;
 	for (unsigned int i = 0; i < ev->nargs; i++) {
 		const struct blk_perfetto_arg *a = &ev->args[i];
 
-		if (!(an[i] = blk_pf_intern(pf, K_ARG_NAME, a->name, fixed_args)))
+		if (!(an[i] = blk_pf_intern_inline(pf, K_ARG_NAME, a->name, fixed_args)))
 			return 1;
 		bound += 32;
 		if (a->type == BLK_PERFETTO_ARG_ISTR &&
@@ -271,6 +272,64 @@ static int event_fast(struct blk_perfetto *pf, int type, const struct blk_perfet
 	return 0;
 }
 
+/*
+ * The commonest events (an I/O's stages: a slice's end, or a begin with a fixed name met
+ * before) with nothing else on them, nothing to intern and no counter values: written as
+ * event_fast() writes them, byte for byte, with none of its steps for what they lack (on
+ * large-perf they were 7 in 8 events, ~300 instructions each). Return: 0 or an output
+ * error; 1 when @ev is not such an event (nothing written).
+ */
+static int event_simple(struct blk_perfetto *pf, int type, const struct blk_perfetto_event *ev)
+{
+	struct blk_strbuf *sb;
+	unsigned char *start, *w, *pkt, *te;
+	uint64_t name = 0;
+	int ret;
+
+	if ((ev->nargs | ev->nflows | ev->nterminating | ev->nvalues) || pf->pending.len)
+		return 1;
+	if (type != TYPE_SLICE_END) {
+		const struct pf_recent *r = pf_recent_of(pf, K_NAME, ev->name);
+
+		if (ev->category || !(ev->flags & BLK_PERFETTO_EV_FIXED_NAME) || r->s != ev->name ||
+		    r->kind != K_NAME)
+			return 1;
+		name = r->iid;
+	}
+	sb = blk_output_sb(pf->out);
+	if (sb->alloc - sb->len < 64 + 1)
+		blk_strbuf_grow(sb, 64);
+	start = w = (unsigned char *)sb->buf + sb->len;
+	pkt = open_msg(&w, F_TRACE_PACKET);
+	pf->pkt_relative = ev->ts >= pf->seq_ts;
+	if (pf->pkt_relative) {
+		w = put_field(w, F_PKT_TIMESTAMP, ev->ts - pf->seq_ts);
+	} else {
+		w = put_field(w, F_PKT_TIMESTAMP, ev->ts);
+		w = put_field(w, F_PKT_CLOCK_ID, pf->clock);
+	}
+	w = put_field(w, F_PKT_SEQUENCE_ID, pf->seq);
+	if (pf->st.packets)
+		w = put_field(w, F_PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+	te = open_msg(&w, F_PKT_TRACK_EVENT);
+	if (type != TYPE_SLICE_END)
+		w = put_field(w, F_EV_NAME_IID, name);
+	w = put_field(w, F_EV_TYPE, (uint64_t)type);
+	w = put_field(w, F_EV_TRACK, ev->track);
+	w = close_msg(te, w);
+	w = close_msg(pkt, w);
+	sb->len += (size_t)(w - start);
+	if ((ret = blk_output_check(pf->out))) {
+		pf->err = ret;
+		return ret;
+	}
+	if (pf->pkt_relative)
+		pf->seq_ts = ev->ts;
+	pf->st.packets++;
+	pf->st.bytes += (size_t)(w - start);
+	return 0;
+}
+
 static int event(struct blk_perfetto *pf, int type, const struct blk_perfetto_event *ev)
 {
 	struct pf_track *tr = pf_track_of(pf, ev->track);
@@ -288,6 +347,11 @@ static int event(struct blk_perfetto *pf, int type, const struct blk_perfetto_ev
 		return -EINVAL;
 	if (type == TYPE_SLICE_BEGIN && tr->depth >= BLK_PERFETTO_MAX_DEPTH)
 		return -EINVAL;
+	ret = event_simple(pf, type, ev);
+	if (ret < 0)
+		return ret;
+	if (!ret)
+		goto written;
 	if ((ev->nflows && !ev->flows) || (ev->nterminating && !ev->terminating_flows) ||
 	    (ev->nargs && !ev->args) || (ev->nvalues && !ev->values))
 		return -EINVAL;

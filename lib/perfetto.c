@@ -84,10 +84,7 @@ static uint64_t intern_slow(struct blk_perfetto *pf, int kind, const char *s);
  */
 uint64_t blk_pf_intern(struct blk_perfetto *pf, int kind, const char *s, int fixed)
 {
-	/* by the whole address (short literals lie a few bytes apart) and the kind */
-	struct pf_recent *r =
-		&pf->recent[((uint64_t)(uintptr_t)s * 0x9E3779B97F4A7C15ull >> 58 ^ (unsigned)kind) %
-			    RECENT];
+	struct pf_recent *r = pf_recent_of(pf, kind, s);
 	uint64_t iid;
 
 	if (r->s == s && r->kind == kind &&
