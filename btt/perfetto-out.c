@@ -388,6 +388,9 @@ static void on_tick(void *ctx, uint64_t t)
 
 	if (t > p->now)
 		p->now = t;
+	/* the watermark is at most now - HOLD_NS: most ticks cannot move it a step */
+	if (p->now < p->mark + MARK_NS + HOLD_NS)
+		return;
 	w = watermark(p);
 	if (w >= p->mark + MARK_NS) {
 		pfpipe_mark(p->d, w);
