@@ -41,6 +41,13 @@ UNIT := $(UNIT_SRC:.c=)
 
 all: $(TOOLS) $(GEN)
 
+# No object is an intermediate file: make would delete the generators' and the unit tests'
+# objects after a build, and the next make (make check's valgrind run, started beside the
+# ASan tree's copy of the source) would build and link them again, writing into tests/gen
+# and tests/unit while the copy read them ("tar: ./tests/gen: file changed as we read it",
+# make check failed) and while the plain run ran those programs.
+.SECONDARY:
+
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
@@ -140,7 +147,7 @@ SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-
 .PHONY: asan-build
 asan-build:
 	@rm -rf tests/out/asan && mkdir -p tests/out/asan
-	@tar --exclude=./tests/out --exclude=./.git -cf - . | tar -C tests/out/asan -xf -
+	@tar --exclude=./tests/out --exclude=./.git --exclude='*.o' --exclude='*.d' -cf - . | tar -C tests/out/asan -xf -
 	@$(MAKE) --no-print-directory -C tests/out/asan clean >/dev/null
 	@$(MAKE) --no-print-directory $(CHECK_JOBS) -C tests/out/asan CFLAGS="$(SAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" all $(UNIT) >/dev/null
 
