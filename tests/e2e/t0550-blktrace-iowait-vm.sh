@@ -108,7 +108,12 @@ stage() { # outdir run-trace-args...
 ran() { [ -f "$1/DONE" ]; }
 [ -n "$ko" ] && stage "$w/module" --module "$ko" --workload "$w/reads.sh" -- --iowait
 stage "$w/kprobe" --workload "$w/reads.sh" -- --iowait
-{ cat "$w/reads.sh"; echo "sleep 5"; } >"$w/reads-then-idle.sh"
+# (idle until the tracer has ended, at most 60 s: a fixed 5 s was too short for the tracer's
+# -w 2 and its teardown in a CI run on a loaded host, which then stopped it with SIGINT)
+{
+	cat "$w/reads.sh"
+	echo 'n=0; while alive $BTPID && [ $n -lt 600 ]; do nap 100000; n=$((n + 1)); done'
+} >"$w/reads-then-idle.sh"
 stage "$w/kprobe-w" --workload "$w/reads-then-idle.sh" -- --iowait=kprobe -w 2
 # the kprobe source stopped by SIGTERM, and ended by an error (its output disk full)
 stage "$w/kprobe-term" --workload "$w/reads.sh" --stop-signal TERM -- --iowait=kprobe
@@ -234,8 +239,8 @@ else
 	fail "kprobe source: the run did not end (see $B.log)"
 fi
 
-# 2b. the kprobe source ending by itself (-w 2, the workload idle 5 s after its reads): its kprobe events
-# and instance are removed on that path too
+# 2b. the kprobe source ending by itself (-w 2, the workload idle after its reads until it has):
+# its kprobe events and instance are removed on that path too
 d="$w/kprobe-w"
 if ran "$d"; then
 	if [ "$(get "$d" tracer_rc)" = 0 ] && [ "$(get "$d" tracer_stop)" = exited-early ] && clean_after "$d" &&

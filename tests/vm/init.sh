@@ -191,7 +191,7 @@ traced() {
 # started with '&' by a non-interactive shell has SIGINT ignored (a tracer relying on the
 # default action would never stop).
 controller() {
-	local n=0 seen=0 stop BTPID=
+	local n=0 seen=0 stop ncpu BTPID=
 	while [ $n -lt 50 ] && [ ! -s /tmp/bt.pid ]; do nap 100000; n=$((n + 1)); done
 	read -r BTPID </tmp/bt.pid
 	[ -n "$BTPID" ] || { log "ERROR: the tracer did not start"; return; }
@@ -204,6 +204,16 @@ controller() {
 	status setup_seen $seen
 	status setup_wait_tenths $n
 	[ $seen = 1 ] || log "warning: no trace set up on $DEVNAME after $((n / 10)) s"
+	# the tracer makes its readers (one a CPU on the relay path) just before BLKTRACESTART:
+	# wait for them too (in a CI run on a loaded host the start came 1.4 s after the setup,
+	# after SETTLE: the first writes of t0520's stream run were not traced)
+	ncpu=$(grep -c '^processor' /proc/cpuinfo)
+	n=0
+	while [ $n -lt 150 ] && alive $BTPID && [ "$(ls /proc/$BTPID/task 2>/dev/null | wc -l)" -le "$ncpu" ]; do
+		nap 100000
+		n=$((n + 1))
+	done
+	status readers_wait_tenths $n
 	sleep "$SETTLE"
 	if alive $BTPID; then status alive_before_workload 1; else
 		status alive_before_workload 0
