@@ -15,30 +15,38 @@ static inline int ent_before(const struct pfo_ent *x, const struct pfo_ent *y)
 	return (x->ts < y->ts) | ((x->ts == y->ts) & (x->order < y->order));
 }
 
-static void heap_up(struct pforder *q, struct pfo_ent e)
+/* @e into the hole at @i, moved up to its place */
+static void sift_up(struct pforder *q, size_t i, struct pfo_ent e)
 {
-	size_t i;
-
-	q->heap = array_grow(q->heap, &q->aheap, q->nheap, sizeof(*q->heap));
-	for (i = q->nheap++; i && ent_before(&e, &q->heap[(i - 1) / 2]); i = (i - 1) / 2)
+	for (; i && ent_before(&e, &q->heap[(i - 1) / 2]); i = (i - 1) / 2)
 		q->heap[i] = q->heap[(i - 1) / 2];
 	q->heap[i] = e;
+}
+
+static void heap_up(struct pforder *q, struct pfo_ent e)
+{
+	q->heap = array_grow(q->heap, &q->aheap, q->nheap, sizeof(*q->heap));
+	sift_up(q, q->nheap++, e);
+}
+
+/* the smaller child of @i, 0 if it has none */
+static inline size_t smaller_child(const struct pforder *q, size_t i)
+{
+	size_t c = 2 * i + 1;
+
+	if (c >= q->nheap)
+		return 0;
+	if (c + 1 < q->nheap)
+		c += (size_t)ent_before(&q->heap[c + 1], &q->heap[c]);
+	return c;
 }
 
 /* put @e at the top and move it down to its place */
 static void heap_down(struct pforder *q, struct pfo_ent e)
 {
-	size_t i = 0, n = q->nheap;
+	size_t i = 0, c;
 
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= n)
-			break;
-		if (c + 1 < n)
-			c += (size_t)ent_before(&q->heap[c + 1], &q->heap[c]);
-		if (!ent_before(&q->heap[c], &e))
-			break;
+	while ((c = smaller_child(q, i)) && ent_before(&q->heap[c], &e)) {
 		q->heap[i] = q->heap[c];
 		i = c;
 	}
@@ -54,25 +62,15 @@ static void heap_down(struct pforder *q, struct pfo_ent e)
 static void heap_pop(struct pforder *q)
 {
 	struct pfo_ent last = q->heap[--q->nheap];
-	size_t i = 0, n = q->nheap;
+	size_t i = 0, c;
 
-	if (!n)
+	if (!q->nheap)
 		return;
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= n)
-			break;
-		if (c + 1 < n)
-			c += (size_t)ent_before(&q->heap[c + 1], &q->heap[c]);
+	while ((c = smaller_child(q, i))) {
 		q->heap[i] = q->heap[c];
 		i = c;
 	}
-	while (i && ent_before(&last, &q->heap[(i - 1) / 2])) {
-		q->heap[i] = q->heap[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	q->heap[i] = last;
+	sift_up(q, i, last);
 }
 
 static void fifo_grow(struct pforder *q)

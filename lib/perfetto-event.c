@@ -144,6 +144,25 @@ static inline unsigned char *close_msg(unsigned char *len, unsigned char *w)
 	return w + n - 1;
 }
 
+/* a TracePacket at @ts on the sequence (its length byte returned, as open_msg()), its time
+ * relative when it can be (pf->pkt_relative) */
+static inline unsigned char *open_packet(struct blk_perfetto *pf, unsigned char **w, uint64_t ts)
+{
+	unsigned char *pkt = open_msg(w, F_TRACE_PACKET);
+
+	pf->pkt_relative = ts >= pf->seq_ts;
+	if (pf->pkt_relative) {
+		*w = put_field(*w, F_PKT_TIMESTAMP, ts - pf->seq_ts);
+	} else {
+		*w = put_field(*w, F_PKT_TIMESTAMP, ts);
+		*w = put_field(*w, F_PKT_CLOCK_ID, pf->clock);
+	}
+	*w = put_field(*w, F_PKT_SEQUENCE_ID, pf->seq);
+	if (pf->st.packets)
+		*w = put_field(*w, F_PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+	return pkt;
+}
+
 /*
  * The packet of @ev (checked by event(); @v: its counter values to write) as the slow path
  * (pkt_begin(), the fields, pkt_finish()) would write it, byte for byte, encoded in the
@@ -188,17 +207,7 @@ static int event_fast(struct blk_perfetto *pf, int type, const struct blk_perfet
 	if (sb->alloc - sb->len < bound + 1)
 		blk_strbuf_grow(sb, bound);
 	start = w = (unsigned char *)sb->buf + sb->len;
-	pkt = open_msg(&w, F_TRACE_PACKET);
-	pf->pkt_relative = ev->ts >= pf->seq_ts;
-	if (pf->pkt_relative) {
-		w = put_field(w, F_PKT_TIMESTAMP, ev->ts - pf->seq_ts);
-	} else {
-		w = put_field(w, F_PKT_TIMESTAMP, ev->ts);
-		w = put_field(w, F_PKT_CLOCK_ID, pf->clock);
-	}
-	w = put_field(w, F_PKT_SEQUENCE_ID, pf->seq);
-	if (pf->st.packets)
-		w = put_field(w, F_PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+	pkt = open_packet(pf, &w, ev->ts);
 	te = open_msg(&w, F_PKT_TRACK_EVENT);
 	if (type != TYPE_SLICE_END) {
 		if (cat)
@@ -300,17 +309,7 @@ static int event_simple(struct blk_perfetto *pf, int type, const struct blk_perf
 	if (sb->alloc - sb->len < 64 + 1)
 		blk_strbuf_grow(sb, 64);
 	start = w = (unsigned char *)sb->buf + sb->len;
-	pkt = open_msg(&w, F_TRACE_PACKET);
-	pf->pkt_relative = ev->ts >= pf->seq_ts;
-	if (pf->pkt_relative) {
-		w = put_field(w, F_PKT_TIMESTAMP, ev->ts - pf->seq_ts);
-	} else {
-		w = put_field(w, F_PKT_TIMESTAMP, ev->ts);
-		w = put_field(w, F_PKT_CLOCK_ID, pf->clock);
-	}
-	w = put_field(w, F_PKT_SEQUENCE_ID, pf->seq);
-	if (pf->st.packets)
-		w = put_field(w, F_PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+	pkt = open_packet(pf, &w, ev->ts);
 	te = open_msg(&w, F_PKT_TRACK_EVENT);
 	if (type != TYPE_SLICE_END)
 		w = put_field(w, F_EV_NAME_IID, name);
