@@ -118,12 +118,23 @@ ch_start() {
 		return 1
 	}
 	mkdir -p "$CH_DIR/log" "$CH_DIR/data" "$CH_DIR/tmp"
-	# two free ports at once, so that they differ
+	# two free ports at once, so that they differ, below the kernel's ephemeral range: a port
+	# from bind(0) is one that any outgoing connection may take as its own, and one did take
+	# the server's between a kill -9 and its restart in a CI run ("Address already in use")
 	read -r CH_HTTP CH_TCP < <(python3 -c '
-import socket
-s = [socket.socket() for _ in range(2)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(*[x.getsockname()[1] for x in s])')
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+got = []
+while len(got) < 2:
+    p = random.randrange(10000, max(low, 10002))
+    x = socket.socket()
+    try:
+        x.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    if p not in [g.getsockname()[1] for g in got]:
+        got.append(x)
+print(*[x.getsockname()[1] for x in got])')
 	ch_write_config
 	trap ch_stop EXIT
 	trap 'exit 129' HUP
@@ -151,9 +162,16 @@ ch_kill9() {
 	CH_PID=""
 }
 
+# (the killed server's connections may hold its ports a little: a start that finds them in use
+# is tried again, for up to 10 s)
 ch_restart() {
+	local i
 	ch_kill9
-	ch_launch
+	for i in $(seq 1 10); do
+		ch_launch && return 0
+		case $CH_SKIP in *"Address already in use"*) sleep 1 ;; *) return 1 ;; esac
+	done
+	return 1
 }
 
 ch_stop() {
