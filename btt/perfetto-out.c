@@ -70,7 +70,6 @@ struct slot {
 	uint32_t gen;
 	uint32_t prev, next; /* the list of I/Os in flight, by Q; next: the free list */
 	uint32_t up, up_gen; /* io.flow_from: the slot of the I/O it was remapped from */
-	uint8_t in_flight;
 };
 
 struct dstate {
@@ -204,7 +203,6 @@ static void flight_add(struct pfout *p, uint32_t i)
 {
 	struct slot *s = &p->slots[i];
 
-	s->in_flight = 1;
 	s->prev = p->tail;
 	s->next = NONE;
 	if (p->tail != NONE)
@@ -226,7 +224,6 @@ static void flight_del(struct pfout *p, uint32_t i)
 		p->slots[s->next].prev = s->prev;
 	else
 		p->tail = s->prev;
-	s->in_flight = 0;
 }
 
 /* records before this time can be drawn: nothing earlier can come */
@@ -573,7 +570,6 @@ static void leave(struct pfout *p, const struct btt_io *io, uint64_t end, const 
 	run->rn = (uint8_t)n;
 	p->seq += n;
 	run->end_queued = (uint64_t)--p->dev[s->io.dev].queued;
-	run->t_end = stop;
 	if (!lost) {
 		uint64_t *lc = u64map_get(&p->lastc, (uint64_t)io->pid + 1),
 			 v = (uint64_t)i << 32 | s->gen;

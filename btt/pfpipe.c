@@ -174,13 +174,14 @@ static void run_chunk(struct pfpipe *pp, struct chunk *ch)
 static void publish_freed(struct pfpipe *pp)
 {
 	size_t n;
+	const uint32_t *v = pfsort_freed(pp->s, &n);
 
-	do {
-		pp->freed =
-			array_grow(pp->freed, &pp->afreed, pp->nfreed + 255, sizeof(*pp->freed));
-		n = pfsort_take_freed(pp->s, pp->freed + pp->nfreed, 256);
-		pp->nfreed += n;
-	} while (n == 256);
+	if (!n)
+		return;
+	pp->freed = array_grow(pp->freed, &pp->afreed, pp->nfreed + n - 1, sizeof(*pp->freed));
+	memcpy(pp->freed + pp->nfreed, v, n * sizeof(*v));
+	pp->nfreed += n;
+	pfsort_freed_clear(pp->s);
 }
 
 static void *draw_thread(void *arg)

@@ -49,7 +49,7 @@ void pfpipe_drain(struct pfpipe *pp);
 /* pfsort_run() for @slot: the run to fill, at once (before any other call of this file) */
 struct pf_run *pfpipe_run(struct pfpipe *pp, uint32_t slot);
 
-/* Up to @max slots the drawing freed (pfsort_take_freed()) into @v: their number. */
+/* Up to @max slots the drawing freed (pfsort_freed()) into @v: their number. */
 size_t pfpipe_take_freed(struct pfpipe *pp, uint32_t *v, size_t max);
 
 /* The first error of the drawing seen so far. */

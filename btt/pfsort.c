@@ -65,7 +65,7 @@ static void drop(const struct pf_rec *r)
 		free((void *)(uintptr_t)r->v);
 }
 
-static void draw(struct pfsort *s, const struct pf_rec *r)
+static void draw_one(struct pfsort *s, const struct pf_rec *r)
 {
 	/* an I/O's records name its slot; the others' slot is a device's (or track's) number */
 	struct pfdraw *d = s->d;
@@ -109,6 +109,15 @@ static void draw(struct pfsort *s, const struct pf_rec *r)
 	}
 	drop(r);
 	note_err(s, ret);
+}
+
+/* @r drawn, or dropped after an error */
+static void draw(struct pfsort *s, const struct pf_rec *r)
+{
+	if (!s->err)
+		draw_one(s, r);
+	else
+		drop(r);
 }
 
 /* the flow of @io from the I/O it was remapped from is not drawn */
@@ -204,10 +213,7 @@ static void take(struct pfsort *s, int more)
 			draw_run(s, r.slot, k);
 		return;
 	}
-	if (!s->err)
-		draw(s, &r);
-	else
-		drop(&r);
+	draw(s, &r);
 }
 
 /* draw the records nothing earlier can come before (all of them with @all) */
@@ -222,10 +228,7 @@ static void drain(struct pfsort *s, int all)
 void pfsort_push(struct pfsort *s, const struct pf_rec *r, uint64_t now)
 {
 	if (now_or_never(s, r->ts, r->order)) {
-		if (!s->err)
-			draw(s, r);
-		else
-			drop(r);
+		draw(s, r);
 		return;
 	}
 	pfo_push(&s->q, r, now);
@@ -295,7 +298,9 @@ void pfsort_flow(struct pfsort *s, uint32_t slot, uint32_t gen, uint64_t end, st
 {
 	struct dslot *ds = slot < s->nslots ? &s->slots[slot] : NULL;
 
-	if (ds && ds->gen == gen && ds->arrived && !ds->flow_end && ds->run.t_end <= end) {
+	/* (the end's time: the run's last) */
+	if (ds && ds->gen == gen && ds->arrived && !ds->flow_end &&
+	    ds->run.rts[ds->run.rn - 1] <= end) {
 		ds->flow_end = w->flow;
 		s->st.wait_flows++;
 		return;
@@ -310,14 +315,15 @@ void pfsort_drain(struct pfsort *s)
 	drain(s, 1);
 }
 
-size_t pfsort_take_freed(struct pfsort *s, uint32_t *v, size_t max)
+const uint32_t *pfsort_freed(const struct pfsort *s, size_t *n)
 {
-	size_t n = s->nfreed < max ? s->nfreed : max;
+	*n = s->nfreed;
+	return s->freed;
+}
 
-	s->nfreed -= n;
-	if (n)
-		memcpy(v, s->freed + s->nfreed, n * sizeof(*v));
-	return n;
+void pfsort_freed_clear(struct pfsort *s)
+{
+	s->nfreed = 0;
 }
 
 int pfsort_error(const struct pfsort *s)

@@ -8,7 +8,7 @@
  *
  * An I/O is known by its slot (perfetto-out.c's number for it) from its "queued" record
  * (pfsort_queued()) to the end of its slice: then the slot is freed here, and goes back to
- * perfetto-out.c through pfsort_take_freed() (which may give the number to another I/O only
+ * perfetto-out.c through pfsort_freed() (which may give the number to another I/O only
  * then). Each slot has a generation, counted up when it is freed, on both sides alike.
  *
  * After an error of the drawing (pfsort_error()), records are no longer drawn: what they
@@ -46,7 +46,7 @@ enum pf_rec_kind {
  * @rts, @rname, @rn: record k at rts[k], in order 1 << 63 | (rseq + k); 0 the begin,
  *	1..rn - 2 the stages (named rname[k], a string that lives as long as the drawing),
  *	rn - 1 the end
- * @end_queued: the device's queued count at the end; @t_end: the end's time
+ * @end_queued: the device's queued count at the end
  * @up, @up_gen: with io.flow_from, the slot (and its generation) of the I/O it was
  *	remapped from, whose slice starts that flow
  */
@@ -54,7 +54,7 @@ struct pf_run {
 	struct pf_io io;
 	uint64_t rts[PF_RUN_MAX];
 	const char *rname[PF_RUN_MAX];
-	uint64_t rseq, end_queued, t_end;
+	uint64_t rseq, end_queued;
 	uint32_t up, up_gen;
 	uint8_t rn;
 };
@@ -93,8 +93,10 @@ void pfsort_flow(struct pfsort *s, uint32_t slot, uint32_t gen, uint64_t end, st
 /* Draw everything still waiting. */
 void pfsort_drain(struct pfsort *s);
 
-/* Move up to @max of the slots freed since the last call into @v; their number. */
-size_t pfsort_take_freed(struct pfsort *s, uint32_t *v, size_t max);
+/* The slots freed since pfsort_freed_clear() (*@n of them), valid until the next call of
+ * this file. */
+const uint32_t *pfsort_freed(const struct pfsort *s, size_t *n);
+void pfsort_freed_clear(struct pfsort *s);
 
 /* The first error of the drawing (0 or -errno, as pfdraw.h returns them). */
 int pfsort_error(const struct pfsort *s);

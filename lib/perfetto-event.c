@@ -163,6 +163,26 @@ static inline unsigned char *open_packet(struct blk_perfetto *pf, unsigned char 
 	return pkt;
 }
 
+/* the packet encoded in @sb from @start to @w (at @ts) is written: the state it changed
+ * committed, or the output's error */
+static inline int close_packet(struct blk_perfetto *pf, struct blk_strbuf *sb,
+			       const unsigned char *start, const unsigned char *w, uint64_t ts)
+{
+	int ret;
+
+	sb->len += (size_t)(w - start);
+	if ((ret = blk_output_check(pf->out))) {
+		pf->err = ret;
+		return ret;
+	}
+	blk_pb_reset(&pf->pending);
+	if (pf->pkt_relative)
+		pf->seq_ts = ts;
+	pf->st.packets++;
+	pf->st.bytes += (size_t)(w - start);
+	return 0;
+}
+
 /*
  * The packet of @ev (checked by event(); @v: its counter values to write) as the slow path
  * (pkt_begin(), the fields, pkt_finish()) would write it, byte for byte, encoded in the
@@ -177,7 +197,7 @@ static int event_fast(struct blk_perfetto *pf, int type, const struct blk_perfet
 	struct blk_strbuf *sb;
 	unsigned char *start, *w, *pkt, *te;
 	int fixed = !!(ev->flags & BLK_PERFETTO_EV_FIXED_NAME),
-	    fixed_args = !!(ev->flags & BLK_PERFETTO_EV_FIXED_ARG_NAMES), ret;
+	    fixed_args = !!(ev->flags & BLK_PERFETTO_EV_FIXED_ARG_NAMES);
 
 	if (ev->nargs > FAST_ARGS)
 		return 1;
@@ -268,17 +288,7 @@ static int event_fast(struct blk_perfetto *pf, int type, const struct blk_perfet
 	}
 	w = close_msg(pkt, w);
 
-	sb->len += (size_t)(w - start);
-	if ((ret = blk_output_check(pf->out))) {
-		pf->err = ret;
-		return ret;
-	}
-	blk_pb_reset(&pf->pending);
-	if (pf->pkt_relative)
-		pf->seq_ts = ev->ts;
-	pf->st.packets++;
-	pf->st.bytes += (size_t)(w - start);
-	return 0;
+	return close_packet(pf, sb, start, w, ev->ts);
 }
 
 /*
@@ -293,7 +303,6 @@ static int event_simple(struct blk_perfetto *pf, int type, const struct blk_perf
 	struct blk_strbuf *sb;
 	unsigned char *start, *w, *pkt, *te;
 	uint64_t name = 0;
-	int ret;
 
 	if ((ev->nargs | ev->nflows | ev->nterminating | ev->nvalues) || pf->pending.len)
 		return 1;
@@ -317,16 +326,7 @@ static int event_simple(struct blk_perfetto *pf, int type, const struct blk_perf
 	w = put_field(w, F_EV_TRACK, ev->track);
 	w = close_msg(te, w);
 	w = close_msg(pkt, w);
-	sb->len += (size_t)(w - start);
-	if ((ret = blk_output_check(pf->out))) {
-		pf->err = ret;
-		return ret;
-	}
-	if (pf->pkt_relative)
-		pf->seq_ts = ev->ts;
-	pf->st.packets++;
-	pf->st.bytes += (size_t)(w - start);
-	return 0;
+	return close_packet(pf, sb, start, w, ev->ts);
 }
 
 static int event(struct blk_perfetto *pf, int type, const struct blk_perfetto_event *ev)
