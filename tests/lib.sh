@@ -45,16 +45,24 @@ check_same() {
 }
 
 # unpack tests/data/NAME into $OUT/data/NAME (once) and print that directory
+# (one script at a time, under a lock of the trace's, into a new directory renamed into place:
+# two scripts that unpacked the same trace at once removed each other's files, and one of them
+# ran on a half-written trace)
 unpack() {
-	local src="$TOP/tests/data/$1" dst="$OUT/data/$1" f
-	if [ ! -f "$dst/.unpacked" ] || [ "$src" -nt "$dst/.unpacked" ]; then
-		rm -rf "$dst"
-		mkdir -p "$dst"
-		for f in "$src"/*.xz; do
-			xz -dc "$f" >"$dst/$(basename "${f%.xz}")"
-		done
-		touch "$dst/.unpacked"
-	fi
+	local src="$TOP/tests/data/$1" dst="$OUT/data/$1"
+	mkdir -p "$OUT/data"
+	(
+		flock 9
+		if [ ! -f "$dst/.unpacked" ] || [ "$src" -nt "$dst/.unpacked" ]; then
+			tmp=$(mktemp -d "$OUT/data/.$1.XXXXXX") && chmod 755 "$tmp" || exit 1
+			for f in "$src"/*.xz; do
+				xz -dc "$f" >"$tmp/$(basename "${f%.xz}")"
+			done
+			touch "$tmp/.unpacked"
+			rm -rf "$dst"
+			mv "$tmp" "$dst"
+		fi
+	) 9>"$OUT/data/.$1.lock"
 	echo "$dst"
 }
 
