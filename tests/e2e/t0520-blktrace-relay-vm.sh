@@ -64,7 +64,7 @@ fi
 
 check() { # label outdir
 	local label=$1 d=$2 line
-	[ -f "$d/DONE" ] || { fail "$label: the run did not end (see $B.log)"; return; }
+	vm_run_ended "$d" || { fail "$label: $(vm_run_why "$d" "$B.log")"; return; }
 	BLKPARSE="$TOP/blkparse" "$vm/validate.sh" --check "$d" >"$d.log" 2>&1
 	while IFS= read -r line; do
 		case $line in
@@ -95,7 +95,7 @@ check "VM virtio disk, -b 1024 -n 8" "$OUT/vm-virtio"
 # the run stopped by blktrace -k
 d="$OUT/vm-kill"
 get() { sed -n "s/^$1=//p" "$d/status" 2>/dev/null | tail -n 1; }
-if [ -f "$d/DONE" ]; then
+if vm_run_ended "$d"; then
 	"$TOP/blkparse" -i trace -D "$d/trace" >"$d/parsed.txt" 2>/dev/null
 	if [ "$(get tracer_stop)" = exited-early ] && [ "$(get tracer_rc)" = 0 ] &&
 		grep -q "torn down from outside" "$d/blktrace.stderr" && grep -q "exit 0" "$d/kill.out" &&
@@ -110,12 +110,12 @@ if [ -f "$d/DONE" ]; then
 		fail "VM relay: trace stopped by -k: $(tail -n 1 "$d/check-ios.txt")"
 	fi
 else
-	fail "VM relay: -k during a trace: the run did not end (see $B.log)"
+	fail "VM relay: -k during a trace: $(vm_run_why "$d" "$B.log")"
 fi
 
 # the -o - stream
 d="$OUT/vm-stream"
-if [ -f "$d/DONE" ]; then
+if vm_run_ended "$d"; then
 	read -r n back < <(PYTHONPATH="$TOP/tests/gen" python3 -B -c '
 import sys, blkrec
 n = back = 0
@@ -134,5 +134,5 @@ print(n, back)' "$d/blktrace.stdout")
 		fail "VM relay: -o - stream: rc=$(get tracer_rc) $n records, $back steps back, $writes write completions, $cpus CPUs $(head -c 200 "$d/blktrace.stderr")"
 	fi
 else
-	fail "VM relay: -o - stream: the run did not end (see $B.log)"
+	fail "VM relay: -o - stream: $(vm_run_why "$d" "$B.log")"
 fi

@@ -105,7 +105,8 @@ stage() { # outdir run-trace-args...
 	vm_batch_add "$B" "$d" --device nullb --nullb-params "$NULLB" --post "$w/post.sh" "$@"
 }
 # ran OUTDIR: the run ran to its end
-ran() { [ -f "$1/DONE" ]; }
+ran() { vm_run_ended "$1"; }
+notran() { vm_run_why "$1" "$B.log"; }
 [ -n "$ko" ] && stage "$w/module" --module "$ko" --workload "$w/reads.sh" -- --iowait
 stage "$w/kprobe" --workload "$w/reads.sh" -- --iowait
 # (idle until the tracer has ended, at most 60 s: a fixed 5 s was too short for the tracer's
@@ -210,7 +211,7 @@ if [ -n "$ko" ]; then
 			fail "after the module: $(cat "$d/rmmod") kprobes: $(head -c 200 "$d/kprobes.after") events=$(cat "$d/events.after") instances: $(cat "$d/instances.after")"
 		fi
 	else
-		fail "module source: the run did not end (see $B.log)"
+		fail "module source: $(notran "$d")"
 	fi
 fi
 
@@ -236,7 +237,7 @@ if ran "$d"; then
 		fail "kprobe source left: kprobe_events: $(head -c 200 "$d/kprobe_events.after") kprobes: $(head -c 200 "$d/kprobes.after")"
 	fi
 else
-	fail "kprobe source: the run did not end (see $B.log)"
+	fail "kprobe source: $(notran "$d")"
 fi
 
 # 2b. the kprobe source ending by itself (-w 2, the workload idle after its reads until it has):
@@ -250,7 +251,7 @@ if ran "$d"; then
 		fail "kprobe source, -w 2: rc=$(get "$d" tracer_rc) stop=$(get "$d" tracer_stop) kprobe_events: $(head -c 200 "$d/kprobe_events.after") instances: $(cat "$d/instances.after" 2>/dev/null)"
 	fi
 else
-	fail "kprobe source, -w 2: the run did not end (see $B.log)"
+	fail "kprobe source, -w 2: $(notran "$d")"
 fi
 
 # 2c. SIGTERM, and an error during the trace (its output disk full: a 64 KiB tmpfs, filled
@@ -265,7 +266,7 @@ if ran "$d"; then
 		fail "kprobe source, SIGTERM: rc=$(get "$d" tracer_rc) stop=$(get "$d" tracer_stop) kprobe_events: $(head -c 200 "$d/kprobe_events.after") instances: $(cat "$d/instances.after" 2>/dev/null)"
 	fi
 else
-	fail "kprobe source, SIGTERM: the run did not end (see $B.log)"
+	fail "kprobe source, SIGTERM: $(notran "$d")"
 fi
 d="$w/kprobe-full"
 if ran "$d"; then
@@ -276,14 +277,14 @@ if ran "$d"; then
 		fail "kprobe source, output disk full: limit=$(get "$d" out_limit_kb) rc=$(get "$d" tracer_rc) stop=$(get "$d" tracer_stop) stderr: $(head -c 300 "$d/blktrace.stderr") kprobe_events: $(head -c 200 "$d/kprobe_events.after") instances: $(cat "$d/instances.after" 2>/dev/null)"
 	fi
 else
-	fail "kprobe source, output disk full: the run did not end (see $B.log)"
+	fail "kprobe source, output disk full: $(notran "$d")"
 fi
 
 # 3. maxactive 1, four readers at once: missed waits counted and reported
 for s in module kprobe; do
 	d="$w/missed-$s"
 	[ $s = module ] && [ -z "$ko" ] && continue
-	ran "$d" || { fail "maxactive=1 ($s): the run did not end (see $B.log)"; continue; }
+	ran "$d" || { fail "maxactive=1 ($s): $(notran "$d")"; continue; }
 	lost=$(sed -n 's/^  Total: *[0-9]* waits (lost \([0-9]*\)).*/\1/p' "$d/blktrace.stdout")
 	if [ "$(get "$d" tracer_rc)" = 0 ] && [ "${lost:-0}" -gt 0 ] && grep -q "are missing I/O waits ([0-9]* so far" "$d/blktrace.stderr" &&
 		grep -q "I/O waits of .*iowait were lost" "$d/blktrace.stderr" && clean_after "$d" &&

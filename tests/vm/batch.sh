@@ -26,3 +26,13 @@ vm_batch_boot() { # DIR TRACER [VM options]
 	shift 2
 	"$(dirname "${BASH_SOURCE[0]}")/run-trace.sh" "$tracer" --batch "$dir" "$@"
 }
+# vm_run_ended OUTDIR: the run ran to its end (its DONE marker, and not killed by the VM's
+# watchdog); vm_run_why OUTDIR LOG: why not, in one line
+vm_run_ended() { [ -f "${1:?}/DONE" ] && [ ! -f "$1/hung" ]; }
+vm_run_why() { # OUTDIR LOG
+	if [ -f "${1:?}/hung" ]; then
+		echo "the VM's watchdog killed the run: $(head -n 1 "$1/hung") ($1/hung)"
+	else
+		echo "the run did not end (see ${2:?})"
+	fi
+}

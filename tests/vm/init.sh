@@ -252,10 +252,72 @@ controller() {
 	status tracer_stop $stop
 }
 
+# watchdog N SECONDS (in the background during run N): a run still under way after SECONDS (a
+# hang: a task stuck in the kernel, a workload that never ends) is reported in /res/N/hung (its
+# tasks, their states, kernel stacks and wait channels, the kernel's list of blocked tasks),
+# its processes are killed so the boot goes on to the next run, and if even then it does not
+# end within 30 s, the results so far are written out and the VM powers off
+uptime_s() { local u; read -r u _ </proc/uptime; echo "${u%%.*}"; }
+hang_report() { # N SECONDS MYPID
+	local p pid line comm st cmd d='' u=''
+	for p in /proc/[0-9]*; do
+		pid=${p#/proc/}
+		[ "$pid" = 1 ] || [ "$pid" = "$3" ] && continue
+		read -r line <"$p/stat" 2>/dev/null || continue
+		comm=${line#*(}
+		comm=${comm%%)*}
+		st=${line##*) }
+		st=${st%% *}
+		cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | head -c 120)
+		[ -n "$cmd" ] || [ "$st" = D ] || continue
+		[ "$st" = D ] && d="$d $comm($(cat "$p/wchan" 2>/dev/null))"
+		[ -n "$cmd" ] && u="$u $comm:$st"
+		echo "  $pid $st $comm wchan=$(cat "$p/wchan" 2>/dev/null) $cmd"
+		[ "$st" = D ] && sed 's/^/      /' "$p/stack" 2>/dev/null
+	done >/tmp/hang.tasks
+	{
+		echo "run $1 still under way after $2 s; tasks in D state:${d:- none}; processes:$u"
+		cat /tmp/hang.tasks
+		echo w >/proc/sysrq-trigger 2>/dev/null
+		echo "  the kernel's last lines (sysrq w: blocked tasks):"
+		dmesg -s 1048576 | tail -n 80 | sed 's/^/    /'
+	} >"/res/$1/hung"
+}
+watchdog() { # N SECONDS
+	local me end p pid
+	read -r me _ </proc/self/stat
+	end=$(($(uptime_s) + $2))
+	while [ "$(uptime_s)" -lt $end ]; do
+		[ -f "/res/$1/DONE" ] && return
+		sleep 1
+	done
+	[ -f "/res/$1/DONE" ] && return
+	hang_report "$1" "$2" "$me"
+	echo "VM: WATCHDOG: $(head -n 1 "/res/$1/hung")"
+	tail -n +2 "/res/$1/hung"
+	echo "hung=$2" >>"/res/$1/status"
+	for p in /proc/[0-9]*; do
+		pid=${p#/proc/}
+		[ "$pid" = 1 ] || [ "$pid" = "$me" ] && continue
+		# (kernel threads have no command line; /proc's files have no size to test)
+		[ -n "$(tr -d '\0' <"$p/cmdline" 2>/dev/null | head -c 1)" ] || continue
+		kill -KILL "$pid" 2>/dev/null
+	done
+	end=$(($(uptime_s) + 30))
+	while [ "$(uptime_s)" -lt $end ]; do
+		[ -f "/res/$1/DONE" ] && return
+		sleep 1
+	done
+	echo "VM: WATCHDOG: run $1 did not end either after its processes were killed: the boot ends here"
+	finish
+}
+
 # end_run: the run's last status lines and its DONE marker
 end_run() {
 	status vm_seconds $(($(cut -d. -f1 /proc/uptime) - T0))
 	echo ok >/out/DONE
+	[ -n "${WDPID:-}" ] && kill "$WDPID" 2>/dev/null
+	WDPID=
 }
 
 # run_one N: run N of this boot, from /etc/runs/N, its results in /res/N
@@ -273,6 +335,8 @@ run_one() {
 	status net_ifaces "$(ls /sys/class/net 2>/dev/null | tr '\n' ' ')"
 	status device_kind "$DEVICE_KIND"
 	status workload "$WORKLOAD"
+	watchdog "$1" "${RUN_TIMEOUT:-90}" &
+	WDPID=$!
 	load_modules "$RUNDIR/modules.load"
 
 	case $DEVICE_KIND in

@@ -13,7 +13,9 @@
 #                           block i*53), dio-sizes (512 B..64 KiB), idle (no I/O), or a shell
 #                           file sourced in the VM (busybox ash; $DEV is the device; call
 #                           io_write/io_read BYTE_OFFSET BYTES so expected.txt is kept)
-#   --timeout SEC           qemu wall-clock limit (default 120; a batch: the sum of its runs')
+#   --timeout SEC           the run's time limit (default 120): the VM's watchdog reports and kills a
+#                           run still under way after 3/4 of it (OUTDIR/hung: what hung), and
+#                           qemu is stopped after the sum of its runs' limits and 30 s
 #   --settle SEC            pause between trace setup and workload (default 1)
 #   --stop-timeout SEC      how long the tracer may take to exit after SIGINT (default 20)
 #   --stop-signal SIG       what stops the tracer after the workload: INT (default), TERM or HUP
@@ -133,7 +135,8 @@ boot_module virtio_pci
 boot_module virtio_blk
 
 # ---- the runs ---------------------------------------------------------------------------------
-outdirs=() total_timeout=0 out_mb_sum=0 want_virtio=0
+# the VM's time limit: the sum of its runs' and 30 s for the boot (a run's own limit counts from its start)
+outdirs=() total_timeout=30 out_mb_sum=0 want_virtio=0
 # add_run N OUTDIR [options of a run] [-- extra tracer args]: stages run N in /etc/runs/N
 add_run() {
 	local n=$1 outdir=$2 device=nullb workload=dio timeout=120 settle=1 stop_timeout=20 tracer_cpu=0
@@ -198,7 +201,7 @@ add_run() {
 	mkdir -p "$outdir" || die "cannot create $outdir"
 	outdir=$(cd "$outdir" && pwd)
 	# remove what an earlier run left (only the names this script produces)
-	rm -rf "$outdir/trace" "$outdir"/{DONE,console.log,expected.txt,blkparse.txt,blkparse.err,check-ios.txt,blktrace.stdout,blktrace.stderr,blktrace.rc,blktrace-k.out,status,vm.log,workload.log,trace-files.txt,blktrace-version.txt,vm-wall-seconds,vm-runs}
+	rm -rf "$outdir/trace" "$outdir"/{DONE,console.log,expected.txt,blkparse.txt,blkparse.err,check-ios.txt,blktrace.stdout,blktrace.stderr,blktrace.rc,blktrace-k.out,status,vm.log,workload.log,trace-files.txt,blktrace-version.txt,vm-wall-seconds,vm-runs,hung}
 	outdirs+=("$outdir")
 	total_timeout=$((total_timeout + timeout))
 	out_mb_sum=$((out_mb_sum + out_mb))
@@ -226,6 +229,8 @@ add_run() {
 		echo "STOP_SIGNAL=$stop_signal"
 		echo "OUT_LIMIT_KB=$out_limit"
 		echo "TRACER_CPU=$tracer_cpu"
+		# the VM's watchdog ends a run still under way after 3/4 of its --timeout (init.sh)
+		echo "RUN_TIMEOUT=$((timeout * 3 / 4))"
 	} >"$rdir/run.conf"
 	: >"$rdir/tracer-args"
 	for a in "${extra[@]}"; do
@@ -315,7 +320,8 @@ for o in "${outdirs[@]}"; do cp "$work/console.log" "$o/console.log"; done
 console=${outdirs[0]}/console.log
 
 if [ $qrc = 124 ] || [ $qrc = 137 ]; then
-	echo "$prog: FAIL: the VM did not power off within $total_timeout s (console: $console)" >&2
+	under=$(grep -o 'VM: run [0-9]* of [0-9]*' "$console" | tail -n 1)
+	echo "$prog: FAIL: the VM did not power off within $total_timeout s (${under:+last begun: ${under#VM: }; }console: $console)" >&2
 	tail -n 15 "$console" | sed 's/^/    /' >&2
 	exit 1
 fi
@@ -335,6 +341,10 @@ for o in "${outdirs[@]}"; do
 	fi
 	echo "$wall" >"$o/vm-wall-seconds"
 	echo "$nruns" >"$o/vm-runs"
+	if [ -f "$o/hung" ]; then
+		echo "$prog: FAIL: run $n ($o): $(head -n 1 "$o/hung") (the VM's watchdog killed it: $o/hung)" >&2
+		rc=1
+	fi
 	if [ ! -f "$o/DONE" ]; then
 		echo "$prog: FAIL: the VM did not run its script to the end of run $n (no DONE marker; console: $console)" >&2
 		tail -n 15 "$console" | sed 's/^/    /' >&2
