@@ -192,9 +192,12 @@ traced() {
 # default action would never stop).
 controller() {
 	local n=0 seen=0 stop ncpu BTPID=
-	while [ $n -lt 50 ] && [ ! -s /tmp/bt.pid ]; do nap 100000; n=$((n + 1)); done
+	# (up to 60 s: a controller that gave up here left a tracer that nobody stopped, until the
+	# watchdog; under TCG on a stalled host a fork and exec can take seconds)
+	while [ $n -lt 600 ] && [ ! -s /tmp/bt.pid ]; do nap 100000; n=$((n + 1)); done
 	read -r BTPID </tmp/bt.pid
-	[ -n "$BTPID" ] || { log "ERROR: the tracer did not start"; return; }
+	status start_wait_tenths $n
+	[ -n "$BTPID" ] || { log "ERROR: the tracer did not start within 60 s"; return; }
 	n=0
 	while [ $n -lt 150 ] && alive $BTPID; do
 		if traced; then seen=1; break; fi
