@@ -7,24 +7,11 @@
 
 vm="$TOP/tests/vm"
 skip_under_valgrind "the relay path in a VM" "the tracer runs natively in the VM, valgrind would only check blkparse on its files; the plain and ASan runs run it"
-if ! is_root; then
-	skip "relay path in a VM (needs root to install qemu and the kernel image)"
-	exit 0
-fi
-vm_lock # also around prepare.sh: it fills a cache shared by every run
-prep=$("$vm/prepare.sh" -q 2>&1)
-rc=$?
-if [ $rc = 77 ]; then
-	skip "relay path in a VM ($(echo "$prep" | tail -n 1))"
-	exit 0
-elif [ $rc != 0 ]; then
-	fail "relay path in a VM: tests/vm/prepare.sh failed: $(echo "$prep" | tail -n 3 | tr '\n' ' ')"
-	exit 0
-fi
+. "$vm/batch.sh"
+vm_ready "relay path in a VM" || exit 0
 
 # the four runs below share one boot of the VM (tests/vm/batch.sh): they are staged, the VM
 # runs them in turn, then each is checked
-. "$vm/batch.sh"
 B="$OUT/vm-relay-batch"
 vm_batch_new "$B"
 # a TCG guest on a busy machine (make check runs other tests beside this one), with an

@@ -8,21 +8,8 @@
 
 vm="$TOP/tests/vm"
 skip_under_valgrind "the VM harness's watchdog" "nothing of ours runs under valgrind here"
-if ! is_root; then
-	skip "the VM harness's watchdog (needs root to install qemu and the kernel image)"
-	exit 0
-fi
-vm_lock
-prep=$("$vm/prepare.sh" -q 2>&1)
-rc=$?
-if [ $rc = 77 ]; then
-	skip "the VM harness's watchdog ($(echo "$prep" | tail -n 1))"
-	exit 0
-elif [ $rc != 0 ]; then
-	fail "the VM harness's watchdog: tests/vm/prepare.sh failed: $(echo "$prep" | tail -n 3 | tr '\n' ' ')"
-	exit 0
-fi
 . "$vm/batch.sh"
+vm_ready "the VM harness's watchdog" || exit 0
 w="$OUT/vm-watchdog"
 rm -rf "$w"
 mkdir -p "$w"

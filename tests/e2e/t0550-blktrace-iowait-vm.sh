@@ -17,21 +17,8 @@ IW=iw # python3 -B tests/gen/iowait.py (tests/lib.sh)
 IWB="memo python3 -B $TOP/tests/gen/iowait-btt.py"
 N=24
 skip_under_valgrind "the I/O wait sources in a VM" "the tracer runs natively in the VM; the plain and ASan runs run it"
-if ! is_root; then
-	skip "I/O wait sources in a VM (needs root to install qemu and the kernel image)"
-	exit 0
-fi
-vm_lock
-prep=$("$vm/prepare.sh" -q 2>&1)
-rc=$?
-if [ $rc = 77 ]; then
-	skip "I/O wait sources in a VM ($(echo "$prep" | tail -n 1))"
-	exit 0
-elif [ $rc != 0 ]; then
-	fail "I/O wait sources in a VM: tests/vm/prepare.sh failed: $(echo "$prep" | tail -n 3 | tr '\n' ' ')"
-	exit 0
-fi
-eval "$("$vm/prepare.sh" --env)"
+. "$vm/batch.sh"
+vm_ready "I/O wait sources in a VM" || exit 0
 w="$OUT/vm-iowait"
 rm -rf "$w"
 mkdir -p "$w"
@@ -95,7 +82,6 @@ WL
 # the runs share one boot of the VM (tests/vm/batch.sh): each is staged here, the VM runs them
 # in turn (null_blk and the module loaded for each run and removed after it), then each is
 # checked below
-. "$vm/batch.sh"
 B="$w/batch"
 vm_batch_new "$B"
 stage() { # outdir run-trace-args...

@@ -11,6 +11,27 @@
 # order they were added, each into its OUTDIR as a single run would. vm_batch_boot's exit
 # status is run-trace.sh's: 0 every run ran to the end, 77 no VM here, 1 the VM or a run did
 # not finish, 2 usage.
+# vm_ready LABEL (a test's, after tests/lib.sh): root, the VM lock taken (prepare.sh fills a
+# cache every run shares, and one VM at a time), tests/vm/prepare.sh done and its variables
+# (VM_KDIR...) set; else a SKIP or FAIL line for LABEL and status 1
+vm_ready() { # LABEL
+	local prep rc
+	if ! is_root; then
+		skip "$1 (needs root to install qemu and the kernel image)"
+		return 1
+	fi
+	vm_lock
+	prep=$("$TOP/tests/vm/prepare.sh" -q 2>&1)
+	rc=$?
+	if [ $rc = 77 ]; then
+		skip "$1 ($(echo "$prep" | tail -n 1))"
+		return 1
+	elif [ $rc != 0 ]; then
+		fail "$1: tests/vm/prepare.sh failed: $(echo "$prep" | tail -n 3 | tr '\n' ' ')"
+		return 1
+	fi
+	eval "$("$TOP/tests/vm/prepare.sh" --env)"
+}
 vm_batch_new() { # DIR
 	rm -rf "${1:?}"
 	mkdir -p "$1"
