@@ -44,6 +44,8 @@ finish() {
 }
 # usec sleep without relying on a fractional "sleep"
 nap() { usleep "$1" 2>/dev/null || sleep 1; }
+# whole seconds since the boot
+uptime_s() { local u; read -r u _ </proc/uptime; echo "${u%%.*}"; }
 # CPU_U CPU_S CPU_CU CPU_CS := utime stime cutime cstime (clock ticks) of process $1, read with
 # builtins only: a forked $(...) makes the shell wait, and that wait could reap another child
 # (the controller) whose CPU time would then be added to this shell's cutime
@@ -260,9 +262,9 @@ controller() {
 # tasks, their states, kernel stacks and wait channels, the kernel's list of blocked tasks),
 # its processes are killed so the boot goes on to the next run, and if even then it does not
 # end within 30 s, the results so far are written out and the VM powers off
-uptime_s() { local u; read -r u _ </proc/uptime; echo "${u%%.*}"; }
 hang_report() { # N SECONDS MYPID
 	local p pid line comm st cmd d='' u=''
+	: >/tmp/hang.pids
 	for p in /proc/[0-9]*; do
 		pid=${p#/proc/}
 		[ "$pid" = 1 ] || [ "$pid" = "$3" ] && continue
@@ -274,7 +276,7 @@ hang_report() { # N SECONDS MYPID
 		cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | head -c 120)
 		[ -n "$cmd" ] || [ "$st" = D ] || continue
 		[ "$st" = D ] && d="$d $comm($(cat "$p/wchan" 2>/dev/null))"
-		[ -n "$cmd" ] && u="$u $comm:$st"
+		[ -n "$cmd" ] && u="$u $comm:$st" && echo "$pid" >>/tmp/hang.pids
 		echo "  $pid $st $comm wchan=$(cat "$p/wchan" 2>/dev/null) $cmd"
 		[ "$st" = D ] && sed 's/^/      /' "$p/stack" 2>/dev/null
 	done >/tmp/hang.tasks
@@ -286,38 +288,33 @@ hang_report() { # N SECONDS MYPID
 		dmesg -s 1048576 | tail -n 80 | sed 's/^/    /'
 	} >"/res/$1/hung"
 }
-watchdog() { # N SECONDS
-	local me end p pid
-	read -r me _ </proc/self/stat
-	end=$(($(uptime_s) + $2))
+# run_ends N SECONDS: run N writes its DONE marker within SECONDS
+run_ends() {
+	local end=$(($(uptime_s) + $2))
 	while [ "$(uptime_s)" -lt $end ]; do
-		[ -f "/res/$1/DONE" ] && return
+		[ -f "/res/$1/DONE" ] && return 0
 		sleep 1
 	done
-	[ -f "/res/$1/DONE" ] && return
+	[ -f "/res/$1/DONE" ]
+}
+watchdog() { # N SECONDS
+	local me pid
+	read -r me _ </proc/self/stat
+	run_ends "$1" "$2" && return
 	hang_report "$1" "$2" "$me"
 	echo "VM: WATCHDOG: $(head -n 1 "/res/$1/hung")"
 	tail -n +2 "/res/$1/hung"
 	echo "hung=$2" >>"/res/$1/status"
-	for p in /proc/[0-9]*; do
-		pid=${p#/proc/}
-		[ "$pid" = 1 ] || [ "$pid" = "$me" ] && continue
-		# (kernel threads have no command line; /proc's files have no size to test)
-		[ -n "$(tr -d '\0' <"$p/cmdline" 2>/dev/null | head -c 1)" ] || continue
-		kill -KILL "$pid" 2>/dev/null
-	done
-	end=$(($(uptime_s) + 30))
-	while [ "$(uptime_s)" -lt $end ]; do
-		[ -f "/res/$1/DONE" ] && return
-		sleep 1
-	done
+	# the processes the report lists (kernel threads, with no command line, are not)
+	while read -r pid; do kill -KILL "$pid" 2>/dev/null; done </tmp/hang.pids
+	run_ends "$1" 30 && return
 	echo "VM: WATCHDOG: run $1 did not end either after its processes were killed: the boot ends here"
 	finish
 }
 
 # end_run: the run's last status lines and its DONE marker
 end_run() {
-	status vm_seconds $(($(cut -d. -f1 /proc/uptime) - T0))
+	status vm_seconds $(($(uptime_s) - T0))
 	echo ok >/out/DONE
 	[ -n "${WDPID:-}" ] && kill "$WDPID" 2>/dev/null
 	WDPID=
@@ -328,7 +325,7 @@ run_one() {
 	RUNDIR=/etc/runs/$1
 	mkdir -p "/res/$1"
 	ln -sfn "/res/$1" /out
-	T0=$(cut -d. -f1 /proc/uptime)
+	T0=$(uptime_s)
 	. "$RUNDIR/run.conf"
 	[ -f /out/status ] || : >/out/status
 	status run "$1 of $RUNS"
