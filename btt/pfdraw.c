@@ -57,7 +57,15 @@ struct lanes {
 struct pf_name {
 	uint64_t action;
 	uint32_t bytes;
+	uint64_t name_iid, rwbs_iid; /* interned (0: not, the strings are given) */
 	char name[48], rwbs[BLK_RWBS_LEN];
+};
+
+/* the iids of the stages' names (fixed strings, a handful: looked up by address) */
+#define STAGE_NAMES 16
+struct stage_name {
+	const char *s;
+	uint64_t iid;
 };
 
 struct pdev {
@@ -82,6 +90,10 @@ struct pfdraw {
 	uint64_t pend_ts;
 	uint64_t lanes_made[PF_NSETS];
 	struct pf_name names[NAMES]; /* slice names of recent kinds of I/O */
+	struct stage_name stage[STAGE_NAMES];
+	unsigned int nstage;
+	uint64_t *proc_iid; /* a process's index (btt_proc.idx) -> its name's iid, 0: none */
+	size_t aproc_iid;
 };
 
 struct pfdraw *pfdraw_new(struct blk_output *out)
@@ -494,7 +506,30 @@ static const struct pf_name *io_name(struct pfdraw *d, const struct pf_io *io)
 		snprintf(nm->name + n, sizeof(nm->name) - n, "%u B", bytes);
 	nm->action = io->action;
 	nm->bytes = bytes;
+	nm->name_iid = blk_perfetto_intern(d->pf, BLK_PERFETTO_EVENT_NAME, nm->name);
+	nm->rwbs_iid = blk_perfetto_intern(d->pf, BLK_PERFETTO_ARG_STRING, nm->rwbs);
 	return nm;
+}
+
+/* the iid of the (cleaned) name of @io's process, 0 if it has none or it cannot be interned */
+static uint64_t proc_iid(struct pfdraw *d, const struct pf_io *io)
+{
+	uint32_t i;
+	char pname[256];
+
+	if (!io->proc)
+		return 0;
+	i = io->proc->idx;
+	if (i >= d->aproc_iid) {
+		size_t old = d->aproc_iid;
+
+		d->proc_iid = array_grow(d->proc_iid, &d->aproc_iid, i, sizeof(*d->proc_iid));
+		memset(d->proc_iid + old, 0, (d->aproc_iid - old) * sizeof(*d->proc_iid));
+	}
+	if (!d->proc_iid[i])
+		d->proc_iid[i] = blk_perfetto_intern(d->pf, BLK_PERFETTO_ARG_STRING,
+						     clean(io->proc->name, pname, sizeof(pname)));
+	return d->proc_iid[i];
 }
 
 int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
@@ -523,11 +558,19 @@ int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
 	if ((ret = lane_take(d, io, ts)))
 		return ret;
 	nm = io_name(d, io);
-	if (io->proc)
+	if ((args[4].v.u = proc_iid(d, io)))
+		args[4].type = BLK_PERFETTO_ARG_IID;
+	else if (io->proc)
 		args[4].v.s = clean(io->proc->name, pname, sizeof(pname));
+	else
+		args[4].v.s = "?";
 	ev.track = io->lane;
 	ev.name = nm->name;
-	args[2].v.s = nm->rwbs;
+	ev.name_iid = nm->name_iid;
+	if ((args[2].v.u = nm->rwbs_iid))
+		args[2].type = BLK_PERFETTO_ARG_IID;
+	else
+		args[2].v.s = nm->rwbs;
 	if (io->remapped) {
 		snprintf(from, sizeof(from), "%u,%u sector %" PRIu64, BLK_MAJOR(io->from_device),
 			 BLK_MINOR(io->from_device), io->from_sector);
@@ -543,15 +586,54 @@ int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
 	return draw_event(d, blk_perfetto_begin, &ev);
 }
 
+/* the iid of stage name @s (a fixed string), 0 if it cannot be interned */
+static uint64_t stage_iid(struct pfdraw *d, const char *s)
+{
+	uint64_t iid;
+
+	for (unsigned int i = 0; i < d->nstage; i++)
+		if (d->stage[i].s == s)
+			return d->stage[i].iid;
+	iid = blk_perfetto_intern(d->pf, BLK_PERFETTO_EVENT_NAME, s);
+	if (iid && d->nstage < STAGE_NAMES)
+		d->stage[d->nstage++] = (struct stage_name){s, iid};
+	return iid;
+}
+
+/*
+ * On @io's lane at @ts: the ends of its @nend innermost slices, then slice @iid (0: none),
+ * with the counter values waiting for @ts (the others written first)
+ */
+static int slices(struct pfdraw *d, struct pf_io *io, uint64_t ts, unsigned int nend,
+		  uint64_t iid)
+{
+	int ret;
+
+	if (d->err)
+		return d->err;
+	ts = at(d, io->lane, ts);
+	if (d->npend && d->pend_ts != ts && (ret = flush_values(d)))
+		return ret;
+	ret = blk_perfetto_slices(d->pf, io->lane, ts, nend, iid, d->pend, d->npend);
+	if (!ret)
+		d->npend = 0;
+	return fail(d, ret);
+}
+
 int pfdraw_stage(struct pfdraw *d, struct pf_io *io, uint64_t ts, const char *name, int first)
 {
 	struct blk_perfetto_event ev = {
-		.track = io->lane, .ts = at(d, io->lane, ts), .flags = FIXED};
+		.track = io->lane, .ts = at(d, io->lane, ts), .name = name, .flags = FIXED};
+	uint64_t iid;
 	int ret;
 
+	if (d->err)
+		return d->err;
+	if ((iid = stage_iid(d, name)))
+		return slices(d, io, ts, !first, iid);
+	/* a name that could not be interned goes inline */
 	if (!first && (ret = draw_event(d, blk_perfetto_end, &ev)))
 		return ret;
-	ev.name = name;
 	return draw_event(d, blk_perfetto_begin, &ev);
 }
 
@@ -564,6 +646,13 @@ int pfdraw_end(struct pfdraw *d, struct pf_io *io, uint64_t ts, uint64_t flow)
 					.flags = BLK_PERFETTO_EV_FIXED_ARG_NAMES};
 	int ret;
 
+	if (!io->error && !io->merged && !io->lost && !flow) {
+		/* the commonest: the last stage's end and the slice's, nothing on them */
+		if ((ret = slices(d, io, ts, 2, 0)))
+			return ret;
+		lane_give(d, io);
+		return 0;
+	}
 	if ((ret = draw_event(d, blk_perfetto_end, &ev)))
 		return ret;
 	if (io->error)
@@ -622,6 +711,7 @@ int pfdraw_free(struct pfdraw *d)
 		}
 	free(d->dev);
 	free(d->last);
+	free(d->proc_iid);
 	u64map_free(&d->procs);
 	u64map_free(&d->threads);
 	free(d);

@@ -49,10 +49,19 @@ static void commit_values(struct blk_perfetto *pf, const struct blk_perfetto_val
 	pf->st.counters += n;
 }
 
-static int check_args(const struct blk_perfetto_arg *a, unsigned int n)
+/* whether @iid is one of the iids given to strings of @kind */
+static inline int iid_valid(const struct blk_perfetto *pf, int kind, uint64_t iid)
+{
+	return iid && iid <= pf->next_iid[kind];
+}
+
+static int check_args(const struct blk_perfetto *pf, const struct blk_perfetto_arg *a,
+		      unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++) {
-		if (!a[i].name || (unsigned int)a[i].type > BLK_PERFETTO_ARG_DOUBLE)
+		if (!a[i].name || (unsigned int)a[i].type > BLK_PERFETTO_ARG_IID)
+			return -EINVAL;
+		if (a[i].type == BLK_PERFETTO_ARG_IID && !iid_valid(pf, K_ARG_STRING, a[i].v.u))
 			return -EINVAL;
 		if ((a[i].type == BLK_PERFETTO_ARG_STR || a[i].type == BLK_PERFETTO_ARG_ISTR) &&
 		    !a[i].v.s)
@@ -84,6 +93,9 @@ static void put_args(struct blk_perfetto *pf, const struct blk_perfetto_arg *a, 
 			break;
 		case BLK_PERFETTO_ARG_ISTR:
 			blk_pf_put_str(pf, K_ARG_STRING, F_ARG_STRING_IID, F_ARG_STRING, a[i].v.s);
+			break;
+		case BLK_PERFETTO_ARG_IID:
+			blk_pb_varint(pb, F_ARG_STRING_IID, a[i].v.u);
 			break;
 		case BLK_PERFETTO_ARG_DOUBLE:
 			blk_pb_double(pb, F_ARG_DOUBLE, a[i].v.d);
@@ -206,7 +218,8 @@ static int event_fast(struct blk_perfetto *pf, int type, const struct blk_perfet
 		if (ev->category &&
 		    !(cat = blk_pf_intern_inline(pf, K_CATEGORY, ev->category, fixed)))
 			return 1;
-		if (!(name = blk_pf_intern_inline(pf, K_NAME, ev->name, fixed)))
+		if (!(name = ev->name_iid) &&
+		    !(name = blk_pf_intern_inline(pf, K_NAME, ev->name, fixed)))
 			return 1;
 	}
 	bound = 64 + pf->pending.len + 11 * (ev->nflows + ev->nterminating) + 22 * ev->nvalues;
@@ -261,6 +274,9 @@ static int event_fast(struct blk_perfetto *pf, int type, const struct blk_perfet
 		case BLK_PERFETTO_ARG_ISTR:
 			w = put_field(w, F_ARG_STRING_IID, as[i]);
 			break;
+		case BLK_PERFETTO_ARG_IID:
+			w = put_field(w, F_ARG_STRING_IID, a->v.u);
+			break;
 		case BLK_PERFETTO_ARG_DOUBLE:
 			memcpy(&bits, &a->v.d, sizeof(bits));
 			w = put_fixed64(w, F_ARG_DOUBLE, bits);
@@ -307,12 +323,17 @@ static int event_simple(struct blk_perfetto *pf, int type, const struct blk_perf
 	if ((ev->nargs | ev->nflows | ev->nterminating | ev->nvalues) || pf->pending.len)
 		return 1;
 	if (type != TYPE_SLICE_END) {
-		const struct pf_recent *r = pf_recent_of(pf, K_NAME, ev->name);
+		const struct pf_recent *r;
 
-		if (ev->category || !(ev->flags & BLK_PERFETTO_EV_FIXED_NAME) || r->s != ev->name ||
-		    r->kind != K_NAME)
+		if (ev->category)
 			return 1;
-		name = r->iid;
+		if (!(name = ev->name_iid)) {
+			r = pf_recent_of(pf, K_NAME, ev->name);
+			if (!(ev->flags & BLK_PERFETTO_EV_FIXED_NAME) || r->s != ev->name ||
+			    r->kind != K_NAME)
+				return 1;
+			name = r->iid;
+		}
 	}
 	sb = blk_output_sb(pf->out);
 	if (sb->alloc - sb->len < 64 + 1)
@@ -342,7 +363,8 @@ static int event(struct blk_perfetto *pf, int type, const struct blk_perfetto_ev
 		return -EINVAL;
 	if (type == TYPE_SLICE_END && !tr->depth)
 		return -EINVAL;
-	if (type != TYPE_SLICE_END && !ev->name)
+	if (type != TYPE_SLICE_END &&
+	    (ev->name_iid ? !iid_valid(pf, K_NAME, ev->name_iid) : !ev->name))
 		return -EINVAL;
 	if (type == TYPE_SLICE_BEGIN && tr->depth >= BLK_PERFETTO_MAX_DEPTH)
 		return -EINVAL;
@@ -360,7 +382,7 @@ static int event(struct blk_perfetto *pf, int type, const struct blk_perfetto_ev
 	for (unsigned int i = 0; i < ev->nterminating; i++)
 		if (!ev->terminating_flows[i])
 			return -EINVAL;
-	if ((ret = check_args(ev->args, ev->nargs)))
+	if ((ret = check_args(pf, ev->args, ev->nargs)))
 		return ret;
 	if ((ret = check_values(pf, ev->values, ev->nvalues, ev->ts, v)))
 		return ret;
@@ -376,7 +398,10 @@ static int event(struct blk_perfetto *pf, int type, const struct blk_perfetto_ev
 		if (ev->category)
 			blk_pf_put_str(pf, K_CATEGORY, F_EV_CATEGORY_IIDS, F_EV_CATEGORIES,
 				       ev->category);
-		blk_pf_put_str(pf, K_NAME, F_EV_NAME_IID, F_EV_NAME, ev->name);
+		if (ev->name_iid)
+			blk_pb_varint(pb, F_EV_NAME_IID, ev->name_iid);
+		else
+			blk_pf_put_str(pf, K_NAME, F_EV_NAME_IID, F_EV_NAME, ev->name);
 	}
 	blk_pb_varint(pb, F_EV_TYPE, (uint64_t)type);
 	blk_pb_varint(pb, F_EV_TRACK, ev->track);
@@ -411,6 +436,140 @@ written:
 		pf->st.instants++;
 	}
 	commit_values(pf, ev->values, ev->nvalues, ev->ts);
+	return 0;
+}
+
+/* ---- an I/O's stages: ends and a begin at one time, nothing else on them ---- */
+
+/* put_varint() for the small values most are (deltas, track uuids, iids) */
+static inline unsigned char *put_small(unsigned char *w, uint64_t v)
+{
+	if (__builtin_expect(v < 0x80, 1)) {
+		*w = (unsigned char)v;
+		return w + 1;
+	}
+	if (v < 0x4000) {
+		w[0] = (unsigned char)(v | 0x80);
+		w[1] = (unsigned char)(v >> 7);
+		return w + 2;
+	}
+	return put_varint(w, v);
+}
+
+#define SLICES_MAX_VALUES 4
+
+/*
+ * One packet of blk_perfetto_slices() at @w: a slice's end (@iid 0) or begin (@iid its
+ * name's) on @track, @delta after the sequence's time, with @nvalues counter values (@values,
+ * their differences @v). Return: where it ends.
+ */
+static inline unsigned char *slice_packet(const struct blk_perfetto *pf, unsigned char *w,
+					  uint64_t delta, uint64_t iid, uint64_t track,
+					  const struct blk_perfetto_value *values, const int64_t *v,
+					  unsigned int nvalues)
+{
+	unsigned char *pkt, *te;
+
+	*w++ = F_TRACE_PACKET << 3 | BLK_PB_LEN;
+	pkt = w++;
+	*w++ = F_PKT_TIMESTAMP << 3 | BLK_PB_VARINT;
+	w = put_small(w, delta);
+	memcpy(w, pf->seq_hdr, sizeof(pf->seq_hdr));
+	w += pf->seq_hdr_len;
+	*w++ = F_PKT_TRACK_EVENT << 3 | BLK_PB_LEN;
+	te = w++;
+	if (iid) {
+		*w++ = F_EV_NAME_IID << 3 | BLK_PB_VARINT;
+		w = put_small(w, iid);
+	}
+	*w++ = F_EV_TYPE << 3 | BLK_PB_VARINT;
+	*w++ = iid ? TYPE_SLICE_BEGIN : TYPE_SLICE_END;
+	*w++ = F_EV_TRACK << 3 | BLK_PB_VARINT;
+	w = put_small(w, track);
+	for (unsigned int i = 0; i < nvalues; i++)
+		w = put_field(w, F_EV_EXTRA_TRACKS, values[i].track);
+	for (unsigned int i = 0; i < nvalues; i++)
+		w = put_field(w, F_EV_EXTRA_VALUES, (uint64_t)v[i]);
+	w = close_msg(te, w);
+	return close_msg(pkt, w);
+}
+
+/*
+ * The packets of blk_perfetto_slices() (checked, @v its values' differences), encoded as
+ * open_packet() and event_fast() would: at a time not before the sequence's, after its first
+ * packet, nothing pending to intern, @iid the name's (0: none). The packets after the first
+ * are at the same time (delta 0).
+ */
+static int slices_fast(struct blk_perfetto *pf, uint64_t track, uint64_t ts, unsigned int nend,
+		       uint64_t iid, const struct blk_perfetto_value *values, const int64_t *v,
+		       unsigned int nvalues)
+{
+	struct blk_strbuf *sb = blk_output_sb(pf->out);
+	/* a packet without values: at most 2 + 10 + 8 + 2 + 11 + 2 + 11 bytes */
+	size_t bound = (nend + 1) * 48 + nvalues * 22;
+	unsigned char *start, *w;
+	int ret;
+
+	if (sb->alloc - sb->len < bound + 1)
+		blk_strbuf_grow(sb, bound);
+	start = w = (unsigned char *)sb->buf + sb->len;
+	w = slice_packet(pf, w, ts - pf->seq_ts, nend ? 0 : iid, track, values, v, nvalues);
+	for (unsigned int k = 1; k < nend; k++)
+		w = slice_packet(pf, w, 0, 0, track, NULL, NULL, 0);
+	if (nend && iid)
+		w = slice_packet(pf, w, 0, iid, track, NULL, NULL, 0);
+	sb->len += (size_t)(w - start);
+	if ((ret = blk_output_check(pf->out))) {
+		pf->err = ret;
+		return ret;
+	}
+	pf->seq_ts = ts;
+	pf->st.packets += nend + !!iid;
+	pf->st.bytes += (size_t)(w - start);
+	return 0;
+}
+
+int blk_perfetto_slices(struct blk_perfetto *pf, uint64_t track, uint64_t ts, unsigned int nend,
+			uint64_t name_iid, const struct blk_perfetto_value *values,
+			unsigned int nvalues)
+{
+	struct pf_track *tr = pf_track_of(pf, track);
+	int64_t v[MAX_VALUES];
+	int ret;
+
+	if (pf->err)
+		return pf->err;
+	if (!slice_track(tr) || ts < tr->last_ts || tr->depth < nend ||
+	    (name_iid && (tr->depth - nend >= BLK_PERFETTO_MAX_DEPTH ||
+			  !iid_valid(pf, K_NAME, name_iid))) ||
+	    (nvalues && !values))
+		return -EINVAL;
+	if (nvalues && (ret = check_values(pf, values, nvalues, ts, v)))
+		return ret;
+	if (pf->st.packets && ts >= pf->seq_ts && !pf->pending.len &&
+	    nvalues <= SLICES_MAX_VALUES) {
+		if ((ret = slices_fast(pf, track, ts, nend, name_iid, values, v, nvalues)))
+			return ret;
+		tr->last_ts = ts;
+		tr->depth -= nend;
+		if (name_iid) {
+			tr->depth++;
+			pf->st.slices++;
+		}
+		commit_values(pf, values, nvalues, ts);
+		return 0;
+	}
+	/* the general way, one event after the other, the values on the first */
+	for (unsigned int k = 0; k < nend + !!name_iid; k++) {
+		struct blk_perfetto_event ev = {.track = track, .ts = ts, .name_iid = name_iid};
+
+		if (!k) {
+			ev.values = values;
+			ev.nvalues = nvalues;
+		}
+		if ((ret = event(pf, k < nend ? TYPE_SLICE_END : TYPE_SLICE_BEGIN, &ev)))
+			return ret;
+	}
 	return 0;
 }
 

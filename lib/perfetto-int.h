@@ -138,6 +138,10 @@ struct blk_perfetto {
 	int err; /* sticky output error */
 	uint32_t seq;
 	uint32_t clock;
+	/* the sequence's id and its flags, as every packet after the first has them (with
+	 * room to copy all eight bytes) */
+	unsigned char seq_hdr[8];
+	uint8_t seq_hdr_len;
 	int varint_flows; /* BLK_PERFETTO_VARINT_FLOWS */
 	uint64_t seq_ts; /* the incremental clock's value: time of the last relative packet */
 	struct blk_pb pkt; /* the packet being built */

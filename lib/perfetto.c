@@ -155,6 +155,14 @@ static uint64_t intern_slow(struct blk_perfetto *pf, int kind, const char *s)
 	return iid;
 }
 
+uint64_t blk_perfetto_intern(struct blk_perfetto *pf, enum blk_perfetto_string_kind kind,
+			     const char *s)
+{
+	if (!s || pf->err || (kind != BLK_PERFETTO_EVENT_NAME && kind != BLK_PERFETTO_ARG_STRING))
+		return 0;
+	return blk_pf_intern(pf, kind == BLK_PERFETTO_EVENT_NAME ? K_NAME : K_ARG_STRING, s, 0);
+}
+
 /* A string field, interned (field @iid_field) or inline (field @str_field). */
 void blk_pf_put_str(struct blk_perfetto *pf, int kind, uint32_t iid_field, uint32_t str_field,
 		    const char *s)
@@ -293,6 +301,10 @@ struct blk_perfetto *blk_perfetto_new(struct blk_output *out, const struct blk_p
 		return NULL;
 	pf->out = out;
 	pf->seq = o && o->sequence_id ? o->sequence_id : 1;
+	pf->seq_hdr[0] = F_PKT_SEQUENCE_ID << 3 | BLK_PB_VARINT;
+	pf->seq_hdr_len = (uint8_t)(1 + blk_pb_put_varint(pf->seq_hdr + 1, pf->seq));
+	pf->seq_hdr[pf->seq_hdr_len++] = F_PKT_SEQUENCE_FLAGS << 3 | BLK_PB_VARINT;
+	pf->seq_hdr[pf->seq_hdr_len++] = SEQ_NEEDS_INCREMENTAL_STATE;
 	pf->clock = o && o->clock_id ? o->clock_id : BLK_PERFETTO_CLOCK_MONOTONIC;
 	pf->varint_flows = o && (o->flags & BLK_PERFETTO_VARINT_FLOWS);
 	blk_pb_init(&pf->pkt);

@@ -170,6 +170,7 @@ enum blk_perfetto_arg_type {
 	BLK_PERFETTO_ARG_STR, /* written inline: for strings that rarely repeat */
 	BLK_PERFETTO_ARG_ISTR, /* interned: for strings that repeat (RWBS, process names) */
 	BLK_PERFETTO_ARG_DOUBLE,
+	BLK_PERFETTO_ARG_IID, /* v.u: the iid of an interned string (blk_perfetto_intern()) */
 };
 
 /* A debug annotation (an arg in the UI): name -> value. The name is always interned. */
@@ -203,6 +204,10 @@ struct blk_perfetto_arg {
 	{                                                              \
 		.name = (n), .type = BLK_PERFETTO_ARG_ISTR, .v.s = (x) \
 	}
+#define BLK_PERFETTO_IID(n, x)                                        \
+	{                                                             \
+		.name = (n), .type = BLK_PERFETTO_ARG_IID, .v.u = (x) \
+	}
 #define BLK_PERFETTO_DOUBLE(n, x)                                        \
 	{                                                                \
 		.name = (n), .type = BLK_PERFETTO_ARG_DOUBLE, .v.d = (x) \
@@ -220,7 +225,22 @@ struct blk_perfetto_value {
  * interned. flows: flow ids that start or pass through this event; terminating_flows: flow
  * ids that end here. values: counter values at ts (counter tracks, see above). flags: what
  * the writer may trust (enum blk_perfetto_event_flags), 0: nothing.
+ *
+ * A string that comes back often (a name, an arg's value) can be interned once by the
+ * caller, who then gives its iid (name_iid, BLK_PERFETTO_ARG_IID) and spares the writer the
+ * lookup: an iid stays valid as long as the writer lives.
  */
+enum blk_perfetto_string_kind {
+	BLK_PERFETTO_EVENT_NAME, /* for name_iid */
+	BLK_PERFETTO_ARG_STRING, /* for BLK_PERFETTO_ARG_IID */
+};
+
+/* The iid of @s as a string of @kind, interned now if new (its definition goes out with the
+ * next packet); 0 when it cannot be (too long, too many strings, out of memory): then give
+ * the string itself. */
+uint64_t blk_perfetto_intern(struct blk_perfetto *pf, enum blk_perfetto_string_kind kind,
+			     const char *s);
+
 enum blk_perfetto_event_flags {
 	/* name and category are fixed strings (literals, or text that stays as it is at its
 	 * address as long as the writer lives): found again by their address alone, without
@@ -233,6 +253,7 @@ struct blk_perfetto_event {
 	uint64_t track;
 	uint64_t ts;
 	const char *name;
+	uint64_t name_iid; /* not 0: the name's iid (blk_perfetto_intern()), @name not read */
 	const char *category;
 	const struct blk_perfetto_arg *args;
 	unsigned int nargs;
@@ -341,6 +362,20 @@ int blk_perfetto_end(struct blk_perfetto *pf, const struct blk_perfetto_event *e
 
 /* End the innermost open slice of @track at @ts: blk_perfetto_end() with nothing else. */
 int blk_perfetto_end_at(struct blk_perfetto *pf, uint64_t track, uint64_t ts);
+
+/**
+ * blk_perfetto_slices() - on slice track @track at @ts: the ends of its @nend innermost open
+ * slices, then, with @name_iid (blk_perfetto_intern()'s, an event name; 0: none), the begin
+ * of that slice; counter @values (@nvalues of them, at @ts) ride on the first packet. The
+ * packets blk_perfetto_end() and blk_perfetto_begin() would write for that, byte for byte,
+ * without what their generality costs (the stages of an I/O: one end and one begin at one
+ * time).
+ * Return: 0, or the errors of blk_perfetto_end() and blk_perfetto_begin(); on -EINVAL
+ * nothing is written.
+ */
+int blk_perfetto_slices(struct blk_perfetto *pf, uint64_t track, uint64_t ts, unsigned int nend,
+			uint64_t name_iid, const struct blk_perfetto_value *values,
+			unsigned int nvalues);
 
 /* An instant event (a zero-length slice) @ev->name on @ev->track. Errors as _begin(). */
 int blk_perfetto_instant(struct blk_perfetto *pf, const struct blk_perfetto_event *ev);

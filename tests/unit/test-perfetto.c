@@ -428,6 +428,127 @@ static void test_fixed_names(void **state)
 	unlink(p2);
 }
 
+/*
+ * An I/O's slice and stages as btt draws them, into @path: with the iids of
+ * blk_perfetto_intern() and blk_perfetto_slices() (@lean), or with blk_perfetto_begin() and
+ * _end() and the strings themselves; the same bytes either way. Both intern the names first.
+ */
+static void write_stages(const char *path, int lean)
+{
+	struct blk_perfetto_opts o = {.start_ns = 1000};
+	struct blk_perfetto_track ts = {.type = BLK_PERFETTO_TRACK_SLICE, .name = "d"};
+	struct blk_perfetto_track tc = {
+		.type = BLK_PERFETTO_TRACK_COUNTER, .name = "c", .incremental = 1};
+	const struct blk_perfetto_value val = {.track = 2, .value = 4};
+	struct blk_perfetto *pf = blk_perfetto_open(path, &o);
+	uint64_t u, io, q2d, d2c, rwbs;
+
+	assert_non_null(pf);
+	assert_int_equal(blk_perfetto_track_new(pf, &ts, &u), 0);
+	assert_int_equal(blk_perfetto_track_new(pf, &tc, &u), 0);
+	assert_int_equal(io = blk_perfetto_intern(pf, BLK_PERFETTO_EVENT_NAME, "R 4 KiB"), 1);
+	assert_int_equal(q2d = blk_perfetto_intern(pf, BLK_PERFETTO_EVENT_NAME, "Q2D"), 2);
+	assert_int_equal(d2c = blk_perfetto_intern(pf, BLK_PERFETTO_EVENT_NAME, "D2C"), 3);
+	assert_int_equal(rwbs = blk_perfetto_intern(pf, BLK_PERFETTO_ARG_STRING, "R"), 1);
+	for (int i = 0; i < 200; i++) {
+		uint64_t t = 1000 + 40000 * (uint64_t)i;
+		struct blk_perfetto_arg a[] = {BLK_PERFETTO_UINT("sector", (uint64_t)i * 8),
+					       BLK_PERFETTO_ISTR("rwbs", "R")};
+		struct blk_perfetto_event b = {
+			.track = 1, .ts = t, .name = "R 4 KiB", .args = a, .nargs = 2};
+		struct blk_perfetto_event st = {.track = 1, .ts = t, .name = "Q2D"};
+
+		if (lean) {
+			a[1] = (struct blk_perfetto_arg)BLK_PERFETTO_IID("rwbs", rwbs);
+			b.name = NULL;
+			b.name_iid = io;
+			assert_int_equal(blk_perfetto_begin(pf, &b), 0);
+			assert_int_equal(blk_perfetto_slices(pf, 1, t, 0, q2d, NULL, 0), 0);
+			/* a counter value riding on the stages' end and begin */
+			assert_int_equal(blk_perfetto_slices(pf, 1, t + 1000 + 90 * (uint64_t)i, 1,
+							     d2c, &val, 1),
+					 0);
+			assert_int_equal(blk_perfetto_slices(pf, 1, t + 30000, 2, 0, NULL, 0), 0);
+			continue;
+		}
+		assert_int_equal(blk_perfetto_begin(pf, &b), 0);
+		assert_int_equal(blk_perfetto_begin(pf, &st), 0);
+		st.ts = t + 1000 + 90 * (uint64_t)i;
+		st.values = &val;
+		st.nvalues = 1;
+		assert_int_equal(blk_perfetto_end(pf, &st), 0);
+		st.name = "D2C";
+		st.values = NULL;
+		st.nvalues = 0;
+		assert_int_equal(blk_perfetto_begin(pf, &st), 0);
+		assert_int_equal(blk_perfetto_end_at(pf, 1, t + 30000), 0);
+		assert_int_equal(blk_perfetto_end_at(pf, 1, t + 30000), 0);
+	}
+	assert_int_equal(blk_perfetto_close(pf), 0);
+}
+
+static void test_slices_iids(void **state)
+{
+	struct blk_perfetto_opts o = {.start_ns = 1000};
+	struct blk_perfetto_track ts = {.type = BLK_PERFETTO_TRACK_SLICE, .name = "d"};
+	struct blk_perfetto_arg bad_arg = BLK_PERFETTO_IID("a", 2);
+	struct blk_perfetto_event ev = {.track = 1, .ts = 1000, .name_iid = 2};
+	struct blk_perfetto_stats st;
+	struct blk_perfetto *pf;
+	char p1[64], p2[64];
+	struct file f1, f2;
+	uint64_t u, x;
+
+	(void)state;
+	write_stages(temp_name(p1, ""), 1);
+	write_stages(temp_name(p2, ""), 0);
+	f1 = read_file(p1, 0);
+	f2 = read_file(p2, 0);
+	/* 200 I/Os of 6 packets; time deltas of one to three bytes */
+	assert_true(f1.n > 200 * 6 * 14);
+	assert_int_equal(f1.n, f2.n);
+	assert_memory_equal(f1.p, f2.p, f1.n);
+	free(f1.p);
+	free(f2.p);
+	unlink(p1);
+	unlink(p2);
+
+	/* what is refused writes nothing */
+	pf = blk_perfetto_open(temp_name(p1, ""), &o);
+	assert_non_null(pf);
+	assert_int_equal(blk_perfetto_track_new(pf, &ts, &u), 0);
+	assert_int_equal(blk_perfetto_intern(pf, BLK_PERFETTO_EVENT_NAME, NULL), 0);
+	assert_int_equal(blk_perfetto_intern(pf, (enum blk_perfetto_string_kind)7, "x"), 0);
+	assert_int_equal(x = blk_perfetto_intern(pf, BLK_PERFETTO_EVENT_NAME, "x"), 1);
+	assert_int_equal(blk_perfetto_intern(pf, BLK_PERFETTO_EVENT_NAME, "x"), 1);
+	assert_int_equal(blk_perfetto_slices(pf, 1, 1000, 1, x, NULL, 0), -EINVAL); /* none open */
+	assert_int_equal(blk_perfetto_slices(pf, 1, 1000, 0, 2, NULL, 0), -EINVAL); /* no iid 2 */
+	assert_int_equal(blk_perfetto_slices(pf, 9, 1000, 0, x, NULL, 0), -EINVAL); /* no track */
+	assert_int_equal(blk_perfetto_begin(pf, &ev), -EINVAL);
+	ev.name_iid = x;
+	ev.args = &bad_arg; /* no string value was interned */
+	ev.nargs = 1;
+	assert_int_equal(blk_perfetto_begin(pf, &ev), -EINVAL);
+	ev.nargs = 0;
+	assert_int_equal(blk_perfetto_slices(pf, 1, 1000, 0, x, NULL, 0), 0);
+	assert_int_equal(blk_perfetto_slices(pf, 1, 999, 1, 0, NULL, 0), -EINVAL); /* back in time */
+	assert_int_equal(blk_perfetto_slices(pf, 1, 1000, 2, 0, NULL, 0), -EINVAL); /* one open */
+	assert_int_equal(blk_perfetto_slices(pf, 1, 1100, 1, 0, NULL, 0), 0);
+	blk_perfetto_stats(pf, &st);
+	assert_int_equal(st.packets, 4);
+	assert_int_equal(st.slices, 1);
+	assert_int_equal(blk_perfetto_close(pf), 0);
+	f1 = read_file(p1, 0);
+	f1.at = sizeof(first_1000) + sizeof(track_d);
+	/* the begin of "x" by its iid: as test_slice's, its definition in the packet */
+	expect(&f1, B(0x0a, 0x17, 0x40, 0x00, 0x50, 0x01, 0x68, 0x02, 0x5a, 0x06, 0x50, 0x01, 0x48,
+		      0x01, 0x58, 0x01, 0x62, 0x07, 0x12, 0x05, 0x08, 0x01, 0x12, 0x01, 'x'));
+	expect(&f1, B(0x0a, 0x0c, 0x40, 0x64, 0x50, 0x01, 0x68, 0x02, 0x5a, 0x04, 0x48, 0x02, 0x58,
+		      0x01));
+	expect_end(&f1);
+	unlink(p1);
+}
+
 static void test_descriptors(void **state)
 {
 	struct blk_perfetto_track dev = {.type = BLK_PERFETTO_TRACK_SLICE,
@@ -767,6 +888,7 @@ int main(void)
 		cmocka_unit_test(test_args_flows_counters),
 		cmocka_unit_test(test_long_strings),
 		cmocka_unit_test(test_fixed_names),
+		cmocka_unit_test(test_slices_iids),
 		cmocka_unit_test(test_descriptors),
 		cmocka_unit_test(test_lanes),
 		cmocka_unit_test(test_refused),
