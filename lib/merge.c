@@ -194,19 +194,12 @@ static int store_raw(struct mstream *s, unsigned int n, const struct blk_event *
 	return 0;
 }
 
-/*
- * Raw mode, blk_merge_quiet(): the plain records at the reader's position, up to @max of
- * them, go into the slots from @n on undecoded, with one copy. Return the number stored,
- * 0 if the next record is not a plain one, or -ENOMEM.
- */
-static int store_span(struct mstream *s, unsigned int n, unsigned int max)
+/* the slots from @n on for the @k plain records of @span (@len bytes), copied to the arena */
+static int span_to_arena(struct mstream *s, unsigned int n, const unsigned char *span,
+			 unsigned int k, size_t len)
 {
-	unsigned int k;
-	size_t len, off;
-	const unsigned char *span = blk_reader_plain_span(s->r, (uint32_t)s->cpu, max, &k, &len);
+	size_t off;
 
-	if (!span)
-		return 0;
 	if (arena_reserve(s, len))
 		return -ENOMEM;
 	memcpy(s->arena + s->arena_len, span, len);
@@ -227,6 +220,55 @@ static int store_span(struct mstream *s, unsigned int n, unsigned int max)
 }
 
 /*
+ * Raw mode, blk_merge_quiet(): the plain records at the reader's position, up to @max of
+ * them, go into the slots from @n on undecoded, with one copy. Return the number stored,
+ * 0 if the next record is not a plain one, or -ENOMEM.
+ */
+static int store_span(struct mstream *s, unsigned int n, unsigned int max)
+{
+	unsigned int k;
+	size_t len;
+	const unsigned char *span = blk_reader_plain_span(s->r, (uint32_t)s->cpu, max, &k, &len);
+
+	return span ? span_to_arena(s, n, span, k, len) : 0;
+}
+
+/*
+ * Raw mode, blk_merge_quiet(), at a batch's start: when the whole batch (@max records) is
+ * plain records at the reader's position, they stay where the reader holds them, one copy
+ * fewer than store_span(): valid until the next call on the reader, which comes with the
+ * next batch, once every record of this one was taken. Fewer (the reader's buffer ends
+ * before the batch, or a record that is not plain): copied as store_span() does, and the
+ * batch goes on (its size decides the order of records of equal times, as the classic
+ * tool's). Return the number of records (the batch whole if @max), 0 if the next record is
+ * not a plain one, or -ENOMEM; *@direct: whether they stayed in place.
+ */
+static int first_span(struct mstream *s, unsigned int max, int *direct)
+{
+	unsigned int k;
+	size_t len;
+	const unsigned char *p = blk_reader_plain_span(s->r, (uint32_t)s->cpu, max, &k, &len);
+
+	*direct = 0;
+	if (!p)
+		return 0;
+	if (k < max)
+		return span_to_arena(s, 0, p, k, len);
+	for (struct blk_merge_raw *rr = s->raw; rr < s->raw + k; rr++) {
+		uint16_t pdu_len;
+
+		FIELD(pdu_len, struct blk_io_trace, pdu_len);
+		FIELD(rr->time, struct blk_io_trace, time);
+		FIELD(rr->action, struct blk_io_trace, action);
+		rr->len = sizeof(struct blk_io_trace) + pdu_len;
+		rr->data = p;
+		p += rr->len;
+	}
+	*direct = 1;
+	return (int)k;
+}
+
+/*
  * Read the next batch of @s. Return records queued, or -errno from the callback. Each record
  * is decoded into its slot of the batch, which blk_merge_take() hands out as it is. Once a
  * batch: not inlined, so that blk_merge_take()'s common path stays short.
@@ -237,7 +279,21 @@ static int __attribute__((noinline)) prime(struct blk_merge *m, struct mstream *
 	int ret;
 
 	s->arena_len = 0;
-	for (i = 0; !s->done && i < m->batch; i++) {
+	i = 0;
+	if (s->quiet && !s->done) {
+		int direct, k = first_span(s, m->batch, &direct);
+
+		if (k < 0)
+			return k;
+		if (direct) {
+			s->n = (unsigned int)k;
+			s->head = 0;
+			s->head_time = s->raw[0].time;
+			return k;
+		}
+		n = i = (unsigned int)k;
+	}
+	for (; !s->done && i < m->batch; i++) {
 		struct blk_event *ev = m->raw ? s->ev : &s->ev[n];
 
 		if (s->quiet) {

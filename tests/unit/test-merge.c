@@ -513,6 +513,101 @@ static void test_raw_runs_match_classic_list(void **state)
 }
 
 /*
+ * Long inputs read through small buffers (16 KiB: most batches of the raw mode's plain
+ * records stay where the reader holds them, some end past its buffer and are copied), with
+ * notes among the records, many equal times and some going back (where a batch ends decides
+ * what comes first, as in the classic tool): blk_merge_take_run_raw() gives the records
+ * blk_merge_next() decodes, in the same order, byte for byte, for batches of 1 to 600.
+ */
+#define LONG_IN 3
+#define LONG_REC 1500
+static void test_raw_runs_past_buffer(void **state)
+{
+	static int owners[LONG_IN];
+	static const char comm[] = "dd";
+	char paths[2][LONG_IN][64];
+	const unsigned int batches[] = {1, 7, 100, 512, 600};
+
+	(void)state;
+	for (unsigned int bi = 0; bi < sizeof(batches) / sizeof(batches[0]); bi++) {
+		struct blk_merge *raw = blk_merge_new(batches[bi], NULL, NULL),
+				 *dec = blk_merge_new(batches[bi], NULL, NULL);
+		unsigned int got = 0;
+
+		assert_non_null(raw);
+		assert_non_null(dec);
+		assert_int_equal(blk_merge_set_raw(raw), 0);
+		for (int s = 0; s < LONG_IN; s++) {
+			struct tbuf b = TBUF_INIT;
+			uint64_t t = rnd(5);
+
+			for (int i = 0; i < LONG_REC; i++) {
+				struct blk_event e = test_event((uint32_t)i, t, (uint32_t)s,
+								CAT(BLK_TC_READ | BLK_TC_QUEUE) |
+									BLK_TA_QUEUE,
+								(uint64_t)i * 8, 4096);
+
+				if (rnd(97) == 0) {
+					e.action = BLK_TN_ACTION(BLK_TN_PROCESS);
+					e.pdu = (const unsigned char *)comm;
+					e.pdu_len = sizeof(comm);
+				}
+				tbuf_add_event(&b, &e, test_host_be());
+				t += rnd(3);
+				/* now and then earlier than the one before: a batch's bounds matter */
+				if (rnd(10) == 0)
+					t -= t < 6 ? t : rnd(6);
+			}
+			for (int k = 0; k < 2; k++) {
+				struct blk_reader *r;
+
+				test_write_temp(paths[k][s], b.p, b.len);
+				r = blk_reader_open(paths[k][s]);
+				assert_non_null(r);
+				blk_reader_set_buf_size(r, 16384);
+				assert_int_equal(blk_merge_add(k ? dec : raw, r, &owners[s], s), 0);
+				unlink(paths[k][s]);
+			}
+			assert_int_equal(blk_merge_quiet(raw, &owners[s]), 0);
+			tbuf_free(&b);
+		}
+		for (;;) {
+			const struct blk_merge_raw *run;
+			unsigned int n;
+			void *owner;
+			int cpu, ret = blk_merge_take_run_raw(raw, &run, &n, &owner, &cpu);
+
+			if (ret != 1) {
+				struct blk_event ev;
+
+				assert_int_equal(ret, 0);
+				assert_int_equal(blk_merge_next(dec, &ev, &owner, &cpu), 0);
+				break;
+			}
+			for (unsigned int i = 0; i < n; i++) {
+				struct blk_event ev;
+				unsigned char want[256];
+				void *downer;
+				int dcpu;
+				size_t len;
+
+				assert_int_equal(blk_merge_next(dec, &ev, &downer, &dcpu), 1);
+				assert_int_equal(dcpu, cpu);
+				assert_ptr_equal(downer, owner);
+				len = blk_event_encode(&ev, want);
+				assert_int_equal(run[i].len, len);
+				assert_memory_equal(run[i].data, want, len);
+				assert_int_equal(run[i].time, ev.time);
+				got++;
+			}
+		}
+		assert_int_equal(got, LONG_IN * LONG_REC);
+		blk_merge_free(raw);
+		blk_merge_free(dec);
+	}
+}
+
+/*
  * Raw mode on a foreign-order and on a version-8 input: the records come out in host order,
  * in their own version, as the dump writes them; notes not consumed are merged with them.
  * Quiet inputs (blk_merge_quiet() at the first plain record) still show their notes and
@@ -767,6 +862,7 @@ int main(void)
 		cmocka_unit_test(test_take_matches_classic_list),
 		cmocka_unit_test(test_raw_matches_classic_list),
 		cmocka_unit_test(test_raw_runs_match_classic_list),
+		cmocka_unit_test(test_raw_runs_past_buffer),
 		cmocka_unit_test(test_raw_foreign_and_v2),
 		cmocka_unit_test(test_all_equal_times),
 		cmocka_unit_test(test_notify_consumed),
