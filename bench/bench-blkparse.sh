@@ -145,15 +145,18 @@ fi
 
 # ---- measuring ----
 
-# run_one WHO CMD...: run once with stdout to /dev/null after removing WHO's dump file
-# ($OUT/WHO.bin); set WALL (s), CPU (s) and RSS (KiB). A command starting with 'pipe:' reads
-# $MERGED from a pipe. Each run starts after a sync (not timed): without it a run began while
-# the kernel still wrote back the file of the run before (up to 936 MB on 20M events), which
-# took a CPU from it, and which run came after which decided the ratio (ours after cat's
-# fast dump: -O -d at 1.66-1.87x cat in full benches, 1.05x on its own).
+# run_one WHO CMD...: run once with stdout to /dev/null after removing every dump file
+# ($OUT/*.bin: each run's is checksummed right after it); set WALL (s), CPU (s) and RSS (KiB).
+# A command starting with 'pipe:' reads $MERGED from a pipe. Each run starts after a sync (not
+# timed): without it a run began while the kernel still wrote back the file of the run before
+# (up to 936 MB on 20M events), which took a CPU from it, and which run came after which
+# decided the ratio (ours after cat's fast dump: -O -d at 1.66-1.87x cat in full benches,
+# 1.05x on its own). And with only the tool's own dump removed, each run found the others'
+# dumps in the page cache (up to 2.8 GB on 20M events): the system time of every writer, cat's
+# too, then varied 2-4x on this VM (cat's median 1.0 s where it was 0.4 s alone).
 run_one() {
 	local out=/dev/null t0 t1 u s
-	rm -f "$OUT/$1.bin"
+	rm -f "$OUT"/*.bin
 	shift
 	sync
 	t0=$EPOCHREALTIME
