@@ -407,25 +407,35 @@ static void write_fixed(const char *path, unsigned int flags)
 	assert_int_equal(blk_perfetto_close(pf), 0);
 }
 
-/* Names said to be fixed (found by their address alone): the same file as without. */
-static void test_fixed_names(void **state)
+/*
+ * Files @p1 and @p2 hold the same bytes (@p2's once uncompressed, if it is gzip), more than
+ * @min of them; both are removed. Return: their number.
+ */
+static size_t same_files(const char *p1, const char *p2, size_t min)
 {
-	char p1[64], p2[64];
-	struct file f1, f2;
+	struct file f1 = read_file(p1, 0), f2 = read_file(p2, 1);
+	size_t n = f1.n;
 
-	(void)state;
-	write_fixed(temp_name(p1, ""), 0);
-	write_fixed(temp_name(p2, ""),
-		    BLK_PERFETTO_EV_FIXED_NAME | BLK_PERFETTO_EV_FIXED_ARG_NAMES);
-	f1 = read_file(p1, 0);
-	f2 = read_file(p2, 0);
-	assert_true(f1.n > 300 * 5 * 4);
+	assert_true(f1.n > min);
 	assert_int_equal(f1.n, f2.n);
 	assert_memory_equal(f1.p, f2.p, f1.n);
 	free(f1.p);
 	free(f2.p);
 	unlink(p1);
 	unlink(p2);
+	return n;
+}
+
+/* Names said to be fixed (found by their address alone): the same file as without. */
+static void test_fixed_names(void **state)
+{
+	char p1[64], p2[64];
+
+	(void)state;
+	write_fixed(temp_name(p1, ""), 0);
+	write_fixed(temp_name(p2, ""),
+		    BLK_PERFETTO_EV_FIXED_NAME | BLK_PERFETTO_EV_FIXED_ARG_NAMES);
+	same_files(p1, p2, 300 * 5 * 4);
 }
 
 /*
@@ -496,22 +506,14 @@ static void test_slices_iids(void **state)
 	struct blk_perfetto_stats st;
 	struct blk_perfetto *pf;
 	char p1[64], p2[64];
-	struct file f1, f2;
+	struct file f1;
 	uint64_t u, x;
 
 	(void)state;
 	write_stages(temp_name(p1, ""), 1);
 	write_stages(temp_name(p2, ""), 0);
-	f1 = read_file(p1, 0);
-	f2 = read_file(p2, 0);
 	/* 200 I/Os of 6 packets; time deltas of one to three bytes */
-	assert_true(f1.n > 200 * 6 * 14);
-	assert_int_equal(f1.n, f2.n);
-	assert_memory_equal(f1.p, f2.p, f1.n);
-	free(f1.p);
-	free(f2.p);
-	unlink(p1);
-	unlink(p2);
+	same_files(p1, p2, 200 * 6 * 14);
 
 	/* what is refused writes nothing */
 	pf = blk_perfetto_open(temp_name(p1, ""), &o);
@@ -789,7 +791,6 @@ static void write_many(const char *path, struct blk_perfetto_stats *st)
 static void test_gzip(void **state)
 {
 	struct blk_perfetto_stats st1, st2;
-	struct file plain, gz;
 	char p1[64], p2[64];
 	unsigned char magic[2];
 	FILE *fp;
@@ -804,15 +805,7 @@ static void test_gzip(void **state)
 	fclose(fp);
 	assert_int_equal(magic[0], 0x1f);
 	assert_int_equal(magic[1], 0x8b);
-	plain = read_file(p1, 0);
-	gz = read_file(p2, 1);
-	assert_int_equal(plain.n, st1.bytes);
-	assert_int_equal(gz.n, plain.n);
-	assert_memory_equal(gz.p, plain.p, plain.n);
-	free(plain.p);
-	free(gz.p);
-	unlink(p1);
-	unlink(p2);
+	assert_int_equal(same_files(p1, p2, 0), st1.bytes);
 }
 
 /* flows as varints (BLK_PERFETTO_VARINT_FLOWS) or fixed64: the fields each writes */
