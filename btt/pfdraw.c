@@ -604,8 +604,7 @@ static uint64_t stage_iid(struct pfdraw *d, const char *s)
  * On @io's lane at @ts: the ends of its @nend innermost slices, then slice @iid (0: none),
  * with the counter values waiting for @ts (the others written first)
  */
-static int slices(struct pfdraw *d, struct pf_io *io, uint64_t ts, unsigned int nend,
-		  uint64_t iid)
+static int slices(struct pfdraw *d, struct pf_io *io, uint64_t ts, unsigned int nend, uint64_t iid)
 {
 	int ret;
 

@@ -540,8 +540,8 @@ int blk_perfetto_slices(struct blk_perfetto *pf, uint64_t track, uint64_t ts, un
 	if (pf->err)
 		return pf->err;
 	if (!slice_track(tr) || ts < tr->last_ts || tr->depth < nend ||
-	    (name_iid && (tr->depth - nend >= BLK_PERFETTO_MAX_DEPTH ||
-			  !iid_valid(pf, K_NAME, name_iid))) ||
+	    (name_iid &&
+	     (tr->depth - nend >= BLK_PERFETTO_MAX_DEPTH || !iid_valid(pf, K_NAME, name_iid))) ||
 	    (nvalues && !values))
 		return -EINVAL;
 	if (nvalues && (ret = check_values(pf, values, nvalues, ts, v)))
