@@ -621,8 +621,7 @@ static int slices(struct pfdraw *d, struct pf_io *io, uint64_t ts, unsigned int 
 
 int pfdraw_stage(struct pfdraw *d, struct pf_io *io, uint64_t ts, const char *name, int first)
 {
-	struct blk_perfetto_event ev = {
-		.track = io->lane, .ts = at(d, io->lane, ts), .name = name, .flags = FIXED};
+	struct blk_perfetto_event ev = {.track = io->lane, .name = name, .flags = FIXED};
 	uint64_t iid;
 	int ret;
 
@@ -631,6 +630,7 @@ int pfdraw_stage(struct pfdraw *d, struct pf_io *io, uint64_t ts, const char *na
 	if ((iid = stage_iid(d, name)))
 		return slices(d, io, ts, !first, iid);
 	/* a name that could not be interned goes inline */
+	ev.ts = at(d, io->lane, ts);
 	if (!first && (ret = draw_event(d, blk_perfetto_end, &ev)))
 		return ret;
 	return draw_event(d, blk_perfetto_begin, &ev);
@@ -639,10 +639,8 @@ int pfdraw_stage(struct pfdraw *d, struct pf_io *io, uint64_t ts, const char *na
 int pfdraw_end(struct pfdraw *d, struct pf_io *io, uint64_t ts, uint64_t flow)
 {
 	struct blk_perfetto_arg args[3];
-	struct blk_perfetto_event ev = {.track = io->lane,
-					.ts = at(d, io->lane, ts),
-					.args = args,
-					.flags = BLK_PERFETTO_EV_FIXED_ARG_NAMES};
+	struct blk_perfetto_event ev = {
+		.track = io->lane, .args = args, .flags = BLK_PERFETTO_EV_FIXED_ARG_NAMES};
 	int ret;
 
 	if (!io->error && !io->merged && !io->lost && !flow) {
@@ -652,6 +650,7 @@ int pfdraw_end(struct pfdraw *d, struct pf_io *io, uint64_t ts, uint64_t flow)
 		lane_give(d, io);
 		return 0;
 	}
+	ev.ts = at(d, io->lane, ts);
 	if ((ret = draw_event(d, blk_perfetto_end, &ev)))
 		return ret;
 	if (io->error)

@@ -194,28 +194,37 @@ static int store_raw(struct mstream *s, unsigned int n, const struct blk_event *
 	return 0;
 }
 
-/* the slots from @n on for the @k plain records of @span (@len bytes), copied to the arena */
-static int span_to_arena(struct mstream *s, unsigned int n, const unsigned char *span,
-			 unsigned int k, size_t len)
+/*
+ * The slots @rr[0..@k) for the @k plain records at @p, one after the other: each one's data
+ * @base plus its offset from @p (@base: @p itself, or the arena offset of @p while the arena
+ * may still move, see prime()). Return: the bytes of the @k records.
+ */
+static size_t span_slots(struct blk_merge_raw *rr, unsigned int k, const unsigned char *p,
+			 uintptr_t base)
 {
-	size_t off;
+	const unsigned char *start = p;
 
-	if (arena_reserve(s, len))
-		return -ENOMEM;
-	memcpy(s->arena + s->arena_len, span, len);
-	off = s->arena_len;
-	for (struct blk_merge_raw *rr = &s->raw[n]; rr < &s->raw[n + k]; rr++) {
-		const unsigned char *p = s->arena + off;
+	for (struct blk_merge_raw *end = rr + k; rr < end; rr++) {
 		uint16_t pdu_len;
 
 		FIELD(pdu_len, struct blk_io_trace, pdu_len);
 		FIELD(rr->time, struct blk_io_trace, time);
 		FIELD(rr->action, struct blk_io_trace, action);
 		rr->len = sizeof(struct blk_io_trace) + pdu_len;
-		rr->data = (const unsigned char *)(uintptr_t)off;
-		off += rr->len;
+		rr->data = (const unsigned char *)(base + (uintptr_t)(p - start));
+		p += rr->len;
 	}
-	s->arena_len = off;
+	return (size_t)(p - start);
+}
+
+/* the slots from @n on for the @k plain records of @span (@len bytes), copied to the arena */
+static int span_to_arena(struct mstream *s, unsigned int n, const unsigned char *span,
+			 unsigned int k, size_t len)
+{
+	if (arena_reserve(s, len))
+		return -ENOMEM;
+	memcpy(s->arena + s->arena_len, span, len);
+	s->arena_len += span_slots(&s->raw[n], k, s->arena + s->arena_len, s->arena_len);
 	return (int)k;
 }
 
@@ -254,16 +263,7 @@ static int first_span(struct mstream *s, unsigned int max, int *direct)
 		return 0;
 	if (k < max)
 		return span_to_arena(s, 0, p, k, len);
-	for (struct blk_merge_raw *rr = s->raw; rr < s->raw + k; rr++) {
-		uint16_t pdu_len;
-
-		FIELD(pdu_len, struct blk_io_trace, pdu_len);
-		FIELD(rr->time, struct blk_io_trace, time);
-		FIELD(rr->action, struct blk_io_trace, action);
-		rr->len = sizeof(struct blk_io_trace) + pdu_len;
-		rr->data = p;
-		p += rr->len;
-	}
+	span_slots(s->raw, k, p, (uintptr_t)p);
 	*direct = 1;
 	return (int)k;
 }

@@ -111,6 +111,16 @@ static void put_args(struct blk_perfetto *pf, const struct blk_perfetto_arg *a, 
 
 static inline unsigned char *put_varint(unsigned char *w, uint64_t v)
 {
+	/* most are small (time deltas, track uuids, iids): one or two bytes without a loop */
+	if (__builtin_expect(v < 0x80, 1)) {
+		*w = (unsigned char)v;
+		return w + 1;
+	}
+	if (v < 0x4000) {
+		w[0] = (unsigned char)(v | 0x80);
+		w[1] = (unsigned char)(v >> 7);
+		return w + 2;
+	}
 	while (v >= 0x80) {
 		*w++ = (unsigned char)(v | 0x80);
 		v >>= 7;
@@ -156,22 +166,39 @@ static inline unsigned char *close_msg(unsigned char *len, unsigned char *w)
 	return w + n - 1;
 }
 
+/* the sequence's id, and after its first packet its flags (pf->seq_hdr: all eight bytes are
+ * copied, @w needs the room) */
+static inline unsigned char *put_seq(const struct blk_perfetto *pf, unsigned char *w)
+{
+	if (!pf->st.packets)
+		return put_field(w, F_PKT_SEQUENCE_ID, pf->seq);
+	memcpy(w, pf->seq_hdr, sizeof(pf->seq_hdr));
+	return w + pf->seq_hdr_len;
+}
+
+/* a TracePacket @delta after the sequence's time (its length byte returned, as open_msg()) */
+static inline unsigned char *open_relative(const struct blk_perfetto *pf, unsigned char **w,
+					   uint64_t delta)
+{
+	unsigned char *pkt = open_msg(w, F_TRACE_PACKET);
+
+	*w = put_seq(pf, put_field(*w, F_PKT_TIMESTAMP, delta));
+	return pkt;
+}
+
 /* a TracePacket at @ts on the sequence (its length byte returned, as open_msg()), its time
  * relative when it can be (pf->pkt_relative) */
 static inline unsigned char *open_packet(struct blk_perfetto *pf, unsigned char **w, uint64_t ts)
 {
-	unsigned char *pkt = open_msg(w, F_TRACE_PACKET);
+	unsigned char *pkt;
 
 	pf->pkt_relative = ts >= pf->seq_ts;
-	if (pf->pkt_relative) {
-		*w = put_field(*w, F_PKT_TIMESTAMP, ts - pf->seq_ts);
-	} else {
-		*w = put_field(*w, F_PKT_TIMESTAMP, ts);
-		*w = put_field(*w, F_PKT_CLOCK_ID, pf->clock);
-	}
-	*w = put_field(*w, F_PKT_SEQUENCE_ID, pf->seq);
-	if (pf->st.packets)
-		*w = put_field(*w, F_PKT_SEQUENCE_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+	if (pf->pkt_relative)
+		return open_relative(pf, w, ts - pf->seq_ts);
+	pkt = open_msg(w, F_TRACE_PACKET);
+	*w = put_field(*w, F_PKT_TIMESTAMP, ts);
+	*w = put_field(*w, F_PKT_CLOCK_ID, pf->clock);
+	*w = put_seq(pf, *w);
 	return pkt;
 }
 
@@ -441,21 +468,6 @@ written:
 
 /* ---- an I/O's stages: ends and a begin at one time, nothing else on them ---- */
 
-/* put_varint() for the small values most are (deltas, track uuids, iids) */
-static inline unsigned char *put_small(unsigned char *w, uint64_t v)
-{
-	if (__builtin_expect(v < 0x80, 1)) {
-		*w = (unsigned char)v;
-		return w + 1;
-	}
-	if (v < 0x4000) {
-		w[0] = (unsigned char)(v | 0x80);
-		w[1] = (unsigned char)(v >> 7);
-		return w + 2;
-	}
-	return put_varint(w, v);
-}
-
 #define SLICES_MAX_VALUES 4
 
 /*
@@ -468,24 +480,12 @@ static inline unsigned char *slice_packet(const struct blk_perfetto *pf, unsigne
 					  const struct blk_perfetto_value *values, const int64_t *v,
 					  unsigned int nvalues)
 {
-	unsigned char *pkt, *te;
+	unsigned char *pkt = open_relative(pf, &w, delta), *te = open_msg(&w, F_PKT_TRACK_EVENT);
 
-	*w++ = F_TRACE_PACKET << 3 | BLK_PB_LEN;
-	pkt = w++;
-	*w++ = F_PKT_TIMESTAMP << 3 | BLK_PB_VARINT;
-	w = put_small(w, delta);
-	memcpy(w, pf->seq_hdr, sizeof(pf->seq_hdr));
-	w += pf->seq_hdr_len;
-	*w++ = F_PKT_TRACK_EVENT << 3 | BLK_PB_LEN;
-	te = w++;
-	if (iid) {
-		*w++ = F_EV_NAME_IID << 3 | BLK_PB_VARINT;
-		w = put_small(w, iid);
-	}
-	*w++ = F_EV_TYPE << 3 | BLK_PB_VARINT;
-	*w++ = iid ? TYPE_SLICE_BEGIN : TYPE_SLICE_END;
-	*w++ = F_EV_TRACK << 3 | BLK_PB_VARINT;
-	w = put_small(w, track);
+	if (iid)
+		w = put_field(w, F_EV_NAME_IID, iid);
+	w = put_field(w, F_EV_TYPE, iid ? TYPE_SLICE_BEGIN : TYPE_SLICE_END);
+	w = put_field(w, F_EV_TRACK, track);
 	for (unsigned int i = 0; i < nvalues; i++)
 		w = put_field(w, F_EV_EXTRA_TRACKS, values[i].track);
 	for (unsigned int i = 0; i < nvalues; i++)
