@@ -19,6 +19,11 @@ mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
 mount -t tmpfs tmpfs /tmp
+# a CPU stuck in the kernel (soft lockup) ends the boot at once, with every CPU's stack on the
+# console (the boot is "quiet": the stacks are printed at the default level, raised here)
+echo 1 >/proc/sys/kernel/softlockup_all_cpu_backtrace 2>/dev/null
+echo 1 >/proc/sys/kernel/softlockup_panic 2>/dev/null
+echo 7 >/proc/sys/kernel/printk 2>/dev/null
 
 . /etc/boot.conf
 [ -n "${LIBPATH:-}" ] && export LD_LIBRARY_PATH=$LIBPATH

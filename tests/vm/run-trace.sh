@@ -35,6 +35,9 @@
 # options of the VM:
 #   --mem MB / --smp N      VM size (default 1024 / 2)
 #   --keep                  keep the temporary work directory (initramfs, disk images)
+# environment: VM_MONITOR=PATH  qemu's monitor on that unix socket (to read a hung guest's
+#                           registers: "info registers -a"; addresses as in the kernel
+#                           package's System.map)
 #
 # --batch DIR: one boot runs several runs in turn, each as a single run would (a boot under
 # TCG costs several times what a short run does). DIR holds a file N.args per run (N = 1, 2, ...
@@ -307,9 +310,22 @@ fi
 # -nic none: the VM has no network device at all. no_timer_check: on a busy host the emulated
 # timer can miss the kernel's IO-APIC timer check at boot, which then panics ("IO-APIC + timer
 # doesn't work!", seen under make check at load 13)
-qemu=(timeout -k 5 "$total_timeout" "$VM_QEMU" -accel tcg -m "$mem" -smp "$smp" -nographic -no-reboot
+cmdline="console=ttyS0 quiet panic=-1 no_timer_check"
+monitor=()
+if [ -n "${VM_MONITOR:-}" ]; then
+	# kernel addresses as System.map has them
+	cmdline+=" nokaslr"
+	monitor=(-monitor "unix:$VM_MONITOR,server,nowait")
+fi
+# thread=single: the vCPUs take turns on one host thread. With a thread each (MTTCG, qemu's
+# default), a vCPU could go on running a stale translation of kernel text that the other had
+# just patched (a tracepoint's or kprobe's jump label, text_poke_bp()): it looped on the int3
+# of the patch with interrupts off, inside __schedule(), and the patching CPU waited for its
+# acknowledgement forever (soft lockup in smp_call_function_many_cond(), seen in t0550 when
+# a run enabled its kprobe events, about one boot in three)
+qemu=(timeout -k 5 "$total_timeout" "$VM_QEMU" -accel tcg,thread=single -m "$mem" -smp "$smp" -nographic -no-reboot
 	-nic none -kernel "$VM_VMLINUZ" -initrd "$work/initrd.cpio"
-	-append "console=ttyS0 quiet panic=-1 no_timer_check" "${drives[@]}")
+	-append "$cmdline" "${drives[@]}" "${monitor[@]}")
 echo "$prog: booting $VM_KERNEL_PKG for $nruns run(s), tracer $tracer_path" >&2
 t0=$(date +%s.%N)
 "${qemu[@]}" </dev/null >"$work/console.log" 2>&1
