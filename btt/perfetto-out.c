@@ -73,7 +73,7 @@ struct slot {
 };
 
 struct dstate {
-	int64_t driver, queued;
+	int64_t driver;
 	uint64_t win, bytes[2], ios[2]; /* the current throughput window */
 	uint64_t c_before_q; /* completions before the device's first Q */
 	int had_q;
@@ -455,7 +455,6 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 static void queued(struct pfout *p, const struct btt_io *io, uint64_t t)
 {
 	uint64_t key = key_of(io->dev->idx, io->sector), *up;
-	struct dstate *ds = dstate(p, io->dev->idx);
 	struct pf_rec r;
 	uint32_t i;
 	struct slot *s;
@@ -500,7 +499,7 @@ static void queued(struct pfout *p, const struct btt_io *io, uint64_t t)
 	if (u64map_put(&p->map, key, i) < 0)
 		die("out of memory");
 	flight_add(p, i);
-	r = rec(p, t, 0, PFR_QUEUED, i, 0, (uint64_t)++ds->queued);
+	r = rec(p, t, 0, PFR_QUEUED, i, 0, 0);
 	pfpipe_queued(p->d, &r, &s->io, p->now);
 }
 
@@ -569,7 +568,6 @@ static void leave(struct pfout *p, const struct btt_io *io, uint64_t end, const 
 	run->rts[n++] = stop;
 	run->rn = (uint8_t)n;
 	p->seq += n;
-	run->end_queued = (uint64_t)--p->dev[s->io.dev].queued;
 	if (!lost) {
 		uint64_t *lc = u64map_get(&p->lastc, (uint64_t)io->pid + 1),
 			 v = (uint64_t)i << 32 | s->gen;

@@ -29,7 +29,7 @@ struct pfsort;
 enum pf_rec_kind {
 	PFR_COUNTER, /* counter x of device slot: v (an int64) */
 	PFR_RATE, /* the same, v a double's bits */
-	PFR_QUEUED, /* I/O slot was queued (pfsort_queued()); v: its device's queued count */
+	PFR_QUEUED, /* I/O slot was queued (pfsort_queued()) */
 	PFR_UNPLUG, /* x: by the timer; v: the count */
 	PFR_REQUEUE, /* v: the sector */
 	PFR_MESSAGE, /* v: a malloc()ed text, freed once drawn */
@@ -46,7 +46,6 @@ enum pf_rec_kind {
  * @rts, @rname, @rn: record k at rts[k], in order 1 << 63 | (rseq + k); 0 the begin,
  *	1..rn - 2 the stages (named rname[k], a string that lives as long as the drawing),
  *	rn - 1 the end
- * @end_queued: the device's queued count at the end
  * @up, @up_gen: with io.flow_from, the slot (and its generation) of the I/O it was
  *	remapped from, whose slice starts that flow
  */
@@ -54,7 +53,7 @@ struct pf_run {
 	struct pf_io io;
 	uint64_t rts[PF_RUN_MAX];
 	const char *rname[PF_RUN_MAX];
-	uint64_t rseq, end_queued;
+	uint64_t rseq;
 	uint32_t up, up_gen;
 	uint8_t rn;
 };

@@ -90,6 +90,20 @@ export_one gen "$g/gen.bin" "$g/gen.txt"
 if ! "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1]))["tracks"]; sys.exit(not (sum(v.get("instants", {}).get("requeue", 0) for v in d.values()) and sum(v.get("instants", {}).get("message", 0) for v in d.values())))' "$w/gen/summary.json"; then
 	fail "gen: the synthetic trace has no requeue or message instant to compare"
 fi
+# three disks, three CPUs' files, big-endian: I/Os still queued at the trace's last time, the
+# last of them queued at that very time (its slice, 1 ns wide, ends after the others': the
+# 'queued' counter went back to 0 at that time, one I/O too early, when its end's count was
+# the one counted in btt's order instead of the drawing's)
+g="$w/gen-end"
+mkdir -p "$g"
+"$TOP/tests/gen/gentrace" -c 3 -d 3 -n 41000 -s 14 --big-endian -o gen -D "$g" >/dev/null &&
+	(cd "$g" && "$TOP/blkparse" -i gen0 -i gen1 -i gen2 -d gen.bin -O >/dev/null &&
+		"$TOP/blkparse" -i gen0 -i gen1 -i gen2 >gen.txt)
+if [ "$(awk '$1 == "8,16" { a = $6 } END { print a }' "$g/gen.txt")" = Q ]; then
+	export_one gen-end "$g/gen.bin" "$g/gen.txt"
+else
+	fail "gen-end: 8,16's last event is not a Q (gentrace changed?)"
+fi
 "$PY" "$TOP/tests/gen/dmtrace.py" 20 "$w/dm.bin"
 "$TOP/blkparse" -i "$w/dm.bin" >"$w/dm.txt"
 export_one dm "$w/dm.bin" "$w/dm.txt"
