@@ -80,22 +80,23 @@ uint32_t qio_who_slow(struct qios *s, uint32_t dev, uint32_t pid, const struct b
 {
 	struct qio_cache *c = &s->cache[(pid * 2654435761u) >> 24];
 	uint64_t key = ((uint64_t)dev << 32 | pid) + 1, *v;
-	uint32_t w, *link = NULL;
+	/* the last pair of the chain, by index: growing the array below moves it */
+	uint32_t w, last = UINT32_MAX;
 
 	v = u64map_get(&s->who_map, key);
 	for (w = v ? (uint32_t)*v : UINT32_MAX; w != UINT32_MAX;) {
 		if (s->who[w].action == action)
 			goto found;
-		link = &s->who[w].next;
-		w = *link ? *link - 1 : UINT32_MAX;
+		last = w;
+		w = s->who[w].next ? s->who[w].next - 1 : UINT32_MAX;
 	}
 	if (s->nwho >= QIO_FAR - 1)
 		die("out of memory for the queued I/Os' processes");
 	s->who = array_grow(s->who, &s->awho, s->nwho, sizeof(*s->who));
 	w = (uint32_t)s->nwho++;
 	s->who[w] = (struct qio_who){.dev = dev, .pid = pid, .proc = proc, .action = action};
-	if (link)
-		*link = w + 1;
+	if (last != UINT32_MAX)
+		s->who[last].next = w + 1;
 	else if (u64map_put(&s->who_map, key, w) < 0)
 		die("out of memory");
 found:

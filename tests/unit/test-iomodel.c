@@ -19,6 +19,7 @@
 #include "blk/trace.h"
 #include "devs.h"
 #include "iomodel.h"
+#include "qio.h"
 
 #define SDA BLK_MKDEV(8, 0)
 #define SDA1 BLK_MKDEV(8, 1)
@@ -663,9 +664,37 @@ static void test_notes(void **state)
 	world_free(&w);
 }
 
+/*
+ * One device and pid queuing with 100 kinds of action (the bits kept, as for --perfetto's
+ * RWBS): each new pair goes at the end of that pid's chain, also when the array of pairs
+ * grows under it (the link to the new pair was written through a pointer into the old
+ * array: into freed memory, the pair lost, found again as a new one each time)
+ */
+static void test_who_chain_grows(void **state)
+{
+	struct qios s;
+	uint32_t first[100];
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	qios_init(&s, 0, 0, 1);
+	for (unsigned int i = 0; i < 100; i++)
+		first[i] = qio_who_slow(&s, 0, 7, NULL, (uint64_t)(i + 1) << 16);
+	for (unsigned int i = 0; i < 100; i++) {
+		assert_int_equal(qio_who_slow(&s, 0, 7, NULL, (uint64_t)(i + 1) << 16), first[i]);
+		assert_int_equal(s.who[first[i]].action, (uint64_t)(i + 1) << 16);
+	}
+	assert_int_equal(s.nwho, 100);
+	/* another pid of the device: a chain of its own */
+	assert_int_equal(qio_who_slow(&s, 0, 8, NULL, 1 << 16), 100);
+	assert_int_equal(s.nwho, 101);
+	qios_release(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_who_chain_grows),
 		cmocka_unit_test(test_plain),
 		cmocka_unit_test(test_sleep_and_labels),
 		cmocka_unit_test(test_back_merge),
