@@ -26,6 +26,8 @@ echo 1 >/proc/sys/kernel/softlockup_panic 2>/dev/null
 echo 7 >/proc/sys/kernel/printk 2>/dev/null
 
 . /etc/boot.conf
+# VM_MONITOR's boots: the kernel's symbols, for tests/vm/guest-regs.py
+[ "${KALLSYMS:-0}" = 1 ] && cat /proc/kallsyms >/res/kallsyms 2>/dev/null
 [ -n "${LIBPATH:-}" ] && export LD_LIBRARY_PATH=$LIBPATH
 # /out: the results directory of the run under way (until the first, the first's)
 mkdir -p /res/1

@@ -35,9 +35,9 @@
 # options of the VM:
 #   --mem MB / --smp N      VM size (default 1024 / 2)
 #   --keep                  keep the temporary work directory (initramfs, disk images)
-# environment: VM_MONITOR=PATH  qemu's monitor on that unix socket (to read a hung guest's
-#                           registers: "info registers -a"; addresses as in the kernel
-#                           package's System.map)
+# environment: VM_MONITOR=PATH  qemu's monitor on that unix socket, the kernel booted with
+#                           nokaslr, OUTDIR/kallsyms the VM's symbols: tests/vm/guest-regs.py
+#                           PATH OUTDIR/kallsyms names where a hung guest's vCPUs are
 #
 # --batch DIR: one boot runs several runs in turn, each as a single run would (a boot under
 # TCG costs several times what a short run does). DIR holds a file N.args per run (N = 1, 2, ...
@@ -292,6 +292,8 @@ fi
 	echo "LIBPATH=$libdirs"
 	echo "RUNS=$nruns"
 	echo "WANT_VIRTIO=$want_virtio"
+	# with the monitor: the kernel's symbols (nokaslr: the same in every boot) for guest-regs.py
+	echo "KALLSYMS=$([ -n "${VM_MONITOR:-}" ] && echo 1 || echo 0)"
 } >"$root/etc/boot.conf"
 
 (cd "$root" && find . | cpio -o -H newc -R 0:0 --quiet) >"$work/initrd.cpio" || die "cpio failed"
@@ -354,6 +356,9 @@ n=1
 for o in "${outdirs[@]}"; do
 	if [ -d "$work/res/$n" ]; then
 		(cd "$work/res/$n" && tar -cf - .) | tar -xf - -C "$o" || die "cannot copy the results of run $n into $o"
+	fi
+	if [ -f "$work/res/kallsyms" ]; then
+		cp "$work/res/kallsyms" "$o/kallsyms" || die "cannot copy the kernel's symbols into $o"
 	fi
 	echo "$wall" >"$o/vm-wall-seconds"
 	echo "$nruns" >"$o/vm-runs"
