@@ -71,6 +71,7 @@ struct stage_name {
 struct pdev {
 	uint64_t track;
 	uint64_t ctr[PF_NCTR];
+	int64_t queued; /* the I/Os whose slice has begun and not ended, as drawn */
 	struct lanes lanes[PF_NSETS];
 	int described;
 };
@@ -239,6 +240,14 @@ int pfdraw_counter(struct pfdraw *d, uint32_t dev, enum pf_ctr c, uint64_t ts, i
 	if (i == d->npend)
 		d->npend++;
 	return 0;
+}
+
+int pfdraw_queued_step(struct pfdraw *d, uint32_t dev, uint64_t ts, int by)
+{
+	if (d->err || dev >= d->ndev || !d->dev[dev].described)
+		return d->err ? d->err : -EINVAL;
+	d->dev[dev].queued += by;
+	return pfdraw_counter(d, dev, PF_QUEUED, ts, d->dev[dev].queued);
 }
 
 int pfdraw_rate(struct pfdraw *d, uint32_t dev, enum pf_ctr c, uint64_t ts, double v)

@@ -65,6 +65,14 @@ int pfdraw_device(struct pfdraw *d, const struct btt_dev *dev);
 /* Counter @c of device @dev has value @v from @ts on (an integer counter: waits, see above). */
 int pfdraw_counter(struct pfdraw *d, uint32_t dev, enum pf_ctr c, uint64_t ts, int64_t v);
 
+/*
+ * Device @dev's "queued" counter moved by @by at @ts: +1 where an I/O's slice begins, -1
+ * where it ends, counted here in the order drawn (not in btt's: a slice drawn 1 ns wide,
+ * Q2C 0 or queued at the trace's last time, ends after the I/Os that btt lets go after it
+ * at that time).
+ */
+int pfdraw_queued_step(struct pfdraw *d, uint32_t dev, uint64_t ts, int by);
+
 /* The same for a rate (a floating-point value, written at once). */
 int pfdraw_rate(struct pfdraw *d, uint32_t dev, enum pf_ctr c, uint64_t ts, double v);
 

@@ -33,14 +33,6 @@ struct pfsort {
 	size_t nslots, aslots;
 	uint32_t *freed;
 	size_t nfreed, afreed;
-	/*
-	 * per device, the I/Os whose slice has begun and not ended, as drawn: its "queued"
-	 * counter. Counted here, in the order drawn, not in btt's: a slice drawn 1 ns wide
-	 * (Q2C 0, or queued at the trace's last time) ends after the I/Os that btt lets go
-	 * after it at that time, and the count its end carried was theirs.
-	 */
-	int64_t *queued;
-	size_t aqueued;
 	struct pfsort_stats st;
 };
 
@@ -73,18 +65,6 @@ static void drop(const struct pf_rec *r)
 		free((void *)(uintptr_t)r->v);
 }
 
-/* the "queued" count of device @dev, changed by @by */
-static int64_t queued_add(struct pfsort *s, uint32_t dev, int by)
-{
-	if (dev >= s->aqueued) {
-		size_t old = s->aqueued;
-
-		s->queued = array_grow(s->queued, &s->aqueued, dev, sizeof(*s->queued));
-		memset(s->queued + old, 0, (s->aqueued - old) * sizeof(*s->queued));
-	}
-	return s->queued[dev] += by;
-}
-
 static void draw_one(struct pfsort *s, const struct pf_rec *r)
 {
 	/* an I/O's records name its slot; the others' slot is a device's (or track's) number */
@@ -104,7 +84,7 @@ static void draw_one(struct pfsort *s, const struct pf_rec *r)
 		/* the device's queued count rides on the instant */
 		const struct pf_io *io = &s->slots[r->slot].run.io;
 
-		ret = pfdraw_counter(d, io->dev, PF_QUEUED, r->ts, queued_add(s, io->dev, 1));
+		ret = pfdraw_queued_step(d, io->dev, r->ts, 1);
 		if (!ret)
 			ret = pfdraw_queued(d, io, r->ts);
 		break;
@@ -178,8 +158,7 @@ static void draw_run(struct pfsort *s, uint32_t i, unsigned int k)
 	} else if (k + 1 < run->rn) {
 		ret = pfdraw_stage(s->d, &run->io, ts, run->rname[k], k == 1);
 	} else {
-		ret = pfdraw_counter(s->d, run->io.dev, PF_QUEUED, ts,
-				     queued_add(s, run->io.dev, -1));
+		ret = pfdraw_queued_step(s->d, run->io.dev, ts, -1);
 		if (!ret)
 			ret = pfdraw_end(s->d, &run->io, ts, ds->flow_end);
 		slot_free(s, i);
@@ -367,7 +346,6 @@ void pfsort_free(struct pfsort *s)
 		take(s, 0);
 	pfo_free(&s->q);
 	free(s->slots);
-	free(s->queued);
 	free(s->freed);
 	free(s);
 }

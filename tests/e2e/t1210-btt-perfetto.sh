@@ -81,11 +81,18 @@ fi
 # ---- synthetic: two disks with partitions, requeues and messages; a dm device ----
 n=40000
 [ -n "${VALGRIND:-}" ] && n=4000
+# gen_trace DIR DISKS [gentrace options]: DIR/gen.bin merged by blkparse -d, DIR/gen.txt its text
+gen_trace() {
+	local g=$1 ndisk=$2 ins=() k
+	shift 2
+	mkdir -p "$g"
+	for ((k = 0; k < ndisk; k++)); do ins+=(-i "gen$k"); done
+	"$TOP/tests/gen/gentrace" -d "$ndisk" "$@" -o gen -D "$g" >/dev/null &&
+		(cd "$g" && "$TOP/blkparse" "${ins[@]}" -d gen.bin -O >/dev/null &&
+			"$TOP/blkparse" "${ins[@]}" >gen.txt)
+}
 g="$w/gen"
-mkdir -p "$g"
-"$TOP/tests/gen/gentrace" -c 2 -d 2 -n $n -s 5 -o gen -D "$g" >/dev/null &&
-	(cd "$g" && "$TOP/blkparse" -i gen0 -i gen1 -d gen.bin -O >/dev/null &&
-		"$TOP/blkparse" -i gen0 -i gen1 >gen.txt)
+gen_trace "$g" 2 -c 2 -n $n -s 5
 export_one gen "$g/gen.bin" "$g/gen.txt"
 if ! "$PY" -c 'import json,sys; d=json.load(open(sys.argv[1]))["tracks"]; sys.exit(not (sum(v.get("instants", {}).get("requeue", 0) for v in d.values()) and sum(v.get("instants", {}).get("message", 0) for v in d.values())))' "$w/gen/summary.json"; then
 	fail "gen: the synthetic trace has no requeue or message instant to compare"
@@ -95,10 +102,7 @@ fi
 # 'queued' counter went back to 0 at that time, one I/O too early, when its end's count was
 # the one counted in btt's order instead of the drawing's)
 g="$w/gen-end"
-mkdir -p "$g"
-"$TOP/tests/gen/gentrace" -c 3 -d 3 -n 41000 -s 14 --big-endian -o gen -D "$g" >/dev/null &&
-	(cd "$g" && "$TOP/blkparse" -i gen0 -i gen1 -i gen2 -d gen.bin -O >/dev/null &&
-		"$TOP/blkparse" -i gen0 -i gen1 -i gen2 >gen.txt)
+gen_trace "$g" 3 -c 3 -n 41000 -s 14 --big-endian
 if [ "$(awk '$1 == "8,16" { a = $6 } END { print a }' "$g/gen.txt")" = Q ]; then
 	export_one gen-end "$g/gen.bin" "$g/gen.txt"
 else

@@ -12,6 +12,7 @@ others. KALLSYMS: OUTDIR/kallsyms of any run booted with VM_MONITOR set (the VM'
 /proc/kallsyms; with nokaslr the addresses are the same in every boot of that kernel; the
 System.map of Debian's kernel package is a stub).
 """
+import argparse
 import bisect
 import os
 import re
@@ -66,24 +67,24 @@ def ask(path, command):
 
 
 def main(argv):
-    args = [a for a in argv[1:] if not a.startswith("--")]
-    times = 3
-    if "--times" in argv:
-        times = int(argv[argv.index("--times") + 1])
-        args = [a for a in args if a != str(times)]
-    if not args:
-        sys.stderr.write(__doc__)
-        return 2
-    if len(args) < 2:
-        sys.stderr.write(__doc__)
-        return 2
-    sock, mp = args[0], args[1]
+    ap = argparse.ArgumentParser(description=__doc__.strip().split("\n\n")[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("socket", help="qemu's monitor (VM_MONITOR)")
+    ap.add_argument("kallsyms", help="OUTDIR/kallsyms of a run booted with VM_MONITOR set")
+    ap.add_argument("--times", type=int, default=3, help="samples, a second apart (default 3)")
+    a = ap.parse_args(argv[1:])
+    sock, mp, times = a.socket, a.kallsyms, a.times
     if not os.path.exists(mp):
         sys.stderr.write("guest-regs.py: '%s': no such file (the kallsyms of a run booted with VM_MONITOR set)\n" % mp)
         return 2
     syms = load_map(mp)
     for k in range(times):
-        text = ask(sock, "info registers -a")
+        try:
+            text = ask(sock, "info registers -a")
+        except OSError as e:
+            sys.stderr.write("guest-regs.py: '%s': %s (is a VM running with VM_MONITOR=%s?)\n"
+                             % (sock, e.strerror or e, sock))
+            return 1
         cpus = re.split(r"^CPU#(\d+)", text, flags=re.M)
         for i in range(1, len(cpus) - 1, 2):
             regs = cpus[i + 1]

@@ -315,7 +315,7 @@ fi
 cmdline="console=ttyS0 quiet panic=-1 no_timer_check"
 monitor=()
 if [ -n "${VM_MONITOR:-}" ]; then
-	# kernel addresses as System.map has them
+	# kernel addresses the same in every boot: the kallsyms of one (OUTDIR/kallsyms) name them
 	cmdline+=" nokaslr"
 	monitor=(-monitor "unix:$VM_MONITOR,server,nowait")
 fi
