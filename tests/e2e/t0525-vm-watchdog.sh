@@ -29,7 +29,7 @@ else
 	fail "run-trace exit $brc (want 1 and one FAIL line for run 1): $(grep -E 'FAIL|ERROR' "$B.log" | head -n 3 | tr '\n' ' ')"
 fi
 if [ -f "$h" ] && grep -qE '^  [0-9]+ S sleep wchan=[a-z_]+ sleep 600 $' "$h" &&
-	grep -qE '^  [0-9]+ S blktrace wchan=' "$h" && grep -q '^    .*sysrq: Show Blocked State' "$h" &&
+	grep -qE '^  [0-9]+ [RS] blktrace wchan=' "$h" && grep -q '^    .*sysrq: Show Blocked State' "$h" &&
 	grep -q '^hung=12$' "$w/hang/status" && [ "$(sed -n 's/^tracer_rc=//p' "$w/hang/status")" = 137 ]; then
 	pass "the hung run's report lists its tasks with state and wait channel, the kernel's blocked tasks; its tracer was killed (exit 137)"
 else
