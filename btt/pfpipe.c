@@ -21,9 +21,22 @@
  * 256 KiB: each chunk handed over may cost a wake-up of the drawing's thread (it is often
  * waiting), and a wake-up across CPUs is dear in a VM: with 64 KiB chunks, 15% of the
  * caller's thread's samples were in them (perf, large-perf, with the drawing left out).
- * 256 KiB: the export ~8% faster; 1 MiB gained no more for 3 MiB more memory.
+ * 256 KiB: the export ~8% faster; 1 MiB gained no more for 3 MiB more memory (with a
+ * wake-up per chunk, see PFPIPE_WAKE_AT).
  */
 #define CHUNK_SIZE (256 * 1024)
+
+/*
+ * A sleeping side is woken only when half the chunks wait for it (full ones for the
+ * drawing, spare ones for the caller), or at the end: each side then runs through several
+ * chunks per wake-up instead of taking turns chunk by chunk (a futex wake and a sleep on
+ * each side per chunk, dear in a VM).
+ */
+#define PFPIPE_WAKE_AT (PFPIPE_CHUNKS / 2)
+
+/* the file is handed to its writer's thread (blk_output_set_async()) in pieces this big:
+ * one wake-up of that thread per MiB instead of per 128 KiB */
+#define PFPIPE_WRITE_SIZE (1024 * 1024)
 
 enum cmd_kind { C_START, C_DEVICE, C_REC, C_QUEUED, C_RUN, C_MARK, C_FLOW, C_DRAIN };
 
@@ -82,7 +95,9 @@ struct pfpipe {
 	pthread_t thread;
 	/* between the two, under mu */
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t full_cv; /* a sleeping drawing: PFPIPE_WAKE_AT chunks are full, or stop */
+	pthread_cond_t spare_cv; /* a sleeping caller: PFPIPE_WAKE_AT chunks are spare */
+	int draw_sleeps, caller_sleeps;
 	struct chunk *full[PFPIPE_CHUNKS]; /* to draw, in order: a ring */
 	unsigned int head, nfull;
 	struct chunk *spare[PFPIPE_CHUNKS];
@@ -192,8 +207,11 @@ static void *draw_thread(void *arg)
 	for (;;) {
 		struct chunk *ch;
 
-		while (!pp->nfull && !pp->stop)
-			pthread_cond_wait(&pp->cv, &pp->mu);
+		while (!pp->nfull && !pp->stop) {
+			pp->draw_sleeps = 1;
+			pthread_cond_wait(&pp->full_cv, &pp->mu);
+			pp->draw_sleeps = 0;
+		}
 		if (!pp->nfull)
 			break;
 		ch = pp->full[pp->head];
@@ -204,7 +222,8 @@ static void *draw_thread(void *arg)
 		pp->head = (pp->head + 1) % PFPIPE_CHUNKS;
 		pp->nfull--;
 		pp->spare[pp->nspare++] = ch;
-		pthread_cond_broadcast(&pp->cv);
+		if (pp->caller_sleeps && (pp->nspare >= PFPIPE_WAKE_AT || !pp->nfull))
+			pthread_cond_signal(&pp->spare_cv);
 	}
 	pthread_mutex_unlock(&pp->mu);
 	return NULL;
@@ -224,7 +243,8 @@ struct pfpipe *pfpipe_new(struct blk_output *out)
 	pp->made = 1;
 	pp->may_thread = 1;
 	pthread_mutex_init(&pp->mu, NULL);
-	pthread_cond_init(&pp->cv, NULL);
+	pthread_cond_init(&pp->full_cv, NULL);
+	pthread_cond_init(&pp->spare_cv, NULL);
 	return pp;
 }
 
@@ -239,6 +259,7 @@ static void start_threads(struct pfpipe *pp)
 	sigset_t all, old;
 
 	pp->may_thread = 0;
+	blk_output_set_flush_size(pp->out, PFPIPE_WRITE_SIZE);
 	blk_output_set_async(pp->out);
 	/* signals stay with the caller's thread, whose handlers expect them */
 	sigfillset(&all);
@@ -260,7 +281,8 @@ static void hand_over(struct pfpipe *pp, int last)
 	}
 	pthread_mutex_lock(&pp->mu);
 	pp->full[(pp->head + pp->nfull++) % PFPIPE_CHUNKS] = pp->cur;
-	pthread_cond_broadcast(&pp->cv);
+	if (pp->draw_sleeps && (pp->nfull >= PFPIPE_WAKE_AT || last))
+		pthread_cond_signal(&pp->full_cv);
 	if (!pp->nspare && pp->made < PFPIPE_CHUNKS) {
 		pp->made++;
 		pthread_mutex_unlock(&pp->mu);
@@ -268,8 +290,11 @@ static void hand_over(struct pfpipe *pp, int last)
 		pp->cur->len = 0;
 		return;
 	}
-	while (!pp->nspare)
-		pthread_cond_wait(&pp->cv, &pp->mu);
+	while (!pp->nspare) {
+		pp->caller_sleeps = 1;
+		pthread_cond_wait(&pp->spare_cv, &pp->mu);
+		pp->caller_sleeps = 0;
+	}
 	pp->cur = pp->spare[--pp->nspare];
 	pthread_mutex_unlock(&pp->mu);
 }
@@ -385,7 +410,7 @@ int pfpipe_finish(struct pfpipe *pp, struct pfsort_stats *st)
 	if (pp->threaded) {
 		pthread_mutex_lock(&pp->mu);
 		pp->stop = 1;
-		pthread_cond_broadcast(&pp->cv);
+		pthread_cond_signal(&pp->full_cv);
 		pthread_mutex_unlock(&pp->mu);
 		pthread_join(pp->thread, NULL);
 	}
@@ -404,7 +429,8 @@ int pfpipe_finish(struct pfpipe *pp, struct pfsort_stats *st)
 	for (unsigned int i = 0; i < pp->nspare; i++)
 		free(pp->spare[i]);
 	free(pp->freed);
-	pthread_cond_destroy(&pp->cv);
+	pthread_cond_destroy(&pp->full_cv);
+	pthread_cond_destroy(&pp->spare_cv);
 	pthread_mutex_destroy(&pp->mu);
 	free(pp);
 	return ret;

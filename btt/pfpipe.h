@@ -29,7 +29,7 @@ struct blk_output;
 struct blk_perfetto_opts;
 struct pfpipe;
 
-#define PFPIPE_CHUNKS 4
+#define PFPIPE_CHUNKS 8
 
 /* A drawing onto @out (see pfdraw_new()). Exits without memory. */
 struct pfpipe *pfpipe_new(struct blk_output *out);
