@@ -98,6 +98,7 @@ struct pfout {
 	size_t ndev, adev;
 	char names[L_NR][L_NR + 1][8]; /* "Q2G"..., [x][L_NR]: "after D" */
 	uint64_t no_key, no_upper, lost[2];
+	uint64_t stage_late; /* stages left out: after the I/O's D */
 	uint64_t waits, wait_bad, wait_overlap;
 	struct pfsort_stats st; /* the drawing's, at the end */
 	int err, finished;
@@ -522,7 +523,7 @@ static void leave(struct pfout *p, const struct btt_io *io, uint64_t end, const 
 {
 	uint64_t key = key_of(io->dev->idx, io->sector),
 		 *found = key ? u64map_get(&p->map, key) : NULL;
-	uint64_t t[L_NR], prev, stop;
+	uint64_t t[L_NR], prev, stop, lim;
 	struct pf_run *run;
 	uint32_t i;
 	struct slot *s;
@@ -547,6 +548,13 @@ static void leave(struct pfout *p, const struct btt_io *io, uint64_t end, const 
 	/* btt's Q2C: at least 1 ns; the stages in their order, each inside the one before */
 	prev = s->t_q;
 	stop = end > prev ? end : prev + 1;
+	/* btt's D2C above all: a G, I or M the model times after the D (the classic rules give
+	 * an I/O the event of an overlapping one whose sector lies in its range) is left out,
+	 * not the D */
+	lim = io->t[BTT_STAGE_D] != NO_TIME && io->t[BTT_STAGE_D] >= prev &&
+			      io->t[BTT_STAGE_D] <= stop
+		      ? io->t[BTT_STAGE_D]
+		      : stop;
 	t[L_A] = s->t_a;
 	t[L_G] = io->t[BTT_STAGE_G];
 	t[L_I] = io->t[BTT_STAGE_I];
@@ -556,8 +564,12 @@ static void leave(struct pfout *p, const struct btt_io *io, uint64_t end, const 
 	run->rseq = p->seq;
 	run->rts[n++] = prev;
 	for (int l = L_A; l <= L_D; l++) {
-		if (t[l] == NO_TIME || t[l] < prev || t[l] > stop)
+		if (t[l] == NO_TIME)
 			continue;
+		if (t[l] < prev || t[l] > (l < L_D ? lim : stop)) {
+			p->stage_late += t[l] > lim && t[l] <= stop && l < L_D;
+			continue;
+		}
 		run->rts[n] = prev;
 		run->rname[n++] = p->names[last][l];
 		prev = t[l];
@@ -680,6 +692,10 @@ static void remarks(struct pfout *p)
 	if (p->st.cancelled)
 		note(p, "'%s': %llu remap flows not drawn (drawn out of order)", p->path,
 		     (unsigned long long)p->st.cancelled);
+	if (p->stage_late)
+		note(p,
+		     "'%s': %llu stages (G, I, M or A) that btt's model times after their I/O's D (an event of an overlapping I/O in its range) are not drawn: the D2C stages are btt's",
+		     p->path, (unsigned long long)p->stage_late);
 	if (p->no_key)
 		note(p,
 		     "'%s': %llu I/Os not drawn (a sector beyond 2^51, or a device past the 4096th)",

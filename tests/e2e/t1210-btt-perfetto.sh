@@ -108,6 +108,15 @@ if [ "$(awk '$1 == "8,16" { a = $6 } END { print a }' "$g/gen.txt")" = Q ]; then
 else
 	fail "gen-end: 8,16's last event is not a Q (gentrace changed?)"
 fi
+# overlapping reads: the model gives an I/O a G after its D; its D2C stage is still drawn
+"$PY" "$TOP/tests/gen/overlaptrace.py" 30 "$w/overlap.bin"
+"$TOP/blkparse" -i "$w/overlap.bin" >"$w/overlap.txt"
+export_one overlap "$w/overlap.bin" "$w/overlap.txt"
+if grep -q "'$w/overlap/overlap.pftrace': 30 stages (G, I, M or A) that btt's model times after their I/O's D" "$w/overlap/btt.err"; then
+	pass "overlap: stderr counts the 30 G stages left out (after their I/O's D)"
+else
+	fail "overlap: no remark on the stages left out: $(head -n 2 "$w/overlap/btt.err")"
+fi
 "$PY" "$TOP/tests/gen/dmtrace.py" 20 "$w/dm.bin"
 "$TOP/blkparse" -i "$w/dm.bin" >"$w/dm.txt"
 export_one dm "$w/dm.bin" "$w/dm.txt"
