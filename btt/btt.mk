@@ -75,3 +75,8 @@ tests/unit/test-export-out: tests/unit/test-export-out.o btt/export-out.o btt/cl
 tests/unit/test-waits.o: CPPFLAGS += -Ibtt
 tests/unit/test-waits: tests/unit/test-waits.o btt/waits.o $(BTT_MODEL_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
+
+# btt --perfetto's queue of the records waiting to be drawn in time order
+tests/unit/test-pforder.o: CPPFLAGS += -Ibtt
+tests/unit/test-pforder: tests/unit/test-pforder.o btt/pforder.o btt/alloc.o common.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
