@@ -7,7 +7,8 @@
 # blkparse text (D/R/C steps of the "in driver" counter, completions and bytes per window,
 # unplug/requeue/message instants). Then: btt's report is the same with the option, .gz
 # output, a damaged trace (the error names file and offset, the export written so far is a
-# valid closed trace), a file that cannot be created.
+# valid closed trace), a file that cannot be created. As root, a live trace too: fio at queue
+# depth 64 (two jobs, mixed sizes, overlapping) on a loop device, every I/O it issued seen.
 . "$(dirname "$0")/../lib.sh"
 
 SCHEMA="$SHARED_DIR/perfetto"
@@ -200,3 +201,62 @@ if [ $rc = 1 ] && [ ! -s "$w/nodir.out" ] &&
 else
 	fail "an uncreatable --perfetto file: exit $rc: $(cat "$w/nodir.err")"
 fi
+
+# ---- a live trace: fio at queue depth 32 on a loop device, overlapping I/Os of mixed sizes ----
+# (real kernel events, as a user records them: on such a trace the model gives some I/Os an
+# overlapping one's G after their D, which the synthetic traces above had not shown)
+live() {
+	local lw="$w/live" loop name r q
+	if ! is_root; then
+		skip "live: btt --perfetto on a live trace (needs root for a loop device and tracefs)"
+		return
+	fi
+	if [ -n "${VALGRIND:-}" ] || ! command -v fio >/dev/null; then
+		skip "live: btt --perfetto on a live trace (${VALGRIND:+under valgrind: the tracer and fio run natively in the plain and ASan runs}${VALGRIND:-no fio})"
+		return
+	fi
+	kernel_lock
+	mkdir -p "$lw/tr"
+	truncate -s 64M "$lw/disk.img"
+	loop=$(loop_attach --direct-io=on "$lw/disk.img" 2>/dev/null)
+	if [ -z "$loop" ]; then
+		skip "live: btt --perfetto on a live trace (losetup failed)"
+		return
+	fi
+	name=$(basename "$loop")
+	"$TOP/blktrace" -d "$loop" -D "$lw/tr" -w 8 >"$lw/bt.out" 2>"$lw/bt.err" &
+	r=$!
+	if ! wait_tracing; then
+		kill "$r" 2>/dev/null
+		wait "$r"
+		losetup -d "$loop"
+		skip "live: btt --perfetto on a live trace (no tracefs blk tracer: $(tail -n 1 "$lw/bt.err"))"
+		return
+	fi
+	fio --name=live --filename="$loop" --direct=1 --ioengine=libaio --iodepth=64 --numjobs=2 --group_reporting --rw=randrw \
+		--bssplit=4k/50:16k/20:64k/20:128k/10 --size=8M --io_size=160M --randseed=7 \
+		--output-format=json >"$lw/fio.out" 2>"$lw/fio.err"
+	kill -INT "$r" 2>/dev/null
+	wait "$r"
+	losetup -d "$loop"
+	kernel_unlock
+	if ! grep -q "Total: .* events (dropped 0)" "$lw/bt.out"; then
+		fail "live: the tracer dropped events or failed: $(grep Total "$lw/bt.out") $(tail -n 1 "$lw/bt.err")"
+		return
+	fi
+	(cd "$lw/tr" && "$TOP/blkparse" -i "$name" -d ../live.bin -O >/dev/null &&
+		"$TOP/blkparse" -i "$name" >../live.txt) 2>"$lw/bp.err" ||
+		{ fail "live: blkparse: $(head -n 2 "$lw/bp.err")"; return; }
+	# every I/O fio issued was seen queued
+	q=$(awk '$6 == "Q" { n++ } END { print n + 0 }' "$lw/live.txt")
+	ios=$("$PY" -c 'import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+print(j["read"]["total_ios"] + j["write"]["total_ios"])' "$lw/fio.out" 2>/dev/null)
+	if [ "$q" = "$ios" ] && [ "$ios" -gt 0 ]; then
+		pass "live: all $ios I/Os fio issued were traced (Q events)"
+	else
+		fail "live: fio issued '$ios' I/Os, the trace has $q Q events"
+	fi
+	export_one live "$lw/live.bin" "$lw/live.txt"
+}
+live
