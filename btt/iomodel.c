@@ -204,6 +204,7 @@ static inline __attribute__((always_inline)) void view(const struct iomodel *m, 
 	io->c_sector = 0;
 	io->c_nsec = 0;
 	io->error = 0;
+	io->id = i;
 }
 
 static void emit_stage(struct iomodel *m, uint32_t i, enum btt_stage st, uint64_t t)

@@ -67,6 +67,9 @@ enum btt_stage {
  *	device): @from_device and @from_sector are then where it came from
  * @c_sector: in done() only: the completion that covered it (one C can complete several
  *	I/Os), its start, @c_nsec its length and @error its error
+ * @id: a number for the I/O from its Q to its done() or lost(), the same in every call
+ *	for it and no other I/O's meanwhile (then it may name another): below the most I/Os
+ *	the model held at once, for a subscriber's array of what it keeps per I/O
  *
  * The view is valid during the callback only; copy what you keep.
  */
@@ -86,6 +89,7 @@ struct btt_io {
 	uint64_t c_sector;
 	uint32_t c_nsec;
 	uint16_t error;
+	uint32_t id;
 };
 
 /* whether the I/O went the Q2M path (merged into another request) */

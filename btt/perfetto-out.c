@@ -70,6 +70,7 @@ struct slot {
 	uint32_t gen;
 	uint32_t prev, next; /* the list of I/Os in flight, by Q; next: the free list */
 	uint32_t up, up_gen; /* io.flow_from: the slot of the I/O it was remapped from */
+	uint8_t mapped; /* in pfout.map: an A remapped it to a lower device */
 };
 
 struct dstate {
@@ -89,7 +90,9 @@ struct pfout {
 	struct slot *slots;
 	size_t nslots, aslots;
 	uint32_t free_slot, head, tail;
-	struct u64map map; /* device and sector of an I/O in flight -> its slot */
+	uint32_t *byid; /* the model's btt_io.id -> slot + 1 (0: not drawn) */
+	size_t abyid;
+	struct u64map map; /* device and sector of an I/O in flight that an A remapped -> slot */
 	struct u64map lastc; /* tid + 1 -> slot << 32 | gen of its last I/O completed */
 	struct u64map wend; /* tid + 1 -> the end of its last wait drawn */
 	uint64_t seq, now, next_flow;
@@ -97,7 +100,7 @@ struct pfout {
 	struct dstate *dev;
 	size_t ndev, adev;
 	char names[L_NR][L_NR + 1][8]; /* "Q2G"..., [x][L_NR]: "after D" */
-	uint64_t no_key, no_upper, lost[2];
+	uint64_t no_key, no_upper, lost[2]; /* no_key: remaps not followed (see key_of()) */
 	uint64_t stage_late; /* stages left out: after the I/O's D */
 	uint64_t waits, wait_bad, wait_overlap;
 	struct pfsort_stats st; /* the drawing's, at the end */
@@ -162,7 +165,8 @@ static void push(struct pfout *p, uint64_t ts, int counter, uint32_t kind, uint3
 
 /* ---- I/O slots ---- */
 
-/* the map's key of an I/O: its device index and start sector (0: cannot be drawn) */
+/* the map's key of an I/O: its device index and start sector (0: none, its remaps are not
+ * followed) */
 static uint64_t key_of(uint32_t dev, uint64_t sector)
 {
 	if (dev >= 4096 || sector >= 1ull << 51)
@@ -263,6 +267,8 @@ static void start(struct pfout *p)
 
 static struct dstate *dstate(struct pfout *p, uint32_t idx)
 {
+	if (idx < p->ndev)
+		return &p->dev[idx];
 	p->dev = array_grow(p->dev, &p->adev, idx, sizeof(*p->dev));
 	while (p->ndev <= idx)
 		p->dev[p->ndev++] = (struct dstate){.win = NO_WINDOW};
@@ -455,15 +461,11 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 /* a Q: the I/O gets a slot, its process a "queued" instant */
 static void queued(struct pfout *p, const struct btt_io *io, uint64_t t)
 {
-	uint64_t key = key_of(io->dev->idx, io->sector), *up;
+	uint64_t *up;
 	struct pf_rec r;
 	uint32_t i;
 	struct slot *s;
 
-	if (!key) {
-		p->no_key++;
-		return;
-	}
 	i = slot_new(p);
 	s = &p->slots[i];
 	s->io = (struct pf_io){
@@ -485,6 +487,8 @@ static void queued(struct pfout *p, const struct btt_io *io, uint64_t t)
 		struct btt_dev *from = devs_find(&p->b->devs, io->from_device);
 		uint64_t k = from ? key_of(from->idx, io->from_sector) : 0;
 
+		if (from && !k)
+			p->no_key++;
 		up = k ? u64map_get(&p->map, k) : NULL;
 		if (up && p->slots[*up].io.nflow_out < PF_MAX_FLOWS_OUT) {
 			struct slot *u = &p->slots[*up];
@@ -497,43 +501,60 @@ static void queued(struct pfout *p, const struct btt_io *io, uint64_t t)
 			p->no_upper++;
 		}
 	}
-	if (u64map_put(&p->map, key, i) < 0)
-		die("out of memory");
+	s->mapped = 0;
+	if (io->id >= p->abyid) {
+		size_t old = p->abyid;
+
+		p->byid = array_grow(p->byid, &p->abyid, io->id, sizeof(*p->byid));
+		memset(p->byid + old, 0, (p->abyid - old) * sizeof(*p->byid));
+	}
+	p->byid[io->id] = i + 1;
 	flight_add(p, i);
 	r = rec(p, t, 0, PFR_QUEUED, i, 0, 0);
 	pfpipe_queued(p->d, &r, &s->io, p->now);
 }
 
+/* the slot of the model's I/O @io, or NONE */
+static uint32_t slot_of(const struct pfout *p, const struct btt_io *io)
+{
+	return io->id < p->abyid && p->byid[io->id] ? p->byid[io->id] - 1 : NONE;
+}
+
 static void on_stage(void *ctx, const struct btt_io *io, enum btt_stage st, uint64_t t)
 {
 	struct pfout *p = ctx;
-	uint64_t *i;
+	uint32_t i;
+	uint64_t key;
 
 	if (st == BTT_STAGE_Q) {
 		queued(p, io, t);
-	} else if (st == BTT_STAGE_A) {
-		i = u64map_get(&p->map, key_of(io->dev->idx, io->sector));
-		if (i)
-			p->slots[*i].t_a = t;
+	} else if (st == BTT_STAGE_A && (i = slot_of(p, io)) != NONE) {
+		/* remapped: the I/O it becomes on the lower device finds it by its start */
+		p->slots[i].t_a = t;
+		key = key_of(io->dev->idx, io->sector);
+		if (key && !p->slots[i].mapped) {
+			if (u64map_put(&p->map, key, i) < 0)
+				die("out of memory");
+			p->slots[i].mapped = 1;
+		}
 	}
 }
 
 /* the I/O of @io leaves (completed at @end, or @lost): its slice, stage by stage */
 static void leave(struct pfout *p, const struct btt_io *io, uint64_t end, const char *lost)
 {
-	uint64_t key = key_of(io->dev->idx, io->sector),
-		 *found = key ? u64map_get(&p->map, key) : NULL;
 	uint64_t t[L_NR], prev, stop, lim;
 	struct pf_run *run;
-	uint32_t i;
+	uint32_t i = slot_of(p, io);
 	struct slot *s;
 	int last = L_Q, n;
 
-	if (!found)
+	if (i == NONE)
 		return;
-	i = (uint32_t)*found;
 	s = &p->slots[i];
-	u64map_del(&p->map, key);
+	p->byid[io->id] = 0;
+	if (s->mapped)
+		u64map_del(&p->map, key_of(io->dev->idx, io->sector));
 	flight_del(p, i);
 	/* its run (pfsort.h): the slice's begin, each stage from its start, the end */
 	run = pfpipe_run(p->d, i);
@@ -698,7 +719,7 @@ static void remarks(struct pfout *p)
 		     p->path, (unsigned long long)p->stage_late);
 	if (p->no_key)
 		note(p,
-		     "'%s': %llu I/Os not drawn (a sector beyond 2^51, or a device past the 4096th)",
+		     "'%s': %llu remapped I/Os without a flow from the I/O they came from (its sector beyond 2^51, or its device past the 4096th)",
 		     p->path, (unsigned long long)p->no_key);
 	if (p->lost[0])
 		note(p,
@@ -770,6 +791,7 @@ void pfout_free(struct pfout *p)
 	pfpipe_finish(p->d, NULL);
 	blk_output_close(p->out);
 	u64map_free(&p->map);
+	free(p->byid);
 	u64map_free(&p->lastc);
 	u64map_free(&p->wend);
 	for (unsigned int i = 0; i < p->nnotes; i++)

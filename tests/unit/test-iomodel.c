@@ -691,10 +691,106 @@ static void test_who_chain_grows(void **state)
 	qios_release(&s);
 }
 
+/*
+ * btt_io.id: the same number in every call for an I/O, from its Q to its done() or lost(),
+ * and no other I/O in flight has it (a subscriber keeps its state in an array by it).
+ */
+#define IDS 64
+struct ids {
+	uint64_t key[IDS]; /* id -> dev << 40 | sector + 1 of the I/O holding it (0: free) */
+	unsigned int calls, reused;
+	int ever[IDS];
+};
+
+static uint64_t id_key(const struct btt_io *io)
+{
+	return ((uint64_t)io->dev->device << 40 | io->sector) + 1;
+}
+
+static void id_stage(void *ctx, const struct btt_io *io, enum btt_stage st, uint64_t t)
+{
+	struct ids *x = ctx;
+
+	(void)t;
+	x->calls++;
+	assert_true(io->id < IDS);
+	if (st == BTT_STAGE_Q) {
+		assert_int_equal(x->key[io->id], 0); /* no I/O in flight has it */
+		x->reused += x->ever[io->id];
+		x->ever[io->id] = 1;
+		x->key[io->id] = id_key(io);
+	} else {
+		assert_int_equal(x->key[io->id], id_key(io));
+	}
+}
+
+static void id_leave(struct ids *x, const struct btt_io *io)
+{
+	x->calls++;
+	assert_true(io->id < IDS);
+	assert_int_equal(x->key[io->id], id_key(io));
+	x->key[io->id] = 0;
+}
+
+static void id_done(void *ctx, const struct btt_io *io)
+{
+	id_leave(ctx, io);
+}
+
+static void id_lost(void *ctx, const struct btt_io *io, enum btt_lost why)
+{
+	(void)why;
+	id_leave(ctx, io);
+}
+
+static void test_io_id(void **state)
+{
+	struct ids x = {0};
+	struct world w;
+	struct btt_io_sub sub = {.ctx = &x,
+				 .flags = BTT_SUB_REMAP | BTT_SUB_LOST_AT_END,
+				 .stage = id_stage,
+				 .done = id_done,
+				 .lost = id_lost};
+
+	(void)state;
+	world_init(&w, 0, 0);
+	assert_int_equal(iomodel_subscribe(w.m, &sub), 0);
+	/* I/Os that overlap in time, on two devices, one replaced, one remapped, one merged */
+	for (uint64_t k = 0; k < 6; k++) {
+		io(&w, 10 * k + 1, BLK_TA_QUEUE, SDA, 1000 * k, 8);
+		io(&w, 10 * k + 2, BLK_TA_QUEUE, SDB, 1000 * k, 8);
+		io(&w, 10 * k + 3, BLK_TA_GETRQ, SDA, 1000 * k, 8);
+		io(&w, 10 * k + 3, BLK_TA_QUEUE, SDA, 1000 * k + 8, 8);
+		io(&w, 10 * k + 4, BLK_TA_BACKMERGE, SDA, 1000 * k + 8, 8);
+		io(&w, 10 * k + 5, BLK_TA_ISSUE, SDA, 1000 * k, 16);
+	}
+	io(&w, 70, BLK_TA_QUEUE, SDB, 2000, 16); /* replaces SDB's I/O at 2000 */
+	io(&w, 71, BLK_TA_QUEUE, DM0, 50, 8);
+	remap(&w, 72, SDA, 9050, 8, DM0, 50);
+	io(&w, 73, BLK_TA_QUEUE, SDA, 9050, 8);
+	for (uint64_t k = 0; k < 6; k++) {
+		io(&w, 80 + k, BLK_TA_COMPLETE, SDA, 1000 * k, 16);
+		if (k % 2)
+			io(&w, 80 + k, BLK_TA_COMPLETE, SDB, 1000 * k, 8);
+	}
+	/* the ids of those done are given again to I/Os queued now */
+	for (uint64_t k = 0; k < 6; k++)
+		io(&w, 90 + k, BLK_TA_QUEUE, SDA, 5000 + 8 * k, 8);
+	io(&w, 99, BLK_TA_COMPLETE, DM0, 50, 8);
+	iomodel_finish(w.m);
+	for (unsigned int i = 0; i < IDS; i++)
+		assert_int_equal(x.key[i], 0); /* every I/O left, at the end at the latest */
+	assert_true(x.reused > 0);
+	assert_true(x.calls > 50);
+	world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_who_chain_grows),
+		cmocka_unit_test(test_io_id),
 		cmocka_unit_test(test_plain),
 		cmocka_unit_test(test_sleep_and_labels),
 		cmocka_unit_test(test_back_merge),
