@@ -92,6 +92,7 @@ int btt_report(struct btt *b)
 	FILE *avg_fp, *dat_fp;
 
 	iomodel_finish(b->model);
+	pfout_input_end(b->pf, iomodel_last_time(b->model));
 	stats_finish(b->stats, &b->devs);
 	devs_sort_procs(&b->devs);
 	prepare_seeks(b->stats);

@@ -104,7 +104,7 @@ struct pfout {
 	uint64_t stage_late; /* stages left out: after the I/O's D */
 	uint64_t waits, wait_bad, wait_overlap;
 	struct pfsort_stats st; /* the drawing's, at the end */
-	int err, finished;
+	int err, finished, ended;
 	char msg[600], hint[200];
 	char *notes[MAX_NOTES];
 	unsigned int nnotes;
@@ -743,15 +743,11 @@ static void remarks(struct pfout *p)
 		     p->path, (unsigned long long)p->wait_bad);
 }
 
-int pfout_finish(struct pfout *p, uint64_t last_time)
+void pfout_input_end(struct pfout *p, uint64_t last_time)
 {
-	int ret;
-
-	if (!p || p->finished)
-		return p && p->err ? -1 : 0;
-	p->finished = 1;
-	if (!p->out)
-		return -1;
+	if (!p || p->finished || p->ended || !p->out)
+		return;
+	p->ended = 1;
 	if (last_time > p->now)
 		p->now = last_time;
 	start(p);
@@ -759,6 +755,22 @@ int pfout_finish(struct pfout *p, uint64_t last_time)
 		if (p->dev[i].win != NO_WINDOW)
 			window_close(p, (uint32_t)i, NO_WINDOW);
 	pfpipe_drain(p->d);
+	/* the drawing finishes while the caller writes its report */
+	pfpipe_flush(p->d);
+}
+
+int pfout_finish(struct pfout *p, uint64_t last_time)
+{
+	int ret;
+
+	if (!p || p->finished)
+		return p && p->err ? -1 : 0;
+	if (!p->out) {
+		p->finished = 1;
+		return -1;
+	}
+	pfout_input_end(p, last_time);
+	p->finished = 1;
 	ret = pfpipe_finish(p->d, &p->st);
 	p->d = NULL;
 	set_error(p, ret);

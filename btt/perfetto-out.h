@@ -4,8 +4,9 @@
  * subscriber of the I/O model. What the file holds is described in doc/btt.1 (PERFETTO).
  *
  * Lifecycle: pfout_open() creates the file before the trace is read, pfout_subscribe()
- * attaches the export to the model, pfout_finish() (after iomodel_finish()) writes what is
- * left and closes the file, pfout_free() frees it. Nothing is printed: an error stops the
+ * attaches the export to the model, pfout_input_end() (after iomodel_finish()) hands what
+ * is left to the drawing, pfout_finish() waits for it and closes the file, pfout_free()
+ * frees it. Nothing is printed: an error stops the
  * export, and the front-end prints pfout_error() and pfout_hint(), and the remarks of
  * pfout_note() (what could not be drawn), once.
  */
@@ -27,6 +28,10 @@ int pfout_open(struct btt *b);
 
 /* Subscribe @p (NULL: nothing) to @m, before the first event. */
 void pfout_subscribe(struct pfout *p, struct iomodel *m);
+
+/* The trace ended at @last_time (after iomodel_finish()): what is left to draw is handed to
+ * the drawing now, which finishes it while the caller goes on (its report); NULL allowed. */
+void pfout_input_end(struct pfout *p, uint64_t last_time);
 
 /**
  * pfout_finish() - the end of the trace at @last_time: I/Os still drawn are closed, the

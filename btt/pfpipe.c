@@ -372,6 +372,12 @@ void pfpipe_drain(struct pfpipe *pp)
 	put(pp, C_DRAIN, sizeof(struct cmd), 0, 0);
 }
 
+void pfpipe_flush(struct pfpipe *pp)
+{
+	if (pp->cur->len)
+		hand_over(pp, 1);
+}
+
 size_t pfpipe_take_freed(struct pfpipe *pp, uint32_t *v, size_t max)
 {
 	size_t n;

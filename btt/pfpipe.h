@@ -46,6 +46,10 @@ void pfpipe_mark(struct pfpipe *pp, uint64_t w);
 void pfpipe_flow(struct pfpipe *pp, uint32_t slot, uint32_t gen, uint64_t end, struct pf_wait *w);
 void pfpipe_drain(struct pfpipe *pp);
 
+/* Hand what was said so far to the drawing's thread, waking it (the end of the input: the
+ * caller then has other work; more may be said after). */
+void pfpipe_flush(struct pfpipe *pp);
+
 /* pfsort_run() for @slot: the run to fill, at once (before any other call of this file) */
 struct pf_run *pfpipe_run(struct pfpipe *pp, uint32_t slot);
 
