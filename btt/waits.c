@@ -57,7 +57,6 @@ struct thread {
 
 struct proc {
 	uint32_t tgid;
-	int named_by_leader; /* comm is that of a wait of the thread tid == tgid */
 	char comm[17];
 	uint64_t waits, ns, covered;
 	struct blk_hist *hist;
@@ -141,10 +140,11 @@ static struct proc *proc_of(struct waits *w, const struct blk_iowait *iw)
 			die("out of memory");
 		w->npr++;
 	}
-	/* the process's name: its leader's, else the first thread's seen */
-	if (!p->comm[0] || (!p->named_by_leader && iw->tid == iw->tgid)) {
+	/* the process's name: its leader's latest (a process that exec'ed is named after what
+	 * it became: a shell's child that waited as "sh", then read as "dd"), else the first
+	 * thread's seen */
+	if (!p->comm[0] || iw->tid == iw->tgid) {
 		snprintf(p->comm, sizeof(p->comm), "%s", iw->comm);
-		p->named_by_leader = iw->tid == iw->tgid;
 	}
 	return p;
 }

@@ -139,7 +139,8 @@ def expected(events, waits):
         if p is None:
             p = procs[w['tgid']] = {'tgid': w['tgid'], 'comm': w['comm'], 'leader': tid == w['tgid'],
                                     'waits': [], 'covered': 0}
-        elif not p['leader'] and tid == w['tgid']:
+        elif tid == w['tgid']:
+            # the leader's latest name (what a process that exec'ed became)
             p['comm'], p['leader'] = w['comm'], True
         thread_proc[tid] = w['tgid']
         p['waits'].append(w['ns'])

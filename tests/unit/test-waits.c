@@ -162,6 +162,30 @@ static void test_own_and_others(void **state)
 }
 
 /*
+ * A process is named after its leader's latest wait: one that waited as "sh" (a shell's
+ * child before exec) and then as "dd" is dd; a thread's name (tid 41) does not rename it
+ * once the leader has waited, and names it until then (process 50).
+ */
+static void test_names(void **state)
+{
+	struct world w;
+	char *got;
+
+	(void)state;
+	world_init(&w, 0, 0, 0);
+	wait(&w, 1 * MS, 2 * MS, 40, 40, "sh", 0, 0);
+	wait(&w, 3 * MS, 5 * MS, 40, 40, "dd", 0, 0);
+	wait(&w, 6 * MS, 9 * MS, 40, 41, "worker", 0, 0);
+	wait(&w, 10 * MS, 18 * MS, 50, 51, "helper", 0, 0);
+	got = section(&w);
+	assert_non_null(strstr(got, "      40 dd               |       3"));
+	assert_non_null(strstr(got, "      50 helper           |       1"));
+	assert_null(strstr(got, " sh "));
+	free(got);
+	world_free(&w);
+}
+
+/*
  * A second Q at the same sector replaces the first: the first is no longer in flight (the
  * wait from 22 to 23 ms is covered by the second, queued at 22.5 ms: half of it). A sleep
  * the tracer checked and found without an I/O (--iowait-all) is not counted, nor a note
@@ -243,6 +267,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_own_and_others),
+		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_replaced_no_io_bad_window),
 		cmocka_unit_test(test_percentiles),
 		cmocka_unit_test(test_none),
