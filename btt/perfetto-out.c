@@ -487,8 +487,6 @@ static void queued(struct pfout *p, const struct btt_io *io, uint64_t t)
 		struct btt_dev *from = devs_find(&p->b->devs, io->from_device);
 		uint64_t k = from ? key_of(from->idx, io->from_sector) : 0;
 
-		if (from && !k)
-			p->no_key++;
 		up = k ? u64map_get(&p->map, k) : NULL;
 		if (up && p->slots[*up].io.nflow_out < PF_MAX_FLOWS_OUT) {
 			struct slot *u = &p->slots[*up];
@@ -497,6 +495,8 @@ static void queued(struct pfout *p, const struct btt_io *io, uint64_t t)
 			u->io.flow_out[u->io.nflow_out++] = s->io.flow_from;
 			s->up = (uint32_t)*up;
 			s->up_gen = u->gen;
+		} else if (from && !k) {
+			p->no_key++;
 		} else {
 			p->no_upper++;
 		}
