@@ -44,3 +44,12 @@ void *array_grow_slow(void *v, size_t *alloc, size_t n, size_t size)
 		die("out of memory");
 	return v;
 }
+
+void *array_grow_zero_slow(void *v, size_t *alloc, size_t n, size_t size)
+{
+	size_t old = *alloc;
+
+	v = array_grow_slow(v, alloc, n, size);
+	memset((char *)v + old * size, 0, (*alloc - old) * size);
+	return v;
+}

@@ -24,4 +24,12 @@ static inline void *array_grow(void *v, size_t *alloc, size_t n, size_t size)
 	return n < *alloc ? v : array_grow_slow(v, alloc, n, size);
 }
 
+/* array_grow(), the elements it adds zeroed (for arrays indexed by a number, 0: none) */
+void *array_grow_zero_slow(void *v, size_t *alloc, size_t n, size_t size);
+
+static inline void *array_grow_zero(void *v, size_t *alloc, size_t n, size_t size)
+{
+	return n < *alloc ? v : array_grow_zero_slow(v, alloc, n, size);
+}
+
 #endif /* BTT_ALLOC_H */

@@ -502,12 +502,7 @@ static void queued(struct pfout *p, const struct btt_io *io, uint64_t t)
 		}
 	}
 	s->mapped = 0;
-	if (io->id >= p->abyid) {
-		size_t old = p->abyid;
-
-		p->byid = array_grow(p->byid, &p->abyid, io->id, sizeof(*p->byid));
-		memset(p->byid + old, 0, (p->abyid - old) * sizeof(*p->byid));
-	}
+	p->byid = array_grow_zero(p->byid, &p->abyid, io->id, sizeof(*p->byid));
 	p->byid[io->id] = i + 1;
 	flight_add(p, i);
 	r = rec(p, t, 0, PFR_QUEUED, i, 0, 0);
@@ -569,18 +564,15 @@ static void leave(struct pfout *p, const struct btt_io *io, uint64_t end, const 
 	/* btt's Q2C: at least 1 ns; the stages in their order, each inside the one before */
 	prev = s->t_q;
 	stop = end > prev ? end : prev + 1;
-	/* btt's D2C above all: a G, I or M the model times after the D (the classic rules give
-	 * an I/O the event of an overlapping one whose sector lies in its range) is left out,
-	 * not the D */
-	lim = io->t[BTT_STAGE_D] != NO_TIME && io->t[BTT_STAGE_D] >= prev &&
-			      io->t[BTT_STAGE_D] <= stop
-		      ? io->t[BTT_STAGE_D]
-		      : stop;
 	t[L_A] = s->t_a;
 	t[L_G] = io->t[BTT_STAGE_G];
 	t[L_I] = io->t[BTT_STAGE_I];
 	t[L_M] = io->t[BTT_STAGE_M];
 	t[L_D] = io->t[BTT_STAGE_D];
+	/* btt's D2C above all: a G, I or M the model times after the D (the classic rules give
+	 * an I/O the event of an overlapping one whose sector lies in its range) is left out,
+	 * not the D */
+	lim = t[L_D] != NO_TIME && t[L_D] >= prev && t[L_D] <= stop ? t[L_D] : stop;
 	n = 0;
 	run->rseq = p->seq;
 	run->rts[n++] = prev;
@@ -588,7 +580,8 @@ static void leave(struct pfout *p, const struct btt_io *io, uint64_t end, const 
 		if (t[l] == NO_TIME)
 			continue;
 		if (t[l] < prev || t[l] > (l < L_D ? lim : stop)) {
-			p->stage_late += t[l] > lim && t[l] <= stop && l < L_D;
+			if (l < L_D && t[l] > lim && t[l] <= stop)
+				p->stage_late++;
 			continue;
 		}
 		run->rts[n] = prev;

@@ -529,12 +529,7 @@ static uint64_t proc_iid(struct pfdraw *d, const struct pf_io *io)
 	if (!io->proc)
 		return 0;
 	i = io->proc->idx;
-	if (i >= d->aproc_iid) {
-		size_t old = d->aproc_iid;
-
-		d->proc_iid = array_grow(d->proc_iid, &d->aproc_iid, i, sizeof(*d->proc_iid));
-		memset(d->proc_iid + old, 0, (d->aproc_iid - old) * sizeof(*d->proc_iid));
-	}
+	d->proc_iid = array_grow_zero(d->proc_iid, &d->aproc_iid, i, sizeof(*d->proc_iid));
 	if (!d->proc_iid[i])
 		d->proc_iid[i] = blk_perfetto_intern(d->pf, BLK_PERFETTO_ARG_STRING,
 						     clean(io->proc->name, pname, sizeof(pname)));

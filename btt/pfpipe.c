@@ -411,8 +411,7 @@ int pfpipe_finish(struct pfpipe *pp, struct pfsort_stats *st)
 
 	if (!pp)
 		return 0;
-	if (pp->cur->len)
-		hand_over(pp, 1);
+	pfpipe_flush(pp);
 	if (pp->threaded) {
 		pthread_mutex_lock(&pp->mu);
 		pp->stop = 1;

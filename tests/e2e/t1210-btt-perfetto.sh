@@ -224,12 +224,14 @@ live() {
 		return
 	fi
 	name=$(basename "$loop")
+	trap 'losetup -d "$loop" 2>/dev/null' EXIT
 	"$TOP/blktrace" -d "$loop" -D "$lw/tr" -w 8 >"$lw/bt.out" 2>"$lw/bt.err" &
 	r=$!
 	if ! wait_tracing; then
 		kill "$r" 2>/dev/null
 		wait "$r"
 		losetup -d "$loop"
+		trap - EXIT
 		skip "live: btt --perfetto on a live trace (no tracefs blk tracer: $(tail -n 1 "$lw/bt.err"))"
 		return
 	fi
@@ -239,6 +241,7 @@ live() {
 	kill -INT "$r" 2>/dev/null
 	wait "$r"
 	losetup -d "$loop"
+	trap - EXIT
 	kernel_unlock
 	if ! grep -q "Total: .* events (dropped 0)" "$lw/bt.out"; then
 		fail "live: the tracer dropped events or failed: $(grep Total "$lw/bt.out") $(tail -n 1 "$lw/bt.err")"
