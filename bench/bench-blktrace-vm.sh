@@ -29,7 +29,9 @@
 # I/O after --completion-us (irqmode=2, so that the readers sleep: each read is an I/O wait),
 # per vCPU --readers O_DIRECT 4 KiB readers; runs without --iowait, with --iowait=sched,
 # =kprobe and =module (kernel/iowait built against the VM kernel's headers and insmod'ed),
-# interleaved. Per configuration: the workload's IOPS and its loss against the runs without
+# interleaved, and "probes": the module loaded (its kretprobes fire) with blktrace run without
+# --iowait (what the probes cost before any event is recorded or read; IW_CONFIGS="none
+# module probes" picks configurations). Per configuration: the workload's IOPS and its loss against the runs without
 # --iowait, events and waits recorded, lost waits, the tracer's CPU (whole run, and I/O
 # phase per block event), and its I/O-phase CPU beyond the runs without --iowait per wait.
 #
@@ -43,7 +45,10 @@
 #   --iowait            measure --iowait (see above), with --completion-us N (default 50)
 #                       and --readers N per vCPU (default 2); --ios-per-job is per reader
 #
-# Environment: OURS (default ./blktrace), REF (default /usr/sbin/blktrace).
+# Environment: OURS (default ./blktrace), REF (default /usr/sbin/blktrace), VM_APPEND (more
+# kernel parameters, tests/vm/run-trace.sh): VM_APPEND="tsc=reliable clocksource=tsc" gives the
+# guest the TSC as its clock, as real hardware has, instead of the HPET it picks under TCG
+# (where each clock read is an emulated MMIO access).
 # Exit 0 done, 1 a run failed, 2 usage, 77 the VM cannot run here (tests/vm/prepare.sh).
 set -u
 set -o pipefail
@@ -249,7 +254,8 @@ EOF
 	: >"$rows"
 	failed=0
 	cfgs="none sched kprobe"
-	[ -n "$ko" ] && cfgs="$cfgs module"
+	[ -n "$ko" ] && cfgs="$cfgs module probes"
+	cfgs=${IW_CONFIGS:-$cfgs}
 	for r in $(seq 1 "$runs"); do
 		for c in $cfgs; do
 			dir=$TMP/runs/iw-$c-$r
@@ -257,9 +263,9 @@ EOF
 			args=(--device nullb --workload "$TMP/iw-workload.sh" --smp "$smp" --mem "$mem"
 				--nullb-params "nr_devices=1 irqmode=2 completion_nsec=$((compl_us * 1000))"
 				--tracer-cpu --timeout 900 --stop-timeout 60 --out-mb 512)
-			[ $c = module ] && args+=(--module "$ko")
+			[ $c = module ] || [ $c = probes ] && args+=(--module "$ko")
 			targs=()
-			[ $c = none ] || targs=("--iowait=$c")
+			[ $c = none ] || [ $c = probes ] || targs=("--iowait=$c")
 			echo "$prog: --iowait $c, run $r ..." >&2
 			if ! "$top/tests/vm/run-trace.sh" "$TMP/ours" "$dir" "${args[@]}" -- "${targs[@]}" >"$dir/run-trace.log" 2>&1; then
 				echo "$prog: FAIL: $c run $r: $(tail -n 3 "$dir/run-trace.log")" >&2
@@ -284,7 +290,7 @@ print(sum(1 for p in glob.glob(sys.argv[1] + "/trace.iowait.blktrace.*")
 	done
 	[ -s "$rows" ] || die "no run succeeded"
 	echo
-	echo "blktrace --iowait on null_blk (irqmode=2, completion $compl_us us), $smp vCPUs, $((smp * readers)) O_DIRECT 4 KiB readers x $per_job reads"
+	echo "blktrace --iowait on null_blk (irqmode=2, completion $compl_us us), $smp vCPUs, $((smp * readers)) O_DIRECT 4 KiB readers x $per_job reads${VM_APPEND:+, kernel parameters: $VM_APPEND}"
 	echo "cpu_s: tracer user+sys, start to exit; io_us/ev: its I/O-phase CPU per block event; extra_us/wait:"
 	echo "its I/O-phase CPU beyond the mean of the runs without --iowait, per wait recorded"
 	awk -F'\t' '

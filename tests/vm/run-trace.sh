@@ -38,6 +38,9 @@
 # environment: VM_MONITOR=PATH  qemu's monitor on that unix socket, the kernel booted with
 #                           nokaslr, OUTDIR/kallsyms the VM's symbols: tests/vm/guest-regs.py
 #                           PATH OUTDIR/kallsyms names where a hung guest's vCPUs are
+#              VM_APPEND="..."  more kernel parameters, e.g. "tsc=reliable clocksource=tsc"
+#                           (under TCG the guest kernel picks the HPET, every clock read an
+#                           emulated MMIO access: bench/bench-blktrace-vm.sh)
 #
 # --batch DIR: one boot runs several runs in turn, each as a single run would (a boot under
 # TCG costs several times what a short run does). DIR holds a file N.args per run (N = 1, 2, ...
@@ -312,7 +315,7 @@ fi
 # -nic none: the VM has no network device at all. no_timer_check: on a busy host the emulated
 # timer can miss the kernel's IO-APIC timer check at boot, which then panics ("IO-APIC + timer
 # doesn't work!", seen under make check at load 13)
-cmdline="console=ttyS0 quiet panic=-1 no_timer_check"
+cmdline="console=ttyS0 quiet panic=-1 no_timer_check${VM_APPEND:+ $VM_APPEND}"
 monitor=()
 if [ -n "${VM_MONITOR:-}" ]; then
 	# kernel addresses the same in every boot: the kallsyms of one (OUTDIR/kallsyms) name them
