@@ -21,17 +21,26 @@ _Static_assert(offsetof(struct blk_io_trace2, time) == offsetof(struct blk_io_tr
 
 /*
  * The write-behind thread (blk_output_set_async()): the caller fills sb while the thread
- * writes (and compresses) the buffer before it; the two are swapped at each drain. Only the
- * thread touches the descriptor and the z_stream while it runs.
+ * writes (and compresses) the buffers handed to it before, in order; a hand-over swaps sb
+ * with a free buffer. With one buffer besides sb (the default) the caller waits at each
+ * hand-over for the write before it; with more, a thread that writes slower than the caller
+ * fills finds the next buffer waiting instead of sleeping until the caller's wake-up (a
+ * wake-up per buffer, dear across CPUs in a VM). Only the thread touches the descriptor and
+ * the z_stream while it runs.
  */
+#define ASYNC_MAX_BUFS 8
+
 struct out_async {
 	pthread_t thread;
 	pthread_mutex_t mu;
-	pthread_cond_t cv; /* busy, stop or err changed */
-	struct blk_strbuf buf; /* the thread's buffer while busy; the spare one otherwise */
+	pthread_cond_t more; /* for the thread: a buffer was handed over, or stop */
+	pthread_cond_t room; /* for the caller: a buffer was written */
+	struct blk_strbuf buf[ASYNC_MAX_BUFS]; /* ring: nfull to write from head, then the free */
+	unsigned int nbuf;
 	/* under mu */
-	int busy; /* buf is to be written */
-	int finish; /* buf is the last one (the gzip trailer follows it) */
+	unsigned int head, nfull;
+	int finish; /* the last buffer handed over is the last one (the gzip trailer follows it) */
+	int thread_sleeps, caller_sleeps;
 	int stop;
 	int err; /* the thread's first write error (positive errno) */
 };
@@ -169,49 +178,75 @@ static void *async_thread(void *arg)
 
 	pthread_mutex_lock(&a->mu);
 	for (;;) {
-		int e = 0;
+		struct blk_strbuf *b;
+		int e = 0, last;
 
-		while (!a->busy && !a->stop)
-			pthread_cond_wait(&a->cv, &a->mu);
-		if (!a->busy)
+		while (!a->nfull && !a->stop) {
+			a->thread_sleeps = 1;
+			pthread_cond_wait(&a->more, &a->mu);
+			a->thread_sleeps = 0;
+		}
+		if (!a->nfull)
 			break;
+		b = &a->buf[a->head];
+		last = a->finish && a->nfull == 1;
 		pthread_mutex_unlock(&a->mu);
 		/* after an error the rest is dropped: the caller reports the first error */
 		if (!a->err)
-			e = put_out(o, a->buf.buf, a->buf.len, a->finish);
-		a->buf.len = 0;
+			e = put_out(o, b->buf, b->len, last);
+		b->len = 0;
 		pthread_mutex_lock(&a->mu);
 		if (e && !a->err)
 			a->err = e;
-		a->busy = 0;
-		pthread_cond_signal(&a->cv);
+		a->head = (a->head + 1) % a->nbuf;
+		a->nfull--;
+		if (a->caller_sleeps)
+			pthread_cond_signal(&a->room);
 	}
 	pthread_mutex_unlock(&a->mu);
 	return NULL;
 }
 
-/* Hand the pending buffer to the thread; with @wait, until it is written. Under no lock. */
+/* Hand the pending buffer to the thread; with @wait, until all is written. Under no lock. */
 static int async_drain(struct blk_output *o, int finish, int wait)
 {
 	struct out_async *a = o->as;
-	struct blk_strbuf t;
+	struct blk_strbuf t, *b;
 	int e;
 
 	pthread_mutex_lock(&a->mu);
-	while (a->busy)
-		pthread_cond_wait(&a->cv, &a->mu);
-	t = a->buf;
-	a->buf = o->sb;
+	while (a->nfull == a->nbuf) {
+		a->caller_sleeps = 1;
+		pthread_cond_wait(&a->room, &a->mu);
+		a->caller_sleeps = 0;
+	}
+	b = &a->buf[(a->head + a->nfull) % a->nbuf];
+	t = *b;
+	*b = o->sb;
 	o->sb = t;
 	o->sb.len = 0;
 	a->finish = finish;
-	a->busy = 1;
-	pthread_cond_signal(&a->cv);
-	while (wait && a->busy)
-		pthread_cond_wait(&a->cv, &a->mu);
+	a->nfull++;
+	if (a->thread_sleeps)
+		pthread_cond_signal(&a->more);
+	while (wait && a->nfull) {
+		a->caller_sleeps = 1;
+		pthread_cond_wait(&a->room, &a->mu);
+		a->caller_sleeps = 0;
+	}
 	e = a->err;
 	pthread_mutex_unlock(&a->mu);
 	return e ? set_err(o, e) : 0;
+}
+
+static void async_free(struct out_async *a)
+{
+	pthread_cond_destroy(&a->more);
+	pthread_cond_destroy(&a->room);
+	pthread_mutex_destroy(&a->mu);
+	for (unsigned int i = 0; i < a->nbuf; i++)
+		blk_strbuf_release(&a->buf[i]);
+	free(a);
 }
 
 static void async_stop(struct blk_output *o)
@@ -222,15 +257,12 @@ static void async_stop(struct blk_output *o)
 		return;
 	pthread_mutex_lock(&a->mu);
 	a->stop = 1;
-	pthread_cond_signal(&a->cv);
+	pthread_cond_signal(&a->more);
 	pthread_mutex_unlock(&a->mu);
 	pthread_join(a->thread, NULL);
 	if (a->err)
 		set_err(o, a->err);
-	pthread_cond_destroy(&a->cv);
-	pthread_mutex_destroy(&a->mu);
-	blk_strbuf_release(&a->buf);
-	free(a);
+	async_free(a);
 	o->as = NULL;
 }
 
@@ -239,7 +271,7 @@ void blk_output_set_flush_size(struct blk_output *o, size_t bytes)
 	o->flush_at = bytes ? bytes : OUT_FLUSH_AT;
 }
 
-int blk_output_set_async(struct blk_output *o)
+int blk_output_set_async_bufs(struct blk_output *o, unsigned int nbuf)
 {
 	struct out_async *a;
 	sigset_t all, old;
@@ -247,12 +279,17 @@ int blk_output_set_async(struct blk_output *o)
 
 	if (o->as || o->fd < 0)
 		return 0;
+	if (!nbuf || nbuf > ASYNC_MAX_BUFS)
+		return -EINVAL;
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	blk_strbuf_grow(&a->buf, o->sb.alloc > 1 ? o->sb.alloc - 1 : OUT_FLUSH_AT * 2);
+	a->nbuf = nbuf;
+	for (unsigned int i = 0; i < nbuf; i++)
+		blk_strbuf_grow(&a->buf[i], o->sb.alloc > 1 ? o->sb.alloc - 1 : OUT_FLUSH_AT * 2);
 	pthread_mutex_init(&a->mu, NULL);
-	pthread_cond_init(&a->cv, NULL);
+	pthread_cond_init(&a->more, NULL);
+	pthread_cond_init(&a->room, NULL);
 	o->as = a;
 	/* signals stay with the caller's thread, whose handlers expect them */
 	sigfillset(&all);
@@ -260,14 +297,16 @@ int blk_output_set_async(struct blk_output *o)
 	e = pthread_create(&a->thread, NULL, async_thread, o);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (e) {
-		pthread_cond_destroy(&a->cv);
-		pthread_mutex_destroy(&a->mu);
-		blk_strbuf_release(&a->buf);
-		free(a);
+		async_free(a);
 		o->as = NULL;
 		return -e;
 	}
 	return 0;
+}
+
+int blk_output_set_async(struct blk_output *o)
+{
+	return blk_output_set_async_bufs(o, 1);
 }
 
 static int drain(struct blk_output *o, int finish, int wait)

@@ -41,6 +41,15 @@ struct blk_output *blk_output_fdopen(int fd, const char *name, unsigned int flag
 int blk_output_set_async(struct blk_output *o);
 
 /*
+ * blk_output_set_async() with @nbuf buffers (1 to 8) that the thread may hold at once
+ * besides the one being filled (1: blk_output_set_async()): a caller that fills faster than
+ * the thread writes still waits, but the thread finds the next buffer ready instead of
+ * sleeping until the caller hands it over. Memory: @nbuf + 1 buffers.
+ * Return: 0, -EINVAL for another @nbuf, or -errno as blk_output_set_async().
+ */
+int blk_output_set_async_bufs(struct blk_output *o, unsigned int nbuf);
+
+/*
  * The pending text buffer: append to it, then call blk_output_check() so that it is
  * written out once it is large. Valid while @o lives.
  */

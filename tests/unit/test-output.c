@@ -108,7 +108,11 @@ static void test_roundtrip(void **state)
 	unlink(path);
 }
 
-/* Much more than the flush threshold, in odd-sized pieces, through both entry points. */
+/*
+ * Much more than the flush threshold, in odd-sized pieces, through both entry points;
+ * @async: 0 synchronous, else the thread with that many buffers (-@async: also a flush size
+ * of 4 KiB, so that the pieces queue up in them)
+ */
 static void check_large(int async)
 {
 	enum { SIZE = 1000003 };
@@ -120,8 +124,12 @@ static void check_large(int async)
 
 	o = blk_output_open(temp_name(path), 0);
 	assert_non_null(o);
-	if (async)
+	if (async < 0)
+		blk_output_set_flush_size(o, 4096);
+	if (async == 1)
 		assert_int_equal(blk_output_set_async(o), 0);
+	else if (async)
+		assert_int_equal(blk_output_set_async_bufs(o, (unsigned int)abs(async)), 0);
 	while (off < SIZE) {
 		size_t k = step < SIZE - off ? step : SIZE - off;
 
@@ -156,6 +164,37 @@ static void test_async_large(void **state)
 {
 	(void)state;
 	check_large(1);
+}
+
+/* The same with several buffers queued for the thread, many hand-overs */
+static void test_async_bufs_large(void **state)
+{
+	(void)state;
+	check_large(2);
+	check_large(-3);
+	check_large(-8);
+}
+
+/* A count of buffers out of 1..8: -EINVAL, and the output stays synchronous and works. */
+static void test_async_bufs_invalid(void **state)
+{
+	struct blk_output *o;
+	unsigned char *got;
+	size_t n;
+	char path[64];
+
+	(void)state;
+	o = blk_output_open(temp_name(path), 0);
+	assert_non_null(o);
+	assert_int_equal(blk_output_set_async_bufs(o, 0), -EINVAL);
+	assert_int_equal(blk_output_set_async_bufs(o, 9), -EINVAL);
+	assert_int_equal(blk_output_write(o, "abc\n", 4), 0);
+	assert_int_equal(blk_output_close(o), 0);
+	got = test_read_file(path, &n);
+	assert_int_equal(n, 4);
+	assert_memory_equal(got, "abc\n", 4);
+	free(got);
+	unlink(path);
 }
 
 /* Records through the thread, and a flush that waits until they are in the file. */
@@ -260,6 +299,20 @@ static void test_async_dev_full(void **state)
 	assert_int_equal(blk_output_write(o, "x\n", 2), 0);
 	assert_int_equal(blk_output_close(o), -ENOSPC);
 
+	/* with buffers queued for the thread: the same error, nothing written after it */
+	o = blk_output_open("/dev/full", 0);
+	assert_non_null(o);
+	blk_output_set_flush_size(o, 4096);
+	assert_int_equal(blk_output_set_async_bufs(o, 3), 0);
+	ret = 0;
+	for (int i = 0; i < 10 && !ret; i++)
+		ret = blk_output_write(o, text, 300000);
+	if (!ret)
+		ret = blk_output_flush(o);
+	assert_int_equal(ret, -ENOSPC);
+	assert_int_equal(blk_output_finish(o), -ENOSPC);
+	blk_output_free(o);
+
 	/* freed without a finish: the thread is stopped, nothing leaks (valgrind/ASan) */
 	o = blk_output_open("/dev/full", BLK_OUTPUT_GZIP);
 	assert_non_null(o);
@@ -325,8 +378,13 @@ static void check_gzip(size_t size, int how)
 
 	o = blk_output_open(temp_name(path), BLK_OUTPUT_GZIP | (fast ? BLK_OUTPUT_GZIP_FAST : 0));
 	assert_non_null(o);
-	if (async)
+	/* how & 4: four buffers for the thread, 8 KiB each (the trailer after all of them) */
+	if (how & 4) {
+		blk_output_set_flush_size(o, 8192);
+		assert_int_equal(blk_output_set_async_bufs(o, 4), 0);
+	} else if (async) {
 		assert_int_equal(blk_output_set_async(o), 0);
+	}
 	for (size_t off = 0; off < size; off += 10007) {
 		size_t k = size - off < 10007 ? size - off : 10007;
 
@@ -368,6 +426,9 @@ static void test_async_gzip(void **state)
 	check_gzip(100, 1);
 	check_gzip(128 * 1024, 1);
 	check_gzip(700001, 1);
+	check_gzip(100, 5);
+	check_gzip(700001, 5);
+	check_gzip(700001, 7);
 }
 
 /* the fastest level (btt --perfetto=FILE.gz): the same text back, synchronous or not */
@@ -480,6 +541,8 @@ int main(void)
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_large),
 		cmocka_unit_test(test_async_large),
+		cmocka_unit_test(test_async_bufs_large),
+		cmocka_unit_test(test_async_bufs_invalid),
 		cmocka_unit_test(test_async_events_flush),
 		cmocka_unit_test(test_record_time_replaced),
 		cmocka_unit_test(test_async_dev_full),
