@@ -602,6 +602,16 @@ static int dump_raw(struct parse_run *r, struct blk_merge *m)
 	return ret;
 }
 
+/*
+ * The dump is written beside the merge on a thread of its own (without one, as it comes),
+ * with @nbuf buffers besides the one being filled (blk_output_set_async_bufs()).
+ */
+static void start_dump_thread(struct parse_run *r, unsigned int nbuf)
+{
+	if (r->dump && !r->o->one_thread)
+		blk_output_set_async_bufs(r->dump, nbuf);
+}
+
 static void run_file_mode(struct parse_run *r)
 {
 	struct parse_opts *o = r->o;
@@ -618,9 +628,11 @@ static void run_file_mode(struct parse_run *r)
 		if (blk_merge_set_raw(m))
 			run_die(r, "out of memory");
 		r->raw_merge = m;
-		/* fewer hand-overs to the dump's thread: each costs both threads a wake-up */
+		/* fewer hand-overs to the dump's thread: each costs both threads a wake-up; and
+		 * as the merge without text runs ahead of the writes, more buffers for it */
 		blk_output_set_flush_size(r->dump, RAW_WRITE_SIZE);
 	}
+	start_dump_thread(r, raw ? RAW_WRITE_BUFS : 1);
 	start_model(r);
 	for (int i = 0; i < o->ninputs; i++) {
 		if (!add_file_inputs(r, m, i)) {
@@ -713,6 +725,7 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 	struct blk_event ev;
 	int fd, ret;
 
+	start_dump_thread(r, 1);
 	fd = strcmp(in, "-") ? open(in, O_RDONLY | O_CLOEXEC) : dup(STDIN_FILENO);
 	rd = fd < 0 ? NULL : blk_reader_fdopen(fd, in);
 	if (!rd)
@@ -843,10 +856,7 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 		r.dump = blk_output_open(o.dump, ends_with(o.dump, ".gz") ? BLK_OUTPUT_GZIP : 0);
 		if (!r.dump)
 			die("cannot create '%s': %s", o.dump, strerror(errno));
-		/* the dump is written beside the merge (without a thread, as it comes); a merge
-		 * without text (-O) runs ahead of the writes: more buffers for the thread */
-		if (!o.one_thread)
-			blk_output_set_async_bufs(r.dump, o.text ? 1 : RAW_WRITE_BUFS);
+		/* its thread: start_dump_thread(), once the mode is known */
 	}
 	if (o.text) {
 		if (o.output)
