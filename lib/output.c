@@ -25,8 +25,10 @@ _Static_assert(offsetof(struct blk_io_trace2, time) == offsetof(struct blk_io_tr
  * with a free buffer. With one buffer besides sb (the default) the caller waits at each
  * hand-over for the write before it; with more, a thread that writes slower than the caller
  * fills finds the next buffer waiting instead of sleeping until the caller's wake-up (a
- * wake-up per buffer, dear across CPUs in a VM). Only the thread touches the descriptor and
- * the z_stream while it runs.
+ * wake-up per buffer, dear across CPUs in a VM); and a thread that writes faster, once it
+ * has caught up and sleeps, is woken only when all but one of the buffers wait for it (or at
+ * a flush or the finish), to run through them in one go. Only the thread touches the
+ * descriptor and the z_stream while it runs.
  */
 #define ASYNC_MAX_BUFS 8
 
@@ -36,7 +38,7 @@ struct out_async {
 	pthread_cond_t more; /* for the thread: a buffer was handed over, or stop */
 	pthread_cond_t room; /* for the caller: a buffer was written */
 	struct blk_strbuf buf[ASYNC_MAX_BUFS]; /* ring: nfull to write from head, then the free */
-	unsigned int nbuf;
+	unsigned int nbuf, wake_at; /* a sleeping thread is woken when wake_at buffers wait */
 	/* under mu */
 	unsigned int head, nfull;
 	int finish; /* the last buffer handed over is the last one (the gzip trailer follows it) */
@@ -227,7 +229,7 @@ static int async_drain(struct blk_output *o, int finish, int wait)
 	o->sb.len = 0;
 	a->finish = finish;
 	a->nfull++;
-	if (a->thread_sleeps)
+	if (a->thread_sleeps && (a->nfull >= a->wake_at || finish || wait))
 		pthread_cond_signal(&a->more);
 	while (wait && a->nfull) {
 		a->caller_sleeps = 1;
@@ -285,6 +287,7 @@ int blk_output_set_async_bufs(struct blk_output *o, unsigned int nbuf)
 	if (!a)
 		return -ENOMEM;
 	a->nbuf = nbuf;
+	a->wake_at = nbuf > 1 ? nbuf - 1 : 1;
 	for (unsigned int i = 0; i < nbuf; i++)
 		blk_strbuf_grow(&a->buf[i], o->sb.alloc > 1 ? o->sb.alloc - 1 : OUT_FLUSH_AT * 2);
 	pthread_mutex_init(&a->mu, NULL);
