@@ -33,12 +33,13 @@
  * time of both took twice as long), 128 KiB with 256 KiB 1.4x, with 192 KiB 1.3x; writes of
  * 128 KiB or less were slower again, with the dump's thread holding one buffer at a time
  * (it slept between writes until the merge's wake-up). With RAW_WRITE_BUFS buffers handed to
- * it at once it finds the next waiting: on large-perf, 9 interleaved rounds, 2 x 192 KiB
- * 0.12 s, 4 x 96 KiB 0.09 s (cat 0.06 s), 5 x 64 KiB 0.10 s, 3 x 192 KiB 0.09 s but 3.0 MiB
- * of peak memory; 4 x 96 KiB: 2.7 MiB, less than the 2.9 of 2 x 192 KiB.
+ * it at once it finds the next waiting: on large-perf, medians of 9-15 interleaved rounds,
+ * 2 x 192 KiB 0.12 s, 4 x 96 KiB 0.09-0.11 s, 4 x 72 KiB 0.11 s, 3 x 96 KiB 0.11-0.12 s
+ * (cat 0.06-0.07 s): the same within the noise, but the peak memory of 4 x 72 KiB is the
+ * lowest (a mean of 2.6 MiB over 15 runs, 2.8 for 4 x 96 KiB and for 2 x 192 KiB).
  */
 #define RAW_READ_SIZE (128 * 1024)
-#define RAW_WRITE_SIZE (96 * 1024)
+#define RAW_WRITE_SIZE (72 * 1024)
 #define RAW_WRITE_BUFS 3 /* with the merge's own: 4 */
 
 /* A per-CPU input file (file mode): its device, and its stream in the memory model. */
