@@ -200,6 +200,18 @@ static inline unsigned char *test_read_file(const char *path, size_t *n)
 	return buf;
 }
 
+/* Assert the file at @path holds exactly the @len bytes at @want. */
+static inline void test_expect_file(const char *path, const void *want, size_t len)
+{
+	size_t n;
+	unsigned char *got = test_read_file(path, &n);
+
+	assert_int_equal(n, len);
+	if (len)
+		assert_memory_equal(got, want, len);
+	free(got);
+}
+
 /* Assert the fields a record carries are equal (not offset or pdu pointers). */
 static inline void test_assert_event_eq(const struct blk_event *a, const struct blk_event *b)
 {

@@ -66,8 +66,6 @@ static void test_roundtrip(void **state)
 	struct tbuf want = TBUF_INIT;
 	struct blk_output *o;
 	struct blk_strbuf *sb;
-	unsigned char *got;
-	size_t n;
 	char path[64];
 
 	(void)state;
@@ -100,10 +98,7 @@ static void test_roundtrip(void **state)
 	ev.version = BLK_IO_TRACE2_VERSION;
 	tbuf_add_event(&want, &ev, test_host_be());
 	tbuf_add(&want, "tail", 4);
-	got = test_read_file(path, &n);
-	assert_int_equal(n, want.len);
-	assert_memory_equal(got, want.p, n);
-	free(got);
+	test_expect_file(path, want.p, want.len);
 	tbuf_free(&want);
 	unlink(path);
 }
@@ -118,8 +113,7 @@ static void check_large(int async)
 	enum { SIZE = 1000003 };
 	char *text = make_text(SIZE);
 	struct blk_output *o;
-	unsigned char *got;
-	size_t n, off = 0, step = 1;
+	size_t off = 0, step = 1;
 	char path[64];
 
 	o = blk_output_open(temp_name(path), 0);
@@ -145,10 +139,7 @@ static void check_large(int async)
 			step = 7;
 	}
 	assert_int_equal(blk_output_close(o), 0);
-	got = test_read_file(path, &n);
-	assert_int_equal(n, SIZE);
-	assert_memory_equal(got, text, SIZE);
-	free(got);
+	test_expect_file(path, text, SIZE);
 	free(text);
 	unlink(path);
 }
@@ -179,8 +170,6 @@ static void test_async_bufs_large(void **state)
 static void test_async_bufs_invalid(void **state)
 {
 	struct blk_output *o;
-	unsigned char *got;
-	size_t n;
 	char path[64];
 
 	(void)state;
@@ -190,10 +179,7 @@ static void test_async_bufs_invalid(void **state)
 	assert_int_equal(blk_output_set_async_bufs(o, 9), -EINVAL);
 	assert_int_equal(blk_output_write(o, "abc\n", 4), 0);
 	assert_int_equal(blk_output_close(o), 0);
-	got = test_read_file(path, &n);
-	assert_int_equal(n, 4);
-	assert_memory_equal(got, "abc\n", 4);
-	free(got);
+	test_expect_file(path, "abc\n", 4);
 	unlink(path);
 }
 
@@ -203,8 +189,7 @@ static void test_async_events_flush(void **state)
 	struct blk_output *o;
 	struct blk_event ev = test_event(0, 0, 1, CAT(BLK_TC_READ) | BLK_TA_ISSUE, 8, 4096);
 	struct tbuf want = TBUF_INIT;
-	unsigned char *got, pdu[3] = {1, 2, 3};
-	size_t n;
+	unsigned char pdu[3] = {1, 2, 3};
 	char path[64];
 
 	(void)state;
@@ -223,10 +208,7 @@ static void test_async_events_flush(void **state)
 		tbuf_add_event(&want, &ev, test_host_be());
 	}
 	assert_int_equal(blk_output_flush(o), 0);
-	got = test_read_file(path, &n);
-	assert_int_equal(n, want.len);
-	assert_memory_equal(got, want.p, n);
-	free(got);
+	test_expect_file(path, want.p, want.len);
 	assert_int_equal(blk_output_close(o), 0);
 	tbuf_free(&want);
 	unlink(path);
@@ -241,8 +223,8 @@ static void test_record_time_replaced(void **state)
 	struct blk_output *o;
 	struct blk_event ev = test_event(0, 0, 1, CAT(BLK_TC_WRITE) | BLK_TA_QUEUE, 8, 4096);
 	struct tbuf want = TBUF_INIT;
-	unsigned char rec[sizeof(struct blk_io_trace2) + 3], *got, pdu[3] = {7, 8, 9};
-	size_t n, len;
+	unsigned char rec[sizeof(struct blk_io_trace2) + 3], pdu[3] = {7, 8, 9};
+	size_t len;
 	char path[64];
 
 	(void)state;
@@ -261,12 +243,19 @@ static void test_record_time_replaced(void **state)
 		tbuf_add_event(&want, &ev, test_host_be());
 	}
 	assert_int_equal(blk_output_close(o), 0);
-	got = test_read_file(path, &n);
-	assert_int_equal(n, want.len);
-	assert_memory_equal(got, want.p, n);
-	free(got);
+	test_expect_file(path, want.p, want.len);
 	tbuf_free(&want);
 	unlink(path);
+}
+
+/* Write @text (300,000 bytes) up to ten times until a call fails, then flush: its result. */
+static int write_until_error(struct blk_output *o, const char *text)
+{
+	int ret = 0;
+
+	for (int i = 0; i < 10 && !ret; i++)
+		ret = blk_output_write(o, text, 300000);
+	return ret ? ret : blk_output_flush(o);
 }
 
 /* A write error on the thread is reported by a later call, sticky, with the file's name. */
@@ -274,18 +263,13 @@ static void test_async_dev_full(void **state)
 {
 	char *text = make_text(300000);
 	struct blk_output *o;
-	int ret = 0;
 
 	(void)state;
 	o = blk_output_open("/dev/full", 0);
 	assert_non_null(o);
 	assert_int_equal(blk_output_set_async(o), 0);
 	/* the first hand-over cannot know yet; a later one, or the finish, does */
-	for (int i = 0; i < 10 && !ret; i++)
-		ret = blk_output_write(o, text, 300000);
-	if (!ret)
-		ret = blk_output_flush(o);
-	assert_int_equal(ret, -ENOSPC);
+	assert_int_equal(write_until_error(o, text), -ENOSPC);
 	assert_int_equal(blk_output_check(o), -ENOSPC);
 	assert_int_equal(blk_output_finish(o), -ENOSPC);
 	assert_non_null(strstr(blk_output_error(o), "'/dev/full'"));
@@ -304,12 +288,7 @@ static void test_async_dev_full(void **state)
 	assert_non_null(o);
 	blk_output_set_flush_size(o, 4096);
 	assert_int_equal(blk_output_set_async_bufs(o, 3), 0);
-	ret = 0;
-	for (int i = 0; i < 10 && !ret; i++)
-		ret = blk_output_write(o, text, 300000);
-	if (!ret)
-		ret = blk_output_flush(o);
-	assert_int_equal(ret, -ENOSPC);
+	assert_int_equal(write_until_error(o, text), -ENOSPC);
 	assert_int_equal(blk_output_finish(o), -ENOSPC);
 	blk_output_free(o);
 
@@ -486,8 +465,6 @@ static void test_gzip_events_read_back(void **state)
 static void test_fdopen_noclose(void **state)
 {
 	struct blk_output *o;
-	unsigned char *got;
-	size_t n;
 	char path[64];
 	int fd;
 
@@ -501,10 +478,7 @@ static void test_fdopen_noclose(void **state)
 	assert_true(fcntl(fd, F_GETFD) >= 0);
 	assert_int_equal(write(fd, "def", 3), 3);
 	assert_int_equal(close(fd), 0);
-	got = test_read_file(path, &n);
-	assert_int_equal(n, 6);
-	assert_memory_equal(got, "abcdef", 6);
-	free(got);
+	test_expect_file(path, "abcdef", 6);
 
 	fd = open(path, O_WRONLY | O_TRUNC);
 	assert_true(fd >= 0);
