@@ -199,11 +199,25 @@ vm_lock() {
 }
 # loop_attach [losetup options] FILE: losetup -f --show, one at a time (two scripts asking
 # for the first free device at once can be handed the same one). Prints the device.
+# A loop device keeps its queue's settings across detach and attach (seen on 6.18: a
+# max_sectors_kb of 16 left by an earlier user split fio's 128 KiB I/Os, and t0530's depth
+# check failed): the device's scheduler and request size are put back to the defaults
+# (max_sectors_kb 0 resets it where the kernel allows that, else the hardware limit).
 loop_attach() {
-	(
-		flock 6
-		losetup -f --show "$@"
-	) 6>/tmp/blktrace-ng.losetup.lock
+	local dev q
+	dev=$(
+		{
+			flock 6
+			losetup -f --show "$@"
+		} 6>/tmp/blktrace-ng.losetup.lock
+	) || return 1
+	q=/sys/block/${dev##*/}/queue
+	if [ -w "$q/max_sectors_kb" ]; then
+		echo 0 >"$q/max_sectors_kb" 2>/dev/null ||
+			cat "$q/max_hw_sectors_kb" >"$q/max_sectors_kb" 2>/dev/null
+	fi
+	grep -qw none "$q/scheduler" 2>/dev/null && echo none >"$q/scheduler" 2>/dev/null
+	echo "$dev"
 }
 
 # The bundled traces (tests/data) a loop checks. Under valgrind, where a process takes 0.4 s
