@@ -629,10 +629,10 @@ static void run_file_mode(struct parse_run *r)
 		if (blk_merge_set_raw(m))
 			run_die(r, "out of memory");
 		r->raw_merge = m;
-		/* fewer hand-overs to the dump's thread: each costs both threads a wake-up; and
-		 * as the merge without text runs ahead of the writes, more buffers for it */
+		/* fewer hand-overs to the dump's thread: each costs both threads a wake-up */
 		blk_output_set_flush_size(r->dump, RAW_WRITE_SIZE);
 	}
+	/* the merge without text runs ahead of the writes: more buffers for the thread */
 	start_dump_thread(r, raw ? RAW_WRITE_BUFS : 1);
 	start_model(r);
 	for (int i = 0; i < o->ninputs; i++) {

@@ -31,9 +31,10 @@
 # =kprobe and =module (kernel/iowait built against the VM kernel's headers and insmod'ed),
 # interleaved, and "probes": the module loaded (its kretprobes fire) with blktrace run without
 # --iowait (what the probes cost before any event is recorded or read; IW_CONFIGS="none
-# module probes" picks configurations). Per configuration: the workload's IOPS and its loss against the runs without
-# --iowait, events and waits recorded, lost waits, the tracer's CPU (whole run, and I/O
-# phase per block event), and its I/O-phase CPU beyond the runs without --iowait per wait.
+# module probes" picks configurations). Per configuration: the workload's IOPS and its loss
+# against the runs without --iowait, events and waits recorded, lost waits, the tracer's CPU
+# (whole run, and I/O phase per block event), and its I/O-phase CPU beyond the runs without
+# --iowait per wait.
 #
 # options:
 #   --ios-per-job N     I/Os of each dd (default 100000: 2 vCPUs x 2 jobs = 400000 I/Os)

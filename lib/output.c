@@ -38,7 +38,7 @@ struct out_async {
 	pthread_cond_t more; /* for the thread: a buffer was handed over, or stop */
 	pthread_cond_t room; /* for the caller: a buffer was written */
 	struct blk_strbuf buf[ASYNC_MAX_BUFS]; /* ring: nfull to write from head, then the free */
-	unsigned int nbuf, wake_at; /* a sleeping thread is woken when wake_at buffers wait */
+	unsigned int nbuf;
 	/* under mu */
 	unsigned int head, nfull;
 	int finish; /* the last buffer handed over is the last one (the gzip trailer follows it) */
@@ -229,7 +229,9 @@ static int async_drain(struct blk_output *o, int finish, int wait)
 	o->sb.len = 0;
 	a->finish = finish;
 	a->nfull++;
-	if (a->thread_sleeps && (a->nfull >= a->wake_at || finish || wait))
+	/* a sleeping thread: woken when all but one buffer wait (with one: at once), or for a
+	 * flush or the finish (@wait) */
+	if (a->thread_sleeps && (a->nfull + 1 >= a->nbuf || wait))
 		pthread_cond_signal(&a->more);
 	while (wait && a->nfull) {
 		a->caller_sleeps = 1;
@@ -287,7 +289,6 @@ int blk_output_set_async_bufs(struct blk_output *o, unsigned int nbuf)
 	if (!a)
 		return -ENOMEM;
 	a->nbuf = nbuf;
-	a->wake_at = nbuf > 1 ? nbuf - 1 : 1;
 	for (unsigned int i = 0; i < nbuf; i++)
 		blk_strbuf_grow(&a->buf[i], o->sb.alloc > 1 ? o->sb.alloc - 1 : OUT_FLUSH_AT * 2);
 	pthread_mutex_init(&a->mu, NULL);
