@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The waiting records of btt --perfetto (see pforder.h): a FIFO of the records that came
- * in order, and a binary heap of the others and of the I/Os' runs.
+ * in order, a FIFO of the runs that came in order, and a binary heap of the others and of
+ * the runs being taken.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,19 @@ static void fifo_grow(struct pforder *q)
 	q->fhead = 0;
 }
 
+static void runs_grow(struct pforder *q)
+{
+	size_t cap = q->rcap ? q->rcap * 2 : 256;
+	struct pfo_ent *f = xmalloc(cap * sizeof(*f));
+
+	for (size_t i = 0; i < q->rn; i++)
+		f[i] = q->runs[(q->rhead + i) & (q->rcap - 1)];
+	free(q->runs);
+	q->runs = f;
+	q->rcap = cap;
+	q->rhead = 0;
+}
+
 void pfo_push(struct pforder *q, const struct pf_rec *r, uint64_t now)
 {
 	size_t i;
@@ -115,16 +129,28 @@ void pfo_push(struct pforder *q, const struct pf_rec *r, uint64_t now)
 
 void pfo_push_run(struct pforder *q, uint64_t ts, uint64_t order, uint32_t id, uint32_t count)
 {
+	struct pfo_ent e = {ts, order, PFO_RUN | id};
+
 	q->n += count;
-	heap_up(q, (struct pfo_ent){ts, order, PFO_RUN | id});
+	if (q->rn && !ent_before(&q->runs[(q->rhead + q->rn - 1) & (q->rcap - 1)], &e)) {
+		heap_up(q, e);
+		return;
+	}
+	if (q->rn == q->rcap)
+		runs_grow(q);
+	q->runs[(q->rhead + q->rn++) & (q->rcap - 1)] = e;
 }
 
 int pfo_pop(struct pforder *q, struct pf_rec *r)
 {
 	const struct pf_rec *f = q->fn ? &q->fifo[q->fhead] : NULL;
 	const struct pfo_ent *h = q->nheap ? &q->heap[0] : NULL;
+	const struct pfo_ent *run = q->rn ? &q->runs[q->rhead] : NULL;
 
 	q->n--;
+	q->taken_fifo = run && (!h || ent_before(run, h));
+	if (q->taken_fifo)
+		h = run;
 	if (f && (!h || pf_before(f->ts, f->order, h->ts, h->order))) {
 		*r = *f;
 		q->fhead = (q->fhead + 1) & (q->fcap - 1);
@@ -144,21 +170,47 @@ int pfo_pop(struct pforder *q, struct pf_rec *r)
 	return 0;
 }
 
+/* the head of the FIFO of runs leaves it */
+static void runs_pop(struct pforder *q)
+{
+	q->rhead = (q->rhead + 1) & (q->rcap - 1);
+	q->rn--;
+}
+
 void pfo_run_next(struct pforder *q, uint64_t ts, uint64_t order)
 {
-	heap_down(q, (struct pfo_ent){ts, order, q->heap[0].ref});
+	struct pfo_ent *head, e = {ts, order, 0};
+
+	if (!q->taken_fifo) {
+		e.ref = q->heap[0].ref;
+		heap_down(q, e);
+		return;
+	}
+	head = &q->runs[q->rhead];
+	e.ref = head->ref;
+	/* still before the next run of the FIFO: it stays at the head, in order */
+	if (q->rn == 1 || ent_before(&e, &q->runs[(q->rhead + 1) & (q->rcap - 1)])) {
+		*head = e;
+		return;
+	}
+	runs_pop(q);
+	heap_up(q, e);
 }
 
 void pfo_run_drop(struct pforder *q, uint32_t left)
 {
 	q->n -= left;
-	heap_pop(q);
+	if (q->taken_fifo)
+		runs_pop(q);
+	else
+		heap_pop(q);
 }
 
 void pfo_free(struct pforder *q)
 {
 	free(q->fifo);
 	free(q->heap);
+	free(q->runs);
 	free(q->pool);
 	memset(q, 0, sizeof(*q));
 }

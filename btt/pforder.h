@@ -10,6 +10,12 @@
  * themselves: the heap holds the run once, keyed by its next record, so it stays as small
  * as the number of I/Os waiting, not of their records. The caller keeps a run's records;
  * the queue knows it by a number (the I/O's slot).
+ *
+ * Runs come as their I/Os complete, most in the order of their first records (an I/O's Q):
+ * those wait in a FIFO of runs, and go into the heap only once their first record is taken
+ * (a run then overlaps the time drawn: the heap holds the I/Os in flight at that time, not
+ * all that wait). Only a run that comes out of order goes into the heap at once. (With
+ * btt --perfetto's hold of 50 ms, the heap held every I/O of the last 50 ms.)
  */
 #ifndef BTT_PFORDER_H
 #define BTT_PFORDER_H
@@ -39,6 +45,9 @@ struct pforder {
 	size_t fcap, fhead, fn;
 	struct pfo_ent *heap;
 	size_t nheap, aheap;
+	struct pfo_ent *runs; /* the FIFO of runs in order: a ring of rcap (a power of two) */
+	size_t rcap, rhead, rn;
+	int taken_fifo; /* the run just taken is the head of runs (else the heap's top) */
 	struct pf_rec *pool; /* the heap's single records */
 	size_t npool, apool;
 	size_t pool_free; /* a free list through pool[].v: index + 1, 0: none */
@@ -61,7 +70,10 @@ static inline int pfo_min(const struct pforder *q, uint64_t *ts, uint64_t *order
 {
 	const struct pf_rec *f = q->fn ? &q->fifo[q->fhead] : NULL;
 	const struct pfo_ent *h = q->nheap ? &q->heap[0] : NULL;
+	const struct pfo_ent *r = q->rn ? &q->runs[q->rhead] : NULL;
 
+	if (r && (!h || pf_before(r->ts, r->order, h->ts, h->order)))
+		h = r;
 	if (f && (!h || pf_before(f->ts, f->order, h->ts, h->order))) {
 		*ts = f->ts;
 		*order = f->order;

@@ -2,7 +2,8 @@
 /*
  * btt --perfetto's queue of records waiting to be drawn in time order (btt/pforder.c):
  * single records (in order, into the FIFO; out of order, into the heap) and runs (an I/O's
- * records, in order among themselves, in the heap by their next record) must come out
+ * records, in order among themselves; in order, into the FIFO of runs until their first
+ * record is taken; out of order, or once taken, in the heap by their next record) must come out
  * smallest (ts, order) first, whatever mix of them waits, as pfsort.c takes them (a run
  * taken is settled at once: its next record, or dropped). Checked against the records
  * waiting: each one taken must be the smallest of them.
@@ -218,6 +219,34 @@ static void test_run_before_all(void **state)
 	world_free(&w);
 }
 
+/*
+ * The FIFO of runs: runs in order, many more than its first size, taken while more come
+ * (its ring wraps, then grows with its head not at 0); each run's next record either still
+ * before the next run's first (it stays at the head) or after it (it moves to the heap);
+ * runs at one time (the order decides), and now and then one out of order.
+ */
+static void test_runs_fifo(void **state)
+{
+	struct world w = {.rng = 11};
+	uint64_t ts, order, t = 1000;
+
+	(void)state;
+	for (int i = 0; i < 3000; i++) {
+		t += rnd(&w) % 3; /* 0: at the time of the run before */
+		push_run(&w, t, 1 + (unsigned int)(rnd(&w) % MAX_RUN), rnd(&w) % 2 ? 1 : 7);
+		if (rnd(&w) % 16 == 0)
+			push_run(&w, t - 1 - rnd(&w) % 20, 3, 2);
+		/* behind the newest by 40: the FIFO holds some, wrapped */
+		while (pfo_min(&w.q, &ts, &order) && ts + 40 < t && (i < 500 || i > 1500))
+			take(&w);
+	}
+	while (pfo_min(&w.q, &ts, &order))
+		take(&w);
+	assert_int_equal(w.q.n, 0);
+	assert_int_equal(w.taken, w.pushed);
+	world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,6 +254,7 @@ int main(void)
 		cmocka_unit_test(test_long_runs),
 		cmocka_unit_test(test_no_hold),
 		cmocka_unit_test(test_run_before_all),
+		cmocka_unit_test(test_runs_fifo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
