@@ -11,6 +11,7 @@ struct btt_clock {
 	iomodel_next_fn next; /* the stream read, which next_record() wraps */
 	void *src;
 	int settled; /* btt_clock_base() was asked: kind, sec, nsec */
+	int watch; /* a record can still change what take() knows (else it is not called) */
 	enum blk_wall_kind kind;
 	int64_t sec;
 	long nsec;
@@ -30,11 +31,12 @@ static void take(struct btt_clock *c, const struct blk_event *ev)
 			c->have_first = 1;
 		}
 		blk_wallclock_record(c->w, ev);
-	} else if (blk_event_is_notify(ev) && c->kind == BLK_WALL_NONE && !c->late) {
+	} else if (blk_event_is_notify(ev)) {
 		blk_wallclock_record(c->w, ev);
 		if (blk_wallclock_generation(c->w) != c->gen) {
 			c->late = 1;
 			c->late_time = ev->time;
+			c->watch = 0;
 		}
 	}
 }
@@ -44,7 +46,7 @@ static int next_record(void *src, struct blk_event *ev)
 	struct btt_clock *c = src;
 	int rc = c->next(c->src, ev);
 
-	if (rc > 0)
+	if (rc > 0 && c->watch)
 		take(c, ev);
 	return rc;
 }
@@ -56,6 +58,7 @@ struct btt_clock *btt_clock_new(iomodel_next_fn *next, void **src, const struct 
 	c->w = blk_wallclock_new();
 	if (!c->w)
 		die("out of memory");
+	c->watch = 1;
 	c->next = *next;
 	c->src = *src;
 	*next = next_record;
@@ -79,6 +82,8 @@ enum blk_wall_kind btt_clock_base(struct btt_clock *c, int64_t *sec, long *nsec)
 		c->kind = blk_wallclock_base(c->w, &c->sec, &c->nsec);
 		c->gen = blk_wallclock_generation(c->w);
 		c->settled = 1;
+		/* settled on a timestamp note: no later record changes it, or is a late note */
+		c->watch = c->kind == BLK_WALL_NONE;
 	}
 	*sec = c->sec;
 	*nsec = c->nsec;

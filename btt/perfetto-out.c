@@ -94,6 +94,8 @@ struct pfout {
 	size_t abyid;
 	struct u64map map; /* device and sector of an I/O in flight that an A remapped -> slot */
 	struct u64map lastc; /* tid + 1 -> slot << 32 | gen of its last I/O completed */
+	uint64_t *lastc_v; /* the value of lastc_pid in lastc (NULL: none; a put moves values) */
+	uint32_t lastc_pid;
 	struct u64map wend; /* tid + 1 -> the end of its last wait drawn */
 	uint64_t seq, now, next_flow;
 	uint64_t mark; /* the watermark last said to the drawing */
@@ -265,14 +267,18 @@ static void start(struct pfout *p)
 	p->started = 1;
 }
 
-static struct dstate *dstate(struct pfout *p, uint32_t idx)
+static struct dstate *dstate_new(struct pfout *p, uint32_t idx)
 {
-	if (idx < p->ndev)
-		return &p->dev[idx];
 	p->dev = array_grow(p->dev, &p->adev, idx, sizeof(*p->dev));
 	while (p->ndev <= idx)
 		p->dev[p->ndev++] = (struct dstate){.win = NO_WINDOW};
 	return &p->dev[idx];
+}
+
+/* the state of device @idx (made at its first event: a call per event, kept inline) */
+static inline struct dstate *dstate(struct pfout *p, uint32_t idx)
+{
+	return __builtin_expect(idx < p->ndev, 1) ? &p->dev[idx] : dstate_new(p, idx);
 }
 
 /* ---- counters ---- */
@@ -307,9 +313,8 @@ static void window_close(struct pfout *p, uint32_t dev, uint64_t next)
 	ds->win = NO_WINDOW;
 }
 
-static void completion(struct pfout *p, const struct btt_dev_event *e)
+static void completion(struct pfout *p, struct dstate *ds, const struct btt_dev_event *e)
 {
-	struct dstate *ds = dstate(p, e->dev->idx);
 	uint64_t w = e->ev->time / WINDOW_NS;
 	/* as RWBS shows it: a discard is not a write */
 	int rd = !(e->ev->action & BLK_TC_ACT(BLK_TC_WRITE)) ||
@@ -436,10 +441,10 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 		break;
 	case BTT_EV_COMPLETE_BEFORE_Q:
 		ds->c_before_q++;
-		completion(p, e);
+		completion(p, ds, e);
 		break;
 	case BTT_EV_COMPLETE:
-		completion(p, e);
+		completion(p, ds, e);
 		break;
 	case BTT_EV_UNPLUG:
 	case BTT_EV_UNPLUG_TIMER:
@@ -595,13 +600,20 @@ static void leave(struct pfout *p, const struct btt_io *io, uint64_t end, const 
 	run->rn = (uint8_t)n;
 	p->seq += n;
 	if (!lost) {
-		uint64_t *lc = u64map_get(&p->lastc, (uint64_t)io->pid + 1),
-			 v = (uint64_t)i << 32 | s->gen;
+		/* most I/Os in a row are one thread's: its value is looked up once */
+		uint64_t v = (uint64_t)i << 32 | s->gen, *lc;
 
-		if (lc)
+		if (p->lastc_v && p->lastc_pid == io->pid) {
+			*p->lastc_v = v;
+		} else if ((lc = u64map_get(&p->lastc, (uint64_t)io->pid + 1))) {
 			*lc = v;
-		else if (u64map_put(&p->lastc, (uint64_t)io->pid + 1, v) < 0)
-			die("out of memory");
+			p->lastc_v = lc;
+			p->lastc_pid = io->pid;
+		} else {
+			if (u64map_put(&p->lastc, (uint64_t)io->pid + 1, v) < 0)
+				die("out of memory");
+			p->lastc_v = NULL;
+		}
 	}
 }
 
