@@ -74,30 +74,21 @@ static void heap_pop(struct pforder *q)
 	sift_up(q, i, last);
 }
 
-static void fifo_grow(struct pforder *q)
+/* a ring of *@cap elements of @size (a power of two, or 0: none yet) holding @n from *@head:
+ * twice as large (@first the first time), its elements moved to the front */
+static void *ring_grow(void *ring, size_t *cap, size_t *head, size_t n, size_t size, size_t first)
 {
-	size_t cap = q->fcap ? q->fcap * 2 : 1024;
-	struct pf_rec *f = xmalloc(cap * sizeof(*f));
+	size_t ncap = *cap ? *cap * 2 : first, tail = n < *cap - *head ? n : *cap - *head;
+	unsigned char *r = xmalloc(ncap * size);
 
-	for (size_t i = 0; i < q->fn; i++)
-		f[i] = q->fifo[(q->fhead + i) & (q->fcap - 1)];
-	free(q->fifo);
-	q->fifo = f;
-	q->fcap = cap;
-	q->fhead = 0;
-}
-
-static void runs_grow(struct pforder *q)
-{
-	size_t cap = q->rcap ? q->rcap * 2 : 256;
-	struct pfo_ent *f = xmalloc(cap * sizeof(*f));
-
-	for (size_t i = 0; i < q->rn; i++)
-		f[i] = q->runs[(q->rhead + i) & (q->rcap - 1)];
-	free(q->runs);
-	q->runs = f;
-	q->rcap = cap;
-	q->rhead = 0;
+	if (n) {
+		memcpy(r, (unsigned char *)ring + *head * size, tail * size);
+		memcpy(r + tail * size, ring, (n - tail) * size);
+	}
+	free(ring);
+	*cap = ncap;
+	*head = 0;
+	return r;
 }
 
 void pfo_push(struct pforder *q, const struct pf_rec *r, uint64_t now)
@@ -111,7 +102,8 @@ void pfo_push(struct pforder *q, const struct pf_rec *r, uint64_t now)
 
 		if (!t || pf_before(t->ts, t->order, r->ts, r->order)) {
 			if (q->fn == q->fcap)
-				fifo_grow(q);
+				q->fifo = ring_grow(q->fifo, &q->fcap, &q->fhead, q->fn,
+						    sizeof(*q->fifo), 1024);
 			q->fifo[(q->fhead + q->fn++) & (q->fcap - 1)] = *r;
 			return;
 		}
@@ -137,7 +129,7 @@ void pfo_push_run(struct pforder *q, uint64_t ts, uint64_t order, uint32_t id, u
 		return;
 	}
 	if (q->rn == q->rcap)
-		runs_grow(q);
+		q->runs = ring_grow(q->runs, &q->rcap, &q->rhead, q->rn, sizeof(*q->runs), 256);
 	q->runs[(q->rhead + q->rn++) & (q->rcap - 1)] = e;
 }
 
