@@ -135,23 +135,19 @@ void pfo_push_run(struct pforder *q, uint64_t ts, uint64_t order, uint32_t id, u
 
 int pfo_pop(struct pforder *q, struct pf_rec *r)
 {
-	const struct pf_rec *f = q->fn ? &q->fifo[q->fhead] : NULL;
-	const struct pfo_ent *h = q->nheap ? &q->heap[0] : NULL;
-	const struct pfo_ent *run = q->rn ? &q->runs[q->rhead] : NULL;
+	enum pfo_part p = pfo_first(q, &r->ts, &r->order);
+	const struct pfo_ent *h;
 
 	q->n--;
-	q->taken_fifo = run && (!h || ent_before(run, h));
-	if (q->taken_fifo)
-		h = run;
-	if (f && (!h || pf_before(f->ts, f->order, h->ts, h->order))) {
-		*r = *f;
+	if (p == PFO_RECS) {
+		*r = q->fifo[q->fhead];
 		q->fhead = (q->fhead + 1) & (q->fcap - 1);
 		q->fn--;
 		return 0;
 	}
+	q->taken_fifo = p == PFO_RUNS;
+	h = q->taken_fifo ? &q->runs[q->rhead] : &q->heap[0];
 	if (h->ref & PFO_RUN) {
-		r->ts = h->ts;
-		r->order = h->order;
 		r->slot = h->ref & ~PFO_RUN;
 		return 1;
 	}

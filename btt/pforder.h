@@ -65,25 +65,38 @@ void pfo_push(struct pforder *q, const struct pf_rec *r, uint64_t now);
 /* Run @id of @count records, the first at (@ts, @order). */
 void pfo_push_run(struct pforder *q, uint64_t ts, uint64_t order, uint32_t id, uint32_t count);
 
-/* 1 and the smallest time and order waiting in *@ts, *@order; 0 when nothing waits. */
-static inline int pfo_min(const struct pforder *q, uint64_t *ts, uint64_t *order)
+/* the part of a queue that holds its smallest (ts, order) */
+enum pfo_part { PFO_EMPTY, PFO_RECS, PFO_RUNS, PFO_HEAP };
+
+/* Which part of @q holds the smallest record waiting, its time and order in *@ts, *@order
+ * (PFO_EMPTY: nothing waits, both left as they are). */
+static inline enum pfo_part pfo_first(const struct pforder *q, uint64_t *ts, uint64_t *order)
 {
 	const struct pf_rec *f = q->fn ? &q->fifo[q->fhead] : NULL;
 	const struct pfo_ent *h = q->nheap ? &q->heap[0] : NULL;
 	const struct pfo_ent *r = q->rn ? &q->runs[q->rhead] : NULL;
+	enum pfo_part p = h ? PFO_HEAP : PFO_EMPTY;
 
-	if (r && (!h || pf_before(r->ts, r->order, h->ts, h->order)))
+	if (r && (!h || pf_before(r->ts, r->order, h->ts, h->order))) {
 		h = r;
+		p = PFO_RUNS;
+	}
 	if (f && (!h || pf_before(f->ts, f->order, h->ts, h->order))) {
 		*ts = f->ts;
 		*order = f->order;
-		return 1;
+		return PFO_RECS;
 	}
-	if (!h)
-		return 0;
-	*ts = h->ts;
-	*order = h->order;
-	return 1;
+	if (h) {
+		*ts = h->ts;
+		*order = h->order;
+	}
+	return p;
+}
+
+/* 1 and the smallest time and order waiting in *@ts, *@order; 0 when nothing waits. */
+static inline int pfo_min(const struct pforder *q, uint64_t *ts, uint64_t *order)
+{
+	return pfo_first(q, ts, order) != PFO_EMPTY;
 }
 
 /*
