@@ -15,6 +15,15 @@
 #include "decode.h"
 
 #define OUT_FLUSH_AT (128 * 1024)
+/* room past the flush size for the line or record that reaches it */
+#define OUT_SLACK 4096
+/*
+ * A write that is not the last ends at a multiple of this in the file, the bytes after it
+ * kept for the next: the page cache gives a write folios as large as its alignment allows
+ * (ext4 since 6.16), and writes of 72 KiB one after another cost a third more kernel time
+ * than writes of 128 KiB each (dd of large-perf's merged trace: 89-91 ms CPU against 71-72).
+ */
+#define OUT_ALIGN (64 * 1024)
 
 _Static_assert(offsetof(struct blk_io_trace2, time) == offsetof(struct blk_io_trace, time),
 	       "the time at the same offset in both versions");
@@ -57,6 +66,7 @@ struct blk_output {
 	int zinit;
 	unsigned char *zbuf;
 	size_t flush_at; /* pending bytes that are written (handed to the thread) at once */
+	uint64_t off; /* the file offset after the bytes written (handed to the thread) so far */
 	char *name;
 	char msg[512];
 };
@@ -70,6 +80,11 @@ struct blk_output *blk_output_fdopen(int fd, const char *name, unsigned int flag
 	o->fd = fd;
 	o->flags = flags;
 	o->flush_at = OUT_FLUSH_AT;
+	{
+		off_t at = lseek(fd, 0, SEEK_CUR);
+
+		o->off = at > 0 ? (uint64_t)at : 0;
+	}
 	o->name = strdup(name ? name : "(output)");
 	/* the buffer grows with the text up to the flush size: a short output stays small */
 	blk_strbuf_grow(&o->sb, 4096);
@@ -209,8 +224,11 @@ static void *async_thread(void *arg)
 	return NULL;
 }
 
-/* Hand the pending buffer to the thread; with @wait, until all is written. Under no lock. */
-static int async_drain(struct blk_output *o, int finish, int wait)
+/*
+ * Hand the pending buffer to the thread but its last @keep bytes, which stay pending; with
+ * @wait, until all is written. Under no lock.
+ */
+static int async_drain(struct blk_output *o, int finish, int wait, size_t keep)
 {
 	struct out_async *a = o->as;
 	struct blk_strbuf t, *b;
@@ -227,6 +245,13 @@ static int async_drain(struct blk_output *o, int finish, int wait)
 	*b = o->sb;
 	o->sb = t;
 	o->sb.len = 0;
+	if (keep) {
+		if (o->sb.alloc < keep + 1)
+			blk_strbuf_grow(&o->sb, keep);
+		b->len -= keep;
+		memcpy(o->sb.buf, b->buf + b->len, keep);
+		o->sb.len = keep;
+	}
 	a->finish = finish;
 	a->nfull++;
 	/* a sleeping thread: woken when all but one buffer wait (with one: at once), or for a
@@ -289,8 +314,12 @@ int blk_output_set_async_bufs(struct blk_output *o, unsigned int nbuf)
 	if (!a)
 		return -ENOMEM;
 	a->nbuf = nbuf;
+	/* each at its size once (the caller's own grows to it once filled): no buffer of an
+	 * earlier size left behind in the heap, its pages touched */
 	for (unsigned int i = 0; i < nbuf; i++)
-		blk_strbuf_grow(&a->buf[i], o->sb.alloc > 1 ? o->sb.alloc - 1 : OUT_FLUSH_AT * 2);
+		blk_strbuf_grow(&a->buf[i], o->flush_at + OUT_SLACK);
+	if (o->sb.alloc < o->flush_at + OUT_SLACK)
+		blk_strbuf_grow(&o->sb, o->flush_at + OUT_SLACK - o->sb.len);
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->more, NULL);
 	pthread_cond_init(&a->room, NULL);
@@ -313,18 +342,34 @@ int blk_output_set_async(struct blk_output *o)
 	return blk_output_set_async_bufs(o, 1);
 }
 
+/*
+ * Of the pending bytes, those after the last multiple of OUT_ALIGN in the file, kept for the
+ * next write; none for the last write or a flush (@all), for compressed output, or when the
+ * pending bytes reach no such multiple.
+ */
+static size_t aligned_keep(const struct blk_output *o, int all)
+{
+	size_t cut = (size_t)((o->off + o->sb.len) % OUT_ALIGN);
+
+	return all || o->zinit || cut >= o->sb.len ? 0 : cut;
+}
+
 static int drain(struct blk_output *o, int finish, int wait)
 {
+	size_t keep;
 	int e;
 
 	if (o->err) {
 		o->sb.len = 0;
 		return -o->err;
 	}
+	keep = aligned_keep(o, finish || wait);
+	o->off += o->sb.len - keep;
 	if (o->as)
-		return async_drain(o, finish, wait || finish);
-	e = put_out(o, o->sb.buf, o->sb.len, finish);
-	o->sb.len = 0;
+		return async_drain(o, finish, wait || finish, keep);
+	e = put_out(o, o->sb.buf, o->sb.len - keep, finish);
+	memmove(o->sb.buf, o->sb.buf + o->sb.len - keep, keep);
+	o->sb.len = keep;
 	return e ? set_err(o, e) : 0;
 }
 
@@ -376,29 +421,39 @@ int blk_output_record(struct blk_output *o, const unsigned char *rec, size_t len
 int blk_output_raw_run(struct blk_output *o, const struct blk_merge_raw *recs, unsigned int n,
 		       uint64_t rebase)
 {
-	size_t total = 0;
-	unsigned char *p;
+	const struct blk_merge_raw *r = recs, *end = recs + n;
 
-	for (unsigned int i = 0; i < n; i++)
-		total += recs[i].len;
-	if (o->sb.alloc - o->sb.len < total + 1)
-		blk_strbuf_grow(&o->sb, total);
-	p = (unsigned char *)o->sb.buf + o->sb.len;
-	for (const struct blk_merge_raw *r = recs; r < recs + n; r++) {
-		uint64_t time = r->time - rebase;
+	/*
+	 * A write (a hand-over) each time the pending bytes reach the flush size, the run split
+	 * between records there: the buffers never grow past the flush size and a record.
+	 */
+	while (r < end) {
+		unsigned char *p, *lim;
 
-		/* as blk_output_record() */
-		memcpy(p, r->data, sizeof(struct blk_io_trace));
-		if (r->len > sizeof(struct blk_io_trace))
-			memcpy(p + sizeof(struct blk_io_trace),
-			       r->data + sizeof(struct blk_io_trace),
-			       r->len - sizeof(struct blk_io_trace));
-		memcpy(p + offsetof(struct blk_io_trace, time), &time, sizeof(time));
-		p += r->len;
+		if (o->sb.alloc - o->sb.len < r->len + 1)
+			blk_strbuf_grow(&o->sb, r->len > o->flush_at ? r->len : o->flush_at);
+		p = (unsigned char *)o->sb.buf + o->sb.len;
+		lim = (unsigned char *)o->sb.buf + o->sb.alloc - 1;
+		for (; r < end && (size_t)(lim - p) >= r->len; r++) {
+			uint64_t time = r->time - rebase;
+
+			/* as blk_output_record() */
+			memcpy(p, r->data, sizeof(struct blk_io_trace));
+			if (r->len > sizeof(struct blk_io_trace))
+				memcpy(p + sizeof(struct blk_io_trace),
+				       r->data + sizeof(struct blk_io_trace),
+				       r->len - sizeof(struct blk_io_trace));
+			memcpy(p + offsetof(struct blk_io_trace, time), &time, sizeof(time));
+			p += r->len;
+			if ((size_t)(p - (unsigned char *)o->sb.buf) >= o->flush_at) {
+				r++;
+				break;
+			}
+		}
+		o->sb.len = (size_t)(p - (unsigned char *)o->sb.buf);
+		if (o->sb.len >= o->flush_at && drain(o, 0, 0))
+			return -o->err;
 	}
-	o->sb.len += total;
-	if (o->sb.len >= o->flush_at)
-		return drain(o, 0, 0);
 	return o->err ? -o->err : 0;
 }
 

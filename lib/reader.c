@@ -336,13 +336,18 @@ static int fill(struct blk_reader *r, size_t need)
 			return 0;
 		}
 		if ((size_t)n == r->cap - r->end && r->cap < r->max_cap) {
-			/* the read filled the buffer: more is coming, read more at a time */
-			unsigned char *nb = realloc(r->buf, r->cap * 2);
+			/*
+			 * The read filled the buffer: more is coming, read more at a time. A
+			 * regular file goes to the full size at once: each size left behind
+			 * is freed memory whose pages stay touched.
+			 */
+			size_t ncap = r->regular ? r->max_cap : r->cap * 2;
+			unsigned char *nb = realloc(r->buf, ncap);
 
 			if (!nb)
 				return -ENOMEM;
 			r->buf = nb;
-			r->cap *= 2;
+			r->cap = ncap;
 		}
 		r->end += (size_t)n;
 		if (!r->gz && r->base == 0 && r->records == 0 && r->end >= 2 && r->pos == 0 &&

@@ -7,7 +7,10 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sys/socket.h>
 
+#include "blk/merge.h"
 #include "blk/output.h"
 #include "blk/reader.h"
 #include "helpers.h"
@@ -245,6 +248,160 @@ static void test_record_time_replaced(void **state)
 	assert_int_equal(blk_output_close(o), 0);
 	test_expect_file(path, want.p, want.len);
 	tbuf_free(&want);
+	unlink(path);
+}
+
+/* The messages of a SOCK_SEQPACKET socket, one per write() of the output: their bytes and ends. */
+struct msgs {
+	int fd;
+	unsigned char *buf;
+	size_t len, cap;
+	size_t *end;
+	size_t n, ncap;
+};
+
+static void *collect_msgs(void *arg)
+{
+	struct msgs *m = arg;
+
+	for (;;) {
+		ssize_t got;
+
+		if (m->cap - m->len < 512 * 1024) {
+			m->cap = m->cap ? m->cap * 2 : 4 << 20;
+			m->buf = realloc(m->buf, m->cap);
+			assert_non_null(m->buf);
+		}
+		got = recv(m->fd, m->buf + m->len, m->cap - m->len, 0);
+		if (got <= 0)
+			break;
+		m->len += (size_t)got;
+		if (m->n == m->ncap) {
+			m->ncap = m->ncap ? m->ncap * 2 : 256;
+			m->end = realloc(m->end, m->ncap * sizeof(*m->end));
+			assert_non_null(m->end);
+		}
+		m->end[m->n++] = m->len;
+	}
+	return NULL;
+}
+
+#define ALIGN_AT (64 * 1024)
+
+/*
+ * @how: 0 synchronous, else that many buffers for the thread. Records of 48 to 3,048 bytes
+ * given in runs of 1 to 2,500, some longer than the flush size: the bytes come out in order,
+ * each time rebased; a write that is not the last never goes past a multiple of 64 KiB in
+ * the stream without ending at one (the rest waits for the next), and none is longer than
+ * the flush size, the record that reached it and the bytes kept from the write before.
+ */
+static void check_raw_runs(size_t flush, unsigned int how)
+{
+	enum { NREC = 40000 };
+	const uint64_t rebase = 5000;
+	struct blk_merge_raw *recs = calloc(NREC, sizeof(*recs));
+	unsigned char *bytes = malloc((size_t)NREC * 3100), *want = malloc((size_t)NREC * 3100);
+	static unsigned char pdu[3000];
+	struct blk_event ev = test_event(0, 0, 1, CAT(BLK_TC_WRITE) | BLK_TA_QUEUE, 8, 4096);
+	struct msgs m = {0};
+	struct blk_output *o;
+	pthread_t th;
+	size_t total = 0, start = 0;
+	int sv[2], sz = 1 << 20;
+
+	assert_non_null(recs);
+	assert_non_null(bytes);
+	assert_non_null(want);
+	for (unsigned int i = 0; i < NREC; i++) {
+		uint64_t t;
+
+		ev.sequence = i;
+		ev.time = 100000ull + 10ull * i;
+		ev.pdu = pdu;
+		ev.pdu_len = i % 101 == 0 ? 3000 : i % 7 == 0 ? 200 : 0;
+		recs[i].len = (uint32_t)blk_event_encode(&ev, bytes + total);
+		recs[i].data = bytes + total;
+		recs[i].time = ev.time;
+		memcpy(want + total, bytes + total, recs[i].len);
+		t = ev.time - rebase;
+		memcpy(want + total + 8, &t, sizeof(t));
+		total += recs[i].len;
+	}
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	setsockopt(sv[1], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	m.fd = sv[1];
+	assert_int_equal(pthread_create(&th, NULL, collect_msgs, &m), 0);
+	o = blk_output_fdopen(sv[0], "(socket)", 0);
+	assert_non_null(o);
+	blk_output_set_flush_size(o, flush);
+	if (how)
+		assert_int_equal(blk_output_set_async_bufs(o, how), 0);
+	for (unsigned int i = 0, k = 0; i < NREC; k++) {
+		unsigned int n = k % 5 == 4 ? 2500 : 1 + (k * 37) % 60;
+
+		if (n > NREC - i)
+			n = NREC - i;
+		assert_int_equal(blk_output_raw_run(o, recs + i, n, rebase), 0);
+		i += n;
+	}
+	assert_int_equal(blk_output_close(o), 0);
+	pthread_join(th, NULL);
+	close(sv[1]);
+	assert_int_equal(m.len, total);
+	assert_memory_equal(m.buf, want, total);
+	assert_true(m.n > total / (flush + ALIGN_AT + 3100));
+	for (size_t i = 0; i + 1 < m.n; start = m.end[i++]) {
+		size_t e = m.end[i];
+
+		if (e / ALIGN_AT > start / ALIGN_AT)
+			assert_int_equal(e % ALIGN_AT, 0);
+		assert_true(e - start < flush + 3100 + ALIGN_AT);
+	}
+	free(m.buf);
+	free(m.end);
+	free(recs);
+	free(bytes);
+	free(want);
+}
+
+static void test_raw_runs_aligned(void **state)
+{
+	(void)state;
+	check_raw_runs(72 * 1024, 0);
+	check_raw_runs(72 * 1024, 1);
+	check_raw_runs(72 * 1024, 3);
+	check_raw_runs(8192, 0);
+	check_raw_runs(8192, 3);
+	check_raw_runs(200 * 1024, 2);
+}
+
+/* Text to a file that already holds bytes: the alignment counts from the file's offset. */
+static void test_aligned_after_offset(void **state)
+{
+	char *text = make_text(700001);
+	struct blk_output *o;
+	unsigned char *got;
+	size_t n;
+	char path[64];
+	int fd;
+
+	(void)state;
+	fd = open(temp_name(path), O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "0123456789", 10), 10);
+	o = blk_output_fdopen(fd, path, 0);
+	assert_non_null(o);
+	assert_int_equal(blk_output_set_async_bufs(o, 3), 0);
+	for (size_t off = 0; off < 700001; off += 9973)
+		assert_int_equal(blk_output_write(o, text + off, off + 9973 > 700001 ? 700001 - off : 9973), 0);
+	assert_int_equal(blk_output_close(o), 0);
+	got = test_read_file(path, &n);
+	assert_int_equal(n, 700011);
+	assert_memory_equal(got, "0123456789", 10);
+	assert_memory_equal(got + 10, text, 700001);
+	free(got);
+	free(text);
 	unlink(path);
 }
 
@@ -527,6 +684,8 @@ int main(void)
 		cmocka_unit_test(test_gzip_events_read_back),
 		cmocka_unit_test(test_fdopen_noclose),
 		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_raw_runs_aligned),
+		cmocka_unit_test(test_aligned_after_offset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
