@@ -434,21 +434,29 @@ int blk_output_raw_run(struct blk_output *o, const struct blk_merge_raw *recs, u
 			blk_strbuf_grow(&o->sb, r->len > o->flush_at ? r->len : o->flush_at);
 		p = (unsigned char *)o->sb.buf + o->sb.len;
 		lim = (unsigned char *)o->sb.buf + o->sb.alloc - 1;
-		for (; r < end && (size_t)(lim - p) >= r->len; r++) {
-			uint64_t time = r->time - rebase;
+		while (r < end && (size_t)(lim - p) >= r->len) {
+			const struct blk_merge_raw *q = r;
+			const unsigned char *next = r->data + r->len;
+			size_t len = r->len, at = (size_t)(p - (unsigned char *)o->sb.buf);
 
-			/* as blk_output_record() */
-			memcpy(p, r->data, sizeof(struct blk_io_trace));
-			if (r->len > sizeof(struct blk_io_trace))
-				memcpy(p + sizeof(struct blk_io_trace),
-				       r->data + sizeof(struct blk_io_trace),
-				       r->len - sizeof(struct blk_io_trace));
-			memcpy(p + offsetof(struct blk_io_trace, time), &time, sizeof(time));
-			p += r->len;
-			if ((size_t)(p - (unsigned char *)o->sb.buf) >= o->flush_at) {
-				r++;
-				break;
+			/* the records that follow each other in the input: one copy */
+			for (q++; q < end && q->data == next && (size_t)(lim - p) >= len + q->len &&
+				  at + len < o->flush_at;
+			     q++) {
+				len += q->len;
+				next += q->len;
 			}
+			memcpy(p, r->data, len);
+			/* each record's time rebased (both versions keep it at offset 8) */
+			for (; r < q; r++) {
+				uint64_t time = r->time - rebase;
+
+				memcpy(p + offsetof(struct blk_io_trace, time), &time,
+				       sizeof(time));
+				p += r->len;
+			}
+			if ((size_t)(p - (unsigned char *)o->sb.buf) >= o->flush_at)
+				break;
 		}
 		o->sb.len = (size_t)(p - (unsigned char *)o->sb.buf);
 		if (o->sb.len >= o->flush_at && drain(o, 0, 0))

@@ -290,23 +290,25 @@ static void *collect_msgs(void *arg)
 
 /*
  * @how: 0 synchronous, else that many buffers for the thread. Records of 48 to 3,048 bytes
- * given in runs of 1 to 2,500, some longer than the flush size: the bytes come out in order,
+ * given in runs of 1 to 2,500, some longer than the flush size, one after the other in memory
+ * or (@gaps) some with bytes that are not records before them (the run copies what follows
+ * each other at once; nothing between records is written): the bytes come out in order,
  * each time rebased; a write that is not the last never goes past a multiple of 64 KiB in
  * the stream without ending at one (the rest waits for the next), and none is longer than
  * the flush size, the record that reached it and the bytes kept from the write before.
  */
-static void check_raw_runs(size_t flush, unsigned int how)
+static void check_raw_runs(size_t flush, unsigned int how, int gaps)
 {
 	enum { NREC = 40000 };
 	const uint64_t rebase = 5000;
 	struct blk_merge_raw *recs = calloc(NREC, sizeof(*recs));
-	unsigned char *bytes = malloc((size_t)NREC * 3100), *want = malloc((size_t)NREC * 3100);
+	unsigned char *bytes = malloc((size_t)NREC * 3200), *want = malloc((size_t)NREC * 3100);
 	static unsigned char pdu[3000];
 	struct blk_event ev = test_event(0, 0, 1, CAT(BLK_TC_WRITE) | BLK_TA_QUEUE, 8, 4096);
 	struct msgs m = {0};
 	struct blk_output *o;
 	pthread_t th;
-	size_t total = 0, start = 0;
+	size_t total = 0, start = 0, at = 0;
 	int sv[2], sz = 1 << 20;
 
 	assert_non_null(recs);
@@ -319,10 +321,16 @@ static void check_raw_runs(size_t flush, unsigned int how)
 		ev.time = 100000ull + 10ull * i;
 		ev.pdu = pdu;
 		ev.pdu_len = i % 101 == 0 ? 3000 : i % 7 == 0 ? 200 : 0;
-		recs[i].len = (uint32_t)blk_event_encode(&ev, bytes + total);
-		recs[i].data = bytes + total;
+		if (gaps && (i % 13 == 0 || i % 17 == 5)) {
+			/* not a record: never written */
+			memset(bytes + at, 0xee, i % 13 ? 1 : 48);
+			at += i % 13 ? 1 : 48;
+		}
+		recs[i].len = (uint32_t)blk_event_encode(&ev, bytes + at);
+		recs[i].data = bytes + at;
 		recs[i].time = ev.time;
-		memcpy(want + total, bytes + total, recs[i].len);
+		memcpy(want + total, bytes + at, recs[i].len);
+		at += recs[i].len;
 		t = ev.time - rebase;
 		memcpy(want + total + 8, &t, sizeof(t));
 		total += recs[i].len;
@@ -368,12 +376,12 @@ static void check_raw_runs(size_t flush, unsigned int how)
 static void test_raw_runs_aligned(void **state)
 {
 	(void)state;
-	check_raw_runs(72 * 1024, 0);
-	check_raw_runs(72 * 1024, 1);
-	check_raw_runs(72 * 1024, 3);
-	check_raw_runs(8192, 0);
-	check_raw_runs(8192, 3);
-	check_raw_runs(200 * 1024, 2);
+	check_raw_runs(72 * 1024, 0, 0);
+	check_raw_runs(72 * 1024, 1, 0);
+	check_raw_runs(72 * 1024, 3, 1);
+	check_raw_runs(8192, 0, 1);
+	check_raw_runs(8192, 3, 0);
+	check_raw_runs(200 * 1024, 2, 1);
 }
 
 /* Text to a file that already holds bytes: the alignment counts from the file's offset. */
@@ -394,7 +402,9 @@ static void test_aligned_after_offset(void **state)
 	assert_non_null(o);
 	assert_int_equal(blk_output_set_async_bufs(o, 3), 0);
 	for (size_t off = 0; off < 700001; off += 9973)
-		assert_int_equal(blk_output_write(o, text + off, off + 9973 > 700001 ? 700001 - off : 9973), 0);
+		assert_int_equal(blk_output_write(o, text + off,
+						  off + 9973 > 700001 ? 700001 - off : 9973),
+				 0);
 	assert_int_equal(blk_output_close(o), 0);
 	got = test_read_file(path, &n);
 	assert_int_equal(n, 700011);
