@@ -398,26 +398,6 @@ int blk_output_event(struct blk_output *o, const struct blk_event *ev)
 	return o->err ? -o->err : 0;
 }
 
-int blk_output_record(struct blk_output *o, const unsigned char *rec, size_t len, uint64_t time)
-{
-	unsigned char *p;
-
-	if (o->sb.alloc - o->sb.len < len + 1)
-		blk_strbuf_grow(&o->sb, len);
-	p = (unsigned char *)o->sb.buf + o->sb.len;
-	/* every record has at least a version 7 header: a fixed-size (inlined) copy of it */
-	memcpy(p, rec, sizeof(struct blk_io_trace));
-	if (len > sizeof(struct blk_io_trace))
-		memcpy(p + sizeof(struct blk_io_trace), rec + sizeof(struct blk_io_trace),
-		       len - sizeof(struct blk_io_trace));
-	/* both versions keep the time at offset 8 */
-	memcpy(p + offsetof(struct blk_io_trace, time), &time, sizeof(time));
-	o->sb.len += len;
-	if (o->sb.len >= o->flush_at)
-		return drain(o, 0, 0);
-	return o->err ? -o->err : 0;
-}
-
 int blk_output_raw_run(struct blk_output *o, const struct blk_merge_raw *recs, unsigned int n,
 		       uint64_t rebase)
 {
@@ -428,24 +408,22 @@ int blk_output_raw_run(struct blk_output *o, const struct blk_merge_raw *recs, u
 	 * between records there: the buffers never grow past the flush size and a record.
 	 */
 	while (r < end) {
-		unsigned char *p, *lim;
+		unsigned char *b, *p, *lim;
 
 		if (o->sb.alloc - o->sb.len < r->len + 1)
 			blk_strbuf_grow(&o->sb, r->len > o->flush_at ? r->len : o->flush_at);
-		p = (unsigned char *)o->sb.buf + o->sb.len;
-		lim = (unsigned char *)o->sb.buf + o->sb.alloc - 1;
+		b = (unsigned char *)o->sb.buf;
+		p = b + o->sb.len;
+		lim = b + o->sb.alloc - 1;
 		while (r < end && (size_t)(lim - p) >= r->len) {
-			const struct blk_merge_raw *q = r;
-			const unsigned char *next = r->data + r->len;
-			size_t len = r->len, at = (size_t)(p - (unsigned char *)o->sb.buf);
+			const struct blk_merge_raw *q = r + 1;
+			size_t len = r->len;
 
-			/* the records that follow each other in the input: one copy */
-			for (q++; q < end && q->data == next && (size_t)(lim - p) >= len + q->len &&
-				  at + len < o->flush_at;
-			     q++) {
-				len += q->len;
-				next += q->len;
-			}
+			/* the records that follow each other in memory: one copy, to the flush size */
+			while (q < end && q->data == r->data + len &&
+			       (size_t)(p - b) + len < o->flush_at &&
+			       (size_t)(lim - p) >= len + q->len)
+				len += q++->len;
 			memcpy(p, r->data, len);
 			/* each record's time rebased (both versions keep it at offset 8) */
 			for (; r < q; r++) {
@@ -455,14 +433,21 @@ int blk_output_raw_run(struct blk_output *o, const struct blk_merge_raw *recs, u
 				       sizeof(time));
 				p += r->len;
 			}
-			if ((size_t)(p - (unsigned char *)o->sb.buf) >= o->flush_at)
+			if ((size_t)(p - b) >= o->flush_at)
 				break;
 		}
-		o->sb.len = (size_t)(p - (unsigned char *)o->sb.buf);
+		o->sb.len = (size_t)(p - b);
 		if (o->sb.len >= o->flush_at && drain(o, 0, 0))
 			return -o->err;
 	}
 	return o->err ? -o->err : 0;
+}
+
+int blk_output_record(struct blk_output *o, const unsigned char *rec, size_t len, uint64_t time)
+{
+	const struct blk_merge_raw one = {.time = time, .len = (uint32_t)len, .data = rec};
+
+	return blk_output_raw_run(o, &one, 1, 0);
 }
 
 int blk_output_flush(struct blk_output *o)
