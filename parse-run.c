@@ -532,8 +532,9 @@ static void stop_outputs(struct parse_run *r)
 
 /*
  * The file loop without text (-O) into a dump: each record is written as the merge keeps it,
- * its time rebased, never decoded again. Return as blk_merge_take_raw(): > 0 if stopped
- * before the end.
+ * its time rebased, never decoded again; by blk_merge_dump_raw() while no wait is held,
+ * else (and for the runs it leaves to a take) a run at a time here. Return as
+ * blk_merge_take_raw(): > 0 if stopped before the end.
  */
 static int dump_raw(struct parse_run *r, struct blk_merge *m)
 {
@@ -541,6 +542,9 @@ static int dump_raw(struct parse_run *r, struct blk_merge *m)
 	const uint32_t mask = (uint32_t)o->act_mask << BLK_TC_SHIFT;
 	const uint64_t genesis = r->genesis, start = o->stop_start, end = o->stop_end;
 	const int msgs = o->dump_msgs;
+	/* as shown() and the loop of run_file_mode() */
+	const struct blk_merge_dump dump = {
+		.act_mask = mask, .msgs = msgs, .rebase = genesis, .start = start, .end = end};
 	const struct blk_merge_raw *run;
 	unsigned int n, k = 0;
 	void *owner;
@@ -557,6 +561,22 @@ static int dump_raw(struct parse_run *r, struct blk_merge *m)
 		/* an interrupt is looked for every 256 records (it stops before the next) */
 		if (!(k & 255) && interrupted(r))
 			return 1;
+		if (!r->waits_live) {
+			unsigned int taken;
+
+			ret = blk_merge_dump_raw(m, r->dump, &dump, 256 - (k & 255), &taken);
+			k += taken;
+			if (ret == BLK_DUMP_MORE)
+				continue;
+			if (ret == BLK_DUMP_STOP)
+				return 1;
+			if (ret == BLK_DUMP_OUTPUT) {
+				r->failed = 1;
+				return 1;
+			}
+			if (ret != BLK_DUMP_TAKE)
+				break; /* the end, or -errno */
+		}
 		ret = blk_merge_take_run_raw(m, &run, &n, &owner, &cpu);
 		if (ret <= 0)
 			break;

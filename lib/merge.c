@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "blk/merge.h"
+#include "blk/output.h"
 #include "decode.h"
 
 struct mstream {
@@ -19,6 +20,14 @@ struct mstream {
 	size_t arena_len, arena_cap;
 	int64_t order; /* tie-break: the later (re)queued goes first */
 	int quiet; /* raw mode: plain records are not shown to the callback (blk_merge_quiet()) */
+	/*
+	 * Raw mode: the batch's records follow each other in memory, all of them host-order
+	 * version 7 ones (flat), from the bytes of record head on (at); the slots are filled
+	 * only when a take needs them (filled): a batch that stayed in the reader's buffer
+	 * has none until then (blk_merge_dump_raw() walks the bytes).
+	 */
+	int flat, filled;
+	const unsigned char *at;
 };
 
 struct blk_merge {
@@ -33,6 +42,7 @@ struct blk_merge {
 	uint64_t top_time; /* heap[0]->head_time, or UINT64_MAX when the heap is empty */
 	int64_t order;
 	struct mstream *cur; /* stream of the record last returned, to requeue */
+	int fresh; /* cur's head is the next record, not the one last returned (a dump's prime) */
 	char **errors;
 	unsigned int nerrors;
 };
@@ -182,6 +192,8 @@ static int store_raw(struct mstream *s, unsigned int n, const struct blk_event *
 	if (arena_reserve(s, len))
 		return -ENOMEM;
 	p = s->arena + s->arena_len;
+	if (!rec && ev->version == BLK_IO_TRACE2_VERSION)
+		s->flat = 0;
 	if (rec) {
 		/* the header in a fixed-size copy (inlined), then the payload */
 		memcpy(p, rec, sizeof(struct blk_io_trace));
@@ -269,9 +281,25 @@ static int first_span(struct mstream *s, unsigned int max, int *direct)
 		return 0;
 	if (k < max)
 		return span_to_arena(s, 0, p, k, len);
-	span_slots(s->raw, k, p, (uintptr_t)p);
+	/* no slots: the bytes are walked (blk_merge_dump_raw()) or the slots filled when taken */
+	s->at = p;
+	s->filled = 0;
 	*direct = 1;
 	return (int)k;
+}
+
+/* A flat batch's slots from its head on, from its bytes, when a take needs them. */
+static void __attribute__((noinline)) fill_slots(struct mstream *s)
+{
+	if (s->head < s->n)
+		span_slots(&s->raw[s->head], s->n - s->head, s->at, (uintptr_t)s->at);
+	s->filled = 1;
+}
+
+static inline void need_slots(struct mstream *s)
+{
+	if (!s->filled)
+		fill_slots(s);
 }
 
 /*
@@ -285,6 +313,8 @@ static int __attribute__((noinline)) prime(struct blk_merge *m, struct mstream *
 	int ret;
 
 	s->arena_len = 0;
+	s->flat = 1;
+	s->filled = 1;
 	i = 0;
 	if (s->quiet && !s->done) {
 		int direct, k = first_span(s, m->batch, &direct);
@@ -292,9 +322,11 @@ static int __attribute__((noinline)) prime(struct blk_merge *m, struct mstream *
 		if (k < 0)
 			return k;
 		if (direct) {
+			const unsigned char *p = s->at;
+
 			s->n = (unsigned int)k;
 			s->head = 0;
-			s->head_time = s->raw[0].time;
+			FIELD(s->head_time, struct blk_io_trace, time);
 			return k;
 		}
 		n = i = (unsigned int)k;
@@ -358,6 +390,7 @@ static int __attribute__((noinline)) prime(struct blk_merge *m, struct mstream *
 	if (m->raw) {
 		for (i = 0; i < n; i++)
 			s->raw[i].data = s->arena + (uintptr_t)s->raw[i].data;
+		s->at = s->arena;
 	} else {
 		for (i = 0; i < n; i++) {
 			if (s->ev[i].pdu_len)
@@ -458,8 +491,9 @@ take_slow(struct blk_merge *m, struct blk_event **ev, const struct blk_merge_raw
 
 	if (m->raw ? !rec : !ev)
 		return -EINVAL; /* the other mode's take */
-	ret = requeue(m);
-
+	/* after blk_merge_dump_raw() read a batch, the current input's head is not taken yet */
+	ret = m->fresh ? 1 : requeue(m);
+	m->fresh = 0;
 	if (ret < 0)
 		return ret;
 	if (ret > 0) {
@@ -470,9 +504,10 @@ take_slow(struct blk_merge *m, struct blk_event **ev, const struct blk_merge_raw
 		s = heap_pop(m);
 		m->cur = s;
 	}
-	if (m->raw)
+	if (m->raw) {
+		need_slots(s);
 		*rec = &s->raw[s->head];
-	else
+	} else
 		*ev = &s->ev[s->head];
 	*owner = s->owner;
 	*cpu = s->cpu;
@@ -519,7 +554,10 @@ int blk_merge_take_raw(struct blk_merge *m, const struct blk_merge_raw **rec, vo
 {
 	struct mstream *s = m->cur;
 
-	if (s && ++s->head < s->n) {
+	if (s && !m->fresh) {
+		need_slots(s);
+		if (++s->head >= s->n)
+			return take_slow(m, NULL, rec, owner, cpu);
 		s->head_time = s->raw[s->head].time;
 		if (s->head_time <= m->top_time) {
 			*rec = &s->raw[s->head];
@@ -551,6 +589,133 @@ int blk_merge_take_run_raw(struct blk_merge *m, const struct blk_merge_raw **rec
 	s->head_time = s->raw[end - 1].time;
 	*n = end - first;
 	return 1;
+}
+
+/* the bytes of record head of a flat batch */
+static inline const unsigned char *head_bytes(const struct mstream *s)
+{
+	return s->filled ? s->raw[s->head].data : s->at;
+}
+
+/* the length of the version 7 record at @p */
+static inline size_t v7_len(const unsigned char *p)
+{
+	uint16_t pdu_len;
+
+	FIELD(pdu_len, struct blk_io_trace, pdu_len);
+	return sizeof(struct blk_io_trace) + pdu_len;
+}
+
+int blk_merge_dump_raw(struct blk_merge *m, struct blk_output *o, const struct blk_merge_dump *d,
+		       unsigned int max, unsigned int *taken)
+{
+	struct mstream *s = m->cur;
+	const unsigned char *p, *from;
+	unsigned int i, left = max;
+	int first, ret;
+
+	*taken = 0;
+	if (!m->raw || !max)
+		return -EINVAL;
+	if (!s) {
+		if (!m->nheap)
+			return BLK_DUMP_END;
+		if (!m->heap[0]->flat)
+			return BLK_DUMP_TAKE;
+		s = heap_pop(m);
+		m->cur = s;
+		m->fresh = 1;
+	}
+	if (!s->flat)
+		return BLK_DUMP_TAKE;
+	/* record i of input s (its bytes at p) is the next one to take; from: the first unwritten */
+	p = head_bytes(s);
+	i = s->head;
+	first = m->fresh; /* taken whatever its time (the current input's first, as take_slow()) */
+	if (!first) {
+		p += v7_len(p);
+		i++;
+	}
+	m->fresh = 0;
+	from = p;
+	for (;;) {
+		uint64_t t, rt;
+		uint32_t a;
+		size_t len;
+
+		if (i == s->n) {
+			/* the batch is all taken: the next one is read, then back to the caller */
+			if (p > from &&
+			    blk_output_raw_bytes(o, from, (size_t)(p - from), d->rebase))
+				goto failed;
+			s->head = i;
+			*taken = max - left;
+			ret = requeue(m);
+			if (ret < 0)
+				return ret;
+			m->fresh = ret > 0; /* the (new) current input's head not taken yet */
+			return BLK_DUMP_MORE;
+		}
+		FIELD(t, struct blk_io_trace, time);
+		if (!first && t > m->top_time) {
+			/* another input's record comes first: the two change places, as requeue() */
+			if (p > from &&
+			    blk_output_raw_bytes(o, from, (size_t)(p - from), d->rebase))
+				goto failed;
+			s->head = i;
+			s->head_time = t;
+			s->at = p;
+			s = heap_swap_top(m, s);
+			m->cur = s;
+			if (!s->flat) {
+				m->fresh = 1;
+				*taken = max - left;
+				return BLK_DUMP_TAKE;
+			}
+			i = s->head;
+			from = p = head_bytes(s);
+			first = 1;
+			continue;
+		}
+		first = 0;
+		FIELD(a, struct blk_io_trace, action);
+		len = v7_len(p);
+		rt = t - d->rebase;
+		left--;
+		if (rt > d->end) {
+			/* taken, not written: the dump ends before it */
+			if (p > from &&
+			    blk_output_raw_bytes(o, from, (size_t)(p - from), d->rebase))
+				goto failed;
+			s->head = i;
+			s->at = p;
+			*taken = max - left;
+			return BLK_DUMP_STOP;
+		}
+		if (!(a & d->act_mask) || rt < d->start ||
+		    (!d->msgs && a == BLK_TN_ACTION(BLK_TN_MESSAGE))) {
+			/* left out: what comes before it is written, the rest of the run goes on */
+			if (p > from &&
+			    blk_output_raw_bytes(o, from, (size_t)(p - from), d->rebase))
+				goto failed;
+			from = p + len;
+		}
+		if (!left) {
+			s->head = i;
+			s->at = p;
+			p += len;
+			if (p > from &&
+			    blk_output_raw_bytes(o, from, (size_t)(p - from), d->rebase))
+				goto failed;
+			*taken = max;
+			return BLK_DUMP_MORE;
+		}
+		p += len;
+		i++;
+	}
+failed:
+	*taken = max - left;
+	return BLK_DUMP_OUTPUT;
 }
 
 int blk_merge_next(struct blk_merge *m, struct blk_event *ev, void **owner, int *cpu)

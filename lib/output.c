@@ -443,6 +443,57 @@ int blk_output_raw_run(struct blk_output *o, const struct blk_merge_raw *recs, u
 	return o->err ? -o->err : 0;
 }
 
+int blk_output_raw_bytes(struct blk_output *o, const unsigned char *data, size_t len,
+			 uint64_t rebase)
+{
+	const unsigned char *end = data + len;
+
+	/* split between records where the pending bytes reach the flush size, as above */
+	while (data < end) {
+		unsigned char *b, *p, *lim;
+		const unsigned char *q = data;
+		size_t n, first;
+		uint16_t pdu_len;
+
+		memcpy(&pdu_len, data + offsetof(struct blk_io_trace, pdu_len), sizeof(pdu_len));
+		first = sizeof(struct blk_io_trace) + pdu_len;
+		if ((size_t)(end - data) < first)
+			return -EINVAL; /* the span ends inside a record */
+		if (o->sb.alloc - o->sb.len < first + 1)
+			blk_strbuf_grow(&o->sb, first > o->flush_at ? first : o->flush_at);
+		b = (unsigned char *)o->sb.buf;
+		p = b + o->sb.len;
+		lim = b + o->sb.alloc - 1;
+		/* as much as there is room for, in one copy; the records wholly in it are kept */
+		n = (size_t)(end - data) < (size_t)(lim - p) ? (size_t)(end - data)
+							     : (size_t)(lim - p);
+		memcpy(p, data, n);
+		/* the records' bounds and times read from the source: just stored, the copy's
+		 * bytes would make each load wait for the stores */
+		while ((size_t)(q - data) + sizeof(struct blk_io_trace) <= n) {
+			size_t at = (size_t)(q - data), l;
+			uint64_t time;
+
+			memcpy(&pdu_len, q + offsetof(struct blk_io_trace, pdu_len),
+			       sizeof(pdu_len));
+			l = sizeof(struct blk_io_trace) + pdu_len;
+			if (l > n - at)
+				break;
+			memcpy(&time, q + offsetof(struct blk_io_trace, time), sizeof(time));
+			time -= rebase;
+			memcpy(p + at + offsetof(struct blk_io_trace, time), &time, sizeof(time));
+			q += l;
+			if ((size_t)(p - b) + at + l >= o->flush_at)
+				break;
+		}
+		o->sb.len = (size_t)(p - b) + (size_t)(q - data);
+		data = q;
+		if (o->sb.len >= o->flush_at && drain(o, 0, 0))
+			return -o->err;
+	}
+	return o->err ? -o->err : 0;
+}
+
 int blk_output_record(struct blk_output *o, const unsigned char *rec, size_t len, uint64_t time)
 {
 	const struct blk_merge_raw one = {.time = time, .len = (uint32_t)len, .data = rec};

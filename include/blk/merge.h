@@ -107,6 +107,39 @@ int blk_merge_take_raw(struct blk_merge *m, const struct blk_merge_raw **rec, vo
 int blk_merge_take_run_raw(struct blk_merge *m, const struct blk_merge_raw **rec, unsigned int *n,
 			   void **owner, int *cpu);
 
+struct blk_output;
+
+/* What blk_merge_dump_raw() writes of the records it takes, and how. */
+struct blk_merge_dump {
+	uint32_t act_mask; /* a record whose action has none of these bits is left out */
+	int msgs; /* message notes are written (else left out) */
+	uint64_t rebase; /* subtracted from each time, written and compared below */
+	uint64_t start; /* a record before this time is left out */
+	uint64_t end; /* a record past it ends the dump (taken, not written) */
+};
+
+enum {
+	BLK_DUMP_END = 0, /* every record was taken */
+	BLK_DUMP_MORE = 1, /* @max records taken, or a batch read (the note callback ran) */
+	BLK_DUMP_TAKE = 2, /* the next run is for blk_merge_take_run_raw(); then call again */
+	BLK_DUMP_STOP = 3, /* a record past the end was taken: the dump ends */
+	BLK_DUMP_OUTPUT = 4, /* the output failed (blk_output_error()) */
+};
+
+/*
+ * Raw mode: take the next records in merged order, as blk_merge_take_raw() would, and write
+ * to @o those that @d keeps, their times rebased, with blk_output_raw_bytes(): runs of
+ * records that follow each other in memory are copied at once, from the reader's buffer
+ * where the batch stayed there, without the slots. Stops after @max (> 0) records, after
+ * reading a batch (before any of its records is taken: the caller sees what the note
+ * callback did first), before an input whose batch holds records of version 8 (those go
+ * through blk_merge_take_run_raw(), which may be called between any two calls), or at a
+ * record past @d->end. *@taken: the records taken. Return a BLK_DUMP_* value or -errno from
+ * the note callback.
+ */
+int blk_merge_dump_raw(struct blk_merge *m, struct blk_output *o, const struct blk_merge_dump *d,
+		       unsigned int max, unsigned int *taken);
+
 /* Number of inputs that stopped on damaged data; blk_merge_error(m, i) describes each. */
 unsigned int blk_merge_nerrors(const struct blk_merge *m);
 const char *blk_merge_error(const struct blk_merge *m, unsigned int i);

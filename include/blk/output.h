@@ -87,6 +87,14 @@ struct blk_merge_raw;
 int blk_output_raw_run(struct blk_output *o, const struct blk_merge_raw *recs, unsigned int n,
 		       uint64_t rebase);
 
+/*
+ * Append the @len bytes at @data, host-order version 7 records one after the other, each
+ * with @rebase subtracted from its time. Return 0, -EINVAL if the bytes end inside a record
+ * (those before it are written), or -errno.
+ */
+int blk_output_raw_bytes(struct blk_output *o, const unsigned char *data, size_t len,
+			 uint64_t rebase);
+
 /* Write out everything pending. Return 0 or -errno. */
 int blk_output_flush(struct blk_output *o);
 

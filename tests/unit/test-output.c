@@ -296,8 +296,9 @@ static void *collect_msgs(void *arg)
  * each time rebased; a write that is not the last never goes past a multiple of 64 KiB in
  * the stream without ending at one (the rest waits for the next), and none is longer than
  * the flush size, the record that reached it and the bytes kept from the write before.
+ * @as_bytes: each run given to blk_output_raw_bytes() as the bytes it spans (without @gaps).
  */
-static void check_raw_runs(size_t flush, unsigned int how, int gaps)
+static void check_raw_runs(size_t flush, unsigned int how, int gaps, int as_bytes)
 {
 	enum { NREC = 40000 };
 	const uint64_t rebase = 5000;
@@ -350,7 +351,16 @@ static void check_raw_runs(size_t flush, unsigned int how, int gaps)
 
 		if (n > NREC - i)
 			n = NREC - i;
-		assert_int_equal(blk_output_raw_run(o, recs + i, n, rebase), 0);
+		if (as_bytes) {
+			/* the records follow each other: the same run as bytes */
+			const unsigned char *end = recs[i + n - 1].data + recs[i + n - 1].len;
+
+			assert_int_equal(blk_output_raw_bytes(o, recs[i].data,
+							      (size_t)(end - recs[i].data), rebase),
+					 0);
+		} else {
+			assert_int_equal(blk_output_raw_run(o, recs + i, n, rebase), 0);
+		}
 		i += n;
 	}
 	assert_int_equal(blk_output_close(o), 0);
@@ -376,12 +386,17 @@ static void check_raw_runs(size_t flush, unsigned int how, int gaps)
 static void test_raw_runs_aligned(void **state)
 {
 	(void)state;
-	check_raw_runs(72 * 1024, 0, 0);
-	check_raw_runs(72 * 1024, 1, 0);
-	check_raw_runs(72 * 1024, 3, 1);
-	check_raw_runs(8192, 0, 1);
-	check_raw_runs(8192, 3, 0);
-	check_raw_runs(200 * 1024, 2, 1);
+	check_raw_runs(72 * 1024, 0, 0, 0);
+	check_raw_runs(72 * 1024, 1, 0, 0);
+	check_raw_runs(72 * 1024, 3, 1, 0);
+	check_raw_runs(8192, 0, 1, 0);
+	check_raw_runs(8192, 3, 0, 0);
+	check_raw_runs(200 * 1024, 2, 1, 0);
+	/* blk_output_raw_bytes(): the same writes */
+	check_raw_runs(72 * 1024, 0, 0, 1);
+	check_raw_runs(72 * 1024, 3, 0, 1);
+	check_raw_runs(8192, 1, 0, 1);
+	check_raw_runs(200 * 1024, 2, 0, 1);
 }
 
 /* Text to a file that already holds bytes: the alignment counts from the file's offset. */
