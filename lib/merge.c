@@ -131,7 +131,10 @@ static struct mstream *heap_swap_top(struct blk_merge *m, struct mstream *s)
 	struct mstream *top = m->heap[0];
 
 	s->order = --m->order; /* as heap_push(); the head's time is not s's, so it keeps its own */
-	sift_down(m, s);
+	if (m->nheap == 1)
+		m->heap[0] = s; /* two inputs, the common case: nothing to sift */
+	else
+		sift_down(m, s);
 	m->top_time = m->heap[0]->head_time;
 	return top;
 }
