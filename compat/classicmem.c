@@ -642,13 +642,23 @@ static void apply_retire(struct blk_cmem *c)
 	if (c->pend_cpu >= d->npci)
 		return;
 	p = &d->pci[c->pend_cpu];
-	held_push(c, p, &c->pend);
-	if (p->n > (size_t)c->batch * d->nfiles) {
-		struct cm_held o = held_pop(p);
+	/*
+	 * Past batch x files held records, the oldest one goes: when the ring is at that limit,
+	 * it is the new one or the ring's oldest, and the ring never holds more (one power of
+	 * two fewer entries than pushing first and popping after).
+	 */
+	if (p->n >= (size_t)c->batch * d->nfiles) {
+		struct cm_held o = c->pend;
 
+		if (p->n && !held_less(&c->pend, &p->heap[p->head])) {
+			o = held_pop(p);
+			held_push(c, p, &c->pend);
+		}
 		bit_free(c, o.e.bit);
 		t_free(c, o.e.t);
+		return;
 	}
+	held_push(c, p, &c->pend);
 }
 
 void blk_cmem_handle(struct blk_cmem *c, int stream, uint64_t time)
