@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -54,6 +56,8 @@ struct out_async {
 	int thread_sleeps, caller_sleeps;
 	int stop;
 	int err; /* the thread's first write error (positive errno) */
+	atomic_uint handed; /* hand-overs and the stop, counted for the thread's spin */
+	long spin_ns; /* blk_output_set_async_spin() */
 };
 
 struct blk_output {
@@ -188,6 +192,43 @@ static int put_out(struct blk_output *o, const void *p, size_t n, int finish)
 	return n ? write_all(o->fd, p, n) : 0;
 }
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+static long ns_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000000000L + (t.tv_nsec - t0->tv_nsec);
+}
+
+/*
+ * Called and returning with mu held, nothing to write: wait up to spin_ns for the next
+ * hand-over without the lock and without sleeping, so that neither side pays a wake-up.
+ */
+static void spin(struct out_async *a)
+{
+	unsigned int h = atomic_load(&a->handed);
+	long limit = a->spin_ns;
+	struct timespec t0;
+
+	pthread_mutex_unlock(&a->mu);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned int i = 1; atomic_load_explicit(&a->handed, memory_order_relaxed) == h; i++) {
+		cpu_relax();
+		if (!(i & 63) && ns_since(&t0) > limit)
+			break;
+	}
+	pthread_mutex_lock(&a->mu);
+}
+
 static void *async_thread(void *arg)
 {
 	struct blk_output *o = arg;
@@ -198,6 +239,8 @@ static void *async_thread(void *arg)
 		struct blk_strbuf *b;
 		int e = 0, last;
 
+		if (!a->nfull && !a->stop && a->spin_ns)
+			spin(a);
 		while (!a->nfull && !a->stop) {
 			a->thread_sleeps = 1;
 			pthread_cond_wait(&a->more, &a->mu);
@@ -254,6 +297,7 @@ static int async_drain(struct blk_output *o, int finish, int wait, size_t keep)
 	}
 	a->finish = finish;
 	a->nfull++;
+	atomic_fetch_add(&a->handed, 1);
 	/* a sleeping thread: woken when all but one buffer wait (with one: at once), or for a
 	 * flush or the finish (@wait) */
 	if (a->thread_sleeps && (a->nfull + 1 >= a->nbuf || wait))
@@ -286,6 +330,7 @@ static void async_stop(struct blk_output *o)
 		return;
 	pthread_mutex_lock(&a->mu);
 	a->stop = 1;
+	atomic_fetch_add(&a->handed, 1);
 	pthread_cond_signal(&a->more);
 	pthread_mutex_unlock(&a->mu);
 	pthread_join(a->thread, NULL);
@@ -293,6 +338,15 @@ static void async_stop(struct blk_output *o)
 		set_err(o, a->err);
 	async_free(a);
 	o->as = NULL;
+}
+
+void blk_output_set_async_spin(struct blk_output *o, unsigned int usec)
+{
+	if (o->as) {
+		pthread_mutex_lock(&o->as->mu);
+		o->as->spin_ns = (long)usec * 1000;
+		pthread_mutex_unlock(&o->as->mu);
+	}
 }
 
 void blk_output_set_flush_size(struct blk_output *o, size_t bytes)

@@ -50,6 +50,15 @@ int blk_output_set_async(struct blk_output *o);
 int blk_output_set_async_bufs(struct blk_output *o, unsigned int nbuf);
 
 /*
+ * The thread of blk_output_set_async(), once it has written all it was handed, waits up to
+ * @usec microseconds for the next buffer spinning on the CPU before it sleeps (0, the
+ * default: it sleeps at once). For a caller that hands over buffers faster than the wake-up
+ * of a sleeping thread costs, with a CPU of its own for the thread: not when other work
+ * (another thread, the other end of a pipe) needs that CPU. No thread: nothing.
+ */
+void blk_output_set_async_spin(struct blk_output *o, unsigned int usec);
+
+/*
  * The pending text buffer: append to it, then call blk_output_check() so that it is
  * written out once it is large. Valid while @o lives.
  */

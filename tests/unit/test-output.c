@@ -109,9 +109,9 @@ static void test_roundtrip(void **state)
 /*
  * Much more than the flush threshold, in odd-sized pieces, through both entry points;
  * @async: 0 synchronous, else the thread with that many buffers (-@async: also a flush size
- * of 4 KiB, so that the pieces queue up in them)
+ * of 4 KiB, so that the pieces queue up in them); @spin_us: blk_output_set_async_spin()
  */
-static void check_large(int async)
+static void check_large_spin(int async, unsigned int spin_us)
 {
 	enum { SIZE = 1000003 };
 	char *text = make_text(SIZE);
@@ -127,6 +127,8 @@ static void check_large(int async)
 		assert_int_equal(blk_output_set_async(o), 0);
 	else if (async)
 		assert_int_equal(blk_output_set_async_bufs(o, (unsigned int)abs(async)), 0);
+	if (spin_us)
+		blk_output_set_async_spin(o, spin_us);
 	while (off < SIZE) {
 		size_t k = step < SIZE - off ? step : SIZE - off;
 
@@ -145,6 +147,11 @@ static void check_large(int async)
 	test_expect_file(path, text, SIZE);
 	free(text);
 	unlink(path);
+}
+
+static void check_large(int async)
+{
+	check_large_spin(async, 0);
 }
 
 static void test_large(void **state)
@@ -167,6 +174,27 @@ static void test_async_bufs_large(void **state)
 	check_large(2);
 	check_large(-3);
 	check_large(-8);
+}
+
+/*
+ * The thread spinning for the next buffer before it sleeps: every byte in order, whether
+ * the buffers come within the spin (4 KiB flushes, one after the other) or after it (a
+ * spin of 1 us, shorter than most hand-overs), and the close ends the thread, spinning or
+ * asleep. Synchronous output: the call does nothing.
+ */
+static void test_async_spin_large(void **state)
+{
+	(void)state;
+	/* a spin of ten minutes: a hand-over or the close that did not end it would hang; the
+	 * alarm kills the test instead */
+	alarm(120);
+	check_large_spin(-2, 600u * 1000 * 1000);
+	check_large_spin(3, 600u * 1000 * 1000);
+	alarm(0);
+	check_large_spin(-2, 100);
+	check_large_spin(-2, 1);
+	check_large_spin(1, 50);
+	check_large_spin(0, 100);
 }
 
 /* A count of buffers out of 1..8: -EINVAL, and the output stays synchronous and works. */
@@ -698,6 +726,7 @@ int main(void)
 		cmocka_unit_test(test_large),
 		cmocka_unit_test(test_async_large),
 		cmocka_unit_test(test_async_bufs_large),
+		cmocka_unit_test(test_async_spin_large),
 		cmocka_unit_test(test_async_bufs_invalid),
 		cmocka_unit_test(test_async_events_flush),
 		cmocka_unit_test(test_record_time_replaced),
