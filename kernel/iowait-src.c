@@ -122,7 +122,8 @@ static int add_event(struct iw_backend *b, const char *event, const char *filter
 		m->pid = need(m, "common_pid", &ok);
 		break;
 	case BLK_WJ_WAIT:
-		m->type = need(m, "track_event_type", &ok);
+		/* iowait's 'B'/'E'; iowait_end has the ends only */
+		m->type = blk_ftrace_field(&m->fmt, "track_event_type");
 		m->pid = need(m, "pid", &ok);
 		m->tgid = need(m, "tgid", &ok);
 		m->dur = need(m, "duration_ns", &ok);
@@ -239,7 +240,7 @@ int iw_on_raw(void *arg, const struct blk_ftrace_rec *r)
 	case BLK_WJ_WAIT: {
 		char c[17];
 
-		if (blk_ftrace_get_int(m->type, r->data, r->len) != 'E')
+		if (m->type && blk_ftrace_get_int(m->type, r->data, r->len) != 'E')
 			return 0;
 		e.tgid = (int32_t)blk_ftrace_get_int(m->tgid, r->data, r->len);
 		e.duration = (uint64_t)blk_ftrace_get_int(m->dur, r->data, r->len);
@@ -388,7 +389,14 @@ int iw_setup_events(struct iw_backend *b, char *err, size_t len)
 
 	switch (b->src) {
 	case BLK_IOWAIT_SRC_MODULE:
-		/* the tracer needs the ends only ('E' = 69); Perfetto's recorder takes both */
+		/*
+		 * The ends only: iowait_end, one event a wait; a module before 1.1 has only
+		 * iowait, whose 'B' events the filter drops after the kernel built them ('E' = 69)
+		 */
+		ret = add_event(b, "blk_iowait/iowait_end", NULL, BLK_WJ_WAIT,
+				BLK_IOWAIT_FN_UNKNOWN, 0, err, len);
+		if (ret != 1)
+			return ret;
 		return add_event(b, "blk_iowait/iowait", "track_event_type == 69", BLK_WJ_WAIT,
 				 BLK_IOWAIT_FN_UNKNOWN, 1, err, len);
 	case BLK_IOWAIT_SRC_KPROBE:

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * blk_iowait: every interval a task spends waiting for I/O, as a tracepoint
- * (blk_iowait:iowait, trace/events/blk_iowait.h) that Perfetto shows as a slice and that
- * blktrace --iowait records beside the block events.
+ * (blk_iowait:iowait, trace/events/blk_iowait.h) that Perfetto shows as a slice, and as
+ * one event at its end (blk_iowait:iowait_end) that blktrace --iowait records beside the
+ * block events.
  *
  * A kretprobe with an entry handler on io_schedule, io_schedule_timeout and, where it
  * exists, blk_io_schedule (which calls one of the others: only the outermost call of a
@@ -35,7 +36,7 @@
 MODULE_LICENSE("GPL");
 MODULE_AUTHOR("blktrace-ng");
 MODULE_DESCRIPTION("I/O waits of tasks as kernel track event tracepoints (blktrace --iowait, Perfetto)");
-MODULE_VERSION("1.0");
+MODULE_VERSION("1.1");
 
 static int maxactive;
 module_param(maxactive, int, 0444);
@@ -143,6 +144,9 @@ static int ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 		smp_store_release(&slots[d->slot].task, NULL);
 	}
 	trace_iowait('E', "iowait", current, now - d->start_ns, waker, d->sleep_cpu, d->func);
+#ifndef BLK_IOWAIT_NO_END
+	trace_iowait_end(current, now - d->start_ns, waker, d->sleep_cpu, d->func);
+#endif
 	return 0;
 }
 

@@ -24,7 +24,7 @@ rm -rf "$w"
 mkdir -p "$w"
 
 # the module, built against the VM kernel's headers
-ko=
+ko= ko_old=
 if [ -z "${VM_KDIR:-}" ]; then
 	skip "the blk_iowait module in the VM (the kernel's linux-headers could not be had: see tests/vm/prepare.sh)"
 else
@@ -40,6 +40,15 @@ else
 	else
 		fail "building the module: $(tail -n 5 "$w/mod.log" | tr '\n' ' ')"
 	fi
+	# the module as before 1.1 (no iowait_end): the tracer takes iowait's ends
+	rm -rf "$w/mod-old"
+	cp -r "$TOP/kernel/iowait" "$w/mod-old"
+	if make -C "$w/mod-old" KDIR="$VM_KDIR" KCFLAGS=-DBLK_IOWAIT_NO_END >"$w/mod-old.log" 2>&1 &&
+		[ -f "$w/mod-old/blk_iowait.ko" ]; then
+		ko_old="$w/mod-old/blk_iowait.ko"
+	else
+		fail "building the module without iowait_end: $(tail -n 5 "$w/mod-old.log" | tr '\n' ' ')"
+	fi
 fi
 
 # 2 ms: under TCG a task may take more than 200 us from submitting a bio to sleeping, and
@@ -52,6 +61,10 @@ ON='n=0; while [ $n -lt 200 ] && ! grep -qs "^1" /sys/kernel/tracing/instances/b
 cat >"$w/reads.sh" <<WL
 $ON
 cat /sys/kernel/tracing/events/blk_iowait/iowait/format >/out/iowait.format 2>/dev/null
+cat /sys/kernel/tracing/events/blk_iowait/iowait_end/format >/out/iowait_end.format 2>/dev/null
+for e in iowait iowait_end; do
+	cat /sys/kernel/tracing/instances/blktrace-iowait-*/events/blk_iowait/\$e/enable >/out/\$e.enable 2>/dev/null
+done
 i=0
 while [ \$i -lt $N ]; do io_read \$((i * 8192 + 4096)) 4096; i=\$((i + 1)); done
 WL
@@ -94,6 +107,7 @@ stage() { # outdir run-trace-args...
 ran() { vm_run_ended "$1"; }
 notran() { vm_run_why "$1" "$B.log"; }
 [ -n "$ko" ] && stage "$w/module" --module "$ko" --workload "$w/reads.sh" -- --iowait
+[ -n "$ko_old" ] && stage "$w/module-old" --module "$ko_old" --workload "$w/reads.sh" -- --iowait
 stage "$w/kprobe" --workload "$w/reads.sh" -- --iowait
 # (idle until the tracer has ended, at most 60 s: a fixed 5 s was too short for the tracer's
 # -w 2 and its teardown in a CI run on a loaded host, which then stopped it with SIGINT)
@@ -191,6 +205,16 @@ if [ -n "$ko" ]; then
 		else
 			fail "the tracepoint's format: $(grep field: "$f" | tr '\t\n' '  ' | head -c 400)"
 		fi
+		f="$d/iowait_end.format"
+		if [ "$(cat "$d/iowait_end.enable" 2>/dev/null)" = 1 ] && [ "$(cat "$d/iowait.enable" 2>/dev/null)" = 0 ] &&
+			grep -qP '^\tfield:u64 duration_ns;' "$f" && grep -qP '^\tfield:int pid;' "$f" &&
+			grep -qP '^\tfield:int tgid;' "$f" && grep -qP '^\tfield:int waker_cpu;' "$f" &&
+			grep -qP '^\tfield:int sleep_cpu;' "$f" && grep -qP '^\tfield:int func;' "$f" &&
+			grep -qP '^\tfield:char comm\[16\];' "$f" && ! grep -q 'track_event_type' "$f"; then
+			pass "module source: the tracer records iowait_end (one event a wait: duration_ns, pid, tgid, waker_cpu, sleep_cpu, func, comm), not iowait, whose 'B' events are then never built"
+		else
+			fail "module source: events enabled in the instance: iowait_end=$(cat "$d/iowait_end.enable" 2>/dev/null) iowait=$(cat "$d/iowait.enable" 2>/dev/null) (want 1 and 0); iowait_end's format: $(grep field: "$f" | tr '\t\n' '  ' | head -c 400)"
+		fi
 		if [ "$(cat "$d/rmmod")" = "rmmod 0" ] && clean_after "$d" && grep -q "io_schedule" "$d/functions"; then
 			pass "rmmod blk_iowait: exit 0, no kprobe left (kprobes/list), no event, no instance (probed: $(cat "$d/functions"))"
 		else
@@ -198,6 +222,25 @@ if [ -n "$ko" ]; then
 		fi
 	else
 		fail "module source: $(notran "$d")"
+	fi
+fi
+
+# 1b. a module before 1.1 (no iowait_end): the tracer takes the ends of iowait (its filter
+# drops the 'B' events), with the same waits
+if [ -n "$ko_old" ]; then
+	d="$w/module-old"
+	if ran "$d"; then
+		read -r _ reads _ own _ m _ long _ nw _ src < <($IW match "$d/trace" trace $COMPL)
+		if [ "$(get "$d" tracer_rc)" = 0 ] && [ "$src" = module ] &&
+			[ "$(cat "$d/iowait.enable" 2>/dev/null)" = 1 ] && [ ! -s "$d/iowait_end.format" ] &&
+			[ "$reads" = $N ] && reads_waited "$m" "$own" && [ "$long" = "$m" ] && no_missed "$d" &&
+			clean_after "$d"; then
+			pass "module source without iowait_end (a module before 1.1): the tracer records iowait's ends instead; of $N direct reads the $m its task waited for each matched by a wait at least the completion time ($nw waits, none missed), nothing left after rmmod"
+		else
+			fail "module source without iowait_end: rc=$(get "$d" tracer_rc) sources=$src iowait enabled=$(cat "$d/iowait.enable" 2>/dev/null) reads=$reads own=$own matched=$m long=$long waits=$nw $(head -c 300 "$d/blktrace.stderr")"
+		fi
+	else
+		fail "module source without iowait_end: $(notran "$d")"
 	fi
 fi
 

@@ -73,13 +73,15 @@ alive() {
 }
 
 # load_modules FILE: its "NAME PARAMS" lines, in order (the host resolved the dependencies)
-load_modules() {
-	local mod params
+load_modules() { # FILE [DIR: a run's own copy of a module, before /lib/modules]
+	local mod params ko
 	while read -r mod params; do
 		[ -z "$mod" ] && continue
 		case $mod in \#*) continue ;; esac
+		ko=/lib/modules/$mod.ko
+		[ -n "${2:-}" ] && [ -f "$2/$mod.ko" ] && ko=$2/$mod.ko
 		# shellcheck disable=SC2086
-		if insmod "/lib/modules/$mod.ko" $params; then status "insmod_$mod" ok; else
+		if insmod "$ko" $params; then status "insmod_$mod" ok; else
 			status "insmod_$mod" failed
 			log "insmod $mod $params failed"
 		fi
@@ -344,7 +346,7 @@ run_one() {
 	status workload "$WORKLOAD"
 	watchdog "$1" "${RUN_TIMEOUT:-90}" &
 	WDPID=$!
-	load_modules "$RUNDIR/modules.load"
+	load_modules "$RUNDIR/modules.load" "$RUNDIR"
 
 	case $DEVICE_KIND in
 	nullb) DEV=/dev/nullb0 ;;

@@ -224,7 +224,8 @@ add_run() {
 	fi
 	if [ -n "$extra_mod" ]; then
 		m=$(basename "$extra_mod" .ko)
-		cp "$extra_mod" "$root/lib/modules/$m.ko"
+		# the run's own copy: two runs of a batch may load two builds of one module
+		cp "$extra_mod" "$rdir/$m.ko"
 		echo "$m $extra_mod_params" >>"$rdir/modules.load"
 	fi
 	{
