@@ -49,7 +49,11 @@
 # Environment: OURS (default ./blktrace), REF (default /usr/sbin/blktrace), VM_APPEND (more
 # kernel parameters, tests/vm/run-trace.sh): VM_APPEND="tsc=reliable clocksource=tsc" gives the
 # guest the TSC as its clock, as real hardware has, instead of the HPET it picks under TCG
-# (where each clock read is an emulated MMIO access).
+# (where each clock read is an emulated MMIO access). VM_TCG_THREAD=multi: each vCPU on a host
+# thread of its own (MTTCG), as on a machine with two CPUs: the tracer's work then runs beside
+# the workload instead of taking turns with it (the tests keep thread=single: under MTTCG a
+# vCPU could run a stale translation of kernel text the other had just patched, seen as a soft
+# lockup in about one boot in three of t0550; tests/vm/run-trace.sh).
 # Exit 0 done, 1 a run failed, 2 usage, 77 the VM cannot run here (tests/vm/prepare.sh).
 set -u
 set -o pipefail

@@ -41,6 +41,8 @@
 #              VM_APPEND="..."  more kernel parameters, e.g. "tsc=reliable clocksource=tsc"
 #                           (under TCG the guest kernel picks the HPET, every clock read an
 #                           emulated MMIO access: bench/bench-blktrace-vm.sh)
+#              VM_TCG_THREAD=multi  a host thread per vCPU (MTTCG; default single: the
+#                           vCPUs take turns on one thread, see the qemu command below)
 #
 # --batch DIR: one boot runs several runs in turn, each as a single run would (a boot under
 # TCG costs several times what a short run does). DIR holds a file N.args per run (N = 1, 2, ...
@@ -329,7 +331,10 @@ fi
 # of the patch with interrupts off, inside __schedule(), and the patching CPU waited for its
 # acknowledgement forever (soft lockup in smp_call_function_many_cond(), seen in t0550 when
 # a run enabled its kprobe events, about one boot in three)
-qemu=(timeout -k 5 "$total_timeout" "$VM_QEMU" -accel tcg,thread=single -m "$mem" -smp "$smp" -nographic -no-reboot
+# (VM_TCG_THREAD=multi for benchmarks that accept that risk: the tests keep single)
+tcg_thread=${VM_TCG_THREAD:-single}
+case $tcg_thread in single | multi) ;; *) bad "VM_TCG_THREAD must be single or multi" ;; esac
+qemu=(timeout -k 5 "$total_timeout" "$VM_QEMU" -accel "tcg,thread=$tcg_thread" -m "$mem" -smp "$smp" -nographic -no-reboot
 	-nic none -kernel "$VM_VMLINUZ" -initrd "$work/initrd.cpio"
 	-append "$cmdline" "${drives[@]}" "${monitor[@]}")
 echo "$prog: booting $VM_KERNEL_PKG for $nruns run(s), tracer $tracer_path" >&2
