@@ -201,12 +201,12 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static long ns_since(const struct timespec *t0)
+static int64_t mono_ns(void)
 {
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1000000000L + (t.tv_nsec - t0->tv_nsec);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
 /*
@@ -216,14 +216,12 @@ static long ns_since(const struct timespec *t0)
 static void spin(struct out_async *a)
 {
 	unsigned int h = atomic_load(&a->handed);
-	long limit = a->spin_ns;
-	struct timespec t0;
+	int64_t end = mono_ns() + a->spin_ns;
 
 	pthread_mutex_unlock(&a->mu);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned int i = 1; atomic_load_explicit(&a->handed, memory_order_relaxed) == h; i++) {
 		cpu_relax();
-		if (!(i & 63) && ns_since(&t0) > limit)
+		if (!(i & 63) && mono_ns() > end)
 			break;
 	}
 	pthread_mutex_lock(&a->mu);
