@@ -4,7 +4,7 @@
  * cache, fast bins, unsorted/small/large bins, top chunk grown with brk and trimmed), over
  * a byte image of the heap. It answers what a program that never initialises its memory
  * reads: replay the program's allocations and writes, then read the bytes a new block
- * holds. The classic blkparse -t prints such bytes (see lib/classicmem.c).
+ * holds. The classic blkparse -t prints such bytes (see compat/classicmem.c).
  *
  * Addresses are offsets from the start of the heap (the first chunk, the allocator's cache
  * table, is at 0); blocks of the mmap threshold and above live outside the image and read

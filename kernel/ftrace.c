@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "blk/ftrace.h"
+#include "util.h"
 
 /* ---- pages ---- */
 
@@ -379,7 +380,7 @@ int blk_ftrace_write(const char *path, const char *s)
 #define MAX_ENABLED 16
 
 struct blk_ftrace_inst {
-	char dir[4200];
+	char dir[KPATH_SUB];
 	char enabled[MAX_ENABLED][128];
 	int filtered[MAX_ENABLED];
 	int nenabled;
@@ -389,7 +390,7 @@ struct blk_ftrace_inst *blk_ftrace_inst_new(const char *tracefs, const char *nam
 					    size_t len)
 {
 	struct blk_ftrace_inst *in = calloc(1, sizeof(*in));
-	char p[4400];
+	char p[KPATH];
 	int e;
 
 	if (!in) {
@@ -429,7 +430,7 @@ const char *blk_ftrace_inst_dir(const struct blk_ftrace_inst *in)
 
 int blk_ftrace_inst_write(struct blk_ftrace_inst *in, const char *rel, const char *value)
 {
-	char p[4400];
+	char p[KPATH];
 
 	snprintf(p, sizeof(p), "%s/%s", in->dir, rel);
 	return blk_ftrace_write(p, value);
@@ -438,7 +439,7 @@ int blk_ftrace_inst_write(struct blk_ftrace_inst *in, const char *rel, const cha
 int blk_ftrace_inst_enable(struct blk_ftrace_inst *in, const char *event, const char *filter,
 			   int *filtered)
 {
-	char p[4400];
+	char p[KPATH];
 	int ret, f = 0;
 
 	if (in->nenabled == MAX_ENABLED)
@@ -479,7 +480,7 @@ static int read_alloc(const char *path, char **out)
 int blk_ftrace_inst_format(struct blk_ftrace_inst *in, const char *event,
 			   struct blk_ftrace_format *fmt)
 {
-	char p[4400], *text;
+	char p[KPATH], *text;
 	int ret;
 
 	snprintf(p, sizeof(p), "%s/events/%s/format", in->dir, event);
@@ -493,7 +494,7 @@ int blk_ftrace_inst_format(struct blk_ftrace_inst *in, const char *event,
 
 int blk_ftrace_inst_open_cpu(struct blk_ftrace_inst *in, int cpu)
 {
-	char p[4400];
+	char p[KPATH];
 	int fd;
 
 	snprintf(p, sizeof(p), "%s/per_cpu/cpu%d/trace_pipe_raw", in->dir, cpu);
@@ -503,7 +504,7 @@ int blk_ftrace_inst_open_cpu(struct blk_ftrace_inst *in, int cpu)
 
 uint64_t blk_ftrace_inst_lost(struct blk_ftrace_inst *in, int cpu)
 {
-	char p[4400], buf[2048], *s;
+	char p[KPATH], buf[2048], *s;
 	uint64_t total = 0;
 
 	snprintf(p, sizeof(p), "%s/per_cpu/cpu%d/stats", in->dir, cpu);
@@ -520,7 +521,7 @@ uint64_t blk_ftrace_inst_lost(struct blk_ftrace_inst *in, int cpu)
 
 int blk_ftrace_inst_alive(struct blk_ftrace_inst *in)
 {
-	char p[4400], v[16];
+	char p[KPATH], v[16];
 
 	snprintf(p, sizeof(p), "%s/tracing_on", in->dir);
 	return !blk_ftrace_read(p, v, sizeof(v)) && !strcmp(v, "1");
@@ -528,7 +529,7 @@ int blk_ftrace_inst_alive(struct blk_ftrace_inst *in)
 
 int blk_ftrace_inst_free(struct blk_ftrace_inst *in)
 {
-	char p[4400];
+	char p[KPATH];
 	int ret = 0, r;
 
 	if (!in)
@@ -557,7 +558,7 @@ int blk_ftrace_inst_free(struct blk_ftrace_inst *in)
 
 int blk_ftrace_kprobe_add(const char *tracefs, const char *line)
 {
-	char p[4200];
+	char p[KPATH_SUB];
 
 	snprintf(p, sizeof(p), "%s/kprobe_events", tracefs);
 	return write_flags(p, line, O_APPEND);
@@ -565,7 +566,7 @@ int blk_ftrace_kprobe_add(const char *tracefs, const char *line)
 
 int blk_ftrace_kprobe_del(const char *tracefs, const char *group_event)
 {
-	char p[4200], line[256];
+	char p[KPATH_SUB], line[256];
 
 	snprintf(p, sizeof(p), "%s/kprobe_events", tracefs);
 	snprintf(line, sizeof(line), "-:%s", group_event);
@@ -574,7 +575,7 @@ int blk_ftrace_kprobe_del(const char *tracefs, const char *group_event)
 
 long long blk_ftrace_kprobe_missed(const char *tracefs, const char *group_event)
 {
-	char p[4200], line[512];
+	char p[KPATH_SUB], line[512];
 	FILE *f;
 
 	snprintf(p, sizeof(p), "%s/kprobe_profile", tracefs);

@@ -16,6 +16,7 @@
 
 #include "blk/kernel.h"
 #include "iowait-int.h"
+#include "util.h"
 
 static void errf(char *err, size_t len, const char *fmt, ...)
 {
@@ -30,7 +31,7 @@ static void errf(char *err, size_t len, const char *fmt, ...)
 
 static int exists(const char *dir, const char *rel)
 {
-	char p[4400];
+	char p[KPATH];
 
 	snprintf(p, sizeof(p), "%s/%s", dir, rel);
 	return !access(p, F_OK);
@@ -502,7 +503,7 @@ static int pid_alive(int pid)
 
 int blk_iowait_kill(const char *tracefs, char *msg, size_t len)
 {
-	char p[4400], line[512];
+	char p[KPATH], line[512];
 	DIR *d;
 	struct dirent *de;
 	int stopped = 0, removed = 0, failed = 0;

@@ -70,7 +70,7 @@ int blk_relay_teardown(int fd)
 
 long long blk_relay_dropped(const char *debugfs, const char *name)
 {
-	char path[4200], buf[64];
+	char path[KPATH_SUB], buf[64];
 	ssize_t n;
 	int fd;
 
@@ -100,7 +100,7 @@ struct relay_stream {
 struct relay_backend {
 	struct blk_backend base;
 	const struct blk_backend_cfg *cfg;
-	char debugfs[4096];
+	char debugfs[KPATH_DIR];
 	size_t bufsz; /* bytes per read() */
 	struct relay_stream *st; /* [k * ndevs + dev] */
 	int *set_up, *started;
@@ -111,7 +111,7 @@ struct relay_backend {
 /* did someone else tear @dev's trace down? (its relay files leave debugfs) */
 static int relay_gone(struct relay_backend *r, int dev)
 {
-	char path[4400];
+	char path[KPATH];
 
 	/* block/NAME itself stays with blk-mq's debugfs: the relay files go */
 	snprintf(path, sizeof(path), "%s/block/%s/dropped", r->debugfs, r->cfg->devs[dev].name);
@@ -164,7 +164,7 @@ static struct blk_backend *relay_open(const struct blk_backend_cfg *cfg, char *e
 {
 	struct relay_backend *r = calloc(1, sizeof(*r));
 	size_t n = (size_t)cfg->ncpus * (size_t)cfg->ndevs;
-	char path[4400];
+	char path[KPATH];
 	int ret;
 
 	if (!r)

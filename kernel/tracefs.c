@@ -23,13 +23,13 @@
 
 struct tfs_dev {
 	char name[64];
-	char dir[4200]; /* /sys/class/block/NAME/trace */
+	char dir[KPATH_SUB]; /* /sys/class/block/NAME/trace */
 	int was_enabled;
 	int enabled;
 };
 
 struct blk_tfs {
-	char dir[4096];
+	char dir[KPATH_DIR];
 	int was_on;
 	char tracer[64];
 	char clock[32];
@@ -51,7 +51,7 @@ static int tpath(const struct blk_tfs *t, char *buf, size_t len, const char *rel
 
 static int tread(const struct blk_tfs *t, const char *rel, char *buf, size_t len)
 {
-	char p[4400];
+	char p[KPATH];
 
 	if (tpath(t, p, sizeof(p), rel))
 		return -ENAMETOOLONG;
@@ -60,7 +60,7 @@ static int tread(const struct blk_tfs *t, const char *rel, char *buf, size_t len
 
 static int twrite(const struct blk_tfs *t, const char *rel, const char *s)
 {
-	char p[4400];
+	char p[KPATH];
 
 	if (tpath(t, p, sizeof(p), rel))
 		return -ENAMETOOLONG;
@@ -103,7 +103,7 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 			     uint32_t act_mask, unsigned int buf_kb, char *err, size_t errlen)
 {
 	struct blk_tfs *t = calloc(1, sizeof(*t));
-	char buf[4096], p[4400];
+	char buf[4096], p[KPATH];
 	int ret;
 
 	if (!t) {
@@ -254,7 +254,7 @@ int blk_tfs_stop(struct blk_tfs *t)
 
 int blk_tfs_open_cpu(struct blk_tfs *t, int cpu)
 {
-	char rel[64], p[4400];
+	char rel[64], p[KPATH];
 	int fd;
 
 	snprintf(rel, sizeof(rel), "per_cpu/cpu%d/trace_pipe", cpu);
@@ -275,7 +275,7 @@ unsigned long long blk_tfs_lost(struct blk_tfs *t, int cpu)
 
 const char *blk_tfs_comm(struct blk_tfs *t, uint32_t pid, char *buf, size_t len)
 {
-	char p[4400], line[256];
+	char p[KPATH], line[256];
 	FILE *f;
 
 	if (tpath(t, p, sizeof(p), "saved_cmdlines"))
@@ -305,7 +305,7 @@ const char *blk_tfs_saved(const struct blk_tfs *t)
 
 int blk_tfs_close(struct blk_tfs *t)
 {
-	char p[4400], v[32];
+	char p[KPATH], v[32];
 	int ret = 0, r;
 
 	if (!t)
@@ -354,7 +354,7 @@ static int pipe_holder(char *comm, size_t len)
 	if (!proc)
 		return 0;
 	while (!found && (de = readdir(proc))) {
-		char p[300], link[4400];
+		char p[300], link[KPATH];
 		DIR *fds;
 		struct dirent *fe;
 		int pid = atoi(de->d_name);
@@ -396,7 +396,7 @@ int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wa
 		 size_t len)
 {
 	struct blk_tfs t;
-	char buf[256], p[4400], comm[64];
+	char buf[256], p[KPATH], comm[64];
 	int ret = 0, pid;
 
 	memset(&t, 0, sizeof(t));
@@ -476,7 +476,7 @@ struct tfs_cpu {
 struct tfs_backend {
 	struct blk_backend base;
 	const struct blk_backend_cfg *cfg;
-	char dir[4096];
+	char dir[KPATH_DIR];
 	struct blk_tfs *t;
 	struct tfs_cpu *cpu;
 	unsigned int kb; /* ring buffer per CPU now */
@@ -723,7 +723,7 @@ static struct blk_backend *tfs_backend_open(const struct blk_backend_cfg *cfg, c
 {
 	struct tfs_backend *b = calloc(1, sizeof(*b));
 	const char *names[64];
-	char p[4400];
+	char p[KPATH];
 	int ret;
 
 	if (!b || cfg->ndevs > 64)
@@ -861,7 +861,7 @@ static int tfs_backend_tick(struct blk_backend *bb, char *msg, size_t len)
 {
 	struct tfs_backend *b = (struct tfs_backend *)bb;
 	unsigned long long lost = 0;
-	char p[4400], v[32];
+	char p[KPATH], v[32];
 	int worst = -1;
 
 	for (int i = 0; i < b->cfg->ndevs; i++) {

@@ -3,7 +3,18 @@
 #ifndef BLK_KERNEL_UTIL_H
 #define BLK_KERNEL_UTIL_H
 
+#include <limits.h>
 #include <stddef.h>
+
+/*
+ * The path buffers of kernel/: a tracefs or debugfs mount point is at most KPATH_DIR bytes;
+ * KPATH_SUB holds one plus a short name below it (an instance, block/NAME, a device's trace
+ * directory), KPATH a file below that (per_cpu/cpuN/trace_pipe, events/.../enable). A longer
+ * name is cut by snprintf() and its open fails naming the cut path.
+ */
+#define KPATH_DIR PATH_MAX
+#define KPATH_SUB (PATH_MAX + 104)
+#define KPATH (PATH_MAX + 304)
 
 /* Format a message into @err (@len bytes; nothing when @err is NULL). */
 void kerr(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
