@@ -167,9 +167,9 @@ valgrind: all $(UNIT)
 fuzz:
 	@./tests/fuzz/run-fuzz.sh
 
+# make bench: the benchmarks against the classic tools; results in bench/out/results-DATE.txt
 bench: all
-	@./bench/bench-blkparse.sh
-	@./bench/bench-btt.sh
+	@./bench/run.sh
 
 demo: deps all
 	@./tests/demo.sh
