@@ -13,20 +13,30 @@ endif
 override CPPFLAGS += -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Iinclude
 override CFLAGS += $(WARN) -MMD -MP
 LDLIBS_Z := -lz -lpthread
-# libdeflate, where installed (tests/packages.txt): the export's gzip (lib/chttp.c) at twice
-# zlib's speed; without it, zlib's.
+# libdeflate, where installed (tests/packages.txt): the export's gzip (lib/export/http.c) at
+# twice zlib's speed; without it, zlib's. Linked only with libblkexport (LDLIBS_EXPORT).
+LDLIBS_EXPORT :=
 ifeq ($(shell pkg-config --exists libdeflate 2>/dev/null && echo y),y)
 override CPPFLAGS += -DBLK_HAVE_LIBDEFLATE
-LDLIBS_Z := -ldeflate $(LDLIBS_Z)
+LDLIBS_EXPORT := -ldeflate
 endif
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
+# One library per layer; each uses the core library, none uses another one:
+#   lib/libblk.a                     the core (include/blk/), linked by every tool
+#   lib/perfetto/libblkperfetto.a    the Perfetto trace writer (include/blk-perfetto/)
+#   lib/export/libblkexport.a        the fleet export to ClickHouse or TSV (include/blk-export/)
+# Link a library before libblk.a: $(PERFETTO_LIB) $(LIB), $(EXPORT_LIB) $(LIB) $(LDLIBS_EXPORT).
 LIB_SRC := lib/event.c lib/reader.c lib/merge.c lib/pipesort.c lib/strbuf.c lib/output.c \
 	lib/format.c lib/acct.c lib/acct-print.c lib/log.c lib/hist.c lib/readahead.c \
-	lib/frame.c lib/window.c lib/wallclock.c lib/protobuf.c lib/perfetto.c lib/perfetto-event.c \
-	lib/schema.c lib/chttp.c lib/export.c lib/chexport.c lib/iowait.c lib/printq.c
+	lib/frame.c lib/window.c lib/wallclock.c lib/iowait.c lib/printq.c
 LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB := lib/libblk.a
+PERFETTO_SRC := lib/perfetto/protobuf.c lib/perfetto/perfetto.c lib/perfetto/perfetto-event.c
+PERFETTO_LIB := lib/perfetto/libblkperfetto.a
+EXPORT_SRC := lib/export/schema.c lib/export/http.c lib/export/export.c lib/export/clickhouse.c
+EXPORT_LIB := lib/export/libblkexport.a
+ALL_LIB_SRC := $(LIB_SRC) $(PERFETTO_SRC) $(EXPORT_SRC)
 
 KERNEL_SRC := kernel/fs.c kernel/relay.c kernel/tracefs.c kernel/util.c kernel/ftrace.c \
 	kernel/waitjoin.c kernel/wakefilter.c kernel/iowait.c kernel/iowait-src.c
@@ -52,6 +62,14 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
+$(PERFETTO_LIB): $(PERFETTO_SRC:.c=.o)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(EXPORT_LIB): $(EXPORT_SRC:.c=.o)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
 common.o: common.c
 
 blkparse: blkparse.o parse-run.o parse-iowait.o common.o $(COMPAT) $(LIB)
@@ -70,8 +88,23 @@ blktrace.static: blktrace.o trace-run.o net.o common.o $(KERNEL_OBJ) $(LIB)
 tests/gen/%: tests/gen/%.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
+tests/gen/perfetto-synth: tests/gen/perfetto-synth.o $(PERFETTO_LIB) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
+
+tests/gen/exportgen: tests/gen/exportgen.o $(EXPORT_LIB) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_EXPORT) $(LDLIBS_Z)
+
 tests/unit/test-%: tests/unit/test-%.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
+
+# unit tests of the Perfetto writer and of the export: their library, then the core
+tests/unit/test-protobuf tests/unit/test-perfetto: tests/unit/test-%: tests/unit/test-%.o \
+		$(PERFETTO_LIB) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
+
+tests/unit/test-schema tests/unit/test-http tests/unit/test-export: tests/unit/test-%: \
+		tests/unit/test-%.o $(EXPORT_LIB) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_EXPORT) $(LDLIBS_Z)
 
 # unit tests of kernel/ code: the pure parts of the module they test
 tests/unit/test-ftrace: tests/unit/test-ftrace.o kernel/ftrace.o $(LIB)
@@ -175,11 +208,13 @@ demo: deps all
 	@./tests/demo.sh
 
 hdr-check:
-	@for h in include/blk/*.h include/common.h include/version.h $(wildcard *.h) compat/*.h; do \
+	@for h in include/blk/*.h include/blk-perfetto/*.h include/blk-export/*.h include/common.h \
+		include/version.h $(wildcard *.h) compat/*.h; do \
 		echo '#include "'$${h#include/}'"' | $(CC) $(CPPFLAGS) -I. -std=gnu11 -Wall -Werror -x c -c -o /dev/null - || exit 1; \
 	done; echo "headers compile on their own"
 
-FORMAT_SRC = $(LIB_SRC) $(KERNEL_SRC) kernel/*.h include/blk/*.h include/common.h include/version.h \
+FORMAT_SRC = $(ALL_LIB_SRC) lib/*/*.h $(KERNEL_SRC) kernel/*.h include/blk/*.h \
+	include/blk-perfetto/*.h include/blk-export/*.h include/common.h include/version.h \
 	*.c $(wildcard *.h) $(wildcard compat/*.[ch] btt/*.[ch] iowatcher/*.[ch] btreplay/*.[ch] verify/*.[ch])
 
 format:
@@ -189,10 +224,11 @@ format-check:
 	@clang-format --dry-run --Werror $(FORMAT_SRC) && echo "clang-format: clean"
 
 clean:
-	rm -f $(LIB) lib/*.o lib/*.d kernel/*.o kernel/*.d *.o *.d $(TOOLS) blktrace.static $(GEN) tests/gen/*.o tests/gen/*.d \
+	rm -f $(LIB) $(PERFETTO_LIB) $(EXPORT_LIB) lib/*.o lib/*.d lib/*/*.o lib/*/*.d \
+		kernel/*.o kernel/*.d *.o *.d $(TOOLS) blktrace.static $(GEN) tests/gen/*.o tests/gen/*.d \
 		tests/unit/*.o tests/unit/*.d $(UNIT) tests/unit/heap-oracle
 
--include $(wildcard lib/*.d kernel/*.d *.d tests/gen/*.d tests/unit/*.d)
+-include $(wildcard lib/*.d lib/*/*.d kernel/*.d *.d tests/gen/*.d tests/unit/*.d)
 
 # The real allocator as an oracle for test-heapemu: built plain (sanitizers replace malloc).
 tests/unit/heap-oracle: tests/unit/heap-oracle.c

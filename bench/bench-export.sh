@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The fleet export (include/blk/export.h) into a local ClickHouse server: rows per second and
+# The fleet export (include/blk-export/export.h) into a local ClickHouse server: rows per second and
 # bytes per row, by gzip level, as tests/gen/exportgen sends them (one synchronous INSERT per
 # batch, the server on the same machine, as tests/clickhouse.sh starts it); the same rows to
 # tsv:DIR; what the server stores per row. Then, when ../shared/traces/large-perf is there,

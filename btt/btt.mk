@@ -19,12 +19,12 @@ btt: btt/btt
 #                the real traces bundled with the tests and builds it again with the counts
 # Both replace btt/btt; 'make btt-clean' (or 'make clean') goes back to the default.
 BTT_LTO_FLAGS := -O3 -flto=auto
-BTT_LIB_OBJ := $(patsubst lib/%.c,btt/lib/%.o,$(LIB_SRC))
+BTT_LIB_OBJ := $(patsubst lib/%.c,btt/lib/%.o,$(ALL_LIB_SRC))
 BTT_LTO_OBJ := $(patsubst %.c,btt/lto/%.o,$(wildcard btt/*.c)) btt/lto/common.o
 BTT_TRAIN = $(filter-out %.blkiomon.bin.xz,$(wildcard tests/data/*/*.bin.xz))
 
 btt/lib/%.o: lib/%.c
-	@mkdir -p btt/lib
+	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(BTT_LTO_FLAGS) -c -o $@ $<
 
 btt/lto/%.o: %.c
@@ -33,22 +33,23 @@ btt/lto/%.o: %.c
 
 ifeq ($(LTO),1)
 btt/btt: $(BTT_LTO_OBJ) $(BTT_LIB_OBJ)
-	$(CC) $(CFLAGS) $(BTT_LTO_FLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z) -lm
+	$(CC) $(CFLAGS) $(BTT_LTO_FLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_EXPORT) $(LDLIBS_Z) -lm
 else
-btt/btt: $(BTT_OBJ) common.o $(LIB)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z) -lm
+btt/btt: $(BTT_OBJ) common.o $(EXPORT_LIB) $(PERFETTO_LIB) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_EXPORT) $(LDLIBS_Z) -lm
 endif
 
 .PHONY: pgo
 pgo:
 	@CC="$(CC)" CPPFLAGS="$(CPPFLAGS) -Ibtt" CFLAGS="$(CFLAGS) $(BTT_LTO_FLAGS)" LDFLAGS="$(LDFLAGS)" \
-		LIBS="$(LDLIBS_Z) -lm" sh btt/pgo.sh "$(wildcard btt/*.c) $(LIB_SRC) common.c" $(BTT_TRAIN)
+		LIBS="$(LDLIBS_EXPORT) $(LDLIBS_Z) -lm" \
+		sh btt/pgo.sh "$(wildcard btt/*.c) $(ALL_LIB_SRC) common.c" $(BTT_TRAIN)
 
 clean: btt-clean
 btt-clean:
 	rm -rf btt/btt btt/*.o btt/*.d btt/lib btt/lto btt/pgo
 
--include $(BTT_OBJ:.o=.d) $(wildcard btt/lib/*.d btt/lto/*.d btt/lto/btt/*.d)
+-include $(BTT_OBJ:.o=.d) $(wildcard btt/lib/*.d btt/lib/*/*.d btt/lto/*.d btt/lto/btt/*.d)
 
 # the seek statistics' unit test checks them against the pointer red-black tree model
 tests/unit/test-seekstat.o: CPPFLAGS += -Ibtt
@@ -68,8 +69,9 @@ tests/unit/test-iomodel: tests/unit/test-iomodel.o $(BTT_MODEL_OBJ) $(LIB)
 
 # btt --export's subscriber, through the model into tsv:DIR
 tests/unit/test-export-out.o: CPPFLAGS += -Ibtt
-tests/unit/test-export-out: tests/unit/test-export-out.o btt/export-out.o btt/clock.o $(BTT_MODEL_OBJ) $(LIB)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
+tests/unit/test-export-out: tests/unit/test-export-out.o btt/export-out.o btt/clock.o \
+		$(BTT_MODEL_OBJ) $(EXPORT_LIB) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_EXPORT) $(LDLIBS_Z)
 
 # "I/O wait by process" through the model
 tests/unit/test-waits.o: CPPFLAGS += -Ibtt

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
-#include "blk/export.h"
+#include "blk-export/export.h"
 #include "blk/iowait.h"
 #include "blk/wallclock.h"
 #include "btt.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * btt --export=DEST: one row per completed I/O of the I/O model into the fleet export
- * (include/blk/export.h: ClickHouse or tsv:DIR), with the stage times on the wall clock of
+ * (include/blk-export/export.h: ClickHouse or tsv:DIR), with the stage times on the wall clock of
  * the trace's TN_TIMESTAMP note (lib/wallclock.c, as blkparse's %z). doc/clickhouse.md has
  * the tables and the queries that give btt's report back.
  */

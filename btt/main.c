@@ -16,7 +16,7 @@
 #include "common.h"
 #include "perfetto-out.h"
 #include "blk/reader.h"
-#include "blk/export.h"
+#include "blk-export/export.h"
 
 /* what main() takes from the command line besides btt's options */
 struct cmdline {

@@ -48,7 +48,7 @@
 #include "u64map.h"
 #include "blk/iowait.h"
 #include "blk/output.h"
-#include "blk/perfetto.h"
+#include "blk-perfetto/perfetto.h"
 #include "blk/trace.h"
 
 #define LAG_NS 1000000000ull

@@ -24,7 +24,7 @@
 #include "pfdraw.h"
 #include "u64map.h"
 #include "blk/event.h"
-#include "blk/perfetto.h"
+#include "blk-perfetto/perfetto.h"
 #include "blk/trace.h"
 
 #define MAX_VALUES 16

@@ -2,7 +2,7 @@
 /*
  * The drawing side of btt --perfetto (perfetto-out.c decides what and when): the tracks of
  * each device (its lanes of I/O slices, its counters), the process tracks, and the events on
- * them, written with blk/perfetto.h in the order they are asked for.
+ * them, written with blk-perfetto/perfetto.h in the order they are asked for.
  *
  * Counter values wait: a value at time t is written with the next event drawn at t (as an
  * extra counter value, a few bytes), or on its own when the next event is later
@@ -107,7 +107,7 @@ int pfdraw_wait_end(struct pfdraw *d, const struct pf_wait *w, uint64_t ts);
 int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts);
 
 /* Stage @name of @io from @ts (the end of the one before unless @first); @name stays as it
- * is at its address as long as the drawing lives (a fixed string, blk/perfetto.h). */
+ * is at its address as long as the drawing lives (a fixed string, blk-perfetto/perfetto.h). */
 int pfdraw_stage(struct pfdraw *d, struct pf_io *io, uint64_t ts, const char *name, int first);
 
 /*

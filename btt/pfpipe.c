@@ -15,7 +15,7 @@
 #include "common.h"
 #include "pfpipe.h"
 #include "blk/output.h"
-#include "blk/perfetto.h"
+#include "blk-perfetto/perfetto.h"
 
 /*
  * 256 KiB: each chunk handed over may cost a wake-up of the drawing's thread (it is often

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The Perfetto trace writer (lib/perfetto.c, the base of btt --perfetto, issue 14) end to end:
+# The Perfetto trace writer (lib/perfetto/, the base of btt --perfetto, issue 14) end to end:
 # tests/gen/perfetto-synth writes a synthetic block I/O trace through the API (three devices,
 # overlapping I/Os on lanes, stage slices, counters, instants, flows, process and thread
 # tracks, a wall clock), plain and gzip; protoc decodes both with the shared schema;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The fleet export (include/blk/export.h, issue 16) into a real ClickHouse server (Debian's
+# The fleet export (include/blk-export/export.h, issue 16) into a real ClickHouse server (Debian's
 # 18.16, started by tests/clickhouse.sh on loopback with a throw-away directory), driven by
 # tests/gen/exportgen, which exports synthetic rows through the library as btt --export will.
 # The expected rows, batches and ids come from tests/gen/exportrows.py, which computes them

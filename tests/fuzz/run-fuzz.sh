@@ -40,11 +40,13 @@ esac
 # ---- build: every source once (objects in $build), then one link per target ----
 CFLAGS_FUZZ="-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Iinclude -I. -Itests/fuzz"
 lib_src="lib/*.c common.c"
+# btt links the Perfetto writer and the export besides the core library
+btt_lib_src="lib/perfetto/*.c lib/export/*.c"
 declare -A target_src=(
 	[parse]="tests/fuzz/fuzz-parse.c parse-run.c parse-iowait.c compat/*.c"
 	[format]="tests/fuzz/fuzz-format.c"
 	[iomon]="tests/fuzz/fuzz-iomon.c mon-run.c"
-	[btt]="tests/fuzz/fuzz-btt.c $(ls btt/*.c | grep -v '^btt/main\.c$' | tr '\n' ' ')"
+	[btt]="tests/fuzz/fuzz-btt.c $btt_lib_src $(ls btt/*.c | grep -v '^btt/main\.c$' | tr '\n' ' ')"
 )
 mkdir -p "$build"
 echo "building the fuzz targets ($targets) in $build"
@@ -65,10 +67,10 @@ compile() { # source
 		# the same for btt's -o histogram files, 1,024 lines of compares each (half of
 		# the btt target's comparison tracing, 15% of its time)
 		# and for the histograms' bucket loops (lib/hist.c: btt's percentiles, blkiomon)
-		# and the protobuf encoder of the Perfetto exports (lib/protobuf.c), pure output
-		# (together 3-4% of the btt target's time)
+		# and the protobuf encoder of the Perfetto exports (lib/perfetto/protobuf.c), pure
+		# output (together 3-4% of the btt target's time)
 		case $1 in
-		compat/heapemu.c | compat/classicmem.c | lib/hist.c | lib/protobuf.c)
+		compat/heapemu.c | compat/classicmem.c | lib/hist.c | lib/perfetto/protobuf.c)
 			extra=-fno-sanitize-coverage=trace-cmp ;;
 		btt/extras.c) extra="-Ibtt -fno-sanitize-coverage=trace-cmp" ;;
 		btt/* | tests/fuzz/fuzz-btt.c) extra=-Ibtt ;;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * exportgen: export synthetic, deterministic rows through the library's export module
- * (include/blk/export.h), as btt --export will, so that the export is tested end to end
+ * (include/blk-export/export.h), as btt --export will, so that the export is tested end to end
  * against a real ClickHouse server (tests/e2e/t1300-clickhouse.sh) and measured
  * (bench/bench-export.sh).
  *
@@ -33,8 +33,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "blk/export.h"
-#include "blk/schema.h"
+#include "blk-export/export.h"
+#include "blk-export/schema.h"
 #include "blk/strbuf.h"
 
 struct gen_opts {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Writes a synthetic Perfetto trace of block I/O through include/blk/perfetto.h, as the btt
- * export will: three devices (sda, sdb, and dm-0 remapped onto sdb) with overlapping I/Os on
+ * Writes a synthetic Perfetto trace of block I/O through include/blk-perfetto/perfetto.h, as
+ * the btt export will: three devices (sda, sdb, and dm-0 remapped onto sdb) with overlapping I/Os on
  * lanes, stage slices Q2G G2I I2D D2C inside each I/O, counters (in flight and queued as
  * increments, MB/s as a double, IOPS), instants (unplug, requeue, messages), flows (a process's
  * "queued" instant to its I/O, a dm-0 I/O to its sdb I/O), a process and a thread track, a
@@ -11,7 +11,8 @@
  *                                                 what it wrote as JSON, computed from the I/Os
  *                                                 themselves, and the writer's byte counts
  *   perfetto-synth --broken KIND OUT             a deliberately broken trace (lower layer:
- *                                                 blk/protobuf.h packets), to see the checker fail
+ *                                                 blk-perfetto/protobuf.h packets), to see the
+ *                                                 checker fail
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,8 +21,8 @@
 #include <string.h>
 
 #include "blk/output.h"
-#include "blk/perfetto.h"
-#include "blk/protobuf.h"
+#include "blk-perfetto/perfetto.h"
+#include "blk-perfetto/protobuf.h"
 
 #define NDEV 3
 #define DM 2 /* dm-0, remapped onto sdb */

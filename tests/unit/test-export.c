@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of lib/export.c and lib/chexport.c: destinations (good and malformed), the
- * options, the TSV sink with its ids pinned (they are stored in tables: an export run again
- * must make the same), where batches end (rows, bytes, UTC days), and the ClickHouse protocol
- * against a scripted server: the table check, the first batch asked about, a lost answer
- * (found stored, not sent again), a lost request (sent again), a busy server, a refusal
- * (sticky), a partial batch, an export made with other limits, retries running out.
+ * Unit tests of lib/export/export.c and lib/export/clickhouse.c: destinations (good and
+ * malformed), the options, the TSV sink with its ids pinned (they are stored in tables: an
+ * export run again must make the same), where batches end (rows, bytes, UTC days), and the
+ * ClickHouse protocol against a scripted server: the table check, the first batch asked about,
+ * a lost answer (found stored, not sent again), a lost request (sent again), a busy server, a
+ * refusal (sticky), a partial batch, an export made with other limits, retries running out.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "blk/export.h"
+#include "blk-export/export.h"
 #include "blk/strbuf.h"
 #include "fakeserver.h"
 #include "helpers.h"
@@ -383,14 +383,14 @@ static char describe_io[2048], describe_iowait[2048], describe_bad[2048];
 /* the DESCRIBE TABLE answer for @t; @bad_col: a column given as UInt32 */
 static void make_describe(char *out, size_t len, enum blk_table_id id, const char *bad_col)
 {
-	const struct blk_table *t = blk_table_get(id);
+	const struct blk_table *t = blk_schema_table(id);
 	struct blk_strbuf body = BLK_STRBUF_INIT;
 
 	for (unsigned int c = 0; c < t->ncols; c++)
 		blk_strbuf_addf(&body, "%s\t%s\t\t\n", t->cols[c].name,
 				bad_col && !strcmp(bad_col, t->cols[c].name)
 					? "UInt32"
-					: blk_col_type_name(t->cols[c].type));
+					: blk_schema_col_type_name(t->cols[c].type));
 	snprintf(out, len, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n%.*s", body.len,
 		 (int)body.len, body.buf);
 	blk_strbuf_release(&body);

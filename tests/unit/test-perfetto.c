@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of lib/perfetto.c and lib/perfetto-event.c: the packets of small traces checked
- * byte by byte against encodings worked out by hand from the schema's field numbers (first
- * packet, descriptors, slices, instants, interning, args, flows, counters with and without
- * increments, absolute times, long strings), lanes, the argument checks that keep the file
- * valid, gzip and write errors.
+ * Unit tests of lib/perfetto/perfetto.c and lib/perfetto/perfetto-event.c: the packets of small
+ * traces checked byte by byte against encodings worked out by hand from the schema's field
+ * numbers (first packet, descriptors, slices, instants, interning, args, flows, counters with
+ * and without increments, absolute times, long strings), lanes, the argument checks that keep
+ * the file valid, gzip and write errors.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,7 +20,7 @@
 #include <zlib.h>
 
 #include "blk/output.h"
-#include "blk/perfetto.h"
+#include "blk-perfetto/perfetto.h"
 
 #define B(...) ((const unsigned char[]){__VA_ARGS__}), sizeof((const unsigned char[]){__VA_ARGS__})
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of lib/protobuf.c: every case is checked byte by byte against an encoding worked
- * out by hand from the protobuf wire format (keys, varints at their 7-bit boundaries, zigzag,
- * little-endian fixed fields, lengths of nested messages that need one, two or three bytes,
- * packed fields), and the sticky errors.
+ * Unit tests of lib/perfetto/protobuf.c: every case is checked byte by byte against an encoding
+ * worked out by hand from the protobuf wire format (keys, varints at their 7-bit boundaries,
+ * zigzag, little-endian fixed fields, lengths of nested messages that need one, two or three
+ * bytes, packed fields), and the sticky errors.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blk/protobuf.h"
+#include "blk-perfetto/protobuf.h"
 
 #define B(...) ((const unsigned char[]){__VA_ARGS__}), sizeof((const unsigned char[]){__VA_ARGS__})
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of lib/schema.c: the RowBinary and TSV encoders against hand-written bytes, the
- * values of a row (derived intervals, string limits), the DDL.
+ * Unit tests of lib/export/schema.c: the RowBinary and TSV encoders against hand-written bytes,
+ * the values of a row (derived intervals, string limits), the DDL.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "blk/schema.h"
+#include "blk-export/schema.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -58,7 +58,7 @@ static void test_rowbinary(void **state)
 	size_t n;
 
 	(void)state;
-	blk_row_rowbinary(&sb, &ttab, v);
+	blk_schema_row_rowbinary(&sb, &ttab, v);
 	assert_bytes(&sb, want, sizeof(want));
 
 	/* a string of 127 bytes has a one-byte length, 128 and 300 two (0x80 0x01, 0xac 0x02) */
@@ -69,7 +69,7 @@ static void test_rowbinary(void **state)
 		big[len] = 0;
 		v[0] = sval(big);
 		blk_strbuf_reset(&sb);
-		blk_row_rowbinary(&sb, &ttab, v);
+		blk_schema_row_rowbinary(&sb, &ttab, v);
 		n = len < 128 ? 1 : 2;
 		head[0] = (unsigned char)(len < 128 ? len : (len & 0x7f) | 0x80);
 		head[1] = (unsigned char)(len >> 7);
@@ -112,13 +112,13 @@ static void test_tsv(void **state)
 					{.u = UINT64_MAX}};
 
 		blk_strbuf_reset(&sb);
-		blk_row_tsv(&sb, &ttab, v);
+		blk_schema_row_tsv(&sb, &ttab, v);
 		snprintf(want, sizeof(want), "%s\t4294967295\t-2147483648\t18446744073709551615\n",
 			 tsv_cases[i].want);
 		assert_bytes(&sb, want, strlen(want));
 	}
 	blk_strbuf_reset(&sb);
-	blk_table_names(&sb, &ttab, "\t");
+	blk_schema_table_names(&sb, &ttab, "\t");
 	assert_bytes(&sb, "s\tu32\ti32\tu64", 13);
 	blk_strbuf_release(&sb);
 }
@@ -156,28 +156,28 @@ static void test_io_values(void **state)
 		.error = -5,
 	};
 	union blk_value v[BLK_IO_NCOLS];
-	const struct blk_table *t = blk_table_get(BLK_TABLE_IO);
+	const struct blk_table *t = blk_schema_table(BLK_TABLE_IO);
 	struct blk_strbuf sb = BLK_STRBUF_INIT;
 	const char *want = "h1\tsdb\t8\t16\t42\t\tWS\t2048\t4096\t1000\t0\t1300\t1500\t9500"
 			   "\t0\t0\t200\t8000\t8500\t2\t8\t17\t10\t-5\t77\t88\n";
 	char err[200], longname[300];
 
 	(void)state;
-	assert_int_equal(blk_io_values(&r, "h1", 77, 88, v, err, sizeof(err)), 0);
-	blk_row_tsv(&sb, t, v);
+	assert_int_equal(blk_schema_io_values(&r, "h1", 77, 88, v, err, sizeof(err)), 0);
+	blk_schema_row_tsv(&sb, t, v);
 	assert_bytes(&sb, want, strlen(want));
 	/* RowBinary: strings 1+2, 1+3, 1+0, 1+2 bytes; 7 UInt32 and an Int32; 14 UInt64 */
 	blk_strbuf_reset(&sb);
-	blk_row_rowbinary(&sb, t, v);
+	blk_schema_row_rowbinary(&sb, t, v);
 	assert_int_equal(sb.len, 3 + 4 + 1 + 3 + 8 * 4 + 14 * 8);
 
 	memset(longname, 'd', BLK_ROW_STR_MAX);
 	longname[BLK_ROW_STR_MAX] = 0;
 	r.device = longname;
-	assert_int_equal(blk_io_values(&r, "h1", 0, 0, v, err, sizeof(err)), 0);
+	assert_int_equal(blk_schema_io_values(&r, "h1", 0, 0, v, err, sizeof(err)), 0);
 	longname[BLK_ROW_STR_MAX] = 'd';
 	longname[BLK_ROW_STR_MAX + 1] = 0;
-	assert_int_equal(blk_io_values(&r, "h1", 0, 0, v, err, sizeof(err)), -EINVAL);
+	assert_int_equal(blk_schema_io_values(&r, "h1", 0, 0, v, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "device name 'dddd"));
 	assert_non_null(strstr(err, "longer than 255 bytes"));
 	blk_strbuf_release(&sb);
@@ -200,8 +200,8 @@ static void test_iowait_values(void **state)
 	char err[200];
 
 	(void)state;
-	assert_int_equal(blk_iowait_values(&r, "h", 1, 2, v, err, sizeof(err)), 0);
-	blk_row_tsv(&sb, blk_table_get(BLK_TABLE_IOWAIT), v);
+	assert_int_equal(blk_schema_iowait_values(&r, "h", 1, 2, v, err, sizeof(err)), 0);
+	blk_schema_row_tsv(&sb, blk_schema_table(BLK_TABLE_IOWAIT), v);
 	assert_bytes(&sb, want, strlen(want));
 	blk_strbuf_release(&sb);
 }
@@ -236,12 +236,12 @@ static void test_ddl(void **state)
 	assert_null(strstr(s, "Distributed"));
 	/* every column, with its type, in order */
 	for (int t = 0; t < BLK_TABLE_NR; t++) {
-		const struct blk_table *tab = blk_table_get((enum blk_table_id)t);
+		const struct blk_table *tab = blk_schema_table((enum blk_table_id)t);
 		const char *p = strstr(s, tab->name);
 
 		for (unsigned int c = 0; c < tab->ncols; c++) {
 			snprintf(line, sizeof(line), "\n    %s %s%s", tab->cols[c].name,
-				 blk_col_type_name(tab->cols[c].type),
+				 blk_schema_col_type_name(tab->cols[c].type),
 				 c + 1 < tab->ncols ? "," : "");
 			p = strstr(p, line);
 			assert_non_null(p);
@@ -284,16 +284,16 @@ static void test_ident(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < N(good); i++)
-		assert_true(blk_sql_ident_ok(good[i]));
+		assert_true(blk_schema_ident_ok(good[i]));
 	for (size_t i = 0; i < N(bad); i++)
-		assert_false(blk_sql_ident_ok(bad[i]));
-	assert_false(blk_sql_ident_ok(NULL));
+		assert_false(blk_schema_ident_ok(bad[i]));
+	assert_false(blk_schema_ident_ok(NULL));
 	memset(long_ok, 'a', 64);
 	long_ok[64] = 0;
 	memset(long_bad, 'a', 65);
 	long_bad[65] = 0;
-	assert_true(blk_sql_ident_ok(long_ok));
-	assert_false(blk_sql_ident_ok(long_bad));
+	assert_true(blk_schema_ident_ok(long_ok));
+	assert_false(blk_schema_ident_ok(long_bad));
 }
 
 int main(void)

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blk/protobuf.h"
+#include "blk-perfetto/protobuf.h"
 
 void blk_pb_init(struct blk_pb *pb)
 {

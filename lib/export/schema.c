@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "blk/schema.h"
+#include "blk-export/schema.h"
 
 #define S BLK_COL_STRING
 #define U32 BLK_COL_UINT32
@@ -76,12 +76,12 @@ static const struct blk_table tables[BLK_TABLE_NR] = {
 			      "one row per I/O wait (blktrace --iowait, btt --export)"},
 };
 
-const struct blk_table *blk_table_get(enum blk_table_id id)
+const struct blk_table *blk_schema_table(enum blk_table_id id)
 {
 	return (unsigned int)id < BLK_TABLE_NR ? &tables[id] : NULL;
 }
 
-const char *blk_col_type_name(enum blk_col_type type)
+const char *blk_schema_col_type_name(enum blk_col_type type)
 {
 	switch (type) {
 	case BLK_COL_STRING:
@@ -110,8 +110,8 @@ static int set_str(union blk_value *v, const char *s, const char *what, char *er
 	return 0;
 }
 
-int blk_io_values(const struct blk_io_row *r, const char *host, uint64_t export_id,
-		  uint64_t batch_id, union blk_value *v, char *err, size_t errlen)
+int blk_schema_io_values(const struct blk_io_row *r, const char *host, uint64_t export_id,
+			 uint64_t batch_id, union blk_value *v, char *err, size_t errlen)
 {
 	int ret;
 
@@ -145,8 +145,8 @@ int blk_io_values(const struct blk_io_row *r, const char *host, uint64_t export_
 	return 0;
 }
 
-int blk_iowait_values(const struct blk_iowait_row *r, const char *host, uint64_t export_id,
-		      uint64_t batch_id, union blk_value *v, char *err, size_t errlen)
+int blk_schema_iowait_values(const struct blk_iowait_row *r, const char *host, uint64_t export_id,
+			     uint64_t batch_id, union blk_value *v, char *err, size_t errlen)
 {
 	int ret;
 
@@ -185,7 +185,8 @@ static inline char *put_le64(char *p, uint64_t v)
 }
 
 /* The row's size is known before it is written: one reserve, then plain stores. */
-void blk_row_rowbinary(struct blk_strbuf *sb, const struct blk_table *t, const union blk_value *v)
+void blk_schema_row_rowbinary(struct blk_strbuf *sb, const struct blk_table *t,
+			      const union blk_value *v)
 {
 	size_t size = 0;
 	char *p;
@@ -247,7 +248,7 @@ static void tsv_str(struct blk_strbuf *sb, const char *s, size_t n)
 	sb->len = (size_t)(p - sb->buf);
 }
 
-void blk_row_tsv(struct blk_strbuf *sb, const struct blk_table *t, const union blk_value *v)
+void blk_schema_row_tsv(struct blk_strbuf *sb, const struct blk_table *t, const union blk_value *v)
 {
 	for (unsigned int c = 0; c < t->ncols; c++) {
 		if (c)
@@ -266,7 +267,7 @@ void blk_row_tsv(struct blk_strbuf *sb, const struct blk_table *t, const union b
 	blk_strbuf_addch(sb, '\n');
 }
 
-void blk_table_names(struct blk_strbuf *sb, const struct blk_table *t, const char *sep)
+void blk_schema_table_names(struct blk_strbuf *sb, const struct blk_table *t, const char *sep)
 {
 	for (unsigned int c = 0; c < t->ncols; c++) {
 		if (c)
@@ -275,7 +276,7 @@ void blk_table_names(struct blk_strbuf *sb, const struct blk_table *t, const cha
 	}
 }
 
-int blk_sql_ident_ok(const char *s)
+int blk_schema_ident_ok(const char *s)
 {
 	size_t n = 0;
 
@@ -297,7 +298,7 @@ static void ddl_table(struct blk_strbuf *sb, const struct blk_table *t)
 	for (unsigned int c = 0; c < t->ncols; c++) {
 		const struct blk_column *col = &t->cols[c];
 
-		blk_strbuf_addf(sb, "    %s %s%s", col->name, blk_col_type_name(col->type),
+		blk_strbuf_addf(sb, "    %s %s%s", col->name, blk_schema_col_type_name(col->type),
 				c + 1 < t->ncols ? "," : "");
 		if (col->doc[0])
 			blk_strbuf_addf(sb, " -- %s", col->doc);
@@ -311,13 +312,13 @@ static void ddl_table(struct blk_strbuf *sb, const struct blk_table *t)
 int blk_schema_ddl(struct blk_strbuf *sb, const char *cluster, const char *shard_db, char *err,
 		   size_t errlen)
 {
-	if (cluster && !blk_sql_ident_ok(cluster)) {
+	if (cluster && !blk_schema_ident_ok(cluster)) {
 		snprintf(err, errlen,
 			 "cluster name '%s' is not an identifier ([A-Za-z_][A-Za-z0-9_]*)",
 			 cluster);
 		return -EINVAL;
 	}
-	if (cluster && (!shard_db || (shard_db[0] && !blk_sql_ident_ok(shard_db)))) {
+	if (cluster && (!shard_db || (shard_db[0] && !blk_schema_ident_ok(shard_db)))) {
 		snprintf(err, errlen,
 			 "database name '%s' is not an identifier ([A-Za-z_][A-Za-z0-9_]*)",
 			 shard_db ? shard_db : "(none)");

@@ -2,7 +2,8 @@
 /*
  * A streaming writer of Perfetto traces (the protobuf format ui.perfetto.dev and the trace
  * processor open): TrackEvent tracks, slices, instants, counters and flows, encoded with
- * blk/protobuf.h and written through a struct blk_output (gzip when the name ends in ".gz").
+ * blk-perfetto/protobuf.h and written through a struct blk_output (gzip when the name ends in
+ * ".gz").
  *
  * Design
  *

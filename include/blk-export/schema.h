@@ -145,21 +145,21 @@ struct blk_iowait_row {
 };
 
 /* The description of table @id; NULL if @id is out of range. Static; never freed. */
-const struct blk_table *blk_table_get(enum blk_table_id id);
+const struct blk_table *blk_schema_table(enum blk_table_id id);
 
 /*
- * blk_io_values() - the values of one io row, in column order
+ * blk_schema_io_values() - the values of one io row, in column order
  * @v: BLK_IO_NCOLS values; its strings point into @r and @host, valid as long as they are.
  * The derived intervals are computed here from the stage times. @export_id and @batch_id
  * identify the export and the batch the row goes in (see export.h).
  * Return: 0, or -EINVAL if a string is longer than BLK_ROW_STR_MAX (message in @err).
  */
-int blk_io_values(const struct blk_io_row *r, const char *host, uint64_t export_id,
-		  uint64_t batch_id, union blk_value *v, char *err, size_t errlen);
+int blk_schema_io_values(const struct blk_io_row *r, const char *host, uint64_t export_id,
+			 uint64_t batch_id, union blk_value *v, char *err, size_t errlen);
 
 /* The same for an iowait row (@v: BLK_IOWAIT_NCOLS values). */
-int blk_iowait_values(const struct blk_iowait_row *r, const char *host, uint64_t export_id,
-		      uint64_t batch_id, union blk_value *v, char *err, size_t errlen);
+int blk_schema_iowait_values(const struct blk_iowait_row *r, const char *host, uint64_t export_id,
+			     uint64_t batch_id, union blk_value *v, char *err, size_t errlen);
 
 /* The interval from @from to @to, or 0 when either is 0 or @to precedes @from. */
 static inline uint64_t blk_interval_ns(uint64_t from, uint64_t to)
@@ -168,23 +168,24 @@ static inline uint64_t blk_interval_ns(uint64_t from, uint64_t to)
 }
 
 /*
- * blk_row_rowbinary() - append one row in ClickHouse's RowBinary format: integers little
+ * blk_schema_row_rowbinary() - append one row in ClickHouse's RowBinary format: integers little
  * endian at their width, strings as a LEB128 length and the bytes.
  */
-void blk_row_rowbinary(struct blk_strbuf *sb, const struct blk_table *t, const union blk_value *v);
+void blk_schema_row_rowbinary(struct blk_strbuf *sb, const struct blk_table *t,
+			      const union blk_value *v);
 
 /*
- * blk_row_tsv() - append one row as a TSV line in ClickHouse's TabSeparated escaping:
+ * blk_schema_row_tsv() - append one row as a TSV line in ClickHouse's TabSeparated escaping:
  * backslash, tab, newline and carriage return in strings become \\, \t, \n and \r; other
  * bytes are written as they are. Integers in decimal.
  */
-void blk_row_tsv(struct blk_strbuf *sb, const struct blk_table *t, const union blk_value *v);
+void blk_schema_row_tsv(struct blk_strbuf *sb, const struct blk_table *t, const union blk_value *v);
 
 /* Append the column names of @t separated by @sep ("\t" for a TSV header, ", " for SQL). */
-void blk_table_names(struct blk_strbuf *sb, const struct blk_table *t, const char *sep);
+void blk_schema_table_names(struct blk_strbuf *sb, const struct blk_table *t, const char *sep);
 
 /* The ClickHouse name of a column type ("UInt64"...). */
-const char *blk_col_type_name(enum blk_col_type type);
+const char *blk_schema_col_type_name(enum blk_col_type type);
 
 /*
  * blk_schema_ddl() - append the DDL of both tables, with unqualified names, for
@@ -202,6 +203,6 @@ int blk_schema_ddl(struct blk_strbuf *sb, const char *cluster, const char *shard
 		   size_t errlen);
 
 /* Nonzero if @s is a plain SQL identifier: [A-Za-z_][A-Za-z0-9_]*, at most 64 bytes. */
-int blk_sql_ident_ok(const char *s);
+int blk_schema_ident_ok(const char *s);
 
 #endif /* BLK_SCHEMA_H */

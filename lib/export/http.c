@@ -17,7 +17,7 @@
 #include <libdeflate.h>
 #endif
 
-#include "blk/chttp.h"
+#include "blk-export/http.h"
 
 void blk_http_resp_release(struct blk_http_resp *r)
 {
@@ -207,7 +207,7 @@ void blk_http_first_line(const struct blk_http_resp *r, char *out, size_t outlen
 	out[n] = 0;
 }
 
-void blk_url_encode(struct blk_strbuf *sb, const char *s)
+void blk_http_url_encode(struct blk_strbuf *sb, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
 
@@ -231,7 +231,7 @@ void blk_url_encode(struct blk_strbuf *sb, const char *s)
  * same level and to the same size (bench/bench-export.sh): the export's batches are whole
  * buffers, and compressing them is most of what the export costs the exporter.
  */
-int blk_gzip(struct blk_strbuf *out, const void *p, size_t n, int level)
+int blk_http_gzip(struct blk_strbuf *out, const void *p, size_t n, int level)
 {
 	struct libdeflate_compressor *c;
 	size_t bound, got;
@@ -250,14 +250,14 @@ int blk_gzip(struct blk_strbuf *out, const void *p, size_t n, int level)
 	return 0;
 }
 #else
-int blk_gzip(struct blk_strbuf *out, const void *p, size_t n, int level)
+int blk_http_gzip(struct blk_strbuf *out, const void *p, size_t n, int level)
 {
-	return blk_gzip_zlib(out, p, n, level);
+	return blk_http_gzip_zlib(out, p, n, level);
 }
 #endif
 
-/* zlib's gzip: blk_gzip() without libdeflate; built either way, so the tests cover both */
-int blk_gzip_zlib(struct blk_strbuf *out, const void *p, size_t n, int level)
+/* zlib's gzip: blk_http_gzip() without libdeflate; built either way, so the tests cover both */
+int blk_http_gzip_zlib(struct blk_strbuf *out, const void *p, size_t n, int level)
 {
 	const unsigned char *in = p;
 	z_stream z;

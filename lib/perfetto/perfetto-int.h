@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The inside of the Perfetto trace writer (include/blk/perfetto.h), shared by its two
+ * The inside of the Perfetto trace writer (include/blk-perfetto/perfetto.h), shared by its two
  * files: perfetto.c (the trace, its tracks and lanes, interning, packets) and
  * perfetto-event.c (the events: slices, instants, counters). Field numbers are those of the
  * schema (perfetto_trace.proto); each is named once below.
@@ -10,8 +10,13 @@
 
 #include <stdint.h>
 
-#include "blk/perfetto.h"
-#include "blk/protobuf.h"
+#include "blk-perfetto/perfetto.h"
+#include "blk-perfetto/protobuf.h"
+
+/* shared by the library's files only: not exported from a shared object */
+#ifndef __hidden
+#define __hidden __attribute__((visibility("hidden")))
+#endif
 
 /* Trace */
 #define F_TRACE_PACKET 1
@@ -177,7 +182,7 @@ static inline struct pf_track *pf_track_of(struct blk_perfetto *pf, uint64_t uui
  * table full, or out of memory): the caller writes it inline. @fixed: @s is a fixed string
  * (BLK_PERFETTO_EV_FIXED_NAME), found again by its address alone.
  */
-uint64_t blk_pf_intern(struct blk_perfetto *pf, int kind, const char *s, int fixed);
+__hidden uint64_t blk_perfetto_iid_of(struct blk_perfetto *pf, int kind, const char *s, int fixed);
 
 /* where @s of @kind is kept among the recent ones: by its whole address (short literals lie
  * a few bytes apart) and its kind */
@@ -187,28 +192,28 @@ static inline struct pf_recent *pf_recent_of(struct blk_perfetto *pf, int kind, 
 			   (RECENT - 1)];
 }
 
-/* blk_pf_intern(), its commonest case inline: a fixed string met at its address before */
-static inline uint64_t blk_pf_intern_inline(struct blk_perfetto *pf, int kind, const char *s,
-					    int fixed)
+/* blk_perfetto_iid_of(), its commonest case inline: a fixed string met at its address before */
+static inline uint64_t blk_perfetto_iid_of_inline(struct blk_perfetto *pf, int kind, const char *s,
+						  int fixed)
 {
 	const struct pf_recent *r = pf_recent_of(pf, kind, s);
 
 	if (fixed && r->s == s && r->kind == kind)
 		return r->iid;
-	return blk_pf_intern(pf, kind, s, fixed);
+	return blk_perfetto_iid_of(pf, kind, s, fixed);
 }
 
 /* A string field of the packet being built, interned (field @iid_field) or inline. */
-void blk_pf_put_str(struct blk_perfetto *pf, int kind, uint32_t iid_field, uint32_t str_field,
-		    const char *s);
+__hidden void blk_perfetto_put_str(struct blk_perfetto *pf, int kind, uint32_t iid_field,
+				   uint32_t str_field, const char *s);
 
 /* Start a packet in pf->pkt, at time @ts if @has_ts. */
-void blk_pf_pkt_begin(struct blk_perfetto *pf, int has_ts, uint64_t ts);
+__hidden void blk_perfetto_pkt_begin(struct blk_perfetto *pf, int has_ts, uint64_t ts);
 
 /*
  * Close the packet (with the interned entries its fields used, or any pending) and write it.
  * On success, the state that the packet changed is committed; on failure nothing is written.
  */
-int blk_pf_pkt_finish(struct blk_perfetto *pf);
+__hidden int blk_perfetto_pkt_finish(struct blk_perfetto *pf);
 
 #endif /* BLK_PERFETTO_INT_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The events of the Perfetto trace writer (include/blk/perfetto.h): slices, instants and
+ * The events of the Perfetto trace writer (include/blk-perfetto/perfetto.h): slices, instants and
  * counters on the tracks perfetto.c made.
  */
 #include <errno.h>
@@ -77,7 +77,7 @@ static void put_args(struct blk_perfetto *pf, const struct blk_perfetto_arg *a, 
 
 	for (unsigned int i = 0; i < n; i++) {
 		blk_pb_begin(pb, F_EV_ANNOTATIONS);
-		blk_pf_put_str(pf, K_ARG_NAME, F_ARG_NAME_IID, F_ARG_NAME, a[i].name);
+		blk_perfetto_put_str(pf, K_ARG_NAME, F_ARG_NAME_IID, F_ARG_NAME, a[i].name);
 		switch (a[i].type) {
 		case BLK_PERFETTO_ARG_INT:
 			blk_pb_int(pb, F_ARG_INT, a[i].v.i);
@@ -92,7 +92,8 @@ static void put_args(struct blk_perfetto *pf, const struct blk_perfetto_arg *a, 
 			blk_pb_string(pb, F_ARG_STRING, a[i].v.s);
 			break;
 		case BLK_PERFETTO_ARG_ISTR:
-			blk_pf_put_str(pf, K_ARG_STRING, F_ARG_STRING_IID, F_ARG_STRING, a[i].v.s);
+			blk_perfetto_put_str(pf, K_ARG_STRING, F_ARG_STRING_IID, F_ARG_STRING,
+					     a[i].v.s);
 			break;
 		case BLK_PERFETTO_ARG_IID:
 			blk_pb_varint(pb, F_ARG_STRING_IID, a[i].v.u);
@@ -243,21 +244,21 @@ static int event_fast(struct blk_perfetto *pf, int type, const struct blk_perfet
 	/* interned in the slow path's order: category, name, each argument's name and value */
 	if (type != TYPE_SLICE_END) {
 		if (ev->category &&
-		    !(cat = blk_pf_intern_inline(pf, K_CATEGORY, ev->category, fixed)))
+		    !(cat = blk_perfetto_iid_of_inline(pf, K_CATEGORY, ev->category, fixed)))
 			return 1;
 		if (!(name = ev->name_iid) &&
-		    !(name = blk_pf_intern_inline(pf, K_NAME, ev->name, fixed)))
+		    !(name = blk_perfetto_iid_of_inline(pf, K_NAME, ev->name, fixed)))
 			return 1;
 	}
 	bound = 64 + pf->pending.len + 11 * (ev->nflows + ev->nterminating) + 22 * ev->nvalues;
 	for (unsigned int i = 0; i < ev->nargs; i++) {
 		const struct blk_perfetto_arg *a = &ev->args[i];
 
-		if (!(an[i] = blk_pf_intern_inline(pf, K_ARG_NAME, a->name, fixed_args)))
+		if (!(an[i] = blk_perfetto_iid_of_inline(pf, K_ARG_NAME, a->name, fixed_args)))
 			return 1;
 		bound += 32;
 		if (a->type == BLK_PERFETTO_ARG_ISTR &&
-		    !(as[i] = blk_pf_intern(pf, K_ARG_STRING, a->v.s, 0)))
+		    !(as[i] = blk_perfetto_iid_of(pf, K_ARG_STRING, a->v.s, 0)))
 			return 1;
 		if (a->type == BLK_PERFETTO_ARG_STR)
 			bound += (slen[i] = strlen(a->v.s));
@@ -419,16 +420,16 @@ static int event(struct blk_perfetto *pf, int type, const struct blk_perfetto_ev
 		return ret;
 	if (!ret)
 		goto written;
-	blk_pf_pkt_begin(pf, 1, ev->ts);
+	blk_perfetto_pkt_begin(pf, 1, ev->ts);
 	blk_pb_begin(pb, F_PKT_TRACK_EVENT);
 	if (type != TYPE_SLICE_END) {
 		if (ev->category)
-			blk_pf_put_str(pf, K_CATEGORY, F_EV_CATEGORY_IIDS, F_EV_CATEGORIES,
-				       ev->category);
+			blk_perfetto_put_str(pf, K_CATEGORY, F_EV_CATEGORY_IIDS, F_EV_CATEGORIES,
+					     ev->category);
 		if (ev->name_iid)
 			blk_pb_varint(pb, F_EV_NAME_IID, ev->name_iid);
 		else
-			blk_pf_put_str(pf, K_NAME, F_EV_NAME_IID, F_EV_NAME, ev->name);
+			blk_perfetto_put_str(pf, K_NAME, F_EV_NAME_IID, F_EV_NAME, ev->name);
 	}
 	blk_pb_varint(pb, F_EV_TYPE, (uint64_t)type);
 	blk_pb_varint(pb, F_EV_TRACK, ev->track);
@@ -448,7 +449,7 @@ static int event(struct blk_perfetto *pf, int type, const struct blk_perfetto_ev
 	for (unsigned int i = 0; i < ev->nvalues; i++)
 		blk_pb_int(pb, F_EV_EXTRA_VALUES, v[i]);
 	blk_pb_end(pb);
-	if ((ret = blk_pf_pkt_finish(pf)))
+	if ((ret = blk_perfetto_pkt_finish(pf)))
 		return ret;
 written:
 	if (!pf->pkt_relative)
@@ -607,7 +608,7 @@ static int counter(struct blk_perfetto *pf, uint64_t uuid, uint64_t ts, int is_d
 	if (!tr || tr->type != BLK_PERFETTO_TRACK_COUNTER || ts < tr->last_ts ||
 	    (is_double && tr->incremental))
 		return -EINVAL;
-	blk_pf_pkt_begin(pf, 1, ts);
+	blk_perfetto_pkt_begin(pf, 1, ts);
 	blk_pb_begin(pb, F_PKT_TRACK_EVENT);
 	blk_pb_varint(pb, F_EV_TYPE, TYPE_COUNTER);
 	blk_pb_varint(pb, F_EV_TRACK, uuid);
@@ -618,7 +619,7 @@ static int counter(struct blk_perfetto *pf, uint64_t uuid, uint64_t ts, int is_d
 	else
 		blk_pb_int(pb, F_EV_COUNTER, value);
 	blk_pb_end(pb);
-	if ((ret = blk_pf_pkt_finish(pf)))
+	if ((ret = blk_perfetto_pkt_finish(pf)))
 		return ret;
 	if (!pf->pkt_relative)
 		pf->st.absolute++;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of lib/chttp.c: response parsing (lengths, chunks, interim answers, every
+ * Unit tests of lib/export/http.c: response parsing (lengths, chunks, interim answers, every
  * prefix of a response incomplete, malformed ones) against hand-written bytes, the body's
  * first line, percent-encoding, gzip framing (header, CRC-32 and length checked by hand),
  * and blk_http_post() against a scripted server (request bytes, lost and refused requests,
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "blk/chttp.h"
+#include "blk-export/http.h"
 #include "fakeserver.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -161,7 +161,7 @@ static void test_url_encode(void **state)
 		"INSERT%20INTO%20db.io%20%28a%2C%20b%29%20FORMAT%20RowBinary-_.~%27%26%3D%25%C3%A9";
 
 	(void)state;
-	blk_url_encode(&sb, "INSERT INTO db.io (a, b) FORMAT RowBinary-_.~'&=%\xc3\xa9");
+	blk_http_url_encode(&sb, "INSERT INTO db.io (a, b) FORMAT RowBinary-_.~'&=%\xc3\xa9");
 	assert_int_equal(sb.len, strlen(want));
 	assert_memory_equal(sb.buf, want, sb.len);
 	blk_strbuf_release(&sb);
@@ -202,8 +202,9 @@ static void assert_gzip_of(const struct blk_strbuf *gz, const unsigned char *p, 
 
 typedef int gzip_fn(struct blk_strbuf *out, const void *p, size_t n, int level);
 
-/* blk_gzip() (libdeflate where built with it) and zlib's, which is blk_gzip() elsewhere */
-static void check_gzip(gzip_fn *blk_gzip)
+/* blk_http_gzip() (libdeflate where built with it) and zlib's, which is blk_http_gzip()
+ * elsewhere */
+static void check_gzip(gzip_fn *blk_http_gzip)
 {
 	size_t n = 3u << 20;
 	unsigned char *p = malloc(n);
@@ -216,7 +217,7 @@ static void check_gzip(gzip_fn *blk_gzip)
 	}
 	for (int level = 0; level <= 9; level += 3) {
 		blk_strbuf_reset(&gz);
-		assert_int_equal(blk_gzip(&gz, p, n, level), 0);
+		assert_int_equal(blk_http_gzip(&gz, p, n, level), 0);
 		assert_gzip_of(&gz, p, n);
 		if (level == 0)
 			assert_true(gz.len > n); /* stored: framed, not smaller */
@@ -226,15 +227,15 @@ static void check_gzip(gzip_fn *blk_gzip)
 	/* appends after what is there; empty input */
 	blk_strbuf_reset(&gz);
 	blk_strbuf_addstr(&gz, "XY");
-	assert_int_equal(blk_gzip(&gz, "", 0, 1), 0);
+	assert_int_equal(blk_http_gzip(&gz, "", 0, 1), 0);
 	assert_memory_equal(gz.buf, "XY", 2);
 	{
 		struct blk_strbuf tail = {gz.buf + 2, gz.len - 2, gz.len - 1};
 
 		assert_gzip_of(&tail, (const unsigned char *)"", 0);
 	}
-	assert_int_equal(blk_gzip(&gz, p, 10, 10), -EINVAL);
-	assert_int_equal(blk_gzip(&gz, p, 10, -1), -EINVAL);
+	assert_int_equal(blk_http_gzip(&gz, p, 10, 10), -EINVAL);
+	assert_int_equal(blk_http_gzip(&gz, p, 10, -1), -EINVAL);
 	blk_strbuf_release(&gz);
 	free(p);
 }
@@ -242,8 +243,8 @@ static void check_gzip(gzip_fn *blk_gzip)
 static void test_gzip(void **state)
 {
 	(void)state;
-	check_gzip(blk_gzip);
-	check_gzip(blk_gzip_zlib);
+	check_gzip(blk_http_gzip);
+	check_gzip(blk_http_gzip_zlib);
 }
 
 static struct blk_http_post post_to(int port, const char *body, size_t n)

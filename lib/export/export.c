@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The export: destinations, batches and their ids, the TSV sink. The ClickHouse sink is in
- * chexport.c.
+ * clickhouse.c.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -150,7 +150,7 @@ static int parse_clickhouse(const char *s, struct blk_export_dest *d, char *err,
 	db = slash + 1;
 	q = strchr(db, '?');
 	if (copy_part(d->database, sizeof(d->database), db, q ? q : db + strlen(db)) ||
-	    !blk_sql_ident_ok(d->database))
+	    !blk_schema_ident_ok(d->database))
 		return bad_dest(s, err, errlen,
 				"database '%.64s' is not a name ([A-Za-z_][A-Za-z0-9_]*)",
 				d->database[0] || !*db ? d->database : db);
@@ -303,7 +303,7 @@ static int tsv_open(struct blk_export *x, char *err, size_t errlen)
 		return -e;
 	}
 	for (int i = 0; i < BLK_TABLE_NR; i++) {
-		const struct blk_table *t = blk_table_get((enum blk_table_id)i);
+		const struct blk_table *t = blk_schema_table((enum blk_table_id)i);
 		struct blk_strbuf head = BLK_STRBUF_INIT;
 		int ret;
 
@@ -320,7 +320,7 @@ static int tsv_open(struct blk_export *x, char *err, size_t errlen)
 			snprintf(err, errlen, "cannot create '%s': %s", x->tmp[i], strerror(e));
 			return -e;
 		}
-		blk_table_names(&head, t, "\t");
+		blk_schema_table_names(&head, t, "\t");
 		blk_strbuf_addch(&head, '\n');
 		ret = tsv_write(x, i, head.buf, head.len, err, errlen);
 		blk_strbuf_release(&head);
@@ -386,9 +386,9 @@ static int end_batch(struct blk_export *x, struct export_batch *b, char *err, si
 			x->st.batches[b->table]++;
 	} else {
 		/* the sender counts it */
-		ret = ch_submit(x, b, err, errlen);
+		ret = blk_export_ch_submit(x, b, err, errlen);
 		if (!ret && !x->o.pipelined)
-			ret = ch_drain(x, err, errlen);
+			ret = blk_export_ch_drain(x, err, errlen);
 	}
 	if (ret)
 		return fail(x, ret, err);
@@ -418,9 +418,9 @@ static int add_row(struct blk_export *x, struct export_batch *b, uint64_t time, 
 	v[b->t->ncols - 1].u = b->id;
 	len = b->raw.len;
 	if (x->d.kind == BLK_EXPORT_TSV)
-		blk_row_tsv(&b->raw, b->t, v);
+		blk_schema_row_tsv(&b->raw, b->t, v);
 	else
-		blk_row_rowbinary(&b->raw, b->t, v);
+		blk_schema_row_rowbinary(&b->raw, b->t, v);
 	x->st.bytes_raw += b->raw.len - len;
 	x->st.rows[b->table]++;
 	b->nrows++;
@@ -440,7 +440,7 @@ int blk_export_io(struct blk_export *x, const struct blk_io_row *r, char *err, s
 
 	if (x->error)
 		return failed(x, err, errlen);
-	if ((ret = blk_io_values(r, x->host, x->export_id, 0, v, err, errlen)))
+	if ((ret = blk_schema_io_values(r, x->host, x->export_id, 0, v, err, errlen)))
 		return ret;
 	return add_row(x, &x->b[BLK_TABLE_IO], r->c_ns, v, err, errlen);
 }
@@ -453,7 +453,7 @@ int blk_export_iowait(struct blk_export *x, const struct blk_iowait_row *r, char
 
 	if (x->error)
 		return failed(x, err, errlen);
-	if ((ret = blk_iowait_values(r, x->host, x->export_id, 0, v, err, errlen)))
+	if ((ret = blk_schema_iowait_values(r, x->host, x->export_id, 0, v, err, errlen)))
 		return ret;
 	return add_row(x, &x->b[BLK_TABLE_IOWAIT], r->start_ns, v, err, errlen);
 }
@@ -469,7 +469,7 @@ int blk_export_flush(struct blk_export *x, char *err, size_t errlen)
 			return ret;
 	}
 	if (x->d.kind == BLK_EXPORT_CLICKHOUSE) {
-		int ret = ch_drain(x, err, errlen);
+		int ret = blk_export_ch_drain(x, err, errlen);
 
 		if (ret)
 			return fail(x, ret, err);
@@ -480,7 +480,7 @@ int blk_export_flush(struct blk_export *x, char *err, size_t errlen)
 void blk_export_get_stats(const struct blk_export *x, struct blk_export_stats *s)
 {
 	*s = x->st;
-	ch_stats(x, s);
+	blk_export_ch_stats(x, s);
 }
 
 /* ---- open, close ---- */
@@ -536,7 +536,7 @@ static int set_opts(struct blk_export *x, const struct blk_export_opts *o, char 
 
 static void export_free(struct blk_export *x, int abandon)
 {
-	ch_stop(x, abandon);
+	blk_export_ch_stop(x, abandon);
 	for (int i = 0; i < BLK_TABLE_NR; i++) {
 		blk_strbuf_release(&x->b[i].raw);
 		free(x->path[i]);
@@ -561,7 +561,7 @@ struct blk_export *blk_export_open(const char *dest, const struct blk_export_opt
 	for (int i = 0; i < BLK_TABLE_NR; i++) {
 		x->fd[i] = -1;
 		x->b[i].table = (enum blk_table_id)i;
-		x->b[i].t = blk_table_get((enum blk_table_id)i);
+		x->b[i].t = blk_schema_table((enum blk_table_id)i);
 	}
 	if ((ret = blk_export_dest_parse(dest, &x->d, err, errlen)) ||
 	    (ret = set_opts(x, o, err, errlen)))
@@ -569,7 +569,7 @@ struct blk_export *blk_export_open(const char *dest, const struct blk_export_opt
 	if (x->d.kind == BLK_EXPORT_TSV)
 		ret = tsv_open(x, err, errlen);
 	else
-		ret = ch_open(x, err, errlen);
+		ret = blk_export_ch_open(x, err, errlen);
 	if (ret)
 		goto fail;
 	return x;

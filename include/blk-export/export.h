@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "blk/schema.h"
+#include "blk-export/schema.h"
 
 #define BLK_EXPORT_BATCH_ROWS 65536u
 #define BLK_EXPORT_BATCH_BYTES (16u << 20)

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "blk/chttp.h"
+#include "blk-export/http.h"
 #include "export-int.h"
 
 /* ClickHouse's error codes that matter here (dbms/src/Common/ErrorCodes.cpp) */
@@ -75,11 +75,11 @@ static void add_auth(const struct blk_export *x, struct blk_strbuf *sb)
 {
 	if (x->d.user[0]) {
 		blk_strbuf_addstr(sb, "&user=");
-		blk_url_encode(sb, x->d.user);
+		blk_http_url_encode(sb, x->d.user);
 	}
 	if (x->d.password[0]) {
 		blk_strbuf_addstr(sb, "&password=");
-		blk_url_encode(sb, x->d.password);
+		blk_http_url_encode(sb, x->d.password);
 	}
 }
 
@@ -242,7 +242,7 @@ static int check_table(struct blk_export *x, const struct blk_table *t, char *er
 	snprintf(doing, sizeof(doing), "checking table '%s'", name);
 	ret = query(x, sql, doing, &r, err, errlen);
 	for (unsigned int c = 0; !ret && c < t->ncols; c++) {
-		const char *want = blk_col_type_name(t->cols[c].type), *line = r.body.buf;
+		const char *want = blk_schema_col_type_name(t->cols[c].type), *line = r.body.buf;
 		const char *end = line + r.body.len;
 		size_t nl = strlen(t->cols[c].name);
 
@@ -370,10 +370,10 @@ static int insert(struct blk_export *x, const struct export_batch *b, const char
 
 	table_name(x, b->t, name, sizeof(name));
 	blk_strbuf_addf(&sql, "INSERT INTO %s (", name);
-	blk_table_names(&sql, b->t, ", ");
+	blk_schema_table_names(&sql, b->t, ", ");
 	blk_strbuf_addstr(&sql, ") FORMAT RowBinary");
 	blk_strbuf_addstr(&target, "/?query=");
-	blk_url_encode(&target, cstr(&sql));
+	blk_http_url_encode(&target, cstr(&sql));
 	blk_strbuf_addf(&target, "&query_id=%s", qid);
 	if (x->d.distributed)
 		blk_strbuf_addstr(&target, "&insert_distributed_sync=1");
@@ -394,7 +394,7 @@ static int insert(struct blk_export *x, const struct export_batch *b, const char
 	return ret;
 }
 
-/* Whether ch_stop() asked the sender to end now. */
+/* Whether blk_export_ch_stop() asked the sender to end now. */
 static int abandoned(struct ch_sender *s)
 {
 	int a;
@@ -455,8 +455,8 @@ static int store(struct blk_export *x, struct export_batch *b, char *err, size_t
 		if (!check) {
 			if (!compressed) {
 				blk_strbuf_reset(&s->body);
-				if ((ret = blk_gzip(&s->body, b->raw.buf, b->raw.len,
-						    x->o.gzip_level))) {
+				if ((ret = blk_http_gzip(&s->body, b->raw.buf, b->raw.len,
+							 x->o.gzip_level))) {
 					snprintf(err, errlen, "cannot compress a batch: %s",
 						 strerror(-ret));
 					return ret;
@@ -556,7 +556,7 @@ static int sender_idle(struct ch_sender *s, char *err, size_t errlen)
 	return s->error;
 }
 
-int ch_submit(struct blk_export *x, struct export_batch *b, char *err, size_t errlen)
+int blk_export_ch_submit(struct blk_export *x, struct export_batch *b, char *err, size_t errlen)
 {
 	struct ch_sender *s = x->snd;
 	struct blk_strbuf raw;
@@ -578,7 +578,7 @@ int ch_submit(struct blk_export *x, struct export_batch *b, char *err, size_t er
 	return ret;
 }
 
-int ch_drain(struct blk_export *x, char *err, size_t errlen)
+int blk_export_ch_drain(struct blk_export *x, char *err, size_t errlen)
 {
 	struct ch_sender *s = x->snd;
 	int ret;
@@ -589,7 +589,7 @@ int ch_drain(struct blk_export *x, char *err, size_t errlen)
 	return ret;
 }
 
-void ch_stats(const struct blk_export *x, struct blk_export_stats *st)
+void blk_export_ch_stats(const struct blk_export *x, struct blk_export_stats *st)
 {
 	struct ch_sender *s = x->snd;
 
@@ -606,7 +606,7 @@ void ch_stats(const struct blk_export *x, struct blk_export_stats *st)
 	pthread_mutex_unlock(&s->lock);
 }
 
-void ch_stop(struct blk_export *x, int abandon)
+void blk_export_ch_stop(struct blk_export *x, int abandon)
 {
 	struct ch_sender *s = x->snd;
 
@@ -627,12 +627,12 @@ void ch_stop(struct blk_export *x, int abandon)
 	x->snd = NULL;
 }
 
-int ch_open(struct blk_export *x, char *err, size_t errlen)
+int blk_export_ch_open(struct blk_export *x, char *err, size_t errlen)
 {
 	snprintf(x->peer, sizeof(x->peer), strchr(x->d.host, ':') ? "[%s]:%d" : "%s:%d", x->d.host,
 		 x->d.port);
 	for (int i = 0; i < BLK_TABLE_NR; i++) {
-		int ret = check_table(x, blk_table_get((enum blk_table_id)i), err, errlen);
+		int ret = check_table(x, blk_schema_table((enum blk_table_id)i), err, errlen);
 
 		if (ret)
 			return ret;

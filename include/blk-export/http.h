@@ -5,8 +5,8 @@
  * chunked, or up to the end of the connection), gzip bodies (Content-Encoding: gzip) and
  * percent-encoding of query parameters.
  */
-#ifndef BLK_CHTTP_H
-#define BLK_CHTTP_H
+#ifndef BLK_HTTP_H
+#define BLK_HTTP_H
 
 #include <stddef.h>
 
@@ -43,18 +43,18 @@ int blk_http_parse(const char *buf, size_t len, int eof, struct blk_http_resp *r
 void blk_http_first_line(const struct blk_http_resp *r, char *out, size_t outlen);
 
 /* Append @s percent-encoded (all but RFC 3986's unreserved characters). */
-void blk_url_encode(struct blk_strbuf *sb, const char *s);
+void blk_http_url_encode(struct blk_strbuf *sb, const char *s);
 
 /*
- * blk_gzip() - append @n bytes at @p compressed as one gzip member (RFC 1952: header,
+ * blk_http_gzip() - append @n bytes at @p compressed as one gzip member (RFC 1952: header,
  * deflate data, CRC-32 and length), at zlib @level 0..9 (0: stored, no compression, but
  * framed and checksummed all the same); with libdeflate where the build found it, else zlib.
  * Return: 0, -EINVAL for a bad level, -ENOMEM.
  */
-int blk_gzip(struct blk_strbuf *out, const void *p, size_t n, int level);
+int blk_http_gzip(struct blk_strbuf *out, const void *p, size_t n, int level);
 
-/* blk_gzip() through zlib: what blk_gzip() is on a build without libdeflate */
-int blk_gzip_zlib(struct blk_strbuf *out, const void *p, size_t n, int level);
+/* blk_http_gzip() through zlib: what blk_http_gzip() is on a build without libdeflate */
+int blk_http_gzip_zlib(struct blk_strbuf *out, const void *p, size_t n, int level);
 
 struct blk_http_post {
 	const char *host; /* name or address; IPv6 without brackets */
@@ -79,4 +79,4 @@ struct blk_http_post {
 int blk_http_post(const struct blk_http_post *p, struct blk_http_resp *r, int *sent, char *err,
 		  size_t errlen);
 
-#endif /* BLK_CHTTP_H */
+#endif /* BLK_HTTP_H */

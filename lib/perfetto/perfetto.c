@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The Perfetto trace writer: see the design note in include/blk/perfetto.h. This file: the
+ * The Perfetto trace writer: see the design note in include/blk-perfetto/perfetto.h. This file: the
  * trace, its tracks and lanes, interning, packets; the events are in perfetto-event.c.
  */
 #include <errno.h>
@@ -82,7 +82,7 @@ static uint64_t intern_slow(struct blk_perfetto *pf, int kind, const char *s);
  * The iid of @s, found first among the strings last interned at the same address (checked,
  * unless @fixed: a caller's buffer may hold another string now), then in the table.
  */
-uint64_t blk_pf_intern(struct blk_perfetto *pf, int kind, const char *s, int fixed)
+uint64_t blk_perfetto_iid_of(struct blk_perfetto *pf, int kind, const char *s, int fixed)
 {
 	struct pf_recent *r = pf_recent_of(pf, kind, s);
 	uint64_t iid;
@@ -160,14 +160,15 @@ uint64_t blk_perfetto_intern(struct blk_perfetto *pf, enum blk_perfetto_string_k
 {
 	if (!s || pf->err || (kind != BLK_PERFETTO_EVENT_NAME && kind != BLK_PERFETTO_ARG_STRING))
 		return 0;
-	return blk_pf_intern(pf, kind == BLK_PERFETTO_EVENT_NAME ? K_NAME : K_ARG_STRING, s, 0);
+	return blk_perfetto_iid_of(pf, kind == BLK_PERFETTO_EVENT_NAME ? K_NAME : K_ARG_STRING, s,
+				   0);
 }
 
 /* A string field, interned (field @iid_field) or inline (field @str_field). */
-void blk_pf_put_str(struct blk_perfetto *pf, int kind, uint32_t iid_field, uint32_t str_field,
-		    const char *s)
+void blk_perfetto_put_str(struct blk_perfetto *pf, int kind, uint32_t iid_field, uint32_t str_field,
+			  const char *s)
 {
-	uint64_t iid = blk_pf_intern(pf, kind, s, 0);
+	uint64_t iid = blk_perfetto_iid_of(pf, kind, s, 0);
 
 	if (iid)
 		blk_pb_varint(&pf->pkt, iid_field, iid);
@@ -178,7 +179,7 @@ void blk_pf_put_str(struct blk_perfetto *pf, int kind, uint32_t iid_field, uint3
 /* ---- packets ---- */
 
 /* Start a packet in pf->pkt, at time @ts if @has_ts. */
-void blk_pf_pkt_begin(struct blk_perfetto *pf, int has_ts, uint64_t ts)
+void blk_perfetto_pkt_begin(struct blk_perfetto *pf, int has_ts, uint64_t ts)
 {
 	struct blk_pb *pb = &pf->pkt;
 
@@ -204,7 +205,7 @@ void blk_pf_pkt_begin(struct blk_perfetto *pf, int has_ts, uint64_t ts)
  * Close the packet (with the interned entries its fields used, or any pending) and write it.
  * On success, the state that the packet changed is committed; on failure nothing is written.
  */
-int blk_pf_pkt_finish(struct blk_perfetto *pf)
+int blk_perfetto_pkt_finish(struct blk_perfetto *pf)
 {
 	struct blk_pb *pb = &pf->pkt;
 	int ret;
@@ -282,7 +283,7 @@ static int write_first_packet(struct blk_perfetto *pf, const struct blk_perfetto
 	blk_pb_end(pb);
 	pf->seq_ts = start;
 	pf->pkt_relative = 0;
-	return blk_pf_pkt_finish(pf);
+	return blk_perfetto_pkt_finish(pf);
 }
 
 /* ---- lifecycle ---- */
@@ -470,9 +471,9 @@ int blk_perfetto_track_new(struct blk_perfetto *pf, const struct blk_perfetto_tr
 		return -EINVAL;
 	if (grow((void **)&pf->tracks, &pf->tracks_cap, pf->ntracks + 1, sizeof(*pf->tracks)))
 		return -ENOMEM;
-	blk_pf_pkt_begin(pf, t->has_ts, t->ts);
+	blk_perfetto_pkt_begin(pf, t->has_ts, t->ts);
 	put_descriptor(pf, t, id);
-	if ((ret = blk_pf_pkt_finish(pf)))
+	if ((ret = blk_perfetto_pkt_finish(pf)))
 		return ret;
 	if (t->has_ts && !pf->pkt_relative)
 		pf->st.absolute++;
