@@ -35,6 +35,7 @@
 #include "clock.h"
 #include "common.h"
 #include "export-out.h"
+#include "output.h"
 
 #define NS_PER_SEC 1000000000ull
 
@@ -328,7 +329,7 @@ static void on_note(void *ctx, const struct blk_event *ev)
 		fail(xo, -ret);
 }
 
-struct export_out *export_out_new(struct btt *b)
+struct export_out *export_out_new(const struct btt_view *v)
 {
 	struct export_out *xo;
 	struct btt_io_sub sub = {
@@ -337,21 +338,21 @@ struct export_out *export_out_new(struct btt *b)
 		.note = on_note,
 	};
 
-	if (!b->opts.export_dest)
+	if (!v->opts->export_dest)
 		return NULL;
 	xo = xcalloc(1, sizeof(*xo));
-	xo->o = &b->opts;
-	xo->devs = &b->devs;
+	xo->o = v->opts;
+	xo->devs = v->devs;
 	xo->started = time(NULL);
-	if (b->opts.export_host)
-		snprintf(xo->host, sizeof(xo->host), "%s", b->opts.export_host);
-	else if (b->opts.input && net_server_host(b->opts.input, xo->host, sizeof(xo->host)))
+	if (v->opts->export_host)
+		snprintf(xo->host, sizeof(xo->host), "%s", v->opts->export_host);
+	else if (v->opts->input && net_server_host(v->opts->input, xo->host, sizeof(xo->host)))
 		;
 	else if (gethostname(xo->host, sizeof(xo->host) - 1) < 0 || !xo->host[0])
 		die("cannot tell this machine's name for the rows' host: %s", strerror(errno));
-	xo->clock = b->clock;
+	xo->clock = v->clock;
 	sub.ctx = xo;
-	if (iomodel_subscribe(b->model, &sub) < 0)
+	if (iomodel_subscribe(v->model, &sub) < 0)
 		die("internal error: too many subscribers");
 	return xo;
 }
@@ -400,6 +401,39 @@ void export_out_free(struct export_out *xo)
 	blk_export_discard(xo->x);
 	free(xo);
 }
+
+/* ---- the output (output.h) ---- */
+
+static int export_wanted(const struct btt_opts *o)
+{
+	return o->export_dest != NULL;
+}
+
+static void *export_new(const struct btt_view *v, void *opened)
+{
+	(void)opened;
+	return export_out_new(v);
+}
+
+static void export_finish(void *state, uint64_t t_last)
+{
+	(void)t_last;
+	export_out_finish(state);
+}
+
+static void export_free(void *state)
+{
+	export_out_free(state);
+}
+
+const struct btt_output_ops export_output = {
+	.name = "export",
+	.flags = BTT_OUTPUT_CLOCK,
+	.wanted = export_wanted,
+	.new = export_new,
+	.finish = export_finish,
+	.free = export_free,
+};
 
 int export_out_schema(FILE *fp, const char *cluster, const char *shard_db)
 {

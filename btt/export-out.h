@@ -12,15 +12,16 @@
 
 #include "iomodel.h"
 
-struct btt;
+struct btt_output_ops;
+struct btt_view;
 struct export_out;
 
 /*
- * export_out_new() - a subscriber to @b->model for --export (NULL without it); its rows
- * are dated by @b->clock (btt_run() makes it when an output needs it).
+ * export_out_new() - a subscriber to @v->model for --export (NULL without it); its rows
+ * are dated by @v->clock (btt_run() makes it for an output with BTT_OUTPUT_CLOCK).
  * Exits with one message when the destination is bad.
  */
-struct export_out *export_out_new(struct btt *b);
+struct export_out *export_out_new(const struct btt_view *v);
 
 /*
  * export_out_finish() - after the trace: the rows left are sent and the destination
@@ -31,6 +32,8 @@ void export_out_finish(struct export_out *xo);
 
 /* Free @xo (NULL allowed); an export not finished is discarded. */
 void export_out_free(struct export_out *xo);
+/* the output (output.h): export_out_new(), _finish(), _free() for --export */
+extern const struct btt_output_ops export_output;
 
 /*
  * export_out_schema() - --clickhouse-schema: the DDL (blk_schema_ddl()) on @fp, with the

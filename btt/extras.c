@@ -9,6 +9,7 @@
 #include "btt.h"
 #include "common.h"
 #include "extras.h"
+#include "output.h"
 #include "outfile.h"
 #include "blk/strbuf.h"
 
@@ -26,6 +27,7 @@ struct dev_files {
 
 struct extras {
 	const struct btt_opts *o;
+	const struct btt_devs *devs;
 	struct dev_files **dev; /* by device index, allocated on first use */
 	size_t ndev, adev;
 	uint64_t qhist[HIST_MAX + 2], dhist[HIST_MAX + 2];
@@ -144,10 +146,10 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 	}
 }
 
-struct extras *extras_new(struct btt *b)
+static void *extras_new(const struct btt_view *v, void *opened)
 {
 	struct extras *x = xcalloc(1, sizeof(*x));
-	const struct btt_opts *o = &b->opts;
+	const struct btt_opts *o = v->opts;
 	struct btt_io_sub sub = {
 		.ctx = x,
 		/* only what the options ask for: messages always, sizes with -o */
@@ -164,14 +166,16 @@ struct extras *extras_new(struct btt *b)
 		sub.events |= 1u << BTT_EV_COMPLETE;
 	if (o->unplug_name)
 		sub.events |= 1u << BTT_EV_UNPLUG;
+	(void)opened;
 	x->o = o;
-	if (b->opts.output) {
-		snprintf(fn, sizeof(fn), "%s.msg", b->opts.output);
+	x->devs = v->devs;
+	if (o->output) {
+		snprintf(fn, sizeof(fn), "%s.msg", o->output);
 		x->msg_fp = file_create(fn, &x->msg_name);
 	} else {
 		x->msg_fp = stdout;
 	}
-	if (iomodel_subscribe(b->model, &sub) < 0)
+	if (iomodel_subscribe(v->model, &sub) < 0)
 		die("internal error: too many subscribers");
 	return x;
 }
@@ -235,8 +239,11 @@ static void hist_write(const char *output, const char *suffix, const uint64_t *h
 	file_close(&fp, &name);
 }
 
-void extras_finish(struct extras *x, const struct btt_devs *d)
+static void extras_finish(void *state, uint64_t t_last)
 {
+	struct extras *x = state;
+
+	(void)t_last;
 	if (x->msg_fp && x->msg_fp != stdout) {
 		/* name.msg stays even when empty, as with the reference */
 		free(x->msg_name);
@@ -245,17 +252,24 @@ void extras_finish(struct extras *x, const struct btt_devs *d)
 	}
 	x->msg_fp = NULL;
 	for (size_t i = 0; i < x->ndev; i++)
-		files_finish(x, d->v[i]);
+		files_finish(x, x->devs->v[i]);
 	if (x->o->output) {
 		hist_write(x->o->output, "qhist", x->qhist, 'Q');
 		hist_write(x->o->output, "dhist", x->dhist, 'D');
 	}
 }
 
-void extras_free(struct extras *x)
+static void extras_free(void *state)
 {
-	if (!x)
-		return;
+	struct extras *x = state;
+
 	free(x->dev);
 	free(x);
 }
+
+const struct btt_output_ops extras_output = {
+	.name = "extras",
+	.new = extras_new,
+	.finish = extras_finish,
+	.free = extras_free,
+};

@@ -7,14 +7,10 @@
 #ifndef BTT_EXTRAS_H
 #define BTT_EXTRAS_H
 
-struct btt;
-struct btt_devs;
-struct extras;
+struct btt_output_ops;
 
-/* a subscriber to @b->model; the message file is created now */
-struct extras *extras_new(struct btt *b);
-/* the histograms written, every file closed */
-void extras_finish(struct extras *x, const struct btt_devs *d);
-void extras_free(struct extras *x);
+/* the output (output.h): the message file is created at new(), the histograms written and
+ * every file closed at finish() */
+extern const struct btt_output_ops extras_output;
 
 #endif /* BTT_EXTRAS_H */

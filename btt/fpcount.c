@@ -8,6 +8,7 @@
 #include "btt.h"
 #include "common.h"
 #include "fpcount.h"
+#include "output.h"
 #include "outfile.h"
 
 static void fp_init(struct fp_counter *fc, const char *prefix)
@@ -67,7 +68,7 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 	fp_add(&f->dev[e->dev->idx], e->ev->time, blk_event_sectors(e->ev));
 }
 
-struct fpcount *fpcount_new(struct btt *b)
+static void *fpcount_new(const struct btt_view *v, void *opened)
 {
 	struct fpcount *f = xcalloc(1, sizeof(*f));
 	struct btt_io_sub sub = {
@@ -76,24 +77,36 @@ struct fpcount *fpcount_new(struct btt *b)
 		.dev_event = on_event,
 	};
 
+	(void)opened;
 	fp_init(&f->sys, "sys");
-	if (iomodel_subscribe(b->model, &sub) < 0)
+	if (iomodel_subscribe(v->model, &sub) < 0)
 		die("internal error: too many subscribers");
 	return f;
 }
 
-void fpcount_finish(struct fpcount *f)
+/* write the last second of each counter and close the files */
+static void fpcount_finish(void *state, uint64_t t_last)
 {
+	struct fpcount *f = state;
+
+	(void)t_last;
 	fp_finish(&f->sys);
 	for (size_t i = 0; i < f->ndev; i++)
 		fp_finish(&f->dev[i]);
 }
 
-void fpcount_free(struct fpcount *f)
+static void fpcount_free(void *state)
 {
-	if (!f)
-		return;
-	fpcount_finish(f);
+	struct fpcount *f = state;
+
+	fpcount_finish(f, 0);
 	free(f->dev);
 	free(f);
 }
+
+const struct btt_output_ops fpcount_output = {
+	.name = "fpcount",
+	.new = fpcount_new,
+	.finish = fpcount_finish,
+	.free = fpcount_free,
+};

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-struct btt;
+struct btt_output_ops;
 
 struct fp_counter {
 	FILE *iops, *mbps;
@@ -24,10 +24,8 @@ struct fpcount {
 	size_t ndev, adev;
 };
 
-/* a subscriber to @b->model; the sys files are created now */
-struct fpcount *fpcount_new(struct btt *b);
-/* write the last second of each counter and close the files */
-void fpcount_finish(struct fpcount *f);
-void fpcount_free(struct fpcount *f);
+/* the output (output.h): the sys files are created at new(), the last second written at
+ * finish() */
+extern const struct btt_output_ops fpcount_output;
 
 #endif /* BTT_FPCOUNT_H */

@@ -10,6 +10,7 @@
 #include "btt.h"
 #include "common.h"
 #include "iostat.h"
+#include "output.h"
 #include "outfile.h"
 #include "stats.h"
 
@@ -249,7 +250,12 @@ static void on_done(void *ctx, const struct btt_io *io)
 	}
 }
 
-struct iostat *iostat_new(struct btt *b)
+static int iostat_wanted(const struct btt_opts *o)
+{
+	return o->iostat_name != NULL;
+}
+
+static void *iostat_new(const struct btt_view *v, void *opened)
 {
 	struct iostat *is;
 	struct btt_io_sub sub = {
@@ -260,35 +266,44 @@ struct iostat *iostat_new(struct btt *b)
 		.dev_event = on_event,
 	};
 
-	if (!b->opts.iostat_name)
-		return NULL;
+	(void)opened;
 	is = xcalloc(1, sizeof(*is));
-	is->devs = &b->devs;
-	is->interval = b->opts.iostat_interval;
-	is->ofp = file_create(b->opts.iostat_name, &is->ofn);
+	is->devs = v->devs;
+	is->interval = v->opts->iostat_interval;
+	is->ofp = file_create(v->opts->iostat_name, &is->ofn);
 	header(is->ofp);
 	sub.ctx = is;
-	if (iomodel_subscribe(b->model, &sub) < 0)
+	if (iomodel_subscribe(v->model, &sub) < 0)
 		die("internal error: too many subscribers");
 	return is;
 }
 
-void iostat_finish(struct iostat *is, uint64_t last_time)
+static void iostat_finish(void *state, uint64_t last_time)
 {
-	if (!is || !is->ofp)
+	struct iostat *is = state;
+
+	if (!is->ofp)
 		return;
 	fputc('\n', is->ofp);
 	dump(is, last_time, 1);
 	file_close(&is->ofp, &is->ofn);
 }
 
-void iostat_free(struct iostat *is)
+static void iostat_free(void *state)
 {
-	if (!is)
-		return;
+	struct iostat *is = state;
+
 	file_close(&is->ofp, &is->ofn);
 	for (size_t i = 0; i < is->ndev; i++)
 		free(is->dev[i]);
 	free(is->dev);
 	free(is);
 }
+
+const struct btt_output_ops iostat_output = {
+	.name = "iostat",
+	.wanted = iostat_wanted,
+	.new = iostat_new,
+	.finish = iostat_finish,
+	.free = iostat_free,
+};

@@ -8,13 +8,10 @@
 
 #include <stdint.h>
 
-struct btt;
-struct iostat;
+struct btt_output_ops;
 
-/* a subscriber to @b->model for -I (NULL without it); its file is created now */
-struct iostat *iostat_new(struct btt *b);
-/* the cumulative block, stamped with @last_time (of the last event taken); file closed */
-void iostat_finish(struct iostat *s, uint64_t last_time);
-void iostat_free(struct iostat *s);
+/* the output (output.h) for -I: its file is created at new(); at finish(), the cumulative
+ * block, stamped with the time of the last event taken, and the file closed */
+extern const struct btt_output_ops iostat_output;
 
 #endif /* BTT_IOSTAT_H */

@@ -9,6 +9,7 @@
 #include "btt.h"
 #include "common.h"
 #include "latency.h"
+#include "output.h"
 #include "outfile.h"
 #include "stats.h"
 
@@ -124,8 +125,14 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 	}
 }
 
-struct latency *latency_new(struct btt *b)
+static int latency_wanted(const struct btt_opts *o)
 {
+	return o->q2c_name || o->d2c_name || o->q2d_name || o->plat_freq > 0;
+}
+
+static void *latency_new(const struct btt_view *v, void *opened)
+{
+	const struct btt_opts *o = v->opts;
 	struct latency *l;
 	struct btt_io_sub sub = {
 		.stages = 1u << BTT_STAGE_D,
@@ -135,22 +142,24 @@ struct latency *latency_new(struct btt *b)
 		.dev_event = on_event,
 	};
 
-	if (!b->opts.q2c_name && !b->opts.d2c_name && !b->opts.q2d_name && b->opts.plat_freq <= 0)
-		return NULL;
+	(void)opened;
 	l = xcalloc(1, sizeof(*l));
-	l->names[K_Q2C] = b->opts.q2c_name;
-	l->names[K_D2C] = b->opts.d2c_name;
-	l->names[K_Q2D] = b->opts.q2d_name;
-	l->plat_freq = b->opts.plat_freq;
+	l->names[K_Q2C] = o->q2c_name;
+	l->names[K_D2C] = o->d2c_name;
+	l->names[K_Q2D] = o->q2d_name;
+	l->plat_freq = o->plat_freq;
 	sub.ctx = l;
-	if (iomodel_subscribe(b->model, &sub) < 0)
+	if (iomodel_subscribe(v->model, &sub) < 0)
 		die("internal error: too many subscribers");
 	return l;
 }
 
-void latency_finish(struct latency *l)
+static void latency_finish(void *state, uint64_t t_last)
 {
-	for (size_t i = 0; l && i < l->ndev; i++) {
+	struct latency *l = state;
+
+	(void)t_last;
+	for (size_t i = 0; i < l->ndev; i++) {
 		struct lat_dev *ld = &l->dev[i];
 
 		for (int k = 0; k < K_NR; k++) {
@@ -170,11 +179,19 @@ void latency_finish(struct latency *l)
 	}
 }
 
-void latency_free(struct latency *l)
+static void latency_free(void *state)
 {
-	if (!l)
-		return;
-	latency_finish(l);
+	struct latency *l = state;
+
+	latency_finish(l, 0);
 	free(l->dev);
 	free(l);
 }
+
+const struct btt_output_ops latency_output = {
+	.name = "latency",
+	.wanted = latency_wanted,
+	.new = latency_new,
+	.finish = latency_finish,
+	.free = latency_free,
+};

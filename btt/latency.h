@@ -7,13 +7,10 @@
 #ifndef BTT_LATENCY_H
 #define BTT_LATENCY_H
 
-struct btt;
-struct latency;
+struct btt_output_ops;
 
-/* a subscriber to @b->model, for -l, -q, -z and -L (NULL when none is given) */
-struct latency *latency_new(struct btt *b);
-/* the last -L windows written, every file closed */
-void latency_finish(struct latency *l);
-void latency_free(struct latency *l);
+/* the output (output.h), for -l, -q, -z and -L: the last -L windows written and every file
+ * closed at finish() */
+extern const struct btt_output_ops latency_output;
 
 #endif /* BTT_LATENCY_H */

@@ -10,6 +10,7 @@
 #include "btt.h"
 #include "common.h"
 #include "live.h"
+#include "output.h"
 #include "outfile.h"
 
 #define LIVE_KEEP 256
@@ -249,7 +250,7 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 	l->first_d = NO_TIME;
 }
 
-struct btt_live *live_new(struct btt *b)
+static void *live_new(const struct btt_view *v, void *opened)
 {
 	struct btt_live *l = xcalloc(1, sizeof(*l));
 	struct btt_io_sub sub = {
@@ -262,10 +263,12 @@ struct btt_live *live_new(struct btt *b)
 		.dev_event = on_event,
 	};
 
-	l->keep_all = b->opts.do_active;
+	(void)opened;
+	l->v = v;
+	l->keep_all = v->opts->do_active;
 	l->all.keep_all = l->keep_all;
 	l->first_d = NO_TIME;
-	if (iomodel_subscribe(b->model, &sub) < 0)
+	if (iomodel_subscribe(v->model, &sub) < 0)
 		die("internal error: too many subscribers");
 	return l;
 }
@@ -289,27 +292,34 @@ static void live_dump(const struct live *lp, const char *name, float base)
 	file_close(&fp, &fn);
 }
 
-void live_write(const struct btt_live *l, const struct btt *b)
+/* -Z: sys_live.dat and <dev>_live.dat of the shown devices, in report order */
+static void live_write(void *state, uint64_t t_last)
 {
+	const struct btt_live *l = state;
+	const struct btt_devs *devs = l->v->devs;
 	float base = 1.0f;
+
+	(void)t_last;
+	if (!l->keep_all)
+		return;
 
 	live_dump(&l->all, "sys_live.dat", 0.0f);
 	/* the shown devices in report order; each with live periods takes a row */
-	for (size_t i = 0; i < b->devs.nout; i++) {
-		const struct live *lp = &l->dev[b->devs.out[i]->idx];
+	for (size_t i = 0; i < devs->nout; i++) {
+		const struct live *lp = &l->dev[devs->out[i]->idx];
 		char fn[128];
 
-		snprintf(fn, sizeof(fn), "%s_live.dat", b->devs.out[i]->name);
+		snprintf(fn, sizeof(fn), "%s_live.dat", devs->out[i]->name);
 		live_dump(lp, fn, base);
 		if (lp->n)
 			base += 1.0f;
 	}
 }
 
-void live_free(struct btt_live *l)
+static void live_free(void *state)
 {
-	if (!l)
-		return;
+	struct btt_live *l = state;
+
 	live_release(&l->all);
 	for (size_t i = 0; i < l->ndev; i++)
 		live_release(&l->dev[i]);
@@ -318,3 +328,10 @@ void live_free(struct btt_live *l)
 	free(l->done);
 	free(l);
 }
+
+const struct btt_output_ops live_output = {
+	.name = "live",
+	.new = live_new,
+	.finish = live_write,
+	.free = live_free,
+};

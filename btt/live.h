@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct btt;
+struct btt_output_ops;
+struct btt_view;
 
 /*
  * The issue times of the requests issued and not yet completed (a sorted multiset): a
@@ -63,6 +64,7 @@ void live_release(struct live *lp);
 
 /* the subscriber: the live periods of each device (by index) and of the system */
 struct btt_live {
+	const struct btt_view *v;
 	struct live all;
 	struct live *dev;
 	size_t ndev, adev;
@@ -73,10 +75,11 @@ struct btt_live {
 	int keep_all;
 };
 
-/* a subscriber to @b->model; -Z keeps every period */
-struct btt_live *live_new(struct btt *b);
-/* -Z: sys_live.dat and <dev>_live.dat of the shown devices, in report order */
-void live_write(const struct btt_live *l, const struct btt *b);
-void live_free(struct btt_live *l);
+/*
+ * The output (output.h): the live periods for the report (btt_view_output(v, "live") is
+ * the struct btt_live); with -Z every period is kept, and sys_live.dat and <dev>_live.dat
+ * of the shown devices are written at finish()
+ */
+extern const struct btt_output_ops live_output;
 
 #endif /* BTT_LIVE_H */

@@ -8,6 +8,7 @@
 #include "blk/hist.h"
 #include "btt.h"
 #include "common.h"
+#include "output.h"
 #include "pct.h"
 #include "stats.h"
 #include "u64map.h"
@@ -27,6 +28,7 @@ struct pct_dev {
 };
 
 struct pct {
+	const struct btt_view *v;
 	struct pct_dev **dev; /* by device index */
 	size_t ndev, adev;
 	struct blk_hist total[HIST_NR];
@@ -117,7 +119,12 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 	}
 }
 
-struct pct *pct_new(struct btt *b)
+static int pct_wanted(const struct btt_opts *o)
+{
+	return o->percentiles;
+}
+
+static void *pct_new(const struct btt_view *v, void *opened)
 {
 	struct pct *p;
 	struct btt_io_sub sub = {
@@ -129,11 +136,11 @@ struct pct *pct_new(struct btt *b)
 		.dev_event = on_event,
 	};
 
-	if (!b->opts.percentiles)
-		return NULL;
+	(void)opened;
 	p = xcalloc(1, sizeof(*p));
+	p->v = v;
 	sub.ctx = p;
-	if (iomodel_subscribe(b->model, &sub) < 0)
+	if (iomodel_subscribe(v->model, &sub) < 0)
 		die("internal error: too many subscribers");
 	return p;
 }
@@ -175,20 +182,25 @@ static const struct blk_hist *with_no_q(const struct blk_hist *a, const struct b
 	return *tmp;
 }
 
-void pct_print(const struct pct *p, const struct btt *b, FILE *ofp)
+/* the table, on @ofp (not with --iowait-only) */
+static void pct_print(void *state, FILE *ofp)
 {
+	const struct pct *p = state;
+	const struct btt_devs *devs = p->v->devs;
 	static const char *const names[] = {"Q2C", "D2C", "Q2D"};
 	struct blk_hist *d2c = NULL, *total = NULL;
 	const struct blk_hist *t;
 
+	if (p->v->opts->iowait_only)
+		return;
 	fprintf(ofp, "==================== Latency Percentiles (seconds) ====================\n\n");
 	fprintf(ofp, "%10s | %-3s %11s", "DEV", "LAT", "N");
 	for (size_t i = 0; i < NPCT; i++)
 		fprintf(ofp, " %13s", pct_names[i]);
 	fputc('\n', ofp);
 	dashes(ofp);
-	for (size_t i = 0; i < b->devs.nout; i++) {
-		const struct btt_dev *dip = b->devs.out[i];
+	for (size_t i = 0; i < devs->nout; i++) {
+		const struct btt_dev *dip = devs->out[i];
 		const struct blk_hist *h = p->dev[dip->idx]->hist;
 
 		pct_row(ofp, dip->label, names[HIST_Q2C], &h[HIST_Q2C]);
@@ -216,10 +228,10 @@ void pct_print(const struct pct *p, const struct btt *b, FILE *ofp)
 	free(total);
 }
 
-void pct_free(struct pct *p)
+static void pct_free(void *state)
 {
-	if (!p)
-		return;
+	struct pct *p = state;
+
 	for (size_t i = 0; i < p->ndev; i++) {
 		u64map_free(&p->dev[i]->d_no_q);
 		free(p->dev[i]->no_q);
@@ -228,3 +240,11 @@ void pct_free(struct pct *p)
 	free(p->dev);
 	free(p);
 }
+
+const struct btt_output_ops pct_output = {
+	.name = "pct",
+	.wanted = pct_wanted,
+	.new = pct_new,
+	.report = pct_print,
+	.free = pct_free,
+};

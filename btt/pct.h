@@ -11,13 +11,9 @@
 
 #include <stdio.h>
 
-struct btt;
-struct pct;
+struct btt_output_ops;
 
-/* a subscriber to @b->model for --percentiles (NULL without it) */
-struct pct *pct_new(struct btt *b);
-/* the table, on @ofp */
-void pct_print(const struct pct *p, const struct btt *b, FILE *ofp);
-void pct_free(struct pct *p);
+/* the output (output.h) for --percentiles: the table is its report() */
+extern const struct btt_output_ops pct_output;
 
 #endif /* BTT_PCT_H */

@@ -41,6 +41,7 @@
 #include "clock.h"
 #include "common.h"
 #include "iomodel.h"
+#include "output.h"
 #include "perfetto-out.h"
 #include "pfdraw.h"
 #include "pfpipe.h"
@@ -81,7 +82,7 @@ struct dstate {
 };
 
 struct pfout {
-	struct btt *b;
+	const struct btt_view *v;
 	char *path;
 	struct blk_output *out;
 	struct pfpipe *d; /* the drawing (on a second thread) */
@@ -256,7 +257,7 @@ static void start(struct pfout *p)
 
 	if (p->started || p->err)
 		return;
-	if (p->b->clock && btt_clock_base(p->b->clock, &sec, &nsec) != BLK_WALL_NONE && sec >= 0) {
+	if (p->v->clock && btt_clock_base(p->v->clock, &sec, &nsec) != BLK_WALL_NONE && sec >= 0) {
 		/* the wall clock of time 0, which the writer relates to start_ns */
 		o.has_wall = 1;
 		o.wall_ts = 0;
@@ -489,7 +490,7 @@ static void queued(struct pfout *p, const struct btt_io *io, uint64_t t)
 	s->t_a = NO_TIME;
 	if (io->remapped) {
 		/* the flow from the I/O it comes from, when that one is drawn too */
-		struct btt_dev *from = devs_find(&p->b->devs, io->from_device);
+		struct btt_dev *from = devs_find(p->v->devs, io->from_device);
 		uint64_t k = from ? key_of(from->idx, io->from_sector) : 0;
 
 		up = k ? u64map_get(&p->map, k) : NULL;
@@ -634,17 +635,16 @@ static void on_lost(void *ctx, const struct btt_io *io, enum btt_lost why)
 
 /* ---- the interface ---- */
 
-int pfout_open(struct btt *b)
+/* the file created before the trace is read, so that a bad path fails early */
+static int pfout_open(const struct btt_view *v, void **state)
 {
-	const char *path = b->opts.perfetto_name;
-	size_t n = path ? strlen(path) : 0;
+	const char *path = v->opts->perfetto_name;
+	size_t n = strlen(path);
 	struct pfout *p;
 
-	if (!path)
-		return 0;
 	p = xcalloc(1, sizeof(*p));
-	b->pf = p;
-	p->b = b;
+	*state = p;
+	p->v = v;
 	p->path = xstrdup(path);
 	p->free_slot = p->head = p->tail = NONE;
 	for (int x = 0; x < L_NR; x++) {
@@ -669,10 +669,11 @@ int pfout_open(struct btt *b)
 	return 0;
 }
 
-void pfout_subscribe(struct pfout *p, struct iomodel *m)
+/* subscribe what pfout_open() made (made now if it was not), before the first event */
+static void *pfout_new(const struct btt_view *v, void *opened)
 {
+	struct pfout *p;
 	struct btt_io_sub sub = {
-		.ctx = p,
 		.flags = BTT_SUB_RWBS | BTT_SUB_ISSUE | BTT_SUB_REMAP | BTT_SUB_LOST_AT_END,
 		.stages = 1u << BTT_STAGE_Q | 1u << BTT_STAGE_A,
 		.events = 1u << BTT_EV_NEW | 1u << BTT_EV_FIRST_Q | 1u << BTT_EV_ISSUE |
@@ -687,10 +688,13 @@ void pfout_subscribe(struct pfout *p, struct iomodel *m)
 		.note = on_note,
 	};
 
-	if (!p || p->err)
-		return;
-	if (iomodel_subscribe(m, &sub) < 0)
+	if (!opened)
+		pfout_open(v, &opened);
+	p = opened;
+	sub.ctx = p;
+	if (!p->err && iomodel_subscribe(v->model, &sub) < 0)
 		die("internal error: too many subscribers");
+	return p;
 }
 
 /* what could not be drawn, for the front-end to say */
@@ -698,7 +702,7 @@ static void remarks(struct pfout *p)
 {
 	for (size_t i = 0; i < p->ndev; i++) {
 		const struct dstate *ds = &p->dev[i];
-		const char *name = p->b->devs.v[i]->name;
+		const char *name = p->v->devs->v[i]->name;
 
 		if (!ds->c_before_q)
 			continue;
@@ -748,9 +752,12 @@ static void remarks(struct pfout *p)
 		     p->path, (unsigned long long)p->wait_bad);
 }
 
-void pfout_input_end(struct pfout *p, uint64_t last_time)
+/* what is left to draw is handed to the drawing, which finishes it during the report */
+static void pfout_input_end(void *state, uint64_t last_time)
 {
-	if (!p || p->finished || p->ended || !p->out)
+	struct pfout *p = state;
+
+	if (p->finished || p->ended || !p->out)
 		return;
 	p->ended = 1;
 	if (last_time > p->now)
@@ -764,15 +771,17 @@ void pfout_input_end(struct pfout *p, uint64_t last_time)
 	pfpipe_flush(p->d);
 }
 
-int pfout_finish(struct pfout *p, uint64_t last_time)
+/* I/Os still drawn are closed, the file finished and closed (the error: pfout_error()) */
+static void pfout_finish(void *state, uint64_t last_time)
 {
+	struct pfout *p = state;
 	int ret;
 
-	if (!p || p->finished)
-		return p && p->err ? -1 : 0;
+	if (p->finished)
+		return;
 	if (!p->out) {
 		p->finished = 1;
-		return -1;
+		return;
 	}
 	pfout_input_end(p, last_time);
 	p->finished = 1;
@@ -783,7 +792,6 @@ int pfout_finish(struct pfout *p, uint64_t last_time)
 	p->out = NULL;
 	set_error(p, ret);
 	remarks(p);
-	return p->err ? -1 : 0;
 }
 
 const char *pfout_error(const struct pfout *p)
@@ -801,10 +809,10 @@ const char *pfout_note(const struct pfout *p, unsigned int i)
 	return p && i < p->nnotes ? p->notes[i] : NULL;
 }
 
-void pfout_free(struct pfout *p)
+static void pfout_free(void *state)
 {
-	if (!p)
-		return;
+	struct pfout *p = state;
+
 	pfpipe_finish(p->d, NULL);
 	blk_output_close(p->out);
 	u64map_free(&p->map);
@@ -818,3 +826,19 @@ void pfout_free(struct pfout *p)
 	free(p->path);
 	free(p);
 }
+
+static int pfout_wanted(const struct btt_opts *o)
+{
+	return o->perfetto_name != NULL;
+}
+
+const struct btt_output_ops perfetto_output = {
+	.name = "perfetto",
+	.flags = BTT_OUTPUT_CLOCK,
+	.wanted = pfout_wanted,
+	.open = pfout_open,
+	.new = pfout_new,
+	.input_end = pfout_input_end,
+	.finish = pfout_finish,
+	.free = pfout_free,
+};

@@ -9,6 +9,7 @@
 #include "btt.h"
 #include "common.h"
 #include "outfile.h"
+#include "output.h"
 #include "perio.h"
 
 struct perio {
@@ -95,7 +96,12 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 		fputs("-----------------------------------------\n", p->per_io);
 }
 
-struct perio *perio_new(struct btt *b)
+static int perio_wanted(const struct btt_opts *o)
+{
+	return o->per_io_name || o->pit_name;
+}
+
+static void *perio_new(const struct btt_view *v, void *opened)
 {
 	struct perio *p;
 	struct btt_io_sub sub = {
@@ -104,29 +110,35 @@ struct perio *perio_new(struct btt *b)
 		.dev_event = on_event,
 	};
 
-	if (!b->opts.per_io_name && !b->opts.pit_name)
-		return NULL;
+	(void)opened;
 	p = xcalloc(1, sizeof(*p));
-	p->pit = b->opts.pit_name != NULL;
+	p->pit = v->opts->pit_name != NULL;
 	p->pit_d = NO_TIME;
-	if (b->opts.per_io_name) {
-		p->per_io = file_create(b->opts.per_io_name, &p->per_io_name);
+	if (v->opts->per_io_name) {
+		p->per_io = file_create(v->opts->per_io_name, &p->per_io_name);
 		/* the issue that took each I/O */
 		sub.flags = BTT_SUB_ISSUE;
 	}
 	sub.ctx = p;
-	if (iomodel_subscribe(b->model, &sub) < 0)
+	if (iomodel_subscribe(v->model, &sub) < 0)
 		die("internal error: too many subscribers");
 	return p;
 }
 
-void perio_free(struct perio *p)
+static void perio_free(void *state)
 {
-	if (!p)
-		return;
+	struct perio *p = state;
+
 	file_close(&p->per_io, &p->per_io_name);
 	for (size_t i = 0; i < p->ndev; i++)
 		file_close(&p->pit_fp[i], NULL);
 	free(p->pit_fp);
 	free(p);
 }
+
+const struct btt_output_ops perio_output = {
+	.name = "perio",
+	.wanted = perio_wanted,
+	.new = perio_new,
+	.free = perio_free,
+};

@@ -7,11 +7,9 @@
 #ifndef BTT_PERIO_H
 #define BTT_PERIO_H
 
-struct btt;
-struct perio;
+struct btt_output_ops;
 
-/* a subscriber to @b->model for -p and -P (NULL when neither is given) */
-struct perio *perio_new(struct btt *b);
-void perio_free(struct perio *p);
+/* the output (output.h), for -p and -P: files created at new(), closed at free() */
+extern const struct btt_output_ops perio_output;
 
 #endif /* BTT_PERIO_H */

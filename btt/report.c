@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "btt.h"
+#include "output.h"
 #include "common.h"
 #include "live.h"
 #include "outfile.h"
@@ -19,8 +20,9 @@
 
 /* what the report reads, and where it writes */
 struct rep {
-	const struct btt *b;
+	const struct btt_view *v;
 	struct stats *s;
+	const struct btt_live *live; /* the live periods (live.c) */
 	FILE *xvg; /* -X: the same numbers in an easy-to-parse file (name.xvg) */
 };
 
@@ -80,7 +82,7 @@ static int exe_shown(const char *exes, const char *name);
 /* -A: one table per metric, a row per process (by name) or per device */
 static void metric_table(struct rep *r, FILE *ofp, const char *name, enum avg_kind k, int per_dev)
 {
-	const struct btt_devs *d = &r->b->devs;
+	const struct btt_devs *d = r->v->devs;
 	char lab[64];
 
 	fprintf(ofp, "%15s %13s %13s %13s %11s\n", name, "MIN", "AVG", "MAX", "N");
@@ -92,7 +94,7 @@ static void metric_table(struct rep *r, FILE *ofp, const char *name, enum avg_ki
 		for (size_t i = 0; i < d->nprocs; i++) {
 			const struct proc_stats *ps = stats_proc(r->s, d->procs[i]);
 
-			if (!exe_shown(r->b->opts.exes, d->procs[i]->name) || !ps)
+			if (!exe_shown(r->v->opts->exes, d->procs[i]->name) || !ps)
 				continue;
 			snprintf(lab, sizeof(lab), "%.14s", d->procs[i]->name);
 			avg_row(ofp, NULL, lab, &ps->avgs.a[k]);
@@ -140,8 +142,8 @@ static void device_overhead(struct rep *r, FILE *ofp)
 	banner(ofp, "Device Overhead");
 	fprintf(ofp, "       DEV |       Q2G       G2I       Q2M       I2D       D2C\n");
 	fprintf(ofp, DEV_DASH "--------- --------- --------- --------- ---------\n");
-	for (size_t i = 0; i < r->b->devs.nout; i++) {
-		const struct btt_dev *dev = r->b->devs.out[i];
+	for (size_t i = 0; i < r->v->devs->nout; i++) {
+		const struct btt_dev *dev = r->v->devs->out[i];
 		struct dev_stats *dip = &r->s->dev[dev->idx];
 		const struct avg *qc = &dip->avgs.a[AV_Q2C];
 
@@ -181,8 +183,8 @@ static void merge_info(struct rep *r, FILE *ofp)
 	banner(ofp, "Device Merge Information");
 	fputs(hdr, ofp);
 	fputs(dash, ofp);
-	for (size_t i = 0; i < r->b->devs.nout; i++) {
-		const struct btt_dev *dev = r->b->devs.out[i];
+	for (size_t i = 0; i < r->v->devs->nout; i++) {
+		const struct btt_dev *dev = r->v->devs->out[i];
 		struct dev_stats *dip = &r->s->dev[dev->idx];
 		const struct avg *b = &dip->avgs.a[AV_BLKS];
 		double q = (double)dip->n_qs, d = (double)dip->n_ds, ratio;
@@ -280,8 +282,8 @@ static void seek_info(struct rep *r, FILE *ofp, const char *title, int d2d)
 	banner(ofp, title);
 	fprintf(ofp, "%10s%s", "DEV", hdr);
 	fputs(dash, ofp);
-	for (size_t i = 0; i < r->b->devs.nout; i++) {
-		const struct btt_dev *dev = r->b->devs.out[i];
+	for (size_t i = 0; i < r->v->devs->nout; i++) {
+		const struct btt_dev *dev = r->v->devs->out[i];
 		struct dev_stats *dip = &r->s->dev[dev->idx];
 		struct seeki *sip = d2d ? dip->d2d_seek : dip->q2q_seek;
 		long long n = seeki_nseeks(sip), med;
@@ -355,8 +357,8 @@ static void plug_info(struct rep *r, FILE *ofp)
 	banner(ofp, "Plug Information");
 	fprintf(ofp, "       DEV |    # Plugs # Timer Us  | %% Time Q Plugged\n");
 	fprintf(ofp, DEV_DASH "---------- ----------  | ----------------\n");
-	for (size_t i = 0; i < r->b->devs.nout; i++) {
-		const struct btt_dev *dev = r->b->devs.out[i];
+	for (size_t i = 0; i < r->v->devs->nout; i++) {
+		const struct btt_dev *dev = r->v->devs->out[i];
 		struct dev_stats *dip = &r->s->dev[dev->idx];
 		double p;
 
@@ -387,8 +389,8 @@ static void plug_info(struct rep *r, FILE *ofp)
 	fprintf(ofp, "       DEV |    IOs/Unp   IOs/Unp(to)\n");
 	fprintf(ofp, DEV_DASH "----------   ----------\n");
 	np = npt = 0;
-	for (size_t i = 0; i < r->b->devs.nout; i++) {
-		const struct btt_dev *dev = r->b->devs.out[i];
+	for (size_t i = 0; i < r->v->devs->nout; i++) {
+		const struct btt_dev *dev = r->v->devs->out[i];
 		struct dev_stats *dip = &r->s->dev[dev->idx];
 
 		double u = dip->nplugs ? (double)dip->nios_up / (double)dip->nplugs : 0.0;
@@ -429,8 +431,8 @@ static void active_requests(struct rep *r, FILE *ofp)
 	banner(ofp, "Active Requests At Q Information");
 	fprintf(ofp, "       DEV |  Avg Reqs @ Q\n");
 	fprintf(ofp, DEV_DASH "-------------\n");
-	for (size_t i = 0; i < r->b->devs.nout; i++) {
-		const struct btt_dev *dev = r->b->devs.out[i];
+	for (size_t i = 0; i < r->v->devs->nout; i++) {
+		const struct btt_dev *dev = r->v->devs->out[i];
 		struct dev_stats *dip = &r->s->dev[dev->idx];
 
 		if (dev->remapper || dip->n_qs <= 0)
@@ -480,14 +482,14 @@ static void active_periods(struct rep *r, FILE *ofp)
 	banner(ofp, "I/O Active Period Information");
 	fprintf(ofp, "       DEV |     # Live      Avg. Act     Avg. !Act %% Live\n");
 	fprintf(ofp, DEV_DASH "---------- ------------- ------------- ------\n");
-	for (size_t i = 0; i < r->b->devs.nout; i++) {
-		const struct btt_dev *dev = r->b->devs.out[i];
+	for (size_t i = 0; i < r->v->devs->nout; i++) {
+		const struct btt_dev *dev = r->v->devs->out[i];
 
 		snprintf(lab, sizeof(lab), "%s", dev->label);
-		live_row(ofp, lab, &r->b->live->dev[dev->idx]);
+		live_row(ofp, lab, &r->live->dev[dev->idx]);
 	}
 	fprintf(ofp, DEV_DASH "---------- ------------- ------------- ------\n");
-	live_row(ofp, "Total Sys", &r->b->live->all);
+	live_row(ofp, "Total Sys", &r->live->all);
 	fputc('\n', ofp);
 }
 
@@ -512,8 +514,8 @@ static void q2d_histogram(struct rep *r, FILE *ofp)
 	banner(ofp, "Q2D Histogram");
 	fprintf(ofp, "       DEV | <.005 <.010 <.025 <.050 <.075 <.100 <.250 <.500 < 1.0 >=1.0\n");
 	fprintf(ofp, " --------- | %s", bar);
-	for (size_t i = 0; i < r->b->devs.nout; i++) {
-		const struct btt_dev *dev = r->b->devs.out[i];
+	for (size_t i = 0; i < r->v->devs->nout; i++) {
+		const struct btt_dev *dev = r->v->devs->out[i];
 		const uint64_t *h = r->s->dev[dev->idx].q2d_hist;
 		uint64_t n = 0;
 
@@ -533,16 +535,17 @@ static void q2d_histogram(struct rep *r, FILE *ofp)
 	}
 }
 
-void report_print(const struct btt *b, FILE *ofp)
+static void report_print(struct stats *s, FILE *ofp)
 {
-	struct rep r = {.b = b, .s = b->stats};
+	const struct btt_opts *o = s->v->opts;
+	struct rep r = {.v = s->v, .s = s, .live = btt_view_output(s->v, "live")};
 	char fn[4096], *xname = NULL;
 
-	if (b->opts.easy_parse && b->opts.output) {
-		snprintf(fn, sizeof(fn), "%s.xvg", b->opts.output);
+	if (o->easy_parse && o->output) {
+		snprintf(fn, sizeof(fn), "%s.xvg", o->output);
 		r.xvg = file_create(fn, &xname);
 	}
-	if (b->opts.all_data) {
+	if (o->all_data) {
 		per_tables(&r, ofp, "Per Process", 0);
 		per_tables(&r, ofp, "Per Device", 1);
 	}
@@ -554,7 +557,7 @@ void report_print(const struct btt *b, FILE *ofp)
 	plug_info(&r, ofp);
 	active_requests(&r, ofp);
 	active_periods(&r, ofp);
-	if (b->opts.all_data)
+	if (o->all_data)
 		q2d_histogram(&r, ofp);
 	if (r.xvg) {
 		free(xname);
@@ -607,10 +610,9 @@ static int exe_shown(const char *exes, const char *name)
 	return 0;
 }
 
-void ranges_print(const struct btt *b, FILE *ofp)
+static void ranges_print(const struct btt_view *v, const struct stats *s, FILE *ofp)
 {
-	const struct btt_devs *d = &b->devs;
-	const struct stats *s = b->stats;
+	const struct btt_devs *d = v->devs;
 	float base = 0.0f;
 	char lab[64];
 
@@ -633,10 +635,117 @@ void ranges_print(const struct btt *b, FILE *ofp)
 	for (size_t i = 0; i < d->nprocs; i++) {
 		const struct proc_stats *ps = stats_proc(s, d->procs[i]);
 
-		if (!exe_shown(b->opts.exes, d->procs[i]->name))
+		if (!exe_shown(v->opts->exes, d->procs[i]->name))
 			continue;
 		if (ps)
 			region_out(ofp, d->procs[i]->name, &ps->regions, base);
 		base += 1.0f;
 	}
 }
+
+/* ---- the classic report as outputs (output.h) ---- */
+
+static void *report_new(const struct btt_view *v, void *opened)
+{
+	(void)opened;
+	return stats_new(v);
+}
+
+static void report_input_end(void *state, uint64_t t_last)
+{
+	struct stats *s = state;
+
+	(void)t_last;
+	stats_finish(s, s->v->devs);
+}
+
+/* the seek streams' first pass, two at a time */
+static void prepare_seeks(const struct stats *s)
+{
+	struct seeki **v = xmalloc((s->ndev ? s->ndev : 1) * 2 * sizeof(*v));
+
+	for (size_t i = 0; i < s->ndev; i++) {
+		v[2 * i] = s->dev[i].q2q_seek;
+		v[2 * i + 1] = s->dev[i].d2d_seek;
+	}
+	seeki_prepare(v, 2 * s->ndev);
+	free(v);
+}
+
+static int report_shown(const struct btt_opts *o)
+{
+	return o->percentiles != 2 && !o->iowait_only;
+}
+
+static void report_report(void *state, FILE *avg)
+{
+	struct stats *s = state;
+
+	prepare_seeks(s);
+	if (report_shown(s->v->opts))
+		report_print(s, avg);
+}
+
+/* -m: the seeks per second of each device */
+static void report_finish(void *state, uint64_t t_last)
+{
+	struct stats *s = state;
+
+	(void)t_last;
+	for (size_t i = 0; i < s->ndev; i++)
+		seeki_sps_write(s->dev[i].q2q_seek, s->dev[i].d2d_seek, s->v->devs->v[i]->name,
+				s->v->opts->sps_name);
+}
+
+static void report_free(void *state)
+{
+	stats_free(state);
+}
+
+const struct btt_output_ops report_output = {
+	.name = "report",
+	.new = report_new,
+	.input_end = report_input_end,
+	.report = report_report,
+	.finish = report_finish,
+	.free = report_free,
+};
+
+/* the range data: after every section of the report, on stdout or in NAME.dat */
+struct ranges_state {
+	const struct btt_view *v;
+};
+
+static void *ranges_new(const struct btt_view *v, void *opened)
+{
+	struct ranges_state *rs = xmalloc(sizeof(*rs));
+
+	(void)opened;
+	rs->v = v;
+	return rs;
+}
+
+static void ranges_report(void *state, FILE *avg)
+{
+	const struct btt_view *v = ((struct ranges_state *)state)->v;
+	const struct stats *s = btt_view_output(v, "report");
+	char fn[4096], *name = NULL;
+	FILE *fp = avg;
+
+	if (!s || !report_shown(v->opts))
+		return;
+	if (v->opts->output) {
+		snprintf(fn, sizeof(fn), "%s.dat", v->opts->output);
+		fp = file_create(fn, &name);
+	}
+	ranges_print(v, s, fp);
+	if (fp != avg)
+		file_close(&fp, &name);
+}
+
+const struct btt_output_ops ranges_output = {
+	.name = "ranges",
+	.new = ranges_new,
+	.report = ranges_report,
+	.free = free,
+};

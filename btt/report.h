@@ -7,13 +7,15 @@
 #ifndef BTT_REPORT_H
 #define BTT_REPORT_H
 
-#include <stdio.h>
+struct btt_output_ops;
 
-struct btt;
-
-/* the report of @b's statistics on @ofp (after stats_finish() and devs_sort_procs()) */
-void report_print(const struct btt *b, FILE *ofp);
-/* the activity ranges (the .dat data) */
-void ranges_print(const struct btt *b, FILE *ofp);
+/*
+ * The classic report (output.h): its statistics (stats.c) subscribed to the model, the
+ * report printed (after every output's input_end()), -m's files at finish; its state,
+ * for btt_view_output(v, "report"), is the struct stats
+ */
+extern const struct btt_output_ops report_output;
+/* the activity ranges (the .dat data): on stdout after the report, or in NAME.dat */
+extern const struct btt_output_ops ranges_output;
 
 #endif /* BTT_REPORT_H */

@@ -213,7 +213,7 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 	}
 }
 
-struct stats *stats_new(struct btt *b)
+struct stats *stats_new(const struct btt_view *v)
 {
 	struct stats *s = xcalloc(1, sizeof(*s));
 	struct btt_io_sub sub = {
@@ -228,13 +228,14 @@ struct stats *stats_new(struct btt *b)
 		.dev_event = on_event,
 	};
 
+	s->v = v;
 	s->last_q = NO_TIME;
-	range_gap_init(&s->gap, b->opts.range_delta);
-	s->seek_name = b->opts.seek_name;
-	s->sps = b->opts.sps_name != NULL;
-	s->seek_absolute = b->opts.seek_absolute;
-	s->all_data = b->opts.all_data;
-	if (iomodel_subscribe(b->model, &sub) < 0)
+	range_gap_init(&s->gap, v->opts->range_delta);
+	s->seek_name = v->opts->seek_name;
+	s->sps = v->opts->sps_name != NULL;
+	s->seek_absolute = v->opts->seek_absolute;
+	s->all_data = v->opts->all_data;
+	if (iomodel_subscribe(v->model, &sub) < 0)
 		die("internal error: too many subscribers");
 	return s;
 }

@@ -12,7 +12,7 @@
 
 #include "ranges.h"
 
-struct btt;
+struct btt_view;
 struct btt_devs;
 struct btt_proc;
 
@@ -90,6 +90,7 @@ struct proc_stats {
  * @proc: by process index, up to the last process that had any (see stats_proc())
  */
 struct stats {
+	const struct btt_view *v; /* the run */
 	struct avgs all;
 	uint64_t last_q;
 	struct region all_regions;
@@ -102,8 +103,8 @@ struct stats {
 	int sps, seek_absolute, all_data; /* -m, -a, -A */
 };
 
-/* a subscriber to @b->model */
-struct stats *stats_new(struct btt *b);
+/* a subscriber to @v->model */
+struct stats *stats_new(const struct btt_view *v);
 /* the trace ended: each device's end, plugs still open counted */
 void stats_finish(struct stats *s, const struct btt_devs *d);
 /* the statistics of process @pip, or NULL when it had none */

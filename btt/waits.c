@@ -22,6 +22,7 @@
 #include "stats.h"
 #include "u64map.h"
 #include "waits.h"
+#include "output.h"
 
 #define MAX_THREADS 65536
 #define MAX_PROCS 4096
@@ -64,6 +65,7 @@ struct proc {
 
 struct waits {
 	struct btt_devs *devs;
+	int iowait_only; /* --iowait-only */
 	int bounded;
 	double t_start, t_end;
 	struct u64map tmap; /* tid + 1 -> index in th */
@@ -418,7 +420,7 @@ static void on_note(void *ctx, const struct blk_event *ev)
 	spans_prune(t, e);
 }
 
-struct waits *waits_new(struct btt *b)
+struct waits *waits_new(const struct btt_view *v)
 {
 	struct waits *w = xcalloc(1, sizeof(*w));
 	struct btt_io_sub sub = {
@@ -431,11 +433,12 @@ struct waits *waits_new(struct btt *b)
 		.note = on_note,
 	};
 
-	w->devs = &b->devs;
-	w->bounded = b->opts.time_bounded;
-	w->t_start = b->opts.t_start;
-	w->t_end = b->opts.t_end;
-	if (iomodel_subscribe(b->model, &sub) < 0)
+	w->devs = v->devs;
+	w->iowait_only = v->opts->iowait_only;
+	w->bounded = v->opts->time_bounded;
+	w->t_start = v->opts->t_start;
+	w->t_end = v->opts->t_end;
+	if (iomodel_subscribe(v->model, &sub) < 0)
 		die("internal error: too many subscribers");
 	return w;
 }
@@ -513,8 +516,7 @@ static void sec(FILE *ofp, uint64_t ns)
 	fprintf(ofp, " %13.9f", (double)ns / 1.0e9);
 }
 
-static void print_procs(const struct waits *w, const struct btt *b, const struct prow *rows,
-			FILE *ofp)
+static void print_procs(const struct waits *w, const struct prow *rows, FILE *ofp)
 {
 	fprintf(ofp, "%8s %-16s | %7s %13s %13s %13s %13s | %13s %7s\n", "PID", "COMMAND", "WAITS",
 		"TOTAL(s)", "P50(s)", "P99(s)", "MAX(s)", "OWN I/O(s)", "OWN");
@@ -536,7 +538,7 @@ static void print_procs(const struct waits *w, const struct btt *b, const struct
 			if (!d->ios)
 				continue;
 			fprintf(ofp, "%8s %-16s | %7llu I/Os  Q2C avg", "",
-				b->devs.v[d->dev]->label, (unsigned long long)d->ios);
+				w->devs->v[d->dev]->label, (unsigned long long)d->ios);
 			sec(ofp, d->q2c / d->ios);
 			fprintf(ofp, "  D2C avg");
 			if (d->nd2c)
@@ -548,13 +550,12 @@ static void print_procs(const struct waits *w, const struct btt *b, const struct
 	}
 }
 
-static void print_devs(const struct waits *w, const struct btt *b, const struct prow *rows,
-		       FILE *ofp)
+static void print_devs(const struct waits *w, const struct prow *rows, FILE *ofp)
 {
 	fprintf(ofp, "\n%10s | %7s %13s | %8s %-16s %7s %13s %7s\n", "DEV", "WAITS", "TOTAL(s)",
 		"MOST PID", "COMMAND", "WAITS", "TOTAL(s)", "SHARE");
-	for (size_t i = 0; i < b->devs.nout; i++) {
-		uint32_t dev = b->devs.out[i]->idx;
+	for (size_t i = 0; i < w->devs->nout; i++) {
+		uint32_t dev = w->devs->out[i]->idx;
 		uint64_t n = 0, ns = 0;
 		const struct prow *top = NULL;
 		const struct tdev *topd = NULL;
@@ -573,7 +574,7 @@ static void print_devs(const struct waits *w, const struct btt *b, const struct 
 					topd = d;
 				}
 			}
-		fprintf(ofp, "%10s | %7llu", b->devs.out[i]->label, (unsigned long long)n);
+		fprintf(ofp, "%10s | %7llu", w->devs->out[i]->label, (unsigned long long)n);
 		sec(ofp, ns);
 		if (!topd) {
 			fprintf(ofp, " | %8s\n", "-");
@@ -620,7 +621,7 @@ static void print_notes(const struct waits *w, FILE *ofp)
 #undef NOTE
 }
 
-void waits_print(const struct waits *w, const struct btt *b, FILE *ofp)
+void waits_print(const struct waits *w, FILE *ofp)
 {
 	struct prow *rows;
 
@@ -631,8 +632,8 @@ void waits_print(const struct waits *w, const struct btt *b, FILE *ofp)
 		return;
 	}
 	rows = fold(w);
-	print_procs(w, b, rows, ofp);
-	print_devs(w, b, rows, ofp);
+	print_procs(w, rows, ofp);
+	print_devs(w, rows, ofp);
 	print_notes(w, ofp);
 	fputc('\n', ofp);
 	for (size_t i = 0; i < w->npr; i++)
@@ -657,3 +658,32 @@ void waits_free(struct waits *w)
 	u64map_free(&w->pmap);
 	free(w);
 }
+
+/* ---- the output (output.h) ---- */
+
+static void *waits_out_new(const struct btt_view *v, void *opened)
+{
+	(void)opened;
+	return waits_new(v);
+}
+
+static void waits_report(void *state, FILE *avg)
+{
+	const struct waits *w = state;
+
+	/* a trace with I/O waits: who waited (not in the classic report otherwise) */
+	if (waits_any(w) || w->iowait_only)
+		waits_print(w, avg);
+}
+
+static void waits_out_free(void *state)
+{
+	waits_free(state);
+}
+
+const struct btt_output_ops waits_output = {
+	.name = "waits",
+	.new = waits_out_new,
+	.report = waits_report,
+	.free = waits_out_free,
+};

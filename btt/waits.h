@@ -14,15 +14,18 @@
 
 #include <stdio.h>
 
-struct btt;
+struct btt_output_ops;
+struct btt_view;
 struct waits;
 
-/* a subscriber to @b->model (always: the section appears when the trace holds waits) */
-struct waits *waits_new(struct btt *b);
+/* a subscriber to @v->model (always: the section appears when the trace holds waits) */
+struct waits *waits_new(const struct btt_view *v);
 /* whether the trace held I/O wait notes (read or not) */
 int waits_any(const struct waits *w);
 /* the section, on @ofp */
-void waits_print(const struct waits *w, const struct btt *b, FILE *ofp);
+void waits_print(const struct waits *w, FILE *ofp);
 void waits_free(struct waits *w);
+/* the output (output.h): its report() is the section, with waits or --iowait-only */
+extern const struct btt_output_ops waits_output;
 
 #endif /* BTT_WAITS_H */

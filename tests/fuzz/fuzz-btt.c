@@ -36,7 +36,6 @@
 #include <unistd.h>
 
 #include "btt.h"
-#include "perfetto-out.h"
 #include "common.h"
 #include "fuzz-util.h"
 #include "blk/log.h"
@@ -268,7 +267,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size -= 3;
 
 	/* what btt's main() does with -i FILE, less the -v progress and the read-ahead thread */
-	if (btt_init(&b) < 0 || pfout_open(&b) < 0)
+	if (btt_init(&b) < 0 || btt_open(&b) < 0)
 		abort(); /* the device map is ours, /dev/null can be written */
 	fuzz_refill(fz.memfd, data, size);
 	fd = dup(fz.memfd);

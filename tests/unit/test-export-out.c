@@ -119,6 +119,7 @@ static char *run_table(struct stream *s, const char *devices, double t_start, do
 {
 	char dir[] = "/tmp/test-export-out.XXXXXX", dest[64], path[96], cmd[256];
 	struct btt b = {.opts = BTT_OPTS_INIT};
+	struct export_out *xo;
 	struct iomodel_opts mo = {0};
 	iomodel_next_fn next = next_ev;
 	void *src = s;
@@ -142,12 +143,14 @@ static char *run_table(struct stream *s, const char *devices, double t_start, do
 	b.model = iomodel_new(&b.devs, &mo);
 	assert_int_equal(next_ev(s, &ev), 1);
 	b.clock = btt_clock_new(&next, &src, &ev);
-	b.xout = export_out_new(&b);
-	assert_non_null(b.xout);
+	b.view = (struct btt_view){
+		.opts = &b.opts, .devs = &b.devs, .model = b.model, .clock = b.clock};
+	xo = export_out_new(&b.view);
+	assert_non_null(xo);
 	assert_int_equal(iomodel_run(b.model, next, src, &ev, NULL, NULL), 0);
 	iomodel_finish(b.model);
-	export_out_finish(b.xout);
-	export_out_free(b.xout);
+	export_out_finish(xo);
+	export_out_free(xo);
 	btt_clock_free(b.clock);
 	iomodel_free(b.model);
 	devs_release(&b.devs);
