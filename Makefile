@@ -180,7 +180,7 @@ hdr-check:
 	done; echo "headers compile on their own"
 
 FORMAT_SRC = $(LIB_SRC) $(KERNEL_SRC) kernel/*.h include/blk/*.h include/common.h include/version.h \
-	*.c $(wildcard *.h) $(wildcard compat/*.[ch] btt/*.[ch] iowatcher/*.[ch] btreplay/*.[ch] verify/*.[ch])
+	*.c $(wildcard *.h) $(wildcard compat/*.[ch] btt/*.[ch] btt/*/*.[ch] iowatcher/*.[ch] btreplay/*.[ch] verify/*.[ch])
 
 format:
 	clang-format -i $(FORMAT_SRC)

@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
 #include "btt.h"
-#include "clock.h"
 #include "common.h"
-#include "outfile.h"
+#include "model/alloc.h"
+#include "model/clock.h"
+#include "report/outfile.h"
 
 int btt_init(struct btt *b)
 {

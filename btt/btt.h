@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "devs.h"
-#include "iomodel.h"
+#include "model/devs.h"
+#include "model/iomodel.h"
 #include "output.h"
 
 struct btt_opts {

@@ -11,12 +11,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "btt.h"
-#include "export-out.h"
-#include "common.h"
-#include "perfetto-out.h"
-#include "blk/reader.h"
 #include "blk/export.h"
+#include "blk/reader.h"
+#include "btt.h"
+#include "common.h"
+#include "export/export-out.h"
+#include "perfetto/perfetto-out.h"
 
 /* what main() takes from the command line besides btt's options */
 struct cmdline {

@@ -6,29 +6,29 @@
  */
 #include <string.h>
 
-#include "export-out.h"
-#include "extras.h"
-#include "fpcount.h"
-#include "iostat.h"
-#include "latency.h"
-#include "live.h"
+#include "export/export-out.h"
+#include "iowait/waits.h"
 #include "output.h"
-#include "pct.h"
-#include "perfetto-out.h"
-#include "perio.h"
-#include "report.h"
-#include "stats.h"
-#include "waits.h"
+#include "perfetto/perfetto-out.h"
+#include "report/active-periods.h"
+#include "report/event-files.h"
+#include "report/iops-mbps.h"
+#include "report/iostat.h"
+#include "report/latency.h"
+#include "report/per-io.h"
+#include "report/percentiles.h"
+#include "report/report.h"
+#include "report/statistics.h"
 
 const struct btt_output_ops *const btt_outputs[] = {
 	&export_output, /* --export (ours: before the reference's files, as it always was) */
-	&report_output, /* the classic report: its statistics (stats.c), -s, -m */
-	&fpcount_output, /* sys_iops_fp.dat, sys_mbps_fp.dat and per device */
+	&report_output, /* the classic report: its statistics (statistics.c), -s, -m */
+	&iops_mbps_output, /* sys_iops_fp.dat, sys_mbps_fp.dat and per device */
 	&latency_output, /* -l, -q, -z, -L */
-	&extras_output, /* -B, -Q, -u, NAME.msg, NAME_qhist.dat, NAME_dhist.dat */
-	&perio_output, /* -p, -P */
-	&pct_output, /* --percentiles */
-	&live_output, /* the report's live periods, -Z */
+	&event_files_output, /* -B, -Q, -u, NAME.msg, NAME_qhist.dat, NAME_dhist.dat */
+	&per_io_output, /* -p, -P */
+	&percentiles_output, /* --percentiles */
+	&active_periods_output, /* the report's live periods, -Z */
 	&iostat_output, /* -I */
 	&perfetto_output, /* --perfetto */
 	&waits_output, /* I/O wait by process */

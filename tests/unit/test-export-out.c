@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * btt --export's subscriber (btt/export-out.c): event streams fed through btt's I/O model
+ * btt --export's subscriber (btt/export/export-out.c): event streams fed through btt's I/O model
  * into a tsv:DIR export, and the rows compared with lines written by hand: the wall clock
  * of the timestamp note, RWBS, merges, remap origins, the completion's error as -errno, the
  * -D filter, a late timestamp note, the iowait rows of I/O wait notes.
@@ -19,8 +19,8 @@
 #include "blk/iowait.h"
 #include "blk/trace.h"
 #include "btt.h"
-#include "clock.h"
-#include "export-out.h"
+#include "model/clock.h"
+#include "export/export-out.h"
 
 #define SDA BLK_MKDEV(8, 0)
 #define SDA1 BLK_MKDEV(8, 1)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * btt's "I/O wait by process" (btt/waits.c), a subscriber of the I/O model: events and
+ * btt's "I/O wait by process" (btt/iowait/waits.c), a subscriber of the I/O model: events and
  * I/O wait notes are fed to a model with only this subscriber, and the section it prints
- * is compared with the one worked out by hand (the rules: btt/waits.h, doc/btt.1).
+ * is compared with the one worked out by hand (the rules: btt/iowait/waits.h, doc/btt.1).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +17,7 @@
 #include "blk/iowait.h"
 #include "blk/trace.h"
 #include "btt.h"
-#include "waits.h"
+#include "iowait/waits.h"
 
 #define SDA BLK_MKDEV(8, 0)
 #define SDB BLK_MKDEV(8, 16)
