@@ -12,9 +12,13 @@
  *   btt_release() free()
  *
  * A row whose wanted() says no (or whose new() gives NULL) has no state, and none of its
- * hooks is called; a NULL hook is skipped. Rows run in table order at every step: the
- * order the reference creates its files in, which is also the order of the report's
- * sections. An output sees the run through a struct btt_view, not struct btt.
+ * hooks is called; a NULL hook is skipped. Rows run in table order at every step (free()
+ * in reverse): the order the reference creates its files in, which is also the order of
+ * the report's sections. An output sees the run through a struct btt_view, not struct btt.
+ *
+ * Adding an output: one file with its hooks and its const struct btt_output_ops, its
+ * extern in the file's header, and one row in outputs.c (report/iops-mbps.c is the
+ * smallest).
  */
 #ifndef BTT_OUTPUT_H
 #define BTT_OUTPUT_H
