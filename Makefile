@@ -215,7 +215,7 @@ hdr-check:
 
 FORMAT_SRC = $(ALL_LIB_SRC) lib/*/*.h $(KERNEL_SRC) kernel/*.h include/blk/*.h \
 	include/blk-perfetto/*.h include/blk-export/*.h include/common.h include/version.h \
-	*.c $(wildcard *.h) $(wildcard compat/*.[ch] btt/*.[ch] iowatcher/*.[ch] btreplay/*.[ch] verify/*.[ch])
+	*.c $(wildcard *.h) $(wildcard compat/*.[ch] btt/*.[ch] btt/*/*.[ch] iowatcher/*.[ch] btreplay/*.[ch] verify/*.[ch])
 
 format:
 	clang-format -i $(FORMAT_SRC)

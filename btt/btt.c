@@ -1,37 +1,48 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * One run of btt (see btt.h): the outputs the options ask for subscribe to the I/O model,
- * the model reads the stream, and the outputs write what they found.
+ * One run of btt (see btt.h): the outputs the options ask for (the table of output.h)
+ * subscribe to the I/O model, the model reads the stream, and the outputs write what
+ * they found.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
 #include "btt.h"
-#include "clock.h"
 #include "common.h"
-#include "export-out.h"
-#include "extras.h"
-#include "fpcount.h"
-#include "iostat.h"
-#include "latency.h"
-#include "live.h"
-#include "outfile.h"
-#include "pct.h"
-#include "perio.h"
-#include "perfetto-out.h"
-#include "report.h"
-#include "seek.h"
-#include "stats.h"
-#include "waits.h"
+#include "model/alloc.h"
+#include "model/clock.h"
+#include "report/outfile.h"
 
 int btt_init(struct btt *b)
 {
+	b->out = xcalloc(btt_noutputs, sizeof(*b->out));
+	b->view = (struct btt_view){.opts = &b->opts, .devs = &b->devs, .states = b->out};
 	devs_init(&b->devs, b->opts.devices);
 	if (b->opts.devmap_name)
 		return devs_load_map(&b->devs, b->opts.devmap_name);
 	return 0;
+}
+
+static int wanted(const struct btt_output_ops *ops, const struct btt_opts *o)
+{
+	return !ops->wanted || ops->wanted(o);
+}
+
+int btt_open(struct btt *b)
+{
+	for (size_t i = 0; i < btt_noutputs; i++) {
+		const struct btt_output_ops *ops = btt_outputs[i];
+
+		if (ops->open && wanted(ops, &b->opts) && ops->open(&b->view, &b->out[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void *btt_output(const struct btt *b, const char *name)
+{
+	return btt_view_output(&b->view, name);
 }
 
 int btt_run(struct btt *b, iomodel_next_fn next, void *src, struct blk_event *ev,
@@ -43,120 +54,67 @@ int btt_run(struct btt *b, iomodel_next_fn next, void *src, struct blk_event *ev
 		.t_end = b->opts.t_end,
 		.no_remaps = b->opts.no_remaps,
 	};
+	int clock = 0;
 
 	b->model = iomodel_new(&b->devs, &mo);
+	b->view.model = b->model;
 	/* one wall clock for the outputs that date events, shown every record as it is read */
-	if (b->opts.export_dest || b->pf)
-		b->clock = btt_clock_new(&next, &src, ev);
-	b->xout = export_out_new(b);
-	/* in this order, the files are created as the reference creates them */
-	b->stats = stats_new(b);
-	b->fp = fpcount_new(b);
-	b->lat = latency_new(b);
-	b->extras = extras_new(b);
-	b->perio = perio_new(b);
-	b->pct = pct_new(b);
-	b->live = live_new(b);
-	b->iostat = iostat_new(b);
-	pfout_subscribe(b->pf, b->model);
-	b->waits = waits_new(b);
+	for (size_t i = 0; i < btt_noutputs; i++)
+		if (btt_outputs[i]->flags & BTT_OUTPUT_CLOCK && wanted(btt_outputs[i], &b->opts))
+			clock = 1;
+	if (clock)
+		b->clock = b->view.clock = btt_clock_new(&next, &src, ev);
+	/* in table order, the files are created as the reference creates them */
+	for (size_t i = 0; i < btt_noutputs; i++)
+		if (wanted(btt_outputs[i], &b->opts))
+			b->out[i] = btt_outputs[i]->new (&b->view, b->out[i]);
 	return iomodel_run(b->model, next, src, ev, progress, arg);
-}
-
-/* the seek streams' first pass, two at a time */
-static void prepare_seeks(const struct stats *s)
-{
-	struct seeki **v = xmalloc((s->ndev ? s->ndev : 1) * 2 * sizeof(*v));
-
-	for (size_t i = 0; i < s->ndev; i++) {
-		v[2 * i] = s->dev[i].q2q_seek;
-		v[2 * i + 1] = s->dev[i].d2d_seek;
-	}
-	seeki_prepare(v, 2 * s->ndev);
-	free(v);
-}
-
-static FILE *open_out(const struct btt *b, const char *suffix, char **name)
-{
-	char fn[4096];
-
-	if (!b->opts.output)
-		return stdout;
-	snprintf(fn, sizeof(fn), "%s.%s", b->opts.output, suffix);
-	return file_create(fn, name);
 }
 
 int btt_report(struct btt *b)
 {
-	char *avg_name = NULL, *dat_name = NULL;
-	FILE *avg_fp, *dat_fp;
+	char fn[4096], *avg_name = NULL;
+	uint64_t t_last;
+	FILE *avg_fp = stdout;
 
 	iomodel_finish(b->model);
-	pfout_input_end(b->pf, iomodel_last_time(b->model));
-	stats_finish(b->stats, &b->devs);
+	t_last = iomodel_last_time(b->model);
+	for (size_t i = 0; i < btt_noutputs; i++)
+		if (b->out[i] && btt_outputs[i]->input_end)
+			btt_outputs[i]->input_end(b->out[i], t_last);
 	devs_sort_procs(&b->devs);
-	prepare_seeks(b->stats);
 
-	avg_fp = open_out(b, "avg", &avg_name);
-	if (b->opts.percentiles != 2 && !b->opts.iowait_only)
-		report_print(b, avg_fp);
-	if (b->pct && !b->opts.iowait_only)
-		pct_print(b->pct, b, avg_fp);
-	/* a trace with I/O waits: who waited (not in the classic report otherwise) */
-	if (waits_any(b->waits) || b->opts.iowait_only)
-		waits_print(b->waits, b, avg_fp);
-	if (b->opts.percentiles != 2 && !b->opts.iowait_only) {
-		dat_fp = b->opts.output ? open_out(b, "dat", &dat_name) : avg_fp;
-		ranges_print(b, dat_fp);
-		if (dat_fp != stdout)
-			file_close(&dat_fp, &dat_name);
+	if (b->opts.output) {
+		snprintf(fn, sizeof(fn), "%s.avg", b->opts.output);
+		avg_fp = file_create(fn, &avg_name);
 	}
+	for (size_t i = 0; i < btt_noutputs; i++)
+		if (b->out[i] && btt_outputs[i]->report)
+			btt_outputs[i]->report(b->out[i], avg_fp);
 	if (avg_fp != stdout)
 		file_close(&avg_fp, &avg_name);
 	else if (fflush(stdout) != 0 || ferror(stdout))
 		die("write error on standard output: %s", strerror(errno));
 
-	if (b->opts.do_active)
-		live_write(b->live, b);
-	fpcount_finish(b->fp);
-	latency_finish(b->lat);
-	for (size_t i = 0; i < b->stats->ndev; i++)
-		seeki_sps_write(b->stats->dev[i].q2q_seek, b->stats->dev[i].d2d_seek,
-				b->devs.v[i]->name, b->opts.sps_name);
-	export_out_finish(b->xout);
-	iostat_finish(b->iostat, iomodel_last_time(b->model));
-	extras_finish(b->extras, &b->devs);
-	pfout_finish(b->pf, iomodel_last_time(b->model));
+	for (size_t i = 0; i < btt_noutputs; i++)
+		if (b->out[i] && btt_outputs[i]->finish)
+			btt_outputs[i]->finish(b->out[i], t_last);
 	return 0;
 }
 
 void btt_release(struct btt *b)
 {
-	pfout_free(b->pf);
-	waits_free(b->waits);
-	iostat_free(b->iostat);
-	live_free(b->live);
-	pct_free(b->pct);
-	perio_free(b->perio);
-	extras_free(b->extras);
-	latency_free(b->lat);
-	fpcount_free(b->fp);
-	export_out_free(b->xout);
+	for (size_t i = btt_noutputs; b->out && i-- > 0;) {
+		if (b->out[i] && btt_outputs[i]->free)
+			btt_outputs[i]->free(b->out[i]);
+		b->out[i] = NULL;
+	}
+	free(b->out);
+	b->out = NULL;
+	b->view.states = NULL;
 	btt_clock_free(b->clock);
-	stats_free(b->stats);
 	iomodel_free(b->model);
 	devs_release(&b->devs);
-	b->pf = NULL;
-	b->waits = NULL;
-	b->iostat = NULL;
-	b->live = NULL;
-	b->pct = NULL;
-	b->perio = NULL;
-	b->extras = NULL;
-	b->lat = NULL;
-	b->fp = NULL;
-	b->stats = NULL;
-	b->model = NULL;
-	b->xout = NULL;
-	b->clock = NULL;
+	b->model = b->view.model = NULL;
+	b->clock = b->view.clock = NULL;
 }

@@ -11,8 +11,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "devs.h"
-#include "iomodel.h"
+#include "model/devs.h"
+#include "model/iomodel.h"
+#include "output.h"
 
 struct btt_opts {
 	const char *output; /* -o: name.avg, name.dat, name.msg */
@@ -54,42 +55,22 @@ struct btt_opts {
 		.range_delta = 0.1, .iostat_interval = 1 \
 	}
 
-struct btt_clock;
-struct export_out;
-struct stats;
-struct btt_live;
-struct pct;
-struct latency;
-struct perio;
-struct extras;
-struct iostat;
-struct fpcount;
-struct pfout;
-struct waits;
-
 /**
  * struct btt - one run of btt
- * @opts: filled before btt_run() (BTT_OPTS_INIT gives btt's defaults)
+ * @opts: filled before btt_init() (BTT_OPTS_INIT gives btt's defaults)
  * @devs: the devices and processes the trace names
  * @model: the I/O model, created by btt_run()
- * The other members are the outputs subscribed to the model (NULL when not asked for).
+ * @clock: the trace's wall clock, when a wanted output dates its events (output.h)
+ * @view: what the outputs see of all this
+ * @out: the outputs' states, indexed like btt_outputs[] (NULL: not in this run)
  */
 struct btt {
 	struct btt_opts opts;
 	struct btt_devs devs;
 	struct iomodel *model;
-	struct stats *stats;
-	struct btt_clock *clock; /* the trace's wall clock, for --export and --perfetto */
-	struct export_out *xout; /* --export */
-	struct btt_live *live;
-	struct pct *pct;
-	struct latency *lat;
-	struct perio *perio;
-	struct extras *extras;
-	struct iostat *iostat;
-	struct fpcount *fp;
-	struct pfout *pf; /* --perfetto: opened by pfout_open() before btt_run() */
-	struct waits *waits;
+	struct btt_clock *clock;
+	struct btt_view view;
+	void **out;
 };
 
 /**
@@ -97,6 +78,16 @@ struct btt {
  * Return: 0, or -errno when the -M file cannot be read.
  */
 int btt_init(struct btt *b);
+
+/**
+ * btt_open() - after btt_init(), before the trace is read: the outputs' early step
+ * (--perfetto creates its file), so that a bad path fails before any work
+ * Return: 0, or -1 when an output failed (what it says is in its state: main.c prints it).
+ */
+int btt_open(struct btt *b);
+
+/* The state of output @name (output.h), or NULL when it is not in this run. */
+void *btt_output(const struct btt *b, const char *name);
 
 /**
  * btt_run() - model *@ev and the events @next gives after it (see iomodel_run())
@@ -117,7 +108,7 @@ int btt_run(struct btt *b, iomodel_next_fn next, void *src, struct blk_event *ev
  */
 int btt_report(struct btt *b);
 
-/* Free everything btt_run() made (NULL members allowed); @b->opts stays. */
+/* Free everything btt_init(), btt_open() and btt_run() made; @b->opts stays. */
 void btt_release(struct btt *b);
 
 #endif /* BTT_BTT_H */

@@ -1,7 +1,14 @@
 # btt: the timeline analyser. Its sources live in btt/, so the program is btt/btt (a file
 # named btt cannot sit next to the directory); "make btt" builds it.
+# btt/ holds the run and the table of outputs; its rooms hold the rest (doc/HACKING.md):
+#   model/     the I/O model and its data structures, the trace's wall clock
+#   report/    the classic report and its per-IO, range and histogram files
+#   perfetto/  --perfetto        export/  --export        iowait/  I/O wait by process
+# Sources include headers by their path under btt/ ("model/iomodel.h").
 TOOLS += btt/btt
-BTT_OBJ := $(patsubst %.c,%.o,$(wildcard btt/*.c))
+BTT_ROOMS := model report perfetto export iowait
+BTT_SRC := $(wildcard btt/*.c $(patsubst %,btt/%/*.c,$(BTT_ROOMS)))
+BTT_OBJ := $(patsubst %.c,%.o,$(BTT_SRC))
 # btt without its main(): btt_init(), btt_run() over any stream of events, btt_report()
 # (btt.h), for a fuzz target or a test to link with common.o and the library
 BTT_CORE_OBJ := $(filter-out btt/main.o,$(BTT_OBJ))
@@ -20,7 +27,7 @@ btt: btt/btt
 # Both replace btt/btt; 'make btt-clean' (or 'make clean') goes back to the default.
 BTT_LTO_FLAGS := -O3 -flto=auto
 BTT_LIB_OBJ := $(patsubst lib/%.c,btt/lib/%.o,$(ALL_LIB_SRC))
-BTT_LTO_OBJ := $(patsubst %.c,btt/lto/%.o,$(wildcard btt/*.c)) btt/lto/common.o
+BTT_LTO_OBJ := $(patsubst %.c,btt/lto/%.o,$(BTT_SRC)) btt/lto/common.o
 BTT_TRAIN = $(filter-out %.blkiomon.bin.xz,$(wildcard tests/data/*/*.bin.xz))
 
 btt/lib/%.o: lib/%.c
@@ -43,42 +50,43 @@ endif
 pgo:
 	@CC="$(CC)" CPPFLAGS="$(CPPFLAGS) -Ibtt" CFLAGS="$(CFLAGS) $(BTT_LTO_FLAGS)" LDFLAGS="$(LDFLAGS)" \
 		LIBS="$(LDLIBS_EXPORT) $(LDLIBS_Z) -lm" \
-		sh btt/pgo.sh "$(wildcard btt/*.c) $(ALL_LIB_SRC) common.c" $(BTT_TRAIN)
+		sh btt/pgo.sh "$(BTT_SRC) $(ALL_LIB_SRC) common.c" $(BTT_TRAIN)
 
 clean: btt-clean
 btt-clean:
-	rm -rf btt/btt btt/*.o btt/*.d btt/lib btt/lto btt/pgo
+	rm -rf btt/btt btt/lib btt/lto btt/pgo btt/*.o btt/*.d \
+		$(foreach r,$(BTT_ROOMS),btt/$(r)/*.o btt/$(r)/*.d)
 
--include $(BTT_OBJ:.o=.d) $(wildcard btt/lib/*.d btt/lib/*/*.d btt/lto/*.d btt/lto/btt/*.d)
+-include $(BTT_OBJ:.o=.d) $(wildcard btt/lib/*.d btt/lib/*/*.d btt/lto/*.d btt/lto/btt/*.d btt/lto/btt/*/*.d)
 
 # the seek statistics' unit test checks them against the pointer red-black tree model
 tests/unit/test-seekstat.o: CPPFLAGS += -Ibtt
-tests/unit/test-seekstat: tests/unit/test-seekstat.o btt/seekstat.o btt/seekspill.o tests/unit/rbtree.o $(LIB)
+tests/unit/test-seekstat: tests/unit/test-seekstat.o btt/report/seekstat.o btt/report/seekspill.o tests/unit/rbtree.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
 # the compact trees of queued I/Os against the same pointer red-black tree
 tests/unit/test-qtree.o: CPPFLAGS += -Ibtt
-tests/unit/test-qtree: tests/unit/test-qtree.o btt/qtree.o btt/u64map.o tests/unit/rbtree.o $(LIB)
+tests/unit/test-qtree: tests/unit/test-qtree.o btt/model/qtree.o btt/model/u64map.o tests/unit/rbtree.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
 # the I/O model through its subscriber interface
-BTT_MODEL_OBJ := btt/iomodel.o btt/qio.o btt/qtree.o btt/u64map.o btt/devs.o btt/alloc.o common.o
+BTT_MODEL_OBJ := $(patsubst %,btt/model/%.o,iomodel qio qtree u64map devs alloc) common.o
 tests/unit/test-iomodel.o: CPPFLAGS += -Ibtt
 tests/unit/test-iomodel: tests/unit/test-iomodel.o $(BTT_MODEL_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
 # btt --export's subscriber, through the model into tsv:DIR
 tests/unit/test-export-out.o: CPPFLAGS += -Ibtt
-tests/unit/test-export-out: tests/unit/test-export-out.o btt/export-out.o btt/clock.o \
+tests/unit/test-export-out: tests/unit/test-export-out.o btt/export/export-out.o btt/model/clock.o \
 		$(BTT_MODEL_OBJ) $(EXPORT_LIB) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_EXPORT) $(LDLIBS_Z)
 
 # "I/O wait by process" through the model
 tests/unit/test-waits.o: CPPFLAGS += -Ibtt
-tests/unit/test-waits: tests/unit/test-waits.o btt/waits.o $(BTT_MODEL_OBJ) $(LIB)
+tests/unit/test-waits: tests/unit/test-waits.o btt/iowait/waits.o $(BTT_MODEL_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
 # btt --perfetto's queue of the records waiting to be drawn in time order
 tests/unit/test-pforder.o: CPPFLAGS += -Ibtt
-tests/unit/test-pforder: tests/unit/test-pforder.o btt/pforder.o btt/alloc.o common.o $(LIB)
+tests/unit/test-pforder: tests/unit/test-pforder.o btt/perfetto/pforder.o btt/model/alloc.o common.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)

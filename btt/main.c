@@ -11,12 +11,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "btt.h"
-#include "export-out.h"
-#include "common.h"
-#include "perfetto-out.h"
-#include "blk/reader.h"
 #include "blk-export/export.h"
+#include "blk/reader.h"
+#include "btt.h"
+#include "common.h"
+#include "export/export-out.h"
+#include "perfetto/perfetto-out.h"
 
 /* what main() takes from the command line besides btt's options */
 struct cmdline {
@@ -381,15 +381,16 @@ static void progress(void *arg)
 /* --perfetto: its remarks, and its error once (1 then) */
 static int perfetto_messages(const struct btt *b)
 {
+	const struct pfout *pf = btt_output(b, "perfetto");
 	const char *s;
 
-	for (unsigned int i = 0; (s = pfout_note(b->pf, i)); i++)
+	for (unsigned int i = 0; (s = pfout_note(pf, i)); i++)
 		warning("%s", s);
-	if (!pfout_error(b->pf))
+	if (!pfout_error(pf))
 		return 0;
-	error("%s", pfout_error(b->pf));
-	if (pfout_hint(b->pf))
-		hint("%s", pfout_hint(b->pf));
+	error("%s", pfout_error(pf));
+	if (pfout_hint(pf))
+		hint("%s", pfout_hint(pf));
 	return 1;
 }
 
@@ -432,7 +433,7 @@ int main(int argc, char **argv)
 	rc = btt_init(&b);
 	if (rc < 0)
 		die("cannot read device map '%s': %s", b.opts.devmap_name, strerror(-rc));
-	if (pfout_open(&b) < 0)
+	if (btt_open(&b) < 0)
 		exit(perfetto_messages(&b));
 
 	r = blk_reader_open(cl.input);

@@ -17,7 +17,7 @@
  *           bit 4  -D 8,0;8,16;253,0     bit 5  -e fio,kworker
  *           bit 6  -S 2 (iostat interval)   bit 7  -M (a device map)
  * The stream is read from a regular file (a memfd), as btt reads -i. Every file btt
- * writes goes to a null stream: run-fuzz.sh links btt/outfile.c (file_create(),
+ * writes goes to a null stream: run-fuzz.sh links btt/report/outfile.c (file_create(),
  * file_close(), the one place btt creates and removes files) with its fopen(), fclose()
  * and unlink() renamed to fuzz_btt_fopen(), fuzz_btt_fclose() and fuzz_btt_unlink()
  * below: the names btt makes are checked and what it writes is formatted and counted
@@ -36,7 +36,6 @@
 #include <unistd.h>
 
 #include "btt.h"
-#include "perfetto-out.h"
 #include "common.h"
 #include "fuzz-util.h"
 #include "blk/log.h"
@@ -117,7 +116,7 @@ FILE *fuzz_btt_fopen(const char *name, const char *mode)
 	struct null_file *nf;
 
 	if (!name || !mode || (mode[0] != 'w' && mode[0] != 'a'))
-		abort(); /* btt/outfile.c only creates files */
+		abort(); /* btt/report/outfile.c only creates files */
 	if (!*name || strlen(name) >= 4096) {
 		errno = *name ? ENAMETOOLONG : ENOENT;
 		return NULL;
@@ -268,7 +267,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size -= 3;
 
 	/* what btt's main() does with -i FILE, less the -v progress and the read-ahead thread */
-	if (btt_init(&b) < 0 || pfout_open(&b) < 0)
+	if (btt_init(&b) < 0 || btt_open(&b) < 0)
 		abort(); /* the device map is ours, /dev/null can be written */
 	fuzz_refill(fz.memfd, data, size);
 	fd = dup(fz.memfd);

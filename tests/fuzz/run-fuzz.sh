@@ -46,7 +46,7 @@ declare -A target_src=(
 	[parse]="tests/fuzz/fuzz-parse.c parse-run.c parse-iowait.c compat/*.c"
 	[format]="tests/fuzz/fuzz-format.c"
 	[iomon]="tests/fuzz/fuzz-iomon.c mon-run.c"
-	[btt]="tests/fuzz/fuzz-btt.c $btt_lib_src $(ls btt/*.c | grep -v '^btt/main\.c$' | tr '\n' ' ')"
+	[btt]="tests/fuzz/fuzz-btt.c $btt_lib_src $(ls btt/*.c btt/*/*.c | grep -v '^btt/main\.c$' | tr '\n' ' ')"
 )
 mkdir -p "$build"
 echo "building the fuzz targets ($targets) in $build"
@@ -72,14 +72,14 @@ compile() { # source
 		case $1 in
 		compat/heapemu.c | compat/classicmem.c | lib/hist.c | lib/perfetto/protobuf.c)
 			extra=-fno-sanitize-coverage=trace-cmp ;;
-		btt/extras.c) extra="-Ibtt -fno-sanitize-coverage=trace-cmp" ;;
+		btt/report/event-files.c) extra="-Ibtt -fno-sanitize-coverage=trace-cmp" ;;
 		btt/* | tests/fuzz/fuzz-btt.c) extra=-Ibtt ;;
 		*) extra= ;;
 		esac
 		# shellcheck disable=SC2086
 		clang $CFLAGS_FUZZ $extra -c -o "$o" "$1" || return 1
 		# the btt target sends the files btt creates to a null stream (see fuzz-btt.c)
-		if [ "$1" = btt/outfile.c ]; then
+		if [ "$1" = btt/report/outfile.c ]; then
 			objcopy --redefine-sym fopen64=fuzz_btt_fopen --redefine-sym fclose=fuzz_btt_fclose \
 				--redefine-sym unlink=fuzz_btt_unlink "$o" || { rm -f "$o"; return 1; }
 		fi

@@ -2,8 +2,8 @@
 /*
  * An intrusive pointer red-black tree, the model the unit tests check btt against: btt's
  * outputs depend on the shape of the classic btt's trees (the order in which a completion
- * visits the queued I/Os it covers, the seek median walk), and btt/qtree.c and
- * btt/seekstat.c rebuild those shapes with this algorithm, step for step.
+ * visits the queued I/Os it covers, the seek median walk), and btt/model/qtree.c and
+ * btt/report/seekstat.c rebuild those shapes with this algorithm, step for step.
  */
 #ifndef BTT_RBTREE_H
 #define BTT_RBTREE_H

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * btt --export's subscriber (btt/export-out.c): event streams fed through btt's I/O model
+ * btt --export's subscriber (btt/export/export-out.c): event streams fed through btt's I/O model
  * into a tsv:DIR export, and the rows compared with lines written by hand: the wall clock
  * of the timestamp note, RWBS, merges, remap origins, the completion's error as -errno, the
  * -D filter, a late timestamp note, the iowait rows of I/O wait notes.
@@ -19,8 +19,8 @@
 #include "blk/iowait.h"
 #include "blk/trace.h"
 #include "btt.h"
-#include "clock.h"
-#include "export-out.h"
+#include "model/clock.h"
+#include "export/export-out.h"
 
 #define SDA BLK_MKDEV(8, 0)
 #define SDA1 BLK_MKDEV(8, 1)
@@ -119,6 +119,7 @@ static char *run_table(struct stream *s, const char *devices, double t_start, do
 {
 	char dir[] = "/tmp/test-export-out.XXXXXX", dest[64], path[96], cmd[256];
 	struct btt b = {.opts = BTT_OPTS_INIT};
+	struct export_out *xo;
 	struct iomodel_opts mo = {0};
 	iomodel_next_fn next = next_ev;
 	void *src = s;
@@ -142,12 +143,14 @@ static char *run_table(struct stream *s, const char *devices, double t_start, do
 	b.model = iomodel_new(&b.devs, &mo);
 	assert_int_equal(next_ev(s, &ev), 1);
 	b.clock = btt_clock_new(&next, &src, &ev);
-	b.xout = export_out_new(&b);
-	assert_non_null(b.xout);
+	b.view = (struct btt_view){
+		.opts = &b.opts, .devs = &b.devs, .model = b.model, .clock = b.clock};
+	xo = export_out_new(&b.view);
+	assert_non_null(xo);
 	assert_int_equal(iomodel_run(b.model, next, src, &ev, NULL, NULL), 0);
 	iomodel_finish(b.model);
-	export_out_finish(b.xout);
-	export_out_free(b.xout);
+	export_out_finish(xo);
+	export_out_free(xo);
 	btt_clock_free(b.clock);
 	iomodel_free(b.model);
 	devs_release(&b.devs);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * btt's I/O model (btt/iomodel.c) through its subscriber interface: event sequences are
+ * btt's I/O model (btt/model/iomodel.c) through its subscriber interface: event sequences are
  * fed to the model, and a recording subscriber writes what it receives as text lines,
  * which are compared with the lines expected by hand (the rules of btt 2.09: see
- * btt/iomodel.h and doc/btt.1).
+ * btt/model/iomodel.h and doc/btt.1).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,9 +17,9 @@
 
 #include "blk/event.h"
 #include "blk/trace.h"
-#include "devs.h"
-#include "iomodel.h"
-#include "qio.h"
+#include "model/devs.h"
+#include "model/iomodel.h"
+#include "model/qio.h"
 
 #define SDA BLK_MKDEV(8, 0)
 #define SDA1 BLK_MKDEV(8, 1)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * btt --perfetto's queue of records waiting to be drawn in time order (btt/pforder.c):
+ * btt --perfetto's queue of records waiting to be drawn in time order (btt/perfetto/pforder.c):
  * single records (in order, into the FIFO; out of order, into the heap) and runs (an I/O's
  * records, in order among themselves; in order, into the FIFO of runs until their first
  * record is taken; out of order, or once taken, in the heap by their next record) must come out
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pforder.h"
+#include "perfetto/pforder.h"
 
 #define MAX_RUN 8
 

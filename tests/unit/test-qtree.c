@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * btt's compact trees of queued I/Os (btt/qtree.c) against a direct model: the same
+ * btt's compact trees of queued I/Os (btt/model/qtree.c) against a direct model: the same
  * operations on tests/unit/rbtree.c's pointer tree, searched the way the classic btt searches it.
  * After every operation both trees must have the same shape and colours, and every search
  * (the fast paths from the tables included) the same answer in the same order.
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "qtree.h"
+#include "model/qtree.h"
 #include "rbtree.h"
 
 struct mnode {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * btt's seek statistics (btt/seekstat.c) against a direct model: every value inserted into
+ * btt's seek statistics (btt/report/seekstat.c) against a direct model: every value inserted into
  * a pointer red-black tree (tests/unit/rbtree.c) as it arrives, as the classic btt does, then the
  * pre-order "median" and post-order modes read off that tree.
  */
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "rbtree.h"
-#include "seekstat.h"
+#include "report/seekstat.h"
 
 struct bkt {
 	struct rb_node rb;

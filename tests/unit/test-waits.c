@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * btt's "I/O wait by process" (btt/waits.c), a subscriber of the I/O model: events and
+ * btt's "I/O wait by process" (btt/iowait/waits.c), a subscriber of the I/O model: events and
  * I/O wait notes are fed to a model with only this subscriber, and the section it prints
- * is compared with the one worked out by hand (the rules: btt/waits.h, doc/btt.1).
+ * is compared with the one worked out by hand (the rules: btt/iowait/waits.h, doc/btt.1).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +17,7 @@
 #include "blk/iowait.h"
 #include "blk/trace.h"
 #include "btt.h"
-#include "waits.h"
+#include "iowait/waits.h"
 
 #define SDA BLK_MKDEV(8, 0)
 #define SDB BLK_MKDEV(8, 16)
@@ -25,6 +25,7 @@
 
 struct world {
 	struct btt b;
+	struct waits *waits;
 	uint32_t seq;
 };
 
@@ -38,12 +39,13 @@ static void world_init(struct world *w, int bounded, double t_start, double t_en
 	w->b.opts.t_end = t_end;
 	devs_init(&w->b.devs, NULL);
 	w->b.model = iomodel_new(&w->b.devs, &mo);
-	w->b.waits = waits_new(&w->b);
+	w->b.view = (struct btt_view){.opts = &w->b.opts, .devs = &w->b.devs, .model = w->b.model};
+	w->waits = waits_new(&w->b.view);
 }
 
 static void world_free(struct world *w)
 {
-	waits_free(w->b.waits);
+	waits_free(w->waits);
 	iomodel_free(w->b.model);
 	devs_release(&w->b.devs);
 }
@@ -101,7 +103,7 @@ static char *section(struct world *w)
 
 	assert_non_null(f);
 	iomodel_finish(w->b.model);
-	waits_print(w->b.waits, &w->b, f);
+	waits_print(w->waits, f);
 	fclose(f);
 	return buf;
 }
@@ -254,7 +256,7 @@ static void test_none(void **state)
 	world_init(&w, 0, 0, 0);
 	io(&w, MS, BLK_TA_QUEUE, SDA, 0, 1);
 	io(&w, 2 * MS, BLK_TA_COMPLETE, SDA, 0, 0);
-	assert_false(waits_any(w.b.waits));
+	assert_false(waits_any(w.waits));
 	got = section(&w);
 	assert_string_equal(
 		got, "==================== I/O wait by process ====================\n\n"

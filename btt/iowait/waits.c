@@ -1,0 +1,689 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * I/O wait by process (see waits.h), a subscriber of the I/O model.
+ *
+ * Per thread (the pid of a Q, the tid of a wait): the Q times of its I/Os in flight
+ * (sorted), the union of its completed I/Os' [Q, C] spans (disjoint, sorted) since its
+ * last wait ended, and its I/Os per device. A wait note arrives at its end time, after the
+ * completions that ended it: the part of [start, end] covered by those spans, or by an
+ * I/O still in flight, is its own-I/O time. A thread's next wait begins after this one
+ * ended, so the spans that ended before are dropped then; a thread that queues many I/Os
+ * without waiting keeps its latest MAX_SPANS (the older ones are forgotten; a wait that
+ * began before the end of one is counted as possibly short of own-I/O time).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "blk/hist.h"
+#include "blk/iowait.h"
+#include "btt.h"
+#include "common.h"
+#include "iowait/waits.h"
+#include "model/alloc.h"
+#include "model/u64map.h"
+#include "output.h"
+#include "report/statistics.h"
+
+#define MAX_THREADS 65536
+#define MAX_PROCS 4096
+#define MAX_INFLIGHT 4096 /* per thread */
+#define MAX_SPANS 256 /* per thread */
+#define NO_DEV UINT32_MAX
+
+struct span {
+	uint64_t a, b;
+};
+
+/* what a thread (or, once folded, a process) did on one device */
+struct tdev {
+	uint32_t dev; /* device index */
+	uint64_t ios, q2c, d2c, nd2c; /* completed I/Os, their Q2C and D2C sums (ns) */
+	uint64_t waits, wait_ns; /* waits on this device */
+};
+
+struct thread {
+	uint32_t tid;
+	int32_t proc; /* index in waits.pr; -1 until a wait names its process */
+	uint64_t *inflight; /* Q times, ascending */
+	size_t ninflight, ainflight;
+	struct span *spans;
+	size_t nspans, aspans;
+	uint64_t forgot_b; /* the latest end of a span forgotten (MAX_SPANS) */
+	uint64_t last_c; /* the last completion of its I/Os, on device last_c_dev */
+	uint32_t last_c_dev;
+	struct tdev *devs;
+	size_t ndevs, adevs;
+	uint32_t last_dev; /* the index in devs last used */
+};
+
+struct proc {
+	uint32_t tgid;
+	char comm[17];
+	uint64_t waits, ns, covered;
+	struct blk_hist *hist;
+};
+
+struct waits {
+	struct btt_devs *devs;
+	int iowait_only; /* --iowait-only */
+	int bounded;
+	double t_start, t_end;
+	struct u64map tmap; /* tid + 1 -> index in th */
+	struct thread *th;
+	size_t nth, ath;
+	struct {
+		uint32_t tid, idx; /* idx + 1, 0: empty */
+	} cache[64]; /* the threads seen last, by tid % 64 */
+	struct u64map pmap; /* tgid + 1 -> index in pr */
+	struct proc *pr;
+	size_t npr, apr;
+	unsigned int sources; /* 1 << enum blk_iowait_source of the waits counted */
+	uint64_t notes, bad, no_io, outside, no_dev, untracked, approx, overflow;
+};
+
+/* ---- threads and processes ---- */
+
+static __attribute__((noinline)) struct thread *thread_slow(struct waits *w, uint32_t tid,
+							    int create)
+{
+	unsigned int c = tid % 64;
+	uint64_t *v;
+	struct thread *t;
+
+	v = u64map_get(&w->tmap, (uint64_t)tid + 1);
+	if (v) {
+		w->cache[c].tid = tid;
+		w->cache[c].idx = (uint32_t)*v + 1;
+		return &w->th[*v];
+	}
+	if (!create || w->nth >= MAX_THREADS)
+		return NULL;
+	w->th = array_grow(w->th, &w->ath, w->nth, sizeof(*w->th));
+	t = &w->th[w->nth];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->proc = -1;
+	t->last_c = NO_TIME;
+	t->last_c_dev = NO_DEV;
+	if (u64map_put(&w->tmap, (uint64_t)tid + 1, w->nth) < 0)
+		die("out of memory");
+	w->cache[c].tid = tid;
+	w->cache[c].idx = (uint32_t)++w->nth;
+	return t;
+}
+
+/* the thread @tid (made when @create and new), or NULL; per I/O twice: the cache inline */
+static inline struct thread *thread_of(struct waits *w, uint32_t tid, int create)
+{
+	unsigned int c = tid % 64;
+
+	if (w->cache[c].idx && w->cache[c].tid == tid)
+		return &w->th[w->cache[c].idx - 1];
+	return thread_slow(w, tid, create);
+}
+
+static struct proc *proc_of(struct waits *w, const struct blk_iowait *iw)
+{
+	uint64_t *v = u64map_get(&w->pmap, (uint64_t)iw->tgid + 1);
+	struct proc *p;
+
+	if (v) {
+		p = &w->pr[*v];
+	} else {
+		if (w->npr >= MAX_PROCS)
+			return NULL;
+		w->pr = array_grow(w->pr, &w->apr, w->npr, sizeof(*w->pr));
+		p = &w->pr[w->npr];
+		memset(p, 0, sizeof(*p));
+		p->tgid = iw->tgid;
+		p->hist = xcalloc(1, sizeof(*p->hist));
+		blk_hist_clear(p->hist);
+		if (u64map_put(&w->pmap, (uint64_t)iw->tgid + 1, w->npr) < 0)
+			die("out of memory");
+		w->npr++;
+	}
+	/* the process's name: its leader's latest (a process that exec'ed is named after what
+	 * it became: a shell's child that waited as "sh", then read as "dd"), else the first
+	 * thread's seen */
+	if (!p->comm[0] || iw->tid == iw->tgid) {
+		snprintf(p->comm, sizeof(p->comm), "%s", iw->comm);
+	}
+	return p;
+}
+
+static struct tdev *tdev_of(struct tdev **v, size_t *n, size_t *alloc, uint32_t dev)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*v)[i].dev == dev)
+			return &(*v)[i];
+	*v = array_grow(*v, alloc, *n, sizeof(**v));
+	memset(&(*v)[*n], 0, sizeof(**v));
+	(*v)[*n].dev = dev;
+	return &(*v)[(*n)++];
+}
+
+/* ---- a thread's I/Os in flight and completed ---- */
+
+static size_t lower_bound(const uint64_t *v, size_t n, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void inflight_add(struct waits *w, struct thread *t, uint64_t q)
+{
+	size_t i = t->ninflight;
+
+	if (t->ninflight >= MAX_INFLIGHT) {
+		w->overflow++;
+		return;
+	}
+	t->inflight = array_grow(t->inflight, &t->ainflight, t->ninflight, sizeof(uint64_t));
+	while (i > 0 && t->inflight[i - 1] > q)
+		i--;
+	if (i < t->ninflight)
+		memmove(&t->inflight[i + 1], &t->inflight[i],
+			(t->ninflight - i) * sizeof(uint64_t));
+	t->inflight[i] = q;
+	t->ninflight++;
+}
+
+/* an I/O queued at @q leaves (one of them when several were queued at once: the same) */
+static void inflight_del(struct thread *t, uint64_t q)
+{
+	size_t i;
+
+	if (t->ninflight && t->inflight[0] == q) {
+		/* the oldest: completions mostly come in the order of their Qs */
+		if (--t->ninflight)
+			memmove(t->inflight, t->inflight + 1, t->ninflight * sizeof(uint64_t));
+		return;
+	}
+	i = lower_bound(t->inflight, t->ninflight, q);
+
+	if (i == t->ninflight || t->inflight[i] != q)
+		return; /* not kept (overflow) */
+	memmove(&t->inflight[i], &t->inflight[i + 1], (t->ninflight - i - 1) * sizeof(uint64_t));
+	t->ninflight--;
+}
+
+/* add [a, b] to the thread's union of completed spans */
+static void span_add(struct thread *t, uint64_t a, uint64_t b)
+{
+	size_t lo = 0, hi = t->nspans, j;
+	struct span *last = t->nspans ? &t->spans[t->nspans - 1] : NULL;
+
+	/* the usual cases: after the last span, or overlapping only it */
+	if (last && a >= last->a && a <= last->b) {
+		last->b = b > last->b ? b : last->b;
+		return;
+	}
+	if ((!last || a > last->b) && t->nspans < MAX_SPANS) {
+		t->spans = array_grow(t->spans, &t->aspans, t->nspans, sizeof(struct span));
+		t->spans[t->nspans++] = (struct span){a, b};
+		return;
+	}
+
+	/* the first span that ends at or after a */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->spans[mid].b < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (j = lo; j < t->nspans && t->spans[j].a <= b; j++)
+		;
+	if (j > lo) {
+		/* it overlaps spans lo .. j-1: they become one */
+		t->spans[lo].a = a < t->spans[lo].a ? a : t->spans[lo].a;
+		t->spans[lo].b = b > t->spans[j - 1].b ? b : t->spans[j - 1].b;
+		memmove(&t->spans[lo + 1], &t->spans[j], (t->nspans - j) * sizeof(struct span));
+		t->nspans -= j - lo - 1;
+		return;
+	}
+	if (t->nspans >= MAX_SPANS) {
+		/* the older half is forgotten (once per MAX_SPANS / 2 spans) */
+		size_t drop = MAX_SPANS / 2;
+
+		if (lo < drop) {
+			t->forgot_b = b > t->forgot_b ? b : t->forgot_b;
+			return;
+		}
+		if (t->spans[drop - 1].b > t->forgot_b)
+			t->forgot_b = t->spans[drop - 1].b;
+		memmove(t->spans, &t->spans[drop], (t->nspans - drop) * sizeof(struct span));
+		t->nspans -= drop;
+		lo -= drop;
+	}
+	t->spans = array_grow(t->spans, &t->aspans, t->nspans, sizeof(struct span));
+	memmove(&t->spans[lo + 1], &t->spans[lo], (t->nspans - lo) * sizeof(struct span));
+	t->spans[lo] = (struct span){a, b};
+	t->nspans++;
+}
+
+/* the time of [s, e] the thread had an I/O of its own in flight */
+static uint64_t covered(const struct thread *t, uint64_t s, uint64_t e)
+{
+	uint64_t from = e, sum = 0; /* [from, e]: an I/O still in flight at e */
+
+	if (t->ninflight && t->inflight[0] < e)
+		from = t->inflight[0] > s ? t->inflight[0] : s;
+	for (size_t i = 0; i < t->nspans; i++) {
+		uint64_t x = t->spans[i].a > s ? t->spans[i].a : s;
+		uint64_t y = t->spans[i].b < from ? t->spans[i].b : from;
+
+		if (y > x)
+			sum += y - x;
+	}
+	return sum + (e - from);
+}
+
+/* the spans that ended by @e can cover no later wait of the thread */
+static void spans_prune(struct thread *t, uint64_t e)
+{
+	size_t i = 0;
+
+	while (i < t->nspans && t->spans[i].b <= e)
+		i++;
+	if (!i)
+		return; /* also when there are none yet: spans may be NULL */
+	memmove(t->spans, &t->spans[i], (t->nspans - i) * sizeof(struct span));
+	t->nspans -= i;
+}
+
+/* ---- the model's callbacks ---- */
+
+/* a Q that made an I/O (after its stage Q): in flight from now */
+static void on_queue(void *ctx, const struct btt_dev_event *e)
+{
+	struct waits *w = ctx;
+	struct thread *th = thread_of(w, e->ev->pid, 1);
+
+	if (th)
+		inflight_add(w, th, e->ev->time);
+	else
+		w->untracked++;
+}
+
+static void on_done(void *ctx, const struct btt_io *io)
+{
+	struct waits *w = ctx;
+	struct thread *t = thread_of(w, io->pid, 0);
+	uint64_t q = io->t[BTT_STAGE_Q], c = io->t[BTT_STAGE_C], d = io->t[BTT_STAGE_D];
+	struct tdev *td;
+
+	if (!t)
+		return;
+	inflight_del(t, q);
+	span_add(t, q, c > q ? c : q);
+	if (t->last_dev < t->ndevs && t->devs[t->last_dev].dev == io->dev->idx) {
+		td = &t->devs[t->last_dev];
+	} else {
+		td = tdev_of(&t->devs, &t->ndevs, &t->adevs, io->dev->idx);
+		t->last_dev = (uint32_t)(td - t->devs);
+	}
+	td->ios++;
+	td->q2c += tdelta(q, c);
+	if (d != NO_TIME) {
+		td->d2c += tdelta(d, c);
+		td->nd2c++;
+	}
+	if (t->last_c == NO_TIME || c >= t->last_c) {
+		t->last_c = c;
+		t->last_c_dev = io->dev->idx;
+	}
+}
+
+static void on_lost(void *ctx, const struct btt_io *io, enum btt_lost why)
+{
+	struct thread *t = thread_of(ctx, io->pid, 0);
+
+	(void)why;
+	if (t)
+		inflight_del(t, io->t[BTT_STAGE_Q]);
+}
+
+static int outside(const struct waits *w, uint64_t t)
+{
+	double s = (double)t / 1.0e9;
+
+	return w->bounded && (s < w->t_start || s > w->t_end); /* as the model's window */
+}
+
+static void on_note(void *ctx, const struct blk_event *ev)
+{
+	struct waits *w = ctx;
+	struct blk_iowait iw;
+	struct thread *t;
+	struct proc *p;
+	uint64_t s, e;
+	uint32_t dev = NO_DEV;
+
+	if (!blk_event_is_iowait(ev))
+		return;
+	w->notes++;
+	if (blk_iowait_decode(ev, &iw)) {
+		w->bad++;
+		return;
+	}
+	if (outside(w, iw.end)) {
+		w->outside++;
+		return;
+	}
+	if ((iw.flags & BLK_IOWAIT_F_IO_CHECKED) && !(iw.flags & BLK_IOWAIT_F_IO)) {
+		w->no_io++; /* blktrace --iowait-all: a sleep with no I/O of its own */
+		return;
+	}
+	t = thread_of(w, iw.tid, 1);
+	p = t ? proc_of(w, &iw) : NULL;
+	if (!p) {
+		w->untracked++;
+		return;
+	}
+	w->sources |= 1u << (iw.source & 31);
+	t->proc = (int32_t)(p - w->pr);
+	e = iw.end;
+	s = iw.start < 0 ? 0 : (uint64_t)iw.start;
+	p->waits++;
+	p->ns += iw.duration;
+	p->covered += covered(t, s, e);
+	if (t->forgot_b > s)
+		w->approx++; /* a span forgotten might have covered part of it */
+	blk_hist_add(p->hist, iw.duration);
+	/* its device: that of the last I/O of the thread to complete during it */
+	if (t->last_c != NO_TIME && t->last_c >= s && t->last_c <= e) {
+		dev = t->last_c_dev;
+	} else if (iw.flags & BLK_IOWAIT_F_IO) {
+		const struct btt_dev *dip = devs_find(w->devs, iw.io_dev);
+
+		dev = dip ? dip->idx : NO_DEV;
+	}
+	if (dev != NO_DEV) {
+		struct tdev *td = tdev_of(&t->devs, &t->ndevs, &t->adevs, dev);
+
+		td->waits++;
+		td->wait_ns += iw.duration;
+	} else {
+		w->no_dev++;
+	}
+	spans_prune(t, e);
+}
+
+struct waits *waits_new(const struct btt_view *v)
+{
+	struct waits *w = xcalloc(1, sizeof(*w));
+	struct btt_io_sub sub = {
+		.ctx = w,
+		/* the report's statistics take the Q events too: no view is built for us alone */
+		.events = 1u << BTT_EV_QUEUE,
+		.dev_event = on_queue,
+		.done = on_done,
+		.lost = on_lost,
+		.note = on_note,
+	};
+
+	w->devs = v->devs;
+	w->iowait_only = v->opts->iowait_only;
+	w->bounded = v->opts->time_bounded;
+	w->t_start = v->opts->t_start;
+	w->t_end = v->opts->t_end;
+	if (iomodel_subscribe(v->model, &sub) < 0)
+		die("internal error: too many subscribers");
+	return w;
+}
+
+int waits_any(const struct waits *w)
+{
+	return w && w->notes;
+}
+
+/* ---- the section ---- */
+
+/* a process with what its threads did per device */
+struct prow {
+	const struct proc *p;
+	struct tdev *devs;
+	size_t ndevs, adevs;
+};
+
+static int by_wait_time(const void *x, const void *y)
+{
+	const struct proc *a = ((const struct prow *)x)->p, *b = ((const struct prow *)y)->p;
+
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	return a->tgid < b->tgid ? -1 : a->tgid > b->tgid;
+}
+
+static int by_dev(const void *x, const void *y)
+{
+	uint32_t a = ((const struct tdev *)x)->dev, b = ((const struct tdev *)y)->dev;
+
+	return a < b ? -1 : a > b;
+}
+
+static struct prow *fold(const struct waits *w)
+{
+	struct prow *rows = xcalloc(w->npr ? w->npr : 1, sizeof(*rows));
+
+	for (size_t i = 0; i < w->npr; i++)
+		rows[i].p = &w->pr[i];
+	for (size_t i = 0; i < w->nth; i++) {
+		const struct thread *t = &w->th[i];
+		int32_t pi = t->proc;
+		uint64_t *v;
+
+		/* a thread that never waited belongs to the process it leads, if that waited */
+		if (pi < 0 && (v = u64map_get(&w->pmap, (uint64_t)t->tid + 1)))
+			pi = (int32_t)*v;
+		if (pi < 0)
+			continue;
+		for (size_t k = 0; k < t->ndevs; k++) {
+			const struct tdev *s = &t->devs[k];
+			struct tdev *d =
+				tdev_of(&rows[pi].devs, &rows[pi].ndevs, &rows[pi].adevs, s->dev);
+
+			d->ios += s->ios;
+			d->q2c += s->q2c;
+			d->d2c += s->d2c;
+			d->nd2c += s->nd2c;
+			d->waits += s->waits;
+			d->wait_ns += s->wait_ns;
+		}
+	}
+	/* (qsort() of nothing: a process without devices may have no array) */
+	for (size_t i = 0; i < w->npr; i++)
+		if (rows[i].ndevs)
+			qsort(rows[i].devs, rows[i].ndevs, sizeof(struct tdev), by_dev);
+	if (w->npr)
+		qsort(rows, w->npr, sizeof(*rows), by_wait_time);
+	return rows;
+}
+
+static void sec(FILE *ofp, uint64_t ns)
+{
+	fprintf(ofp, " %13.9f", (double)ns / 1.0e9);
+}
+
+static void print_procs(const struct waits *w, const struct prow *rows, FILE *ofp)
+{
+	fprintf(ofp, "%8s %-16s | %7s %13s %13s %13s %13s | %13s %7s\n", "PID", "COMMAND", "WAITS",
+		"TOTAL(s)", "P50(s)", "P99(s)", "MAX(s)", "OWN I/O(s)", "OWN");
+	for (size_t i = 0; i < w->npr; i++) {
+		const struct proc *p = rows[i].p;
+
+		fprintf(ofp, "%8u %-16s | %7llu", p->tgid, p->comm, (unsigned long long)p->waits);
+		sec(ofp, p->ns);
+		sec(ofp, blk_hist_percentile(p->hist, 50));
+		sec(ofp, blk_hist_percentile(p->hist, 99));
+		sec(ofp, p->hist->max);
+		fprintf(ofp, " |");
+		sec(ofp, p->covered);
+		fprintf(ofp, " %6.2f%%\n",
+			p->ns ? 100.0 * (double)p->covered / (double)p->ns : 0.0);
+		for (size_t k = 0; k < rows[i].ndevs; k++) {
+			const struct tdev *d = &rows[i].devs[k];
+
+			if (!d->ios)
+				continue;
+			fprintf(ofp, "%8s %-16s | %7llu I/Os  Q2C avg", "",
+				w->devs->v[d->dev]->label, (unsigned long long)d->ios);
+			sec(ofp, d->q2c / d->ios);
+			fprintf(ofp, "  D2C avg");
+			if (d->nd2c)
+				sec(ofp, d->d2c / d->nd2c);
+			else
+				fprintf(ofp, " %13s", "-");
+			fputc('\n', ofp);
+		}
+	}
+}
+
+static void print_devs(const struct waits *w, const struct prow *rows, FILE *ofp)
+{
+	fprintf(ofp, "\n%10s | %7s %13s | %8s %-16s %7s %13s %7s\n", "DEV", "WAITS", "TOTAL(s)",
+		"MOST PID", "COMMAND", "WAITS", "TOTAL(s)", "SHARE");
+	for (size_t i = 0; i < w->devs->nout; i++) {
+		uint32_t dev = w->devs->out[i]->idx;
+		uint64_t n = 0, ns = 0;
+		const struct prow *top = NULL;
+		const struct tdev *topd = NULL;
+
+		for (size_t r = 0; r < w->npr; r++)
+			for (size_t k = 0; k < rows[r].ndevs; k++) {
+				const struct tdev *d = &rows[r].devs[k];
+
+				if (d->dev != dev || !d->waits)
+					continue;
+				n += d->waits;
+				ns += d->wait_ns;
+				/* rows are by wait time, then pid: the first of the most wins */
+				if (!topd || d->wait_ns > topd->wait_ns) {
+					top = &rows[r];
+					topd = d;
+				}
+			}
+		fprintf(ofp, "%10s | %7llu", w->devs->out[i]->label, (unsigned long long)n);
+		sec(ofp, ns);
+		if (!topd) {
+			fprintf(ofp, " | %8s\n", "-");
+			continue;
+		}
+		fprintf(ofp, " | %8u %-16s %7llu", top->p->tgid, top->p->comm,
+			(unsigned long long)topd->waits);
+		sec(ofp, topd->wait_ns);
+		fprintf(ofp, " %6.2f%%\n", ns ? 100.0 * (double)topd->wait_ns / (double)ns : 0.0);
+	}
+}
+
+static void print_notes(const struct waits *w, FILE *ofp)
+{
+	static const char *const src[] = {"unknown", "module", "kprobe", "sched"};
+	int first = 1;
+
+	fprintf(ofp, "\nWaits from:");
+	for (unsigned int s = 0; s < 4; s++)
+		if (w->sources & (1u << s)) {
+			fprintf(ofp, "%s %s", first ? "" : ",", src[s]);
+			first = 0;
+		}
+	if (first)
+		fprintf(ofp, " none");
+	fputc('\n', ofp);
+	if (w->sources & (1u << BLK_IOWAIT_SRC_SCHED))
+		fprintf(ofp,
+			"  (sched: uninterruptible sleeps during which the task had an I/O of its own in flight)\n");
+#define NOTE(v, text)                                                             \
+	do {                                                                      \
+		if (v)                                                            \
+			fprintf(ofp, "%llu " text "\n", (unsigned long long)(v)); \
+	} while (0)
+	NOTE(w->no_dev, "waits ended by no I/O of a traced device (in no device's line)");
+	NOTE(w->no_io, "sleeps without an I/O of their own (blktrace --iowait-all): not counted");
+	NOTE(w->outside, "waits outside the -t/-T window: not counted");
+	NOTE(w->bad, "I/O wait notes could not be read (damaged, or a newer version): not counted");
+	NOTE(w->untracked,
+	     "waits or I/Os of processes or threads past the tables' bounds: not counted");
+	NOTE(w->approx,
+	     "waits of threads that completed many I/Os without waiting may have had more own-I/O time than shown (older I/Os are forgotten)");
+	NOTE(w->overflow, "I/Os queued past a thread's in-flight bound were not followed");
+#undef NOTE
+}
+
+void waits_print(const struct waits *w, FILE *ofp)
+{
+	struct prow *rows;
+
+	fprintf(ofp, "==================== I/O wait by process ====================\n\n");
+	if (!waits_any(w)) {
+		fprintf(ofp,
+			"No I/O wait notes in this trace (blktrace --iowait records them).\n\n");
+		return;
+	}
+	rows = fold(w);
+	print_procs(w, rows, ofp);
+	print_devs(w, rows, ofp);
+	print_notes(w, ofp);
+	fputc('\n', ofp);
+	for (size_t i = 0; i < w->npr; i++)
+		free(rows[i].devs);
+	free(rows);
+}
+
+void waits_free(struct waits *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->nth; i++) {
+		free(w->th[i].inflight);
+		free(w->th[i].spans);
+		free(w->th[i].devs);
+	}
+	for (size_t i = 0; i < w->npr; i++)
+		free(w->pr[i].hist);
+	free(w->th);
+	free(w->pr);
+	u64map_free(&w->tmap);
+	u64map_free(&w->pmap);
+	free(w);
+}
+
+/* ---- the output (output.h) ---- */
+
+static void *waits_out_new(const struct btt_view *v, void *opened)
+{
+	(void)opened;
+	return waits_new(v);
+}
+
+static void waits_report(void *state, FILE *avg)
+{
+	const struct waits *w = state;
+
+	/* a trace with I/O waits: who waited (not in the classic report otherwise) */
+	if (waits_any(w) || w->iowait_only)
+		waits_print(w, avg);
+}
+
+static void waits_out_free(void *state)
+{
+	waits_free(state);
+}
+
+const struct btt_output_ops waits_output = {
+	.name = "waits",
+	.new = waits_out_new,
+	.report = waits_report,
+	.free = waits_out_free,
+};

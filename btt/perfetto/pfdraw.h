@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The drawing side of btt --perfetto (perfetto-out.c decides what and when): the tracks of
+ * each device (its lanes of I/O slices, its counters), the process tracks, and the events on
+ * them, written with blk-perfetto/perfetto.h in the order they are asked for.
+ *
+ * Counter values wait: a value at time t is written with the next event drawn at t (as an
+ * extra counter value, a few bytes), or on its own when the next event is later
+ * (pfdraw_flush() writes the waiting ones).
+ *
+ * Every function returns 0 or the first -errno of the writer (sticky: after an error,
+ * nothing more is written). Times earlier than a track's last event are moved up to it,
+ * so the file never goes back in time on a track.
+ */
+#ifndef BTT_PFDRAW_H
+#define BTT_PFDRAW_H
+
+#include <stdint.h>
+
+#include "model/devs.h"
+
+struct blk_output;
+struct blk_perfetto_opts;
+struct pfdraw;
+
+#define PF_MAX_FLOWS_OUT 4
+
+/* the counters of a device */
+enum pf_ctr { PF_DRIVER, PF_QUEUED, PF_RMB, PF_WMB, PF_RIOPS, PF_WIOPS, PF_NCTR };
+
+/* which lanes: the completed I/Os, or the I/Os that left without a completion */
+enum pf_set { PF_SET_IO, PF_SET_LOST, PF_NSETS };
+
+/**
+ * struct pf_io - an I/O as the drawing needs it (perfetto-out.c fills it)
+ * @lane, @lane_idx, @set: its lane while it is drawn (set by pfdraw_begin())
+ * @flow_in: the flow from its process's "queued" instant; @flow_from: from the I/O it was
+ *	remapped from (0: none); @flow_out: to the I/Os it became (remaps)
+ * @lost: why it left without a completion (a string for its "lost" argument), or NULL
+ */
+struct pf_io {
+	uint64_t sector, action, merged_into, from_sector;
+	uint64_t flow_in, flow_from;
+	uint64_t flow_out[PF_MAX_FLOWS_OUT];
+	uint64_t lane;
+	const struct btt_proc *proc;
+	const char *lost;
+	uint32_t pid, nsec, dev, from_device, lane_idx;
+	uint16_t error;
+	uint8_t nflow_out, set, merged, remapped;
+};
+
+/* A drawing onto @out (the caller's; it must outlive the drawing). Exits without memory. */
+struct pfdraw *pfdraw_new(struct blk_output *out);
+
+/* Start the trace (its first packet) with @o: before any other call. */
+int pfdraw_start(struct pfdraw *d, const struct blk_perfetto_opts *o);
+
+/* 1 once pfdraw_start() succeeded */
+int pfdraw_started(const struct pfdraw *d);
+
+/* The tracks of device @dev (its index dev->idx), described now. */
+int pfdraw_device(struct pfdraw *d, const struct btt_dev *dev);
+
+/* Counter @c of device @dev has value @v from @ts on (an integer counter: waits, see above). */
+int pfdraw_counter(struct pfdraw *d, uint32_t dev, enum pf_ctr c, uint64_t ts, int64_t v);
+
+/*
+ * Device @dev's "queued" counter moved by @by at @ts: +1 where an I/O's slice begins, -1
+ * where it ends, counted here in the order drawn (not in btt's: a slice drawn 1 ns wide,
+ * Q2C 0 or queued at the trace's last time, ends after the I/Os that btt lets go after it
+ * at that time).
+ */
+int pfdraw_queued_step(struct pfdraw *d, uint32_t dev, uint64_t ts, int by);
+
+/* The same for a rate (a floating-point value, written at once). */
+int pfdraw_rate(struct pfdraw *d, uint32_t dev, enum pf_ctr c, uint64_t ts, double v);
+
+/* The "queued" instant of @io on its process's track at @ts (the start of @io->flow_in). */
+int pfdraw_queued(struct pfdraw *d, const struct pf_io *io, uint64_t ts);
+
+/**
+ * struct pf_wait - an I/O wait as the drawing needs it (perfetto-out.c fills it)
+ * @tgid, @tid, @comm: the waiting process and thread, its name
+ * @duration: the wait's, for its argument (the slice is drawn from begin to end)
+ * @source: how it was captured ("sched"...); @io_dev: the device of its I/O in flight
+ *	when @has_io
+ * @flow: the flow from the completion of the task's last I/O before the wait's end,
+ *	which the wait's end terminates (0: none)
+ */
+struct pf_wait {
+	uint64_t duration, flow;
+	const char *source;
+	uint32_t tgid, tid, io_dev;
+	int has_io;
+	char comm[17];
+};
+
+/*
+ * The slice "iowait" of @w from @ts on its thread's track (made at its first wait, under
+ * its process's track), and its end at @ts.
+ */
+int pfdraw_wait_begin(struct pfdraw *d, const struct pf_wait *w, uint64_t ts);
+int pfdraw_wait_end(struct pfdraw *d, const struct pf_wait *w, uint64_t ts);
+
+/* The slice of @io from @ts on the lowest free lane of its set (io->set). */
+int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts);
+
+/* Stage @name of @io from @ts (the end of the one before unless @first); @name stays as it
+ * is at its address as long as the drawing lives (a fixed string, blk-perfetto/perfetto.h). */
+int pfdraw_stage(struct pfdraw *d, struct pf_io *io, uint64_t ts, const char *name, int first);
+
+/*
+ * The end of @io's last stage and of its slice at @ts; its lane goes back to the pool.
+ * @flow: a flow that starts at the slice's end (a wait it ended), 0: none.
+ */
+int pfdraw_end(struct pfdraw *d, struct pf_io *io, uint64_t ts, uint64_t flow);
+
+/* An instant @name on device @dev's track, with argument @arg: @text, or @value if NULL;
+ * @name and @arg are fixed strings (see pfdraw_stage()). */
+int pfdraw_instant(struct pfdraw *d, uint32_t dev, uint64_t ts, const char *name, const char *arg,
+		   const char *text, uint64_t value);
+
+/* Write the counter values still waiting. */
+int pfdraw_flush(struct pfdraw *d);
+
+/* Counts for the remarks: lanes made, per set. */
+uint64_t pfdraw_lanes(const struct pfdraw *d, enum pf_set set);
+
+/* Finish the writer (the output stays open: the caller closes it) and free @d (NULL allowed). */
+int pfdraw_free(struct pfdraw *d);
+
+#endif /* BTT_PFDRAW_H */
