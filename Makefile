@@ -58,17 +58,19 @@ all: $(TOOLS) $(GEN)
 # make check failed) and while the plain run ran those programs.
 .SECONDARY:
 
-$(LIB): $(LIB_OBJ)
+# Each archive is made anew from its objects, and again when the Makefile changes: a file
+# moved out of a library must not stay in the archive an older tree built.
+$(LIB): $(LIB_OBJ) Makefile
 	@rm -f $@
-	$(AR) rcs $@ $^
+	$(AR) rcs $@ $(LIB_OBJ)
 
-$(PERFETTO_LIB): $(PERFETTO_SRC:.c=.o)
+$(PERFETTO_LIB): $(PERFETTO_SRC:.c=.o) Makefile
 	@rm -f $@
-	$(AR) rcs $@ $^
+	$(AR) rcs $@ $(PERFETTO_SRC:.c=.o)
 
-$(EXPORT_LIB): $(EXPORT_SRC:.c=.o)
+$(EXPORT_LIB): $(EXPORT_SRC:.c=.o) Makefile
 	@rm -f $@
-	$(AR) rcs $@ $^
+	$(AR) rcs $@ $(EXPORT_SRC:.c=.o)
 
 common.o: common.c
 
