@@ -16,13 +16,6 @@
 #define OUT_FLUSH_AT (128 * 1024)
 /* room past the flush size for the line or record that reaches it */
 #define OUT_SLACK 4096
-/*
- * A write that is not the last ends at a multiple of this in the file, the bytes after it
- * kept for the next: the page cache gives a write folios as large as its alignment allows
- * (ext4 since 6.16), and writes of 72 KiB one after another cost a third more kernel time
- * than writes of 128 KiB each (dd of large-perf's merged trace: 89-91 ms CPU against 71-72).
- */
-#define OUT_ALIGN (64 * 1024)
 
 _Static_assert(offsetof(struct blk_io_trace2, time) == offsetof(struct blk_io_trace, time),
 	       "the time at the same offset in both versions");
@@ -58,8 +51,6 @@ struct blk_output {
 	z_stream zs;
 	int zinit;
 	unsigned char *zbuf;
-	size_t flush_at; /* pending bytes that are written (handed to the thread) at once */
-	uint64_t off; /* the file offset after the bytes written (handed to the thread) so far */
 	char *name;
 	char msg[512];
 };
@@ -72,12 +63,6 @@ struct blk_output *blk_output_fdopen(int fd, const char *name, unsigned int flag
 		return NULL;
 	o->fd = fd;
 	o->flags = flags;
-	o->flush_at = OUT_FLUSH_AT;
-	{
-		off_t at = lseek(fd, 0, SEEK_CUR);
-
-		o->off = at > 0 ? (uint64_t)at : 0;
-	}
 	o->name = strdup(name ? name : "(output)");
 	/* the buffer grows with the text up to the flush size: a short output stays small */
 	blk_strbuf_grow(&o->sb, 4096);
@@ -215,11 +200,8 @@ static void *async_thread(void *arg)
 	return NULL;
 }
 
-/*
- * Hand the pending buffer to the thread but its last @keep bytes, which stay pending; with
- * @wait, until all is written. Under no lock.
- */
-static int async_drain(struct blk_output *o, int finish, int wait, size_t keep)
+/* Hand the pending buffer to the thread; with @wait, until all is written. Under no lock. */
+static int async_drain(struct blk_output *o, int finish, int wait)
 {
 	struct out_async *a = o->as;
 	struct blk_strbuf t, *b = &a->buf;
@@ -235,13 +217,6 @@ static int async_drain(struct blk_output *o, int finish, int wait, size_t keep)
 	*b = o->sb;
 	o->sb = t;
 	o->sb.len = 0;
-	if (keep) {
-		if (o->sb.alloc < keep + 1)
-			blk_strbuf_grow(&o->sb, keep);
-		b->len -= keep;
-		memcpy(o->sb.buf, b->buf + b->len, keep);
-		o->sb.len = keep;
-	}
 	a->finish = finish;
 	a->full = 1;
 	if (a->thread_sleeps)
@@ -295,9 +270,9 @@ int blk_output_set_async(struct blk_output *o)
 		return -ENOMEM;
 	/* at its size once (the caller's own grows to it once filled): no buffer of an earlier
 	 * size left behind in the heap, its pages touched */
-	blk_strbuf_grow(&a->buf, o->flush_at + OUT_SLACK);
-	if (o->sb.alloc < o->flush_at + OUT_SLACK)
-		blk_strbuf_grow(&o->sb, o->flush_at + OUT_SLACK - o->sb.len);
+	blk_strbuf_grow(&a->buf, OUT_FLUSH_AT + OUT_SLACK);
+	if (o->sb.alloc < OUT_FLUSH_AT + OUT_SLACK)
+		blk_strbuf_grow(&o->sb, OUT_FLUSH_AT + OUT_SLACK - o->sb.len);
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->more, NULL);
 	pthread_cond_init(&a->room, NULL);
@@ -315,40 +290,24 @@ int blk_output_set_async(struct blk_output *o)
 	return 0;
 }
 
-/*
- * Of the pending bytes, those after the last multiple of OUT_ALIGN in the file, kept for the
- * next write; none for the last write or a flush (@all), for compressed output, or when the
- * pending bytes reach no such multiple.
- */
-static size_t aligned_keep(const struct blk_output *o, int all)
-{
-	size_t cut = (size_t)((o->off + o->sb.len) % OUT_ALIGN);
-
-	return all || o->zinit || cut >= o->sb.len ? 0 : cut;
-}
-
 static int drain(struct blk_output *o, int finish, int wait)
 {
-	size_t keep;
 	int e;
 
 	if (o->err) {
 		o->sb.len = 0;
 		return -o->err;
 	}
-	keep = aligned_keep(o, finish || wait);
-	o->off += o->sb.len - keep;
 	if (o->as)
-		return async_drain(o, finish, wait || finish, keep);
-	e = put_out(o, o->sb.buf, o->sb.len - keep, finish);
-	memmove(o->sb.buf, o->sb.buf + o->sb.len - keep, keep);
-	o->sb.len = keep;
+		return async_drain(o, finish, wait || finish);
+	e = put_out(o, o->sb.buf, o->sb.len, finish);
+	o->sb.len = 0;
 	return e ? set_err(o, e) : 0;
 }
 
 int blk_output_check(struct blk_output *o)
 {
-	if (o->sb.len >= o->flush_at)
+	if (o->sb.len >= OUT_FLUSH_AT)
 		return drain(o, 0, 0);
 	return o->err ? -o->err : 0;
 }
@@ -366,7 +325,7 @@ int blk_output_event(struct blk_output *o, const struct blk_event *ev)
 	if (o->sb.alloc - o->sb.len < need + 1)
 		blk_strbuf_grow(&o->sb, need);
 	o->sb.len += encode_event(ev, (unsigned char *)o->sb.buf + o->sb.len);
-	if (o->sb.len >= o->flush_at)
+	if (o->sb.len >= OUT_FLUSH_AT)
 		return drain(o, 0, 0);
 	return o->err ? -o->err : 0;
 }
@@ -389,7 +348,7 @@ int blk_output_raw_bytes(struct blk_output *o, const unsigned char *data, size_t
 		if ((size_t)(end - data) < first)
 			return -EINVAL; /* the span ends inside a record */
 		if (o->sb.alloc - o->sb.len < first + 1)
-			blk_strbuf_grow(&o->sb, first > o->flush_at ? first : o->flush_at);
+			blk_strbuf_grow(&o->sb, first > OUT_FLUSH_AT ? first : OUT_FLUSH_AT);
 		b = (unsigned char *)o->sb.buf;
 		p = b + o->sb.len;
 		lim = b + o->sb.alloc - 1;
@@ -412,12 +371,12 @@ int blk_output_raw_bytes(struct blk_output *o, const unsigned char *data, size_t
 			time -= rebase;
 			memcpy(p + at + offsetof(struct blk_io_trace, time), &time, sizeof(time));
 			q += l;
-			if ((size_t)(p - b) + at + l >= o->flush_at)
+			if ((size_t)(p - b) + at + l >= OUT_FLUSH_AT)
 				break;
 		}
 		o->sb.len = (size_t)(p - b) + (size_t)(q - data);
 		data = q;
-		if (o->sb.len >= o->flush_at && drain(o, 0, 0))
+		if (o->sb.len >= OUT_FLUSH_AT && drain(o, 0, 0))
 			return -o->err;
 	}
 	return o->err ? -o->err : 0;
@@ -428,7 +387,7 @@ int blk_output_record(struct blk_output *o, const unsigned char *rec, size_t len
 	unsigned char *p;
 
 	if (o->sb.alloc - o->sb.len < len + 1)
-		blk_strbuf_grow(&o->sb, len > o->flush_at ? len : o->flush_at);
+		blk_strbuf_grow(&o->sb, len > OUT_FLUSH_AT ? len : OUT_FLUSH_AT);
 	p = (unsigned char *)o->sb.buf + o->sb.len;
 	memcpy(p, rec, len);
 	/* both versions keep the time at offset 8 */
