@@ -22,7 +22,7 @@ endif
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 LIB_SRC := lib/event.c lib/reader.c lib/merge.c lib/pipesort.c lib/strbuf.c lib/output.c \
-	lib/format.c lib/acct.c lib/acct-print.c lib/log.c lib/hist.c lib/readahead.c \
+	lib/format.c lib/acct.c lib/acct-print.c lib/log.c lib/hist.c \
 	lib/frame.c lib/window.c lib/wallclock.c lib/protobuf.c lib/perfetto.c lib/perfetto-event.c \
 	lib/schema.c lib/chttp.c lib/export.c lib/chexport.c lib/iowait.c lib/printq.c
 LIB_OBJ := $(LIB_SRC:.c=.o)
