@@ -12,7 +12,7 @@ BTT_OBJ := $(patsubst %.c,%.o,$(BTT_SRC))
 # btt without its main(): btt_init(), btt_run() over any stream of events, btt_report()
 # (btt.h), for a fuzz target or a test to link with common.o and the library
 BTT_CORE_OBJ := $(filter-out btt/main.o,$(BTT_OBJ))
-.PHONY: btt btt-clean
+.PHONY: btt clean-btt
 
 btt/%.o: CPPFLAGS += -Ibtt
 
@@ -24,7 +24,7 @@ btt: btt/btt
 #   make LTO=1   -O3 and link-time optimisation, the library compiled again into btt/lib/
 #   make pgo     the same, profile-guided: btt/pgo.sh builds btt with counters, runs it on
 #                the real traces bundled with the tests and builds it again with the counts
-# Both replace btt/btt; 'make btt-clean' (or 'make clean') goes back to the default.
+# Both replace btt/btt; 'make clean-btt' (or 'make clean') goes back to the default.
 BTT_LTO_FLAGS := -O3 -flto=auto
 BTT_LIB_OBJ := $(patsubst lib/%.c,btt/lib/%.o,$(ALL_LIB_SRC))
 BTT_LTO_OBJ := $(patsubst %.c,btt/lto/%.o,$(BTT_SRC)) btt/lto/common.o
@@ -52,8 +52,8 @@ pgo:
 		LIBS="$(LDLIBS_EXPORT) $(LDLIBS_Z) -lm" \
 		sh btt/pgo.sh "$(BTT_SRC) $(ALL_LIB_SRC) common.c" $(BTT_TRAIN)
 
-clean: btt-clean
-btt-clean:
+clean: clean-btt
+clean-btt:
 	rm -rf btt/btt btt/lib btt/lto btt/pgo btt/*.o btt/*.d \
 		$(foreach r,$(BTT_ROOMS),btt/$(r)/*.o btt/$(r)/*.d)
 

@@ -18,9 +18,9 @@ parse-run.o tests/unit/test-heapemu.o tests/unit/test-classicmem.o: CPPFLAGS += 
 tests/unit/test-heapemu tests/unit/test-classicmem: tests/unit/test-%: tests/unit/test-%.o $(COMPAT) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
-.PHONY: compat-clean
-clean: compat-clean
-compat-clean:
+.PHONY: clean-compat
+clean: clean-compat
+clean-compat:
 	rm -f $(COMPAT) compat/*.o compat/*.d
 
 -include $(wildcard compat/*.d)
