@@ -94,6 +94,7 @@ int btt_report(struct btt *b)
 	iomodel_finish(b->model);
 	pfout_input_end(b->pf, iomodel_last_time(b->model));
 	stats_finish(b->stats, &b->devs);
+	live_finish(b->live);
 	devs_sort_procs(&b->devs);
 	prepare_seeks(b->stats);
 

@@ -75,6 +75,11 @@ struct btt_live {
 
 /* a subscriber to @b->model; -Z keeps every period */
 struct btt_live *live_new(struct btt *b);
+/*
+ * At the end of the trace, before the periods are read: with a single device the
+ * system's periods are only the device's until then (kept once, copied here).
+ */
+void live_finish(struct btt_live *l);
 /* -Z: sys_live.dat and <dev>_live.dat of the shown devices, in report order */
 void live_write(const struct btt_live *l, const struct btt *b);
 void live_free(struct btt_live *l);
