@@ -266,6 +266,27 @@ static int keys_get(const struct keys *k, uint32_t r, uint64_t *v)
 }
 
 /*
+ * The first of @n entries of @size bytes, sorted by rank (their first member, a uint32_t),
+ * whose rank is not below @rank
+ */
+static size_t by_rank(const void *v, size_t n, size_t size, uint32_t rank)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint32_t r;
+
+		memcpy(&r, (const char *)v + mid * size, sizeof(r));
+		if (r < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
  * How often each rank occurred: one byte each, and the exact count of the few that occurred
  * 255 times or more in a list sorted by rank (the counts are made in rank order).
  */
@@ -315,19 +336,9 @@ static int counts_new(struct counts *cs, uint32_t rank)
 
 static uint32_t counts_get(const struct counts *cs, uint32_t rank)
 {
-	size_t lo = 0, hi = cs->nbig;
-
 	if (cs->c8[rank] < 255)
 		return cs->c8[rank];
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cs->big[mid].rank < rank)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return cs->big[lo].count;
+	return cs->big[by_rank(cs->big, cs->nbig, sizeof(*cs->big), rank)].count;
 }
 
 /* -- the walks of the classic tree -- */
@@ -467,17 +478,7 @@ static void kept_put(struct kept *kp, const struct stats *st, uint64_t target, u
 
 static uint64_t kept_value(const struct kept *kp, uint32_t rank)
 {
-	size_t lo = 0, hi = kp->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (kp->v[mid].rank < rank)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return kp->v[lo].v;
+	return kp->v[by_rank(kp->v, kp->n, sizeof(*kp->v), rank)].v;
 }
 
 /*
