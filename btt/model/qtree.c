@@ -176,15 +176,12 @@ static inline uint32_t *recent(struct qtree *t, uint64_t sector)
 	return &t->recent[(sector ^ sector >> 10) % QTREE_RECENT];
 }
 
-/* the node starting at @sector, or 0 */
-static uint32_t hash_get(const struct qpool *p, struct qtree *t, uint64_t sector)
+/* hash_get() past the recent nodes */
+static __attribute__((noinline)) uint32_t hash_probe(const struct qpool *p, struct qtree *t,
+						     uint64_t sector, uint32_t *r)
 {
-	uint32_t mask, h, i, *r = recent(t, sector);
+	uint32_t mask, h, i;
 
-#ifndef QTREE_NO_RECENT
-	if (*r && N(*r).sector == sector)
-		return *r;
-#endif
 	if (!t->bits)
 		return 0;
 	mask = (1u << t->bits) - 1;
@@ -194,6 +191,18 @@ static uint32_t hash_get(const struct qpool *p, struct qtree *t, uint64_t sector
 			return i;
 		}
 	return 0;
+}
+
+/* the node starting at @sector, or 0 */
+static inline uint32_t hash_get(const struct qpool *p, struct qtree *t, uint64_t sector)
+{
+	uint32_t *r = recent(t, sector);
+
+#ifndef QTREE_NO_RECENT
+	if (*r && N(*r).sector == sector)
+		return *r;
+#endif
+	return hash_probe(p, t, sector, r);
 }
 
 static void hash_put(const struct qpool *p, struct qtree *t, uint32_t i)
@@ -436,13 +445,12 @@ static inline uint32_t empty(const struct qpool *p, uint32_t a)
 	return NSEC(a) == 0;
 }
 
-/* node @x reaches past the start of its successor (@on) or not */
-static void set_reach(struct qpool *p, struct qtree *t, uint32_t x, uint32_t on)
+/* set_reach() when the flag changes */
+static __attribute__((noinline)) void reach_change(struct qpool *p, struct qtree *t, uint32_t x,
+						   uint32_t on)
 {
 	uint64_t start, end;
 
-	if (!x || !REACH(x) == !on)
-		return;
 	start = N(x).sector;
 	end = start + NSEC(x);
 	if (on) {
@@ -451,6 +459,13 @@ static void set_reach(struct qpool *p, struct qtree *t, uint32_t x, uint32_t on)
 		regions_uncount(t, start, end, A(x).nsec_red & 4);
 		A(x).nsec_red &= ~6u;
 	}
+}
+
+/* node @x reaches past the start of its successor (@on) or not (mostly, as it did) */
+static inline void set_reach(struct qpool *p, struct qtree *t, uint32_t x, uint32_t on)
+{
+	if (x && !REACH(x) != !on)
+		reach_change(p, t, x, on);
 }
 
 /* ---- searches ---- */
@@ -785,17 +800,24 @@ void qtree_erase(struct qpool *p, struct qtree *t, uint32_t z)
 	erase(p, &t->root, z);
 }
 
-static int add(struct qmatch *m, uint32_t i)
+/* add() to a full list: it doubles first */
+static __attribute__((noinline)) int add_slow(struct qmatch *m, uint32_t i)
 {
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		uint32_t *idx = realloc(m->idx, cap * sizeof(*idx));
+	size_t cap = m->cap ? m->cap * 2 : 64;
+	uint32_t *idx = realloc(m->idx, cap * sizeof(*idx));
 
-		if (!idx)
-			return -1;
-		m->idx = idx;
-		m->cap = cap;
-	}
+	if (!idx)
+		return -1;
+	m->idx = idx;
+	m->cap = cap;
+	m->idx[m->n++] = i;
+	return 0;
+}
+
+static inline int add(struct qmatch *m, uint32_t i)
+{
+	if (m->n == m->cap)
+		return add_slow(m, i);
 	m->idx[m->n++] = i;
 	return 0;
 }

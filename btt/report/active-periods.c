@@ -46,6 +46,11 @@ void dset_add(struct dset *s, uint64_t t)
 		s->v[s->len - 1].n++;
 		return;
 	}
+	/* mostly: later than every time held, and room after them */
+	if (s->len < s->alloc && (s->len == s->head || s->v[s->len - 1].t < t)) {
+		s->v[s->len++] = (struct dset_entry){.t = t, .n = 1};
+		return;
+	}
 	if (s->len == s->alloc && s->head) {
 		/* slide down over the entries already gone */
 		memmove(s->v, s->v + s->head, (s->len - s->head) * sizeof(*s->v));
@@ -194,6 +199,33 @@ void live_release(struct live *lp)
 	*lp = (struct live){0};
 }
 
+/* @to becomes a copy of @from (the same periods, folded the same) */
+static void live_copy(struct live *to, const struct live *from)
+{
+	live_release(to);
+	*to = *from;
+	to->v = NULL;
+	to->alloc = 0;
+	if (from->n) {
+		to->v = array_grow(NULL, &to->alloc, from->n - 1, sizeof(*to->v));
+		memcpy(to->v, from->v, from->n * sizeof(*to->v));
+	}
+}
+
+/*
+ * The end of the trace, before the report reads the periods: with a single device the
+ * system's periods were only the device's (kept once), copied here.
+ */
+static void live_input_end(void *state, uint64_t t_last)
+{
+	struct btt_live *l = state;
+
+	(void)t_last;
+	/* one device: the system's periods are the device's (they were not kept twice) */
+	if (l->ndev == 1)
+		live_copy(&l->all, &l->dev[0]);
+}
+
 /* ---- the subscriber ---- */
 
 /* an issue: its time is in flight (a second issue replaces the first) */
@@ -237,12 +269,16 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 	if (e->kind == BTT_EV_NEW) {
 		l->dev = array_grow(l->dev, &l->adev, e->dev->idx, sizeof(*l->dev));
 		l->dev[l->ndev++] = (struct live){.keep_all = l->keep_all};
+		/* a second device: the system's periods are its own from now on */
+		if (l->ndev == 2)
+			live_copy(&l->all, &l->dev[0]);
 		return;
 	}
 	/* a completion: the interval from the earliest issue of the I/Os it took */
 	if (l->first_d != NO_TIME) {
 		live_add(&l->dev[e->dev->idx], l->first_d, e->ev->time, &l->issued);
-		live_add(&l->all, l->first_d, e->ev->time, &l->issued);
+		if (l->ndev > 1)
+			live_add(&l->all, l->first_d, e->ev->time, &l->issued);
 	}
 	/* no longer in flight: only now, so that the interval above found its start */
 	while (l->ndone)
@@ -332,6 +368,7 @@ static void live_free(void *state)
 const struct btt_output_ops active_periods_output = {
 	.name = "active-periods",
 	.new = live_new,
+	.input_end = live_input_end,
 	.finish = live_write,
 	.free = live_free,
 };

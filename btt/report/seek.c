@@ -23,6 +23,7 @@ struct seeki {
 	double total_sectors;
 	long long last_start, last_end;
 	int absolute; /* -a */
+	int recorded; /* -s or -m: seek_record() */
 	FILE *rfp, *wfp, *cfp;
 	char *rfn, *wfn, *cfn;
 	/* -m: seeks per second, in windows of at least a second */
@@ -48,6 +49,7 @@ struct seeki *seeki_new(const char *name, const char *dev, const char *kind, int
 		sip->cfp = file_create(fn, &sip->cfn);
 	}
 	sip->sps_on = sps;
+	sip->recorded = name || sps;
 	sip->absolute = absolute;
 	return sip;
 }
@@ -96,11 +98,10 @@ static void sps_emit(struct seeki *sip)
 	blk_strbuf_addf(&sip->sps, "%15.9lf %.2lf\n", sip->sps_start, rate);
 }
 
-void seeki_add(struct seeki *sip, uint64_t time, uint64_t sector, uint32_t nsec, int is_read)
+/* -s and -m: the seek's lines, and its second's count */
+static __attribute__((noinline)) void seek_record(struct seeki *sip, uint64_t time, long long dist,
+						  int is_read)
 {
-	long long start = (long long)sector;
-	long long end = wrap_add(start, nsec);
-	long long dist = seek_dist(sip, start, end);
 	char rw = is_read ? 'r' : 'w';
 	FILE *fp = is_read ? sip->rfp : sip->wfp;
 
@@ -121,6 +122,16 @@ void seeki_add(struct seeki *sip, uint64_t time, uint64_t sector, uint32_t nsec,
 		sip->sps_n++;
 		sip->sps_last = t;
 	}
+}
+
+void seeki_add(struct seeki *sip, uint64_t time, uint64_t sector, uint32_t nsec, int is_read)
+{
+	long long start = (long long)sector;
+	long long end = wrap_add(start, nsec);
+	long long dist = seek_dist(sip, start, end);
+
+	if (sip->recorded)
+		seek_record(sip, time, dist, is_read);
 	dist = dist < 0 ? wrap_sub(0, dist) : dist; /* llabs(), LLONG_MIN staying itself */
 	sip->tot_seeks++;
 	sip->total_sectors += (double)dist;

@@ -266,6 +266,27 @@ static int keys_get(const struct keys *k, uint32_t r, uint64_t *v)
 }
 
 /*
+ * The first of @n entries of @size bytes, sorted by rank (their first member, a uint32_t),
+ * whose rank is not below @rank
+ */
+static size_t by_rank(const void *v, size_t n, size_t size, uint32_t rank)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint32_t r;
+
+		memcpy(&r, (const char *)v + mid * size, sizeof(r));
+		if (r < rank)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
  * How often each rank occurred: one byte each, and the exact count of the few that occurred
  * 255 times or more in a list sorted by rank (the counts are made in rank order).
  */
@@ -315,19 +336,9 @@ static int counts_new(struct counts *cs, uint32_t rank)
 
 static uint32_t counts_get(const struct counts *cs, uint32_t rank)
 {
-	size_t lo = 0, hi = cs->nbig;
-
 	if (cs->c8[rank] < 255)
 		return cs->c8[rank];
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cs->big[mid].rank < rank)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return cs->big[lo].count;
+	return cs->big[by_rank(cs->big, cs->nbig, sizeof(*cs->big), rank)].count;
 }
 
 /* -- the walks of the classic tree -- */
@@ -383,72 +394,129 @@ static void mode_walk(struct walk *w, uint32_t n)
 }
 
 /*
- * Values and positions packed in one word (value << pb | position): after sorting, one
- * pass gives each distinct value its rank and count, and marks its first position with
- * the rank (rat: rank at position, NIL elsewhere).
+ * Values and positions packed in one word (value << pb | position), sorted in two halves
+ * (the scratch array is half the size); positions are already in order, so sorting on the
+ * value bits keeps them so. The array, or NULL with the error set.
  */
-static int ranks_packed(struct seekstat *ss, uint64_t n, unsigned int pb, struct keys *k,
-			struct counts *cnt, uint32_t *rat, uint32_t *d, size_t *radix,
-			struct stats *st)
+static uint64_t *sort_packed(struct seekstat *ss, uint64_t n, unsigned int pb, size_t *radix)
 {
-	uint64_t *s = seek_big_alloc(n * 8), *tmp;
-	uint64_t pm = (1ull << pb) - 1, h = n / 2, i, j, prev = 0;
+	uint64_t *s = seek_big_alloc(n * 8), *tmp, h = n / 2;
 	unsigned int bits = pb + bits_for(ss->max);
-	int rc = -1;
 
-	if (!s)
-		return seekstat_oom(ss);
+	if (!s) {
+		seekstat_oom(ss);
+		return NULL;
+	}
 	if (seekstat_load(ss, s))
-		goto out;
-	for (i = 0; i < n; i++)
+		goto fail;
+	for (uint64_t i = 0; i < n; i++)
 		s[i] = s[i] << pb | i;
-	/* two sorted halves, merged below: the scratch array is half the size */
 	tmp = seek_big_alloc((n - h) * 8);
 	if (!tmp) {
 		seekstat_oom(ss);
-		goto out;
+		goto fail;
 	}
-	/* positions are already in order: sorting on the value bits keeps them so */
 	seek_radix_sort(s, tmp, h, pb, bits, radix);
 	seek_radix_sort(s + h, tmp, n - h, pb, bits, radix);
 	seek_big_free(tmp, (n - h) * 8);
+	return s;
+fail:
+	seek_big_free(s, n * 8);
+	return NULL;
+}
+
+/* the next word of the two sorted halves s[*i, h) and s[*j, n), merged */
+static inline uint64_t merge_next(const uint64_t *s, uint64_t *i, uint64_t *j, uint64_t h,
+				  uint64_t n)
+{
+	return *j >= n || (*i < h && s[*i] < s[*j]) ? s[(*i)++] : s[(*j)++];
+}
+
+/* what decides whether the tree is needed: a pass over the sorted values alone */
+static void packed_stats(const uint64_t *s, uint64_t n, unsigned int pb, struct stats *st)
+{
+	uint64_t h = n / 2, i = 0, j = h, prev = 0, c = 0;
+
+	memset(st, 0, sizeof(*st));
+	while (i < h || j < n) {
+		uint64_t v = merge_next(s, &i, &j, h, n) >> pb;
+
+		if (c && v == prev) {
+			c++;
+			continue;
+		}
+		if (c)
+			seek_stats_add(st, prev, c, n / 2);
+		prev = v;
+		c = 1;
+	}
+	if (c)
+		seek_stats_add(st, prev, c, n / 2);
+}
+
+/*
+ * The values the result can name (the modes, and the candidates for the median: the
+ * ranks with the highest count or at least half of them), by rank: kept instead of every
+ * distinct value when they are few.
+ */
+#define KEPT_MAX 4096
+
+struct kept {
+	struct kept_value {
+		uint32_t rank, count;
+		uint64_t v;
+	} * v;
+	size_t n;
+};
+
+static void kept_put(struct kept *kp, const struct stats *st, uint64_t target, uint32_t rank,
+		     uint64_t count, uint64_t v)
+{
+	if (kp->v && (count == st->most || count >= target))
+		kp->v[kp->n++] = (struct kept_value){rank, (uint32_t)count, v};
+}
+
+static uint64_t kept_value(const struct kept *kp, uint32_t rank)
+{
+	return kp->v[by_rank(kp->v, kp->n, sizeof(*kp->v), rank)].v;
+}
+
+/*
+ * A second pass: each distinct value its rank and count, its first position marked with
+ * the rank (rat: rank at position, NIL elsewhere), and its value kept (@kp when it has an
+ * array, else every one in @k).
+ */
+static int packed_ranks(struct seekstat *ss, const uint64_t *s, uint64_t n, unsigned int pb,
+			const struct stats *st, struct kept *kp, struct keys *k, struct counts *cnt,
+			uint32_t *rat, uint32_t *d)
+{
+	uint64_t pm = (1ull << pb) - 1, h = n / 2, i = 0, j = h, prev = 0;
+
 	memset(rat, 0xff, n * sizeof(*rat));
 	*d = 0;
-	for (i = 0, j = h; i < h || j < n;) {
-		uint64_t x = j >= n || (i < h && s[i] < s[j]) ? s[i++] : s[j++];
-		uint64_t v = x >> pb;
+	while (i < h || j < n) {
+		uint64_t x = merge_next(s, &i, &j, h, n), v = x >> pb;
 
 		if (*d && v == prev) {
 			cnt->count++;
 			continue;
 		}
 		if (*d)
-			seek_stats_add(st, prev, cnt->count, n / 2);
-		if (keys_put(k, v)) {
-			seekstat_fail(ss, "cannot write the temporary file", errno);
-			goto out;
-		}
-		if (counts_new(cnt, *d)) {
-			seekstat_oom(ss);
-			goto out;
-		}
+			kept_put(kp, st, n / 2, *d - 1, cnt->count, prev);
+		if (!kp->v && keys_put(k, v))
+			return seekstat_fail(ss, "cannot write the temporary file", errno);
+		if (counts_new(cnt, *d))
+			return seekstat_oom(ss);
 		rat[x & pm] = (*d)++;
 		prev = v;
 	}
 	if (*d)
-		seek_stats_add(st, prev, cnt->count, n / 2);
-	if (keys_flush(k)) {
-		seekstat_fail(ss, "cannot write the temporary file", errno);
-		goto out;
-	}
-	if (counts_flush(cnt)) {
-		seekstat_oom(ss);
-		goto out;
-	}
-	rc = 0;
-out:
-	seek_big_free(s, n * 8);
-	return rc;
+		kept_put(kp, st, n / 2, *d - 1, cnt->count, prev);
+	if (keys_flush(k))
+		return seekstat_fail(ss, "cannot write the temporary file", errno);
+	if (counts_flush(cnt))
+		return seekstat_oom(ss);
+	return 0;
 }
 
 /*
@@ -547,6 +615,99 @@ static int translate(struct seekstat *ss, const struct keys *k, uint32_t d, cons
 	return 0;
 }
 
+/* the result when the tree's shape does not show (one mode, at most one candidate) */
+static int shapeless(struct seekstat *ss, const struct stats *st, struct seekstat_result *res)
+{
+	res->modes = malloc(sizeof(*res->modes));
+	if (!res->modes)
+		return seekstat_oom(ss);
+	res->modes[0] = (long long)st->mode;
+	res->nmds = 1;
+	res->most = (long)st->most;
+	res->median = st->ncand ? (long long)st->cand : 0;
+	return 0;
+}
+
+/* 1 when @a is a proper ancestor of @b */
+static int ancestor(const struct rtree *t, uint32_t a, uint32_t b)
+{
+	for (uint32_t x = t->n[b].p; x != NIL; x = t->n[x].p)
+		if (x == a)
+			return 1;
+	return 0;
+}
+
+/* post-order: a descendant before its ancestor, else the smaller rank (left) first */
+static int post_before(const struct rtree *t, uint32_t u, uint32_t v)
+{
+	if (ancestor(t, v, u))
+		return 1;
+	return !ancestor(t, u, v) && u < v;
+}
+
+/* modes this many or fewer are put in post-order by their ancestors, without a walk */
+#define FEW_MODES 64
+
+/*
+ * The result from the values kept: the median read off the tree only when two candidates
+ * or more have half the values, the modes ordered without a walk of the whole tree when
+ * they are few.
+ */
+static int kept_result(struct seekstat *ss, struct walk *w, const struct stats *st,
+		       const struct kept *kp, struct seekstat_result *res)
+{
+	size_t nm = 0;
+
+	res->modes = malloc((st->nmost ? st->nmost : 1) * sizeof(*res->modes));
+	if (!res->modes)
+		return seekstat_oom(ss);
+	res->most = (long)st->most;
+	if (st->ncand == 1)
+		res->median = (long long)st->cand;
+	else if (st->ncand > 1 && median_walk(w, w->t->root))
+		res->median = (long long)kept_value(kp, w->median);
+	if (st->nmost > FEW_MODES) {
+		mode_walk(w, w->t->root);
+		if (w->nomem)
+			return seekstat_oom(ss);
+		for (size_t i = 0; i < w->nmds; i++)
+			res->modes[i] = (long long)kept_value(kp, w->modes[i]);
+		res->nmds = (int)w->nmds;
+		return 0;
+	}
+	/* insertion sort of the few modes (ascending rank) into post-order */
+	for (size_t i = 0; i < kp->n; i++) {
+		uint32_t r = kp->v[i].rank;
+		size_t j = nm;
+
+		if (kp->v[i].count != st->most)
+			continue;
+		w->modes[nm] = r;
+		for (; j > 0 && post_before(w->t, r, w->modes[j - 1]); j--)
+			w->modes[j] = w->modes[j - 1];
+		w->modes[j] = r;
+		nm++;
+	}
+	for (size_t i = 0; i < nm; i++)
+		res->modes[i] = (long long)kept_value(kp, w->modes[i]);
+	res->nmds = (int)nm;
+	return 0;
+}
+
+/* the tree over the ranks in the order of their first occurrence (rat) */
+static void build_tree(struct rtree *t, const uint32_t *rat, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		/* the insertions ahead touch random ranks: start loading them now */
+		if (i + 32 < n && rat[i + 32] != NIL) {
+			__builtin_prefetch(&t->n[rat[i + 32]], 1);
+			__builtin_prefetch(&t->b0[rat[i + 32] >> 6], 0);
+		}
+		if (rat[i] != NIL)
+			insert(t, rat[i]);
+	}
+}
+
 int seekstat_finish(struct seekstat *ss, struct seekstat_result *res)
 {
 	uint64_t n = ss->nfile + ss->nbuf;
@@ -555,9 +716,10 @@ int seekstat_finish(struct seekstat *ss, struct seekstat_result *res)
 	struct rtree t = {.root = NIL};
 	struct walk w = {.t = &t, .target = n / 2};
 	struct counts cnt = {0};
+	struct kept kp = {0};
 	struct stats st;
 	uint32_t *rat = NULL, d = 0;
-	uint64_t *s = NULL;
+	uint64_t *s = NULL, *sp = NULL;
 	size_t *radix = NULL;
 	int rc = -1, have_median = 0;
 
@@ -584,67 +746,55 @@ int seekstat_finish(struct seekstat *ss, struct seekstat_result *res)
 		if (st.nmost == 1 && st.ncand <= 1) {
 			/* the tree's shape does not show: no need to build it */
 			free(radix);
-			res->modes = malloc(sizeof(*res->modes));
-			if (!res->modes)
-				return seekstat_oom(ss);
-			res->modes[0] = (long long)st.mode;
-			res->nmds = 1;
-			res->most = (long)st.most;
-			res->median = st.ncand ? (long long)st.cand : 0;
-			return 0;
+			return shapeless(ss, &st, res);
 		}
-	}
-	cnt.n8 = n;
-	cnt.c8 = seek_big_alloc(n); /* pages beyond the distinct values stay untouched */
-	if (!radix || !cnt.c8) {
-		seekstat_oom(ss);
-		goto out;
 	}
 	if (pb + bits_for(ss->max) <= 64) {
-		if (ss->fd < 0 && !(k.mem = malloc(n * 8))) {
-			seekstat_oom(ss);
+		sp = sort_packed(ss, n, pb, radix);
+		if (!sp)
 			goto out;
-		}
-		rat = seek_big_alloc(n * sizeof(*rat));
-		if (!rat) {
-			seekstat_oom(ss);
-			goto out;
-		}
-		memset(&st, 0, sizeof(st));
-		if (ranks_packed(ss, n, pb, &k, &cnt, rat, &d, radix, &st))
-			goto out;
+		packed_stats(sp, n, pb, &st);
 		if (st.nmost == 1 && st.ncand <= 1) {
 			/* the tree's shape does not show: no need to build it */
-			res->modes = malloc(sizeof(*res->modes));
-			if (!res->modes) {
+			rc = shapeless(ss, &st, res);
+			goto out;
+		}
+		if (st.nmost + st.ncand <= KEPT_MAX) {
+			kp.v = malloc((st.nmost + st.ncand) * sizeof(*kp.v));
+			w.modes = malloc((st.nmost < FEW_MODES ? st.nmost : FEW_MODES) *
+					 sizeof(*w.modes));
+			w.alloc = st.nmost < FEW_MODES ? st.nmost : FEW_MODES;
+			if (!kp.v || !w.modes) {
 				seekstat_oom(ss);
 				goto out;
 			}
-			res->modes[0] = (long long)st.mode;
-			res->nmds = 1;
-			res->most = (long)st.most;
-			res->median = st.ncand ? (long long)st.cand : 0;
-			rc = 0;
+		} else if (ss->fd < 0 && !(k.mem = malloc(n * 8))) {
+			seekstat_oom(ss);
 			goto out;
 		}
+		cnt.n8 = n;
+		cnt.c8 = seek_big_alloc(n); /* pages beyond the distinct values stay untouched */
+		rat = seek_big_alloc(n * sizeof(*rat));
+		if (!cnt.c8 || !rat) {
+			seekstat_oom(ss);
+			goto out;
+		}
+		if (packed_ranks(ss, sp, n, pb, &st, &kp, &k, &cnt, rat, &d))
+			goto out;
+		seek_big_free(sp, n * 8);
+		sp = NULL;
 		if (tree_alloc(&t, d)) {
 			seekstat_oom(ss);
 			goto out;
 		}
-		for (uint64_t i = 0; i < n; i++) {
-			/* the insertions ahead touch random ranks: start loading them now */
-			if (i + 32 < n && rat[i + 32] != NIL) {
-				__builtin_prefetch(&t.n[rat[i + 32]], 1);
-				__builtin_prefetch(&t.b0[rat[i + 32] >> 6], 0);
-			}
-			if (rat[i] != NIL)
-				insert(&t, rat[i]);
-		}
+		build_tree(&t, rat, n);
 		seek_big_free(rat, n * sizeof(*rat));
 		rat = NULL;
 	} else {
+		cnt.n8 = n;
+		cnt.c8 = seek_big_alloc(n); /* pages beyond the distinct values stay untouched */
 		s = seek_big_alloc(n * 8);
-		if (!s) {
+		if (!cnt.c8 || !s) {
 			seekstat_oom(ss);
 			goto out;
 		}
@@ -653,6 +803,10 @@ int seekstat_finish(struct seekstat *ss, struct seekstat_result *res)
 			goto out;
 	}
 	w.cnt = &cnt;
+	if (kp.v) {
+		rc = kept_result(ss, &w, &st, &kp, res);
+		goto out;
+	}
 	have_median = median_walk(&w, t.root);
 	mode_walk(&w, t.root);
 	if (w.nomem) {
@@ -671,7 +825,9 @@ out:
 	tree_free(&t, d);
 	seek_big_free(rat, n * sizeof(*rat));
 	seek_big_free(cnt.c8, cnt.n8);
+	seek_big_free(sp, n * 8);
 	free(cnt.big);
+	free(kp.v);
 	if (s)
 		seek_big_free(s, n * 8);
 	else

@@ -3,6 +3,7 @@
  * The report's statistics (see statistics.h), a subscriber of the I/O model.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "btt.h"
 #include "common.h"
@@ -35,10 +36,41 @@ const struct proc_stats *stats_proc(const struct stats *s, const struct btt_proc
 	return pip->idx < s->nproc ? &s->proc[pip->idx] : NULL;
 }
 
+/*
+ * With one device the system's statistics are the device's: they are kept once, and
+ * copied from the device's when a second device appears or at the end (sys_copy()).
+ */
+static inline int sys_kept(const struct stats *s)
+{
+	return s->ndev > 1;
+}
+
+static void ranges_copy(struct ranges *to, const struct ranges *from)
+{
+	free(to->v);
+	*to = (struct ranges){.n = from->n};
+	if (from->n) {
+		to->v = array_grow(NULL, &to->alloc, from->n - 1, sizeof(*to->v));
+		memcpy(to->v, from->v, from->n * sizeof(*to->v));
+	}
+}
+
+/* the system's statistics become the first device's */
+static void sys_copy(struct stats *s)
+{
+	const struct dev_stats *d = &s->dev[0];
+
+	s->all = d->avgs;
+	s->last_q = d->last_q;
+	ranges_copy(&s->all_regions.q, &d->regions.q);
+	ranges_copy(&s->all_regions.c, &d->regions.c);
+}
+
 /* an I/O's process had its Q counted (BTT_EV_QUEUE): it has its statistics */
 static void update(struct stats *s, enum avg_kind k, const struct btt_io *io, uint64_t t)
 {
-	avg_add(&s->all.a[k], t);
+	if (sys_kept(s))
+		avg_add(&s->all.a[k], t);
 	avg_add(&s->dev[io->dev->idx].avgs.a[k], t);
 	avg_add(&s->proc[io->proc->idx].avgs.a[k], t);
 }
@@ -118,6 +150,8 @@ static void new_dev(struct stats *s, const struct btt_dev *dip)
 	*d = (struct dev_stats){.last_q = NO_TIME, .start_time = secs(dip->first_ns)};
 	d->q2q_seek = seeki_new(s->seek_name, dip->name, "q2q", s->sps, s->seek_absolute);
 	d->d2d_seek = seeki_new(s->seek_name, dip->name, "d2d", s->sps, s->seek_absolute);
+	if (s->ndev == 2)
+		sys_copy(s);
 }
 
 static void queue(struct stats *s, struct dev_stats *d, const struct btt_dev_event *e)
@@ -125,10 +159,12 @@ static void queue(struct stats *s, struct dev_stats *d, const struct btt_dev_eve
 	struct proc_stats *p = proc_of(s, e->proc);
 	enum avg_kind k = e->dev->remapper ? AV_Q2Q_DM : AV_Q2Q;
 
-	update_lq(&s->last_q, &s->all.a[k], e->ev->time);
+	if (sys_kept(s)) {
+		update_lq(&s->last_q, &s->all.a[k], e->ev->time);
+		region_add(&s->all_regions.q, e->ev->time, &s->gap);
+	}
 	update_lq(&d->last_q, &d->avgs.a[k], e->ev->time);
 	update_lq(&p->last_q, &p->avgs.a[k], e->ev->time);
-	region_add(&s->all_regions.q, e->ev->time, &s->gap);
 	region_add(&d->regions.q, e->ev->time, &s->gap);
 	region_add(&p->regions.q, e->ev->time, &s->gap);
 	seeki_add(d->q2q_seek, e->ev->time, e->ev->sector, blk_event_sectors(e->ev),
@@ -142,10 +178,12 @@ static void complete(struct stats *s, struct dev_stats *d, const struct btt_dev_
 {
 	struct proc_stats *p = proc_of(s, e->proc);
 
-	avg_add(&s->all.a[AV_BLKS], blk_event_sectors(e->ev));
+	if (sys_kept(s)) {
+		avg_add(&s->all.a[AV_BLKS], blk_event_sectors(e->ev));
+		region_add(&s->all_regions.c, e->ev->time, &s->gap);
+	}
 	avg_add(&d->avgs.a[AV_BLKS], blk_event_sectors(e->ev));
 	avg_add(&p->avgs.a[AV_BLKS], blk_event_sectors(e->ev));
-	region_add(&s->all_regions.c, e->ev->time, &s->gap);
 	region_add(&d->regions.c, e->ev->time, &s->gap);
 	region_add(&p->regions.c, e->ev->time, &s->gap);
 }
@@ -242,6 +280,8 @@ struct stats *stats_new(const struct btt_view *v)
 
 void stats_finish(struct stats *s, const struct btt_devs *devs)
 {
+	if (s->ndev == 1)
+		sys_copy(s);
 	for (size_t i = 0; i < s->ndev; i++) {
 		struct dev_stats *d = &s->dev[i];
 

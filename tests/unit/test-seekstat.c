@@ -219,6 +219,39 @@ static void test_median(void **state)
 	check(v, 1000, 64);
 }
 
+/*
+ * A few values tied for the most (2 to 80 of them, ordered by their ancestors in the tree
+ * when few, by a walk when more), among values seen fewer times, in short random streams
+ */
+static void test_few_modes(void **state)
+{
+	static uint64_t v[2000];
+	uint64_t s = 99;
+
+	(void)state;
+	for (int round = 0; round < 400; round++) {
+		size_t k = 2 + (size_t)(rnd(&s) % 79), n = 0, most = 2 + (size_t)(rnd(&s) % 4);
+
+		for (size_t i = 0; i < k; i++) {
+			uint64_t x = (rnd(&s) % 5000 * 128 + i) * 8 + 1;
+
+			for (size_t c = 0; c < most; c++)
+				v[n++] = x;
+		}
+		/* ... among values seen once or twice (never equal to the tied ones) */
+		for (size_t left = (size_t)(rnd(&s) % 1400); left; left--)
+			v[n++] = rnd(&s) % 100000 * 8 + 2;
+		for (size_t i = n; i > 1; i--) {
+			size_t j = (size_t)(rnd(&s) % i);
+			uint64_t x = v[i - 1];
+
+			v[i - 1] = v[j];
+			v[j] = x;
+		}
+		check(v, n, round % 2 ? 0 : 64);
+	}
+}
+
 /* values too wide to share a word with their position: the binary-search path */
 static void test_wide_values(void **state)
 {
@@ -372,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_sorted_and_reversed),
 		cmocka_unit_test(test_ties),
 		cmocka_unit_test(test_median),
+		cmocka_unit_test(test_few_modes),
 		cmocka_unit_test(test_wide_values),
 		cmocka_unit_test(test_large_random),
 		cmocka_unit_test(test_runs),
