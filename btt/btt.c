@@ -76,6 +76,7 @@ int btt_report(struct btt *b)
 	char fn[4096], *avg_name = NULL;
 	uint64_t t_last;
 	FILE *avg_fp = stdout;
+	int ret = 0;
 
 	iomodel_finish(b->model);
 	t_last = iomodel_last_time(b->model);
@@ -96,10 +97,14 @@ int btt_report(struct btt *b)
 	else if (fflush(stdout) != 0 || ferror(stdout))
 		die("write error on standard output: %s", strerror(errno));
 
-	for (size_t i = 0; i < btt_noutputs; i++)
-		if (b->out[i] && btt_outputs[i]->finish)
-			btt_outputs[i]->finish(b->out[i], t_last);
-	return 0;
+	/* every output finishes its files, whatever another's failure */
+	for (size_t i = 0; i < btt_noutputs; i++) {
+		const struct btt_output_ops *ops = btt_outputs[i];
+
+		if (b->out[i] && ops->finish && ops->finish(b->out[i], t_last) < 0)
+			ret = -1;
+	}
+	return ret;
 }
 
 void btt_release(struct btt *b)

@@ -104,7 +104,8 @@ int btt_run(struct btt *b, iomodel_next_fn next, void *src, struct blk_event *ev
 /**
  * btt_report() - after btt_run(): the end of the trace for the model, then the report and
  * range data (to stdout, or the -o files) and every other output file, closed
- * Return: 0. Exits with a message when standard output cannot be written.
+ * Return: 0, or -1 when an output failed to finish (it said why; the others finished).
+ * Exits with a message when standard output cannot be written.
  */
 int btt_report(struct btt *b);
 

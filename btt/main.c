@@ -467,7 +467,8 @@ int main(int argc, char **argv)
 		status = 1;
 	}
 	blk_reader_close(r);
-	btt_report(&b);
+	if (btt_report(&b) < 0)
+		status = 1;
 	status |= perfetto_messages(&b);
 	btt_release(&b);
 	return status;

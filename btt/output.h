@@ -64,7 +64,8 @@ enum btt_output_flags {
  *       made (NULL without @open). NULL: nothing to do for this run.
  * @input_end: the trace ended at @t_last, before any report
  * @report: its section of the report, on @avg
- * @finish: its files written and closed
+ * @finish: its files written and closed. Return 0, or -1 when it failed (its message
+ *          printed): the other outputs still finish, and btt_report() returns -1.
  * @free: the state freed (after @finish, or without it)
  */
 struct btt_output_ops {
@@ -75,7 +76,7 @@ struct btt_output_ops {
 	void *(*new)(const struct btt_view *v, void *opened);
 	void (*input_end)(void *state, uint64_t t_last);
 	void (*report)(void *state, FILE *avg);
-	void (*finish)(void *state, uint64_t t_last);
+	int (*finish)(void *state, uint64_t t_last);
 	void (*free)(void *state);
 };
 

@@ -52,6 +52,7 @@ struct export_out {
 	struct blk_event first; /* the first event read (its pdu not kept) */
 	time_t started; /* for standard input without a timestamp note */
 	uint64_t bad_waits; /* wait notes that could not be decoded: not exported */
+	int dead; /* the export failed (said once): no more rows, btt_report() fails */
 	char err[1024];
 };
 
@@ -159,8 +160,13 @@ static int net_server_host(const char *input, char *host, size_t len)
 
 /* ---- the destination ---- */
 
-static void __attribute__((noreturn)) fail(struct export_out *xo, int e)
+/*
+ * The export failed (-errno @e): the error and a hint said once, the rows not stored
+ * dropped, and no more taken; the rest of the run (the report, the other files) goes on.
+ */
+static void failed(struct export_out *xo, int e)
 {
+	xo->dead = 1;
 	const char *db = "DB";
 	struct blk_export_dest d;
 	char ignored[8];
@@ -189,7 +195,6 @@ static void __attribute__((noreturn)) fail(struct export_out *xo, int e)
 	default:
 		break;
 	}
-	exit(1);
 }
 
 /* The trace's identity: the same for every export of the same trace (see the top). */
@@ -205,7 +210,8 @@ static void trace_id(const struct export_out *xo, char *buf, size_t len)
 		o->t_start, o->t_end, o->devices ? o->devices : "-", o->no_remaps);
 }
 
-static void open_export(struct export_out *xo)
+/* the destination opened at the first row (or at the end): 0, or -1 (said, as failed()) */
+static int open_export(struct export_out *xo)
 {
 	struct blk_export_opts eo = BLK_EXPORT_OPTS_INIT;
 	char id[512];
@@ -218,8 +224,11 @@ static void open_export(struct export_out *xo)
 	eo.batch_rows = xo->o->export_batch;
 	eo.pipelined = 1; /* compress and send while the model runs */
 	xo->x = blk_export_open(xo->o->export_dest, &eo, xo->err, sizeof(xo->err));
-	if (!xo->x)
-		fail(xo, errno);
+	if (!xo->x) {
+		failed(xo, errno);
+		return -1;
+	}
+	return 0;
 }
 
 /* the completion's error as the rows carry it: 0 or -errno (the kernel's is a u16) */
@@ -238,10 +247,8 @@ static void on_done(void *ctx, const struct btt_io *io)
 	struct blk_io_row r;
 	int ret;
 
-	if (!io->dev->shown)
+	if (!io->dev->shown || xo->dead || (!xo->x && open_export(xo) < 0))
 		return;
-	if (!xo->x)
-		open_export(xo);
 	late_note(xo);
 	blk_event_rwbs(&q, rwbs);
 	r = (struct blk_io_row){
@@ -268,7 +275,7 @@ static void on_done(void *ctx, const struct btt_io *io)
 	}
 	ret = blk_export_io(xo->x, &r, xo->err, sizeof(xo->err));
 	if (ret < 0)
-		fail(xo, -ret);
+		failed(xo, -ret);
 }
 
 /*
@@ -299,8 +306,8 @@ static void on_note(void *ctx, const struct blk_event *ev)
 		if (s < xo->o->t_start || s > xo->o->t_end)
 			return;
 	}
-	if (!xo->x)
-		open_export(xo);
+	if (xo->dead || (!xo->x && open_export(xo) < 0))
+		return;
 	dname[0] = '\0';
 	if (w.flags & BLK_IOWAIT_F_IO) {
 		dip = devs_find(xo->devs, w.io_dev);
@@ -326,7 +333,7 @@ static void on_note(void *ctx, const struct blk_event *ev)
 	};
 	ret = blk_export_iowait(xo->x, &r, xo->err, sizeof(xo->err));
 	if (ret < 0)
-		fail(xo, -ret);
+		failed(xo, -ret);
 }
 
 struct export_out *export_out_new(const struct btt_view *v)
@@ -357,7 +364,7 @@ struct export_out *export_out_new(const struct btt_view *v)
 	return xo;
 }
 
-void export_out_finish(struct export_out *xo)
+int export_out_finish(struct export_out *xo)
 {
 	struct blk_export_stats st = {0};
 	struct blk_export_dest d;
@@ -366,17 +373,19 @@ void export_out_finish(struct export_out *xo)
 	int ret;
 
 	if (!xo)
-		return;
-	if (!xo->x)
-		open_export(xo);
+		return 0;
+	if (xo->dead || (!xo->x && open_export(xo) < 0))
+		return -1;
 	late_note(xo);
 	if (xo->bad_waits)
 		warning("'%s': %llu I/O wait notes could not be read (damaged, or a newer version): not exported",
 			xo->o->input ? xo->o->input : "-", (unsigned long long)xo->bad_waits);
 	ret = blk_export_close(xo->x, &st, xo->err, sizeof(xo->err));
 	xo->x = NULL;
-	if (ret < 0)
-		fail(xo, -ret);
+	if (ret < 0) {
+		failed(xo, -ret);
+		return -1;
+	}
 	nb = st.batches[BLK_TABLE_IO] + st.batches[BLK_TABLE_IOWAIT];
 	/* the destination without its user and password */
 	if (blk_export_dest_parse(xo->o->export_dest, &d, where, sizeof(where)))
@@ -392,6 +401,7 @@ void export_out_finish(struct export_out *xo)
 		(unsigned long long)st.rows[BLK_TABLE_IOWAIT], xo->host, where,
 		(unsigned long long)nb, nb == 1 ? "" : "es", (unsigned long long)st.batches_present,
 		(unsigned long long)st.bytes_sent);
+	return 0;
 }
 
 void export_out_free(struct export_out *xo)
@@ -415,10 +425,10 @@ static void *export_new(const struct btt_view *v, void *opened)
 	return export_out_new(v);
 }
 
-static void export_finish(void *state, uint64_t t_last)
+static int export_finish(void *state, uint64_t t_last)
 {
 	(void)t_last;
-	export_out_finish(state);
+	return export_out_finish(state);
 }
 
 static void export_free(void *state)

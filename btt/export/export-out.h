@@ -25,10 +25,11 @@ struct export_out *export_out_new(const struct btt_view *v);
 
 /*
  * export_out_finish() - after the trace: the rows left are sent and the destination
- * finished (tsv: the files renamed into place); one line of counts on stderr. Exits with
- * one message (and status 1) when the export fails.
+ * finished (tsv: the files renamed into place); one line of counts on stderr.
+ * Return: 0, or -1 when the export failed (its message and hint printed, the rows not
+ * stored dropped).
  */
-void export_out_finish(struct export_out *xo);
+int export_out_finish(struct export_out *xo);
 
 /* Free @xo (NULL allowed); an export not finished is discarded. */
 void export_out_free(struct export_out *xo);

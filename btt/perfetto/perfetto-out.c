@@ -772,16 +772,16 @@ static void pfout_input_end(void *state, uint64_t last_time)
 }
 
 /* I/Os still drawn are closed, the file finished and closed (the error: pfout_error()) */
-static void pfout_finish(void *state, uint64_t last_time)
+static int pfout_finish(void *state, uint64_t last_time)
 {
 	struct pfout *p = state;
 	int ret;
 
 	if (p->finished)
-		return;
+		return 0;
 	if (!p->out) {
 		p->finished = 1;
-		return;
+		return 0;
 	}
 	pfout_input_end(p, last_time);
 	p->finished = 1;
@@ -792,6 +792,7 @@ static void pfout_finish(void *state, uint64_t last_time)
 	p->out = NULL;
 	set_error(p, ret);
 	remarks(p);
+	return 0;
 }
 
 const char *pfout_error(const struct pfout *p)

@@ -329,7 +329,7 @@ static void live_dump(const struct live *lp, const char *name, float base)
 }
 
 /* -Z: sys_live.dat and <dev>_live.dat of the shown devices, in report order */
-static void live_write(void *state, uint64_t t_last)
+static int live_write(void *state, uint64_t t_last)
 {
 	const struct btt_live *l = state;
 	const struct btt_devs *devs = l->v->devs;
@@ -337,7 +337,7 @@ static void live_write(void *state, uint64_t t_last)
 
 	(void)t_last;
 	if (!l->keep_all)
-		return;
+		return 0;
 
 	live_dump(&l->all, "sys_live.dat", 0.0f);
 	/* the shown devices in report order; each with live periods takes a row */
@@ -350,6 +350,7 @@ static void live_write(void *state, uint64_t t_last)
 		if (lp->n)
 			base += 1.0f;
 	}
+	return 0;
 }
 
 static void live_free(void *state)

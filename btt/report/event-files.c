@@ -239,7 +239,7 @@ static void hist_write(const char *output, const char *suffix, const uint64_t *h
 	file_close(&fp, &name);
 }
 
-static void extras_finish(void *state, uint64_t t_last)
+static int extras_finish(void *state, uint64_t t_last)
 {
 	struct extras *x = state;
 
@@ -257,6 +257,7 @@ static void extras_finish(void *state, uint64_t t_last)
 		hist_write(x->o->output, "qhist", x->qhist, 'Q');
 		hist_write(x->o->output, "dhist", x->dhist, 'D');
 	}
+	return 0;
 }
 
 static void extras_free(void *state)

@@ -101,7 +101,7 @@ static void *iops_mbps_new(const struct btt_view *v, void *opened)
 }
 
 /* write the last second of each counter and close the files */
-static void iops_mbps_finish(void *state, uint64_t t_last)
+static int iops_mbps_finish(void *state, uint64_t t_last)
 {
 	struct iops_mbps *f = state;
 
@@ -109,6 +109,7 @@ static void iops_mbps_finish(void *state, uint64_t t_last)
 	fp_finish(&f->sys);
 	for (size_t i = 0; i < f->ndev; i++)
 		fp_finish(&f->dev[i]);
+	return 0;
 }
 
 static void iops_mbps_free(void *state)

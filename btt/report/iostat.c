@@ -278,15 +278,16 @@ static void *iostat_new(const struct btt_view *v, void *opened)
 	return is;
 }
 
-static void iostat_finish(void *state, uint64_t last_time)
+static int iostat_finish(void *state, uint64_t last_time)
 {
 	struct iostat *is = state;
 
 	if (!is->ofp)
-		return;
+		return 0;
 	fputc('\n', is->ofp);
 	dump(is, last_time, 1);
 	file_close(&is->ofp, &is->ofn);
+	return 0;
 }
 
 static void iostat_free(void *state)

@@ -154,7 +154,7 @@ static void *latency_new(const struct btt_view *v, void *opened)
 	return l;
 }
 
-static void latency_finish(void *state, uint64_t t_last)
+static int latency_finish(void *state, uint64_t t_last)
 {
 	struct latency *l = state;
 
@@ -177,6 +177,7 @@ static void latency_finish(void *state, uint64_t t_last)
 		for (int n = 0; n < K_NR; n++)
 			file_close(&ld->fp[order[n]], &ld->fn[order[n]]);
 	}
+	return 0;
 }
 
 static void latency_free(void *state)

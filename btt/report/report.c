@@ -687,7 +687,7 @@ static void report_report(void *state, FILE *avg)
 }
 
 /* -m: the seeks per second of each device */
-static void report_finish(void *state, uint64_t t_last)
+static int report_finish(void *state, uint64_t t_last)
 {
 	struct stats *s = state;
 
@@ -695,6 +695,7 @@ static void report_finish(void *state, uint64_t t_last)
 	for (size_t i = 0; i < s->ndev; i++)
 		seeki_sps_write(s->dev[i].q2q_seek, s->dev[i].d2d_seek, s->v->devs->v[i]->name,
 				s->v->opts->sps_name);
+	return 0;
 }
 
 static void report_free(void *state)

@@ -351,6 +351,17 @@ closed=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); 
 $BTT -i "${BIN[part-remap]}" --export="clickhouse://127.0.0.1:$closed/blk" >/dev/null 2>"$w/closed.err"
 [ $? = 1 ] && one_error "unreachable server (closed port)" "$w/closed.err" "^btt: cannot connect to '127.0.0.1:$closed': Connection refused" ||
 	fail "closed port: not status 1"
+# an export that fails at the end leaves every other output finished, as without --export
+mkdir -p "$w/fin-a" "$w/fin-b"
+(cd "$w/fin-a" && $BTT -i "${BIN[part-remap]}" -o out -l lat -q lat -Z -I iostat.txt >/dev/null 2>&1)
+(cd "$w/fin-b" && $BTT -i "${BIN[part-remap]}" -o out -l lat -q lat -Z -I iostat.txt \
+	--export="clickhouse://127.0.0.1:$closed/blk" >/dev/null 2>"$w/fin.err")
+rc=$?
+if [ $rc = 1 ] && [ -s "$w/fin-a/out.avg" ] && diff -r "$w/fin-a" "$w/fin-b" >/dev/null; then
+	pass "export failing at the end: status 1, the report and the $(ls "$w/fin-a" | wc -l) files as without --export"
+else
+	fail "export failing at the end: status $rc, files differ: $(diff -rq "$w/fin-a" "$w/fin-b" | head -n 3)"
+fi
 $BTT -i "${BIN[part-remap]}" --export="$URL/empty" >/dev/null 2>"$w/notable.err"
 [ $? = 1 ] && one_error "missing table" "$w/notable.err" "HTTP 404: Code: 60, .*Table empty.io doesn't exist" ||
 	fail "missing table: not status 1"

@@ -149,7 +149,7 @@ static char *run_table(struct stream *s, const char *devices, double t_start, do
 	assert_non_null(xo);
 	assert_int_equal(iomodel_run(b.model, next, src, &ev, NULL, NULL), 0);
 	iomodel_finish(b.model);
-	export_out_finish(xo);
+	assert_int_equal(export_out_finish(xo), 0);
 	export_out_free(xo);
 	btt_clock_free(b.clock);
 	iomodel_free(b.model);
