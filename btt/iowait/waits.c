@@ -22,7 +22,6 @@
 #include "model/alloc.h"
 #include "model/u64map.h"
 #include "output.h"
-#include "report/statistics.h"
 
 #define MAX_THREADS 65536
 #define MAX_PROCS 4096

@@ -92,6 +92,12 @@ struct btt_io {
 	uint32_t id;
 };
 
+/* the time from one stage to a later one: later minus earlier, or 1 ns if not later (btt's rule) */
+static inline uint64_t tdelta(uint64_t from, uint64_t to)
+{
+	return from < to ? to - from : 1;
+}
+
 /* whether the I/O went the Q2M path (merged into another request) */
 static inline int btt_io_merged(const struct btt_io *io)
 {

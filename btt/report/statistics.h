@@ -56,12 +56,6 @@ static inline void avg_add(struct avg *ap, uint64_t t)
 	ap->total += t;
 }
 
-/* later minus earlier, or 1 ns if not later */
-static inline uint64_t tdelta(uint64_t from, uint64_t to)
-{
-	return from < to ? to - from : 1;
-}
-
 #define Q2D_BUCKETS 10
 
 struct dev_stats {
