@@ -448,6 +448,7 @@ int main(int argc, char **argv)
 		if (rc < 0)
 			error("%s", blk_reader_error(r));
 		blk_reader_close(r);
+		btt_release(&b);
 		return rc < 0 ? 1 : 0;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);

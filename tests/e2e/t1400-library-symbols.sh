@@ -20,9 +20,14 @@ perfetto_re='^blk_(pb|perfetto)_'
 export_re='^blk_(export|http|schema)_'
 extra_re='^blk_(pb|perfetto|export|http|schema)_'
 
-# the global symbols a file defines, or those it needs, one a line
-defined() { nm -g --defined-only "$TOP/$1" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u; }
-needed() { nm -u "$TOP/$1" 2>/dev/null | awk '{ print $NF }' | sort -u; }
+# the global symbols a file defines, or those it needs, one a line; the ones a sanitizer's
+# instrumentation adds (__odr_asan.NAME, __asan_*, __ubsan_*, __sanitizer_*: the ASan run of
+# make check builds the tree with them) are the compiler's, not the library's
+san_re='^__(odr_asan|asan_|ubsan_|sanitizer_|sancov_)'
+defined() {
+	nm -g --defined-only "$TOP/$1" 2>/dev/null | awk 'NF == 3 { print $3 }' | grep -Ev "$san_re" | sort -u
+}
+needed() { nm -u "$TOP/$1" 2>/dev/null | awk '{ print $NF }' | grep -Ev "$san_re" | sort -u; }
 # the first few lines of a list, on one line
 few() { head -n 5 | tr '\n' ' '; }
 # pass with $1 if $bad is empty, else fail with $2 and the first few lines of $bad
