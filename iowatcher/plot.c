@@ -63,15 +63,6 @@ void plot_num(struct blk_strbuf *sb, double v)
 	blk_strbuf_add_u64(sb, (uint64_t)x % 100, 2, BLK_PAD_ZERO);
 }
 
-void plot_attr(struct blk_strbuf *sb, const char *name, double v)
-{
-	blk_strbuf_addch(sb, ' ');
-	blk_strbuf_addstr(sb, name);
-	blk_strbuf_addstr(sb, "=\"");
-	plot_num(sb, v);
-	blk_strbuf_addch(sb, '"');
-}
-
 void plot_text(struct plot *p, const char *cls, double x, double y, int size, const char *anchor,
 	       const char *s)
 {

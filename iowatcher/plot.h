@@ -32,7 +32,17 @@ struct plot {
 
 /* plot.c: numbers and text */
 void plot_num(struct blk_strbuf *sb, double v);
-void plot_attr(struct blk_strbuf *sb, const char *name, double v);
+
+/* ` NAME="V"` with V as plot_num() writes it; inline: the I/O map writes one per cell side */
+static inline void plot_attr(struct blk_strbuf *sb, const char *name, double v)
+{
+	blk_strbuf_addch(sb, ' ');
+	blk_strbuf_addstr(sb, name);
+	blk_strbuf_addstr(sb, "=\"");
+	plot_num(sb, v);
+	blk_strbuf_addch(sb, '"');
+}
+
 void plot_text(struct plot *p, const char *cls, double x, double y, int size, const char *anchor,
 	       const char *s);
 double plot_nice_step(double max, int n);
