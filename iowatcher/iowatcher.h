@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * iowatcher: graphs of block I/O traces. Shared types of the front-end's modules:
- * source.c (opening a trace), series.c (binning the event stream), svg.c (the printer),
+ * source.c (opening a trace), series.c (binning the event stream), svg.c (the printer; its
+ * graphs share plot.c's primitives through plot.h, the latency graphs are in svg-latency.c),
  * html.c (the report page), run.c (tracing a device, external converters), main.c.
  */
 #ifndef IOWATCHER_H
@@ -201,7 +202,7 @@ unsigned int iow_io_slot(struct iow_opts *o, struct iow_trace *t, const struct b
 /* the grid cell of an event, or -1 when it falls outside the zoom window */
 long iow_io_cell(const struct iow_opts *o, const struct iow_trace *t, const struct blk_event *ev);
 
-/* svg.c */
+/* svg.c: the SVG page; plot.c: its colours and XML escaping */
 struct iow_frame {
 	int active; /* a movie frame: plot up to @now, with a cursor */
 	uint64_t now;
