@@ -34,6 +34,10 @@
  */
 #define PFPIPE_WAKE_AT (PFPIPE_CHUNKS / 2)
 
+/* the file is handed to its writer's thread (blk_output_set_async()) in pieces this big:
+ * one wake-up of that thread per MiB instead of per 128 KiB */
+#define PFPIPE_WRITE_SIZE (1024 * 1024)
+
 enum cmd_kind { C_START, C_DEVICE, C_REC, C_QUEUED, C_RUN, C_MARK, C_FLOW, C_DRAIN };
 
 struct cmd {
@@ -255,6 +259,7 @@ static void start_threads(struct pfpipe *pp)
 	sigset_t all, old;
 
 	pp->may_thread = 0;
+	blk_output_set_flush_size(pp->out, PFPIPE_WRITE_SIZE);
 	blk_output_set_async(pp->out);
 	/* signals stay with the caller's thread, whose handlers expect them */
 	sigfillset(&all);

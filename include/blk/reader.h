@@ -52,13 +52,19 @@ int blk_reader_would_wait(struct blk_reader *r);
  */
 void blk_reader_set_wait(struct blk_reader *r, int ms);
 
+/* Name given at open time; valid while @r lives. */
+/*
+ * Read a large regular file on a second thread, ahead of the decoding (1 MiB buffers):
+ * for tools that read one big input. Pipes and gzip input are read as before.
+ */
+void blk_reader_set_readahead(struct blk_reader *r, int on);
+
 /*
  * Let the buffer grow to @bytes (at least 16 KiB), not 128 KiB: for many inputs read at
  * once, where memory counts (a record longer than that still fits).
  */
 void blk_reader_set_buf_size(struct blk_reader *r, size_t bytes);
 
-/* Name given at open time; valid while @r lives. */
 const char *blk_reader_name(const struct blk_reader *r);
 
 /* Description of the last error ("" if none); valid while @r lives. */
@@ -84,11 +90,18 @@ uint64_t blk_reader_records(const struct blk_reader *r);
 const unsigned char *blk_reader_last_native(const struct blk_reader *r);
 
 /*
- * The plain records from the next one on, up to @max of them, one after the other: host-order
- * version 7 records, wholly buffered, not notes (no notify category), of cpu @cpu; until one
- * that is not. Return the bytes of the first (valid until the next call on @r), with the
- * number of records in *@n and their bytes in *@len, stepping over them as blk_reader_next()
- * would; or NULL (*@n and *@len 0), leaving the next record to blk_reader_next().
+ * The next record, when it is a plain one: a host-order version 7 record, wholly buffered,
+ * not a note (no notify category), of cpu @cpu. Return its bytes (valid until the next call
+ * on @r) and step over it, as blk_reader_next() would; or NULL, leaving it to
+ * blk_reader_next().
+ */
+const unsigned char *blk_reader_next_plain(struct blk_reader *r, uint32_t cpu);
+
+/*
+ * blk_reader_next_plain() for up to @max records at once: the plain records from the next
+ * one on, one after the other, until one that is not (or is not wholly buffered). Return
+ * the bytes of the first (valid until the next call on @r), with the number of records in
+ * *@n and their bytes in *@len, stepping over them; or NULL (*@n and *@len 0).
  */
 const unsigned char *blk_reader_plain_span(struct blk_reader *r, uint32_t cpu, unsigned int max,
 					   unsigned int *n, size_t *len);
