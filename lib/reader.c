@@ -565,21 +565,6 @@ static inline size_t plain_len(const unsigned char *p, size_t left, uint32_t wan
 	return sizeof(struct blk_io_trace) + pdu_len;
 }
 
-const unsigned char *blk_reader_next_plain(struct blk_reader *r, uint32_t want_cpu)
-{
-	const unsigned char *p = r->buf + r->pos;
-	size_t len;
-
-	if (r->swapped || r->failed || !(len = plain_len(p, r->end - r->pos, want_cpu)))
-		return NULL;
-	r->last_rec = p;
-	r->last_off = r->base + r->pos;
-	r->last_pdu = (uint16_t)(len - sizeof(struct blk_io_trace));
-	r->pos += len;
-	r->records++;
-	return p;
-}
-
 const unsigned char *blk_reader_plain_span(struct blk_reader *r, uint32_t want_cpu,
 					   unsigned int max, unsigned int *n, size_t *len)
 {

@@ -90,18 +90,11 @@ uint64_t blk_reader_records(const struct blk_reader *r);
 const unsigned char *blk_reader_last_native(const struct blk_reader *r);
 
 /*
- * The next record, when it is a plain one: a host-order version 7 record, wholly buffered,
- * not a note (no notify category), of cpu @cpu. Return its bytes (valid until the next call
- * on @r) and step over it, as blk_reader_next() would; or NULL, leaving it to
- * blk_reader_next().
- */
-const unsigned char *blk_reader_next_plain(struct blk_reader *r, uint32_t cpu);
-
-/*
- * blk_reader_next_plain() for up to @max records at once: the plain records from the next
- * one on, one after the other, until one that is not (or is not wholly buffered). Return
- * the bytes of the first (valid until the next call on @r), with the number of records in
- * *@n and their bytes in *@len, stepping over them; or NULL (*@n and *@len 0).
+ * The plain records from the next one on, up to @max of them, one after the other: host-order
+ * version 7 records, wholly buffered, not notes (no notify category), of cpu @cpu; until one
+ * that is not. Return the bytes of the first (valid until the next call on @r), with the
+ * number of records in *@n and their bytes in *@len, stepping over them as blk_reader_next()
+ * would; or NULL (*@n and *@len 0), leaving the next record to blk_reader_next().
  */
 const unsigned char *blk_reader_plain_span(struct blk_reader *r, uint32_t cpu, unsigned int max,
 					   unsigned int *n, size_t *len);
