@@ -28,7 +28,7 @@ CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 #   lib/export/libblkexport.a        the fleet export to ClickHouse or TSV (include/blk-export/)
 # Link a library before libblk.a: $(PERFETTO_LIB) $(LIB), $(EXPORT_LIB) $(LIB) $(LDLIBS_EXPORT).
 LIB_SRC := lib/event.c lib/reader.c lib/merge.c lib/pipesort.c lib/strbuf.c lib/output.c \
-	lib/format.c lib/acct.c lib/acct-print.c lib/log.c lib/hist.c lib/readahead.c \
+	lib/format.c lib/acct.c lib/acct-print.c lib/log.c lib/hist.c \
 	lib/frame.c lib/window.c lib/wallclock.c lib/iowait.c lib/printq.c
 LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB := lib/libblk.a

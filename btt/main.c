@@ -439,7 +439,6 @@ int main(int argc, char **argv)
 	r = blk_reader_open(cl.input);
 	if (!r)
 		open_failed(cl.input);
-	blk_reader_set_readahead(r, 1);
 	if (cl.verbose && stat(cl.input, &st) == 0)
 		pr.size = st.st_size;
 	pr.r = r;

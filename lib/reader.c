@@ -11,7 +11,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "blk/readahead.h"
 #include "blk/reader.h"
 #include "decode.h"
 
@@ -27,10 +26,6 @@
 #define RD_READ_ROOM 4096
 /* a header plus the largest payload a 16-bit pdu_len can describe */
 #define RD_MAX_RECORD (64 + 65535)
-/* read-ahead: buffers of RA_SIZE bytes, room before them for a record's start */
-#define RA_SIZE (1024 * 1024)
-#define RA_HEADROOM (128 * 1024)
-#define RA_NBUF 3
 
 struct blk_reader {
 	int fd;
@@ -55,9 +50,6 @@ struct blk_reader {
 	int zdone; /* inflate hit the end of a member with no more input */
 	char *name;
 	char err[512];
-	int want_ra;
-	struct blk_readahead *ra; /* when set, buf is a read-ahead buffer (ra_cur) */
-	unsigned char *ra_cur, *own_buf;
 };
 
 static int set_error(struct blk_reader *r, int e, const char *fmt, ...)
@@ -128,10 +120,6 @@ void blk_reader_close(struct blk_reader *r)
 		return;
 	if (r->zinit)
 		inflateEnd(&r->zs);
-	if (r->ra) {
-		blk_readahead_stop(r->ra);
-		r->buf = r->own_buf;
-	}
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r->zin);
@@ -163,11 +151,6 @@ int blk_reader_compressed(const struct blk_reader *r)
 void blk_reader_set_buf_size(struct blk_reader *r, size_t bytes)
 {
 	r->max_cap = bytes > RD_BUF_MIN ? bytes : RD_BUF_MIN;
-}
-
-void blk_reader_set_readahead(struct blk_reader *r, int on)
-{
-	r->want_ra = on;
 }
 
 uint64_t blk_reader_offset(const struct blk_reader *r)
@@ -270,35 +253,6 @@ static int fill(struct blk_reader *r, size_t need)
 
 		if (r->eof)
 			return 0;
-		/* a plain regular file, once its first bytes are known not to be gzip */
-		if (r->want_ra && !r->ra && r->regular && !r->gz && r->end > 0) {
-			r->ra = blk_readahead_start(r->fd, RA_SIZE, RA_HEADROOM, RA_NBUF);
-			r->want_ra = 0; /* without a thread, read as before */
-			if (r->ra)
-				r->own_buf = r->buf;
-		}
-		if (r->ra) {
-			unsigned char *nb;
-			size_t len, left = r->end - r->pos;
-			int e = blk_readahead_get(r->ra, &nb, &len);
-
-			if (e < 0)
-				return e;
-			if (!len) {
-				r->eof = 1;
-				return 0;
-			}
-			/* the unread bytes go just before the new data (left < need <= headroom) */
-			memcpy(nb + RA_HEADROOM - left, r->buf + r->pos, left);
-			if (r->ra_cur)
-				blk_readahead_put(r->ra, r->ra_cur);
-			r->ra_cur = r->buf = nb;
-			r->base +=
-				r->pos - (RA_HEADROOM - left); /* modulo 2^64, like the offsets */
-			r->pos = RA_HEADROOM - left;
-			r->end = r->cap = RA_HEADROOM + len;
-			continue;
-		}
 		/*
 		 * The unread bytes move to the front whenever the room after them is short,
 		 * before the buffer may grow: growing while the room before them lay unused

@@ -52,19 +52,13 @@ int blk_reader_would_wait(struct blk_reader *r);
  */
 void blk_reader_set_wait(struct blk_reader *r, int ms);
 
-/* Name given at open time; valid while @r lives. */
-/*
- * Read a large regular file on a second thread, ahead of the decoding (1 MiB buffers):
- * for tools that read one big input. Pipes and gzip input are read as before.
- */
-void blk_reader_set_readahead(struct blk_reader *r, int on);
-
 /*
  * Let the buffer grow to @bytes (at least 16 KiB), not 128 KiB: for many inputs read at
  * once, where memory counts (a record longer than that still fits).
  */
 void blk_reader_set_buf_size(struct blk_reader *r, size_t bytes);
 
+/* Name given at open time; valid while @r lives. */
 const char *blk_reader_name(const struct blk_reader *r);
 
 /* Description of the last error ("" if none); valid while @r lives. */

@@ -170,10 +170,10 @@ static unsigned int many_pdu_len(unsigned int i, int big)
 
 /*
  * Many records: the reader's buffer is refilled and shifted many times (plain and gzip),
- * or with read-ahead (@ra) the records straddle its 1 MiB buffers, large payloads too.
- * @cut: the file ends that many bytes into its last record.
+ * with (@big) large payloads now and then. @cut: the file ends that many bytes into its
+ * last record.
  */
-static void check_many(int gz, int be, int ra, unsigned int n, size_t cut)
+static void check_many(int gz, int be, int big, unsigned int n, size_t cut)
 {
 	struct tbuf b = TBUF_INIT;
 	struct blk_reader *r;
@@ -191,10 +191,10 @@ static void check_many(int gz, int be, int ra, unsigned int n, size_t cut)
 		e.version = (i % 3 == 0) ? BLK_IO_TRACE2_VERSION : BLK_IO_TRACE_VERSION;
 		memset(pdu, (int)(i & 0xff), 65536);
 		e.pdu = pdu;
-		e.pdu_len = (uint16_t)many_pdu_len(i, ra);
+		e.pdu_len = (uint16_t)many_pdu_len(i, big);
 		tbuf_add_event(&b, &e, be);
 	}
-	len = cut ? b.len - (48 + many_pdu_len(n - 1, ra) + ((n - 1) % 3 == 0 ? 16 : 0)) + cut
+	len = cut ? b.len - (48 + many_pdu_len(n - 1, big) + ((n - 1) % 3 == 0 ? 16 : 0)) + cut
 		  : b.len;
 	if (gz)
 		test_write_temp_gz(path, b.p, len);
@@ -202,17 +202,16 @@ static void check_many(int gz, int be, int ra, unsigned int n, size_t cut)
 		test_write_temp(path, b.p, len);
 	r = blk_reader_open(path);
 	assert_non_null(r);
-	blk_reader_set_readahead(r, ra);
 	for (unsigned int i = 0; i < n - (cut ? 1 : 0); i++) {
 		assert_int_equal(blk_reader_next(r, &ev), 1);
 		assert_int_equal(ev.sequence, i);
 		assert_int_equal(ev.time, 1000ull * i);
 		assert_int_equal(ev.sector, i * 8ull);
-		assert_int_equal(ev.pdu_len, many_pdu_len(i, ra));
+		assert_int_equal(ev.pdu_len, many_pdu_len(i, big));
 		assert_int_equal(ev.offset, off);
 		for (unsigned int k = 0; k < ev.pdu_len; k++)
 			assert_int_equal(ev.pdu[k], i & 0xff);
-		off += (i % 3 == 0 ? 64 : 48) + many_pdu_len(i, ra);
+		off += (i % 3 == 0 ? 64 : 48) + many_pdu_len(i, big);
 	}
 	if (cut) {
 		char want[64];
@@ -240,8 +239,8 @@ static void test_many_records(void **state)
 	check_many(1, test_host_be(), 0, 20000, 0);
 }
 
-/* read-ahead: the same records, offsets and errors as reading on the caller's thread */
-static void test_readahead(void **state)
+/* large payloads among them: the same records, offsets and errors, whole or cut short */
+static void test_many_large_records(void **state)
 {
 	(void)state;
 	check_many(0, test_host_be(), 1, 70000, 0);
@@ -894,7 +893,7 @@ int main(void)
 		cmocka_unit_test(test_gzip_v2),
 		cmocka_unit_test(test_mixed_versions),
 		cmocka_unit_test(test_many_records),
-		cmocka_unit_test(test_readahead),
+		cmocka_unit_test(test_many_large_records),
 		cmocka_unit_test(test_large_pdu),
 		cmocka_unit_test(test_swapped_timestamp_note),
 		cmocka_unit_test(test_empty),
