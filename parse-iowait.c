@@ -226,6 +226,20 @@ int parse_waits_emit(struct parse_waits *w, uint64_t until, uint64_t rebase)
 	return emit_until(w, until, rebase);
 }
 
+uint64_t parse_waits_due(struct parse_waits *w)
+{
+	struct blk_event qe;
+	uint64_t t = UINT64_MAX;
+
+	if (!w || (!w->m && !blk_iowait_queue_len(w->q)))
+		return UINT64_MAX;
+	if (blk_iowait_queue_peek(w->q, &qe))
+		t = qe.time;
+	if (fill_lookahead(w) && w->la.time < t)
+		t = w->la.time;
+	return t;
+}
+
 void parse_waits_report(struct parse_waits *w)
 {
 	if (!w)

@@ -49,6 +49,12 @@ void parse_waits_take(struct parse_waits *w, const struct blk_event *ev);
  */
 int parse_waits_emit(struct parse_waits *w, uint64_t until, uint64_t rebase);
 
+/*
+ * The input time of the earliest wait held (the next that parse_waits_emit() hands out), or
+ * UINT64_MAX if none is.
+ */
+uint64_t parse_waits_due(struct parse_waits *w);
+
 /* At the end: one warning per kind of wait that was not handed out (on stderr). */
 void parse_waits_report(struct parse_waits *w);
 

@@ -28,45 +28,12 @@
 
 #define NS_PER_SEC 1000000000ull
 /*
- * The binary merge (-O -d): reads of each per-CPU file, writes of the dump. Of 20M events,
- * medians of interleaved runs: reads of 64 KiB with writes of 256 KiB 2.2x cat (the system
- * time of both took twice as long), 128 KiB with 256 KiB 1.4x, with 192 KiB 1.3x; writes of
- * 128 KiB or less were slower again, with the dump's thread holding one buffer at a time
- * (it slept between writes until the merge's wake-up). With RAW_WRITE_BUFS buffers handed to
- * it at once it finds the next waiting: on large-perf, medians of 9-15 interleaved rounds,
- * 2 x 192 KiB 0.12 s, 4 x 96 KiB 0.09-0.11 s, 4 x 72 KiB 0.11 s, 3 x 96 KiB 0.11-0.12 s
- * (cat 0.06-0.07 s): the same within the noise, but the peak memory of 4 x 72 KiB is the
- * lowest (a mean of 2.6 MiB over 15 runs, 2.8 for 4 x 96 KiB and for 2 x 192 KiB). Since the
- * buffers are allocated at their size once (lib/output.c) and the readers go to theirs at
- * once, 2.4-2.5 MiB (medians of 21 rounds: 2448 KiB against 2716, the reference 1940); the
- * writes end at 64 KiB multiples, 8% less CPU (177 ms against 192), the wall time the same.
- * On 2026-12-05's machine (kernel 6.18, wake-ups across its two vCPUs dearer) the size of the
- * writes decided it: large-perf, medians of 21 interleaved rounds against cat's 0.065 s,
- * 4 x 72 KiB 0.094 s (1.44x, 134 ms CPU), 4 x 128 KiB 0.083 s (1.27-1.28x), 3 x 192 KiB
- * 0.081-0.082 s (1.24-1.26x, 118 ms CPU), 3 x 160 KiB 0.089 s (its writes not all of 64 KiB
- * multiples), 3 x 256 KiB 0.077-0.078 s and 4 x 192 KiB 0.077 s, but those two at 2.9-3.2
- * MiB, about 1.5x the reference's 1.9-2.0 MiB (3 x 192 KiB: 2.6-2.8 MiB, at most 1.40x).
- * Reads of 64 or 96 KiB beside writes of 256 KiB were slower again (1.27x, 1.24x, against
- * 1.21x with 128 KiB).
- */
-#define RAW_READ_SIZE (128 * 1024)
-#define RAW_WRITE_SIZE (192 * 1024)
-#define RAW_WRITE_BUFS 2 /* with the merge's own: 3 */
-/*
  * -t: the model of the classic tool's heap holds as much memory as that heap (about 0.4 MiB
- * on large-perf); the inputs' buffers and the text's writes are halved to keep the peak near
- * the reference's, the model's work, not the reads, deciding the time.
+ * on large-perf); the inputs' buffers are halved to keep the peak near the reference's, the
+ * model's work, not the reads, deciding the time (large-perf, medians of 15 interleaved
+ * rounds: 2.9 MiB against 3.0 with the default buffers, the reference 2.0; the same time).
  */
 #define MODEL_READ_SIZE (64 * 1024)
-#define MODEL_FLUSH_SIZE (64 * 1024)
-/*
- * With a compressed input the merge waits on inflate (large-perf's .gz files: 0.30 s against
- * 0.08 s), not on the writes, and each such input holds its inflate window and compressed
- * reads besides its buffer: the dump keeps the four buffers of 72 KiB it had (peak memory
- * 1.52x the reference's with three of 192 KiB, which read the plain files).
- */
-#define RAW_GZ_WRITE_SIZE (72 * 1024)
-#define RAW_GZ_WRITE_BUFS 3
 
 /* A per-CPU input file (file mode): its device, and its stream in the memory model. */
 struct file_in {
@@ -106,7 +73,6 @@ struct parse_run {
 	int waits_live; /* waits may be held: side files, or a note taken (else emit is a no-op) */
 	uint64_t bad_cpu;
 	int have_drv_data;
-	int compressed_in; /* a file mode input is gzip-compressed */
 	int failed;
 };
 
@@ -425,8 +391,6 @@ static void start_model(struct parse_run *r)
 	r->cmem = r->text ? parse_model_new(r->o, fileno(r->env->out)) : NULL;
 	if (!r->cmem)
 		return;
-	/* the memory goes to the model's image (MODEL_READ_SIZE) */
-	blk_output_set_flush_size(r->text, MODEL_FLUSH_SIZE);
 	parse_model_acct_hooks(r->cmem, &r->acct_hooks);
 	parse_model_pipesort_hooks(r->cmem, &r->sort_hooks);
 	blk_acct_set_hooks(r->acct, &r->acct_hooks);
@@ -493,18 +457,13 @@ static int add_file_inputs(struct parse_run *r, struct blk_merge *m, int idx)
 		rd = blk_reader_open(path);
 		if (!rd)
 			die("cannot open '%s': %s", path, strerror(errno));
-		/* -O -d: the memory goes to the dump's larger writes (run_file_mode()) */
-		if (r->raw_merge)
-			blk_reader_set_buf_size(rd, RAW_READ_SIZE);
-		else if (r->cmem)
+		if (r->cmem)
 			blk_reader_set_buf_size(rd, MODEL_READ_SIZE);
 		nonempty++;
 		say(r, "Input file %s added\n", path);
 		stream = blk_cmem_file(r->cmem, idx, cpu, path, BLK_CMEM_OPENED);
 		if (blk_merge_add(m, rd, new_file_in(r, d, stream), cpu))
 			die("out of memory");
-		/* known once the merge has read the input's first records */
-		r->compressed_in |= blk_reader_compressed(rd);
 	}
 	if (!found) {
 		free(dir);
@@ -562,127 +521,63 @@ static void stop_outputs(struct parse_run *r)
 
 /*
  * The file loop without text (-O) into a dump: each record is written as the merge keeps it,
- * its time rebased, never decoded again; by blk_merge_dump_raw() while no wait is held,
- * else (and for the runs it leaves to a take) a run at a time here. Return as
- * blk_merge_take_raw(): > 0 if stopped before the end.
+ * its time rebased, never decoded again (blk_merge_dump_raw()); the waits held are written
+ * before the first record that ends after them. Return as blk_merge_dump_raw(): > 0 if
+ * stopped before the end.
  */
 static int dump_raw(struct parse_run *r, struct blk_merge *m)
 {
 	const struct parse_opts *o = r->o;
-	const uint32_t mask = (uint32_t)o->act_mask << BLK_TC_SHIFT;
-	const uint64_t genesis = r->genesis, start = o->stop_start, end = o->stop_end;
-	const int msgs = o->dump_msgs;
 	/* as shown() and the loop of run_file_mode() */
-	const struct blk_merge_dump dump = {
-		.act_mask = mask, .msgs = msgs, .rebase = genesis, .start = start, .end = end};
-	const struct blk_merge_raw *run;
-	unsigned int n, k = 0;
-	void *owner;
-	int cpu, ret = 1;
+	struct blk_merge_dump dump = {.act_mask = (uint32_t)o->act_mask << BLK_TC_SHIFT,
+				      .msgs = o->dump_msgs,
+				      .rebase = r->genesis,
+				      .start = o->stop_start,
+				      .end = o->stop_end};
+	unsigned int k = 0;
+	int ret = 1;
 
 	/* the rebase of the waits (r->waits_live) is the same all along */
-	if (parse_waits_emit(r->waits, 0, genesis))
+	if (parse_waits_emit(r->waits, 0, r->genesis))
 		r->failed = 1;
 	while (!r->failed) {
-		/* the run's records to write, from run[from] to the one before run[i] */
-		unsigned int from = 0, i, check;
-		int live, stop = 0;
+		unsigned int taken;
 
 		/* an interrupt is looked for every 256 records (it stops before the next) */
 		if (!(k & 255) && interrupted(r))
 			return 1;
-		if (!r->waits_live) {
-			unsigned int taken;
-
-			ret = blk_merge_dump_raw(m, r->dump, &dump, 256 - (k & 255), &taken);
-			k += taken;
-			if (ret == BLK_DUMP_MORE)
-				continue;
-			if (ret == BLK_DUMP_STOP)
-				return 1;
-			if (ret == BLK_DUMP_OUTPUT) {
+		/* after a batch was read too: its notes may have brought waits */
+		dump.pause = r->waits_live ? parse_waits_due(r->waits) : UINT64_MAX;
+		ret = blk_merge_dump_raw(m, r->dump, &dump, 256 - (k & 255), &taken);
+		k += taken;
+		if (ret == BLK_DUMP_MORE)
+			continue;
+		if (ret == BLK_DUMP_PAUSE) {
+			/* the waits that end before the next record come first */
+			if (parse_waits_emit(r->waits, dump.pause, r->genesis))
 				r->failed = 1;
-				return 1;
-			}
-			if (ret != BLK_DUMP_TAKE)
-				break; /* the end, or -errno */
+			continue;
 		}
-		ret = blk_merge_take_run_raw(m, &run, &n, &owner, &cpu);
-		if (ret <= 0)
-			break;
-		live = r->waits_live; /* set in the take only */
-		check = 256 - (k & 255); /* the run's record at which an interrupt is looked for */
-		for (i = 0; i < n; i++) {
-			const struct blk_merge_raw *rec = &run[i];
-			uint64_t t = rec->time - genesis;
-			uint32_t a = rec->action;
-
-			/* the rare cases: a look for an interrupt, waits held, the end of -w */
-			if (__builtin_expect((i == check) | live | (t > end), 0)) {
-				if (i == check) {
-					check += 256;
-					if (interrupted(r)) {
-						stop = 1;
-						break;
-					}
-				}
-				/* the waits that ended before the record come first */
-				if (live) {
-					if (blk_output_raw_run(r->dump, run + from, i - from,
-							       genesis) ||
-					    parse_waits_emit(r->waits, rec->time, genesis))
-						r->failed = 1;
-					from = i;
-				}
-				if (t > end || r->failed) {
-					stop = 1;
-					break;
-				}
-			}
-			/* as shown() and the loop of run_file_mode(); the rest of the run is kept */
-			if (!(a & mask) || t < start ||
-			    (!msgs && a == BLK_TN_ACTION(BLK_TN_MESSAGE))) {
-				if (blk_output_raw_run(r->dump, run + from, i - from, genesis))
-					r->failed = 1;
-				from = i + 1;
-			}
-		}
-		k += i;
-		if (!r->failed && blk_output_raw_run(r->dump, run + from, i - from, genesis))
-			r->failed = 1;
-		if (stop || r->failed)
+		if (ret == BLK_DUMP_STOP)
 			return 1;
+		if (ret == BLK_DUMP_OUTPUT) {
+			r->failed = 1;
+			return 1;
+		}
+		break; /* the end, or -errno */
 	}
-	return ret;
+	return r->failed ? 1 : ret;
 }
 
 /*
- * The dump is written beside the merge on a thread of its own (without one, as it comes),
- * with @nbuf buffers besides the one being filled (blk_output_set_async_bufs()).
+ * The dump is written beside the merge on a thread of its own (without one, as it comes):
+ * large-perf's -O -d, medians of 21 interleaved rounds on 2026-12-07's quiet machine,
+ * 0.114 s against 0.144 s without the thread (cat of the files: 0.098 s).
  */
-static void start_dump_thread(struct parse_run *r, unsigned int nbuf)
+static void start_dump_thread(struct parse_run *r)
 {
 	if (r->dump && !r->o->one_thread)
-		blk_output_set_async_bufs(r->dump, nbuf);
-}
-
-/*
- * -O -d of uncompressed files: the merge and the writes, each on a CPU of its own and nothing
- * else to run, the merge filling a buffer in about 70 us and the thread writing it in 40. A
- * thread that slept at each hand-over cost both a wake-up (large-perf 0.078 s against cat's
- * 0.059); spinning up to RAW_SPIN_US for the next buffer, 0.071 s for 15 ms more CPU time.
- * Not with text (the formatting thread needs the CPU), a pipe (so does its writer) or gzip
- * inputs (the merge waits on inflate, far longer than the spin), nor when the file is read
- * on the other end (a pipe, standard output).
- */
-#define RAW_SPIN_US 100
-
-/* -d names a regular file (not standard output, a pipe or a device, read by someone else) */
-static int dump_to_file(const char *path)
-{
-	struct stat st;
-
-	return strcmp(path, "-") && !stat(path, &st) && S_ISREG(st.st_mode);
+		blk_output_set_async(r->dump);
 }
 
 static void run_file_mode(struct parse_run *r)
@@ -713,14 +608,7 @@ static void run_file_mode(struct parse_run *r)
 			exit(1);
 		}
 	}
-	if (raw)
-		/* fewer hand-overs to the dump's thread: each costs both threads a wake-up */
-		blk_output_set_flush_size(r->dump,
-					  r->compressed_in ? RAW_GZ_WRITE_SIZE : RAW_WRITE_SIZE);
-	/* the merge without text runs ahead of the writes: more buffers for the thread */
-	start_dump_thread(r, !raw ? 1 : r->compressed_in ? RAW_GZ_WRITE_BUFS : RAW_WRITE_BUFS);
-	if (raw && !r->compressed_in && dump_to_file(r->o->dump))
-		blk_output_set_async_spin(r->dump, RAW_SPIN_US);
+	start_dump_thread(r);
 	if (!blk_merge_peek_time(m, &r->genesis))
 		r->genesis = 0;
 	r->rebase = r->genesis;
@@ -802,7 +690,7 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 	struct blk_event ev;
 	int fd, ret;
 
-	start_dump_thread(r, 1);
+	start_dump_thread(r);
 	fd = strcmp(in, "-") ? open(in, O_RDONLY | O_CLOEXEC) : dup(STDIN_FILENO);
 	rd = fd < 0 ? NULL : blk_reader_fdopen(fd, in);
 	if (!rd)

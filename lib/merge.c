@@ -7,6 +7,14 @@
 #include "blk/output.h"
 #include "decode.h"
 
+/* Raw mode: a record of a batch, as the dump writes it. */
+struct blk_merge_raw {
+	uint64_t time; /* as read (ns) */
+	uint32_t action; /* the low 32 bits */
+	uint32_t len; /* header and payload */
+	const unsigned char *data; /* the record in host byte order: blk_event_encode()'s bytes */
+};
+
 struct mstream {
 	struct blk_reader *r;
 	void *owner;
@@ -21,12 +29,11 @@ struct mstream {
 	int64_t order; /* tie-break: the later (re)queued goes first */
 	int quiet; /* raw mode: plain records are not shown to the callback (blk_merge_quiet()) */
 	/*
-	 * Raw mode: the batch's records follow each other in memory, all of them host-order
-	 * version 7 ones (flat), from the bytes of record head on (at); the slots are filled
-	 * only when a take needs them (filled): a batch that stayed in the reader's buffer
-	 * has none until then (blk_merge_dump_raw() walks the bytes).
+	 * Raw mode: the batch's records follow each other in memory; when all of them are
+	 * host-order version 7 ones (flat), blk_merge_dump_raw() walks their bytes from those
+	 * of record head on (at), and a batch that stayed in the reader's buffer has no slots.
 	 */
-	int flat, filled;
+	int flat;
 	const unsigned char *at;
 };
 
@@ -284,25 +291,10 @@ static int first_span(struct mstream *s, unsigned int max, int *direct)
 		return 0;
 	if (k < max)
 		return span_to_arena(s, 0, p, k, len);
-	/* no slots: the bytes are walked (blk_merge_dump_raw()) or the slots filled when taken */
+	/* no slots: blk_merge_dump_raw() walks the bytes */
 	s->at = p;
-	s->filled = 0;
 	*direct = 1;
 	return (int)k;
-}
-
-/* A flat batch's slots from its head on, from its bytes, when a take needs them. */
-static void __attribute__((noinline)) fill_slots(struct mstream *s)
-{
-	if (s->head < s->n)
-		span_slots(&s->raw[s->head], s->n - s->head, s->at, (uintptr_t)s->at);
-	s->filled = 1;
-}
-
-static inline void need_slots(struct mstream *s)
-{
-	if (!s->filled)
-		fill_slots(s);
 }
 
 /*
@@ -317,7 +309,6 @@ static int __attribute__((noinline)) prime(struct blk_merge *m, struct mstream *
 
 	s->arena_len = 0;
 	s->flat = 1;
-	s->filled = 1;
 	i = 0;
 	if (s->quiet && !s->done) {
 		int direct, k = first_span(s, m->batch, &direct);
@@ -486,17 +477,14 @@ int blk_merge_peek_time(struct blk_merge *m, uint64_t *t)
 
 /* blk_merge_take() when the current input does not simply stay in front */
 static int __attribute__((noinline))
-take_slow(struct blk_merge *m, struct blk_event **ev, const struct blk_merge_raw **rec,
-	  void **owner, int *cpu)
+take_slow(struct blk_merge *m, struct blk_event **ev, void **owner, int *cpu)
 {
 	struct mstream *s;
 	int ret;
 
-	if (m->raw ? !rec : !ev)
-		return -EINVAL; /* the other mode's take */
-	/* after blk_merge_dump_raw() read a batch, the current input's head is not taken yet */
-	ret = m->fresh ? 1 : requeue(m);
-	m->fresh = 0;
+	if (m->raw)
+		return -EINVAL; /* raw mode: blk_merge_dump_raw() */
+	ret = requeue(m);
 	if (ret < 0)
 		return ret;
 	if (ret > 0) {
@@ -507,11 +495,7 @@ take_slow(struct blk_merge *m, struct blk_event **ev, const struct blk_merge_raw
 		s = heap_pop(m);
 		m->cur = s;
 	}
-	if (m->raw) {
-		need_slots(s);
-		*rec = &s->raw[s->head];
-	} else
-		*ev = &s->ev[s->head];
+	*ev = &s->ev[s->head];
 	*owner = s->owner;
 	*cpu = s->cpu;
 	return 1;
@@ -531,7 +515,7 @@ int blk_merge_take(struct blk_merge *m, struct blk_event **ev, void **owner, int
 			return 1;
 		}
 	}
-	return take_slow(m, ev, NULL, owner, cpu);
+	return take_slow(m, ev, owner, cpu);
 }
 
 int blk_merge_set_raw(struct blk_merge *m)
@@ -552,52 +536,10 @@ int blk_merge_quiet(struct blk_merge *m, void *owner)
 	return 0;
 }
 
-int blk_merge_take_raw(struct blk_merge *m, const struct blk_merge_raw **rec, void **owner,
-		       int *cpu)
-{
-	struct mstream *s = m->cur;
-
-	if (s && !m->fresh) {
-		need_slots(s);
-		if (++s->head >= s->n)
-			return take_slow(m, NULL, rec, owner, cpu);
-		s->head_time = s->raw[s->head].time;
-		if (s->head_time <= m->top_time) {
-			*rec = &s->raw[s->head];
-			*owner = s->owner;
-			*cpu = s->cpu;
-			return 1;
-		}
-	}
-	return take_slow(m, NULL, rec, owner, cpu);
-}
-
-int blk_merge_take_run_raw(struct blk_merge *m, const struct blk_merge_raw **rec, unsigned int *n,
-			   void **owner, int *cpu)
-{
-	int ret = blk_merge_take_raw(m, rec, owner, cpu);
-	struct mstream *s;
-	unsigned int first, end;
-
-	*n = 0;
-	if (ret <= 0)
-		return ret;
-	s = m->cur; /* the input of *rec, its head at *rec */
-	first = s->head;
-	/* the records blk_merge_take_raw() would hand out next without a requeue */
-	end = first + 1;
-	while (end < s->n && s->raw[end].time <= m->top_time)
-		end++;
-	s->head = end - 1;
-	s->head_time = s->raw[end - 1].time;
-	*n = end - first;
-	return 1;
-}
-
-/* the bytes of record head of a flat batch */
+/* the bytes of record head of the batch */
 static inline const unsigned char *head_bytes(const struct mstream *s)
 {
-	return s->filled ? s->raw[s->head].data : s->at;
+	return s->flat ? s->at : s->raw[s->head].data;
 }
 
 /* the length of the version 7 record at @p */
@@ -609,13 +551,33 @@ static inline size_t v7_len(const unsigned char *p)
 	return sizeof(struct blk_io_trace) + pdu_len;
 }
 
+/*
+ * Write records [@from, @to) of @s, whose bytes run from @pf to @pt, their times rebased:
+ * a flat batch's in one go, another's record by record. Return 0 or -errno.
+ */
+static int put_span(struct blk_output *o, const struct mstream *s, unsigned int from,
+		    unsigned int to, const unsigned char *pf, const unsigned char *pt,
+		    uint64_t rebase)
+{
+	if (s->flat)
+		return pt > pf ? blk_output_raw_bytes(o, pf, (size_t)(pt - pf), rebase) : 0;
+	for (; from < to; from++) {
+		const struct blk_merge_raw *rr = &s->raw[from];
+		int ret = blk_output_record(o, rr->data, rr->len, rr->time - rebase);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 int blk_merge_dump_raw(struct blk_merge *m, struct blk_output *o, const struct blk_merge_dump *d,
 		       unsigned int max, unsigned int *taken)
 {
 	struct mstream *s = m->cur;
 	const unsigned char *p, *from;
-	unsigned int i, left = max;
-	int first, ret;
+	unsigned int i, fi, left = max;
+	int first, ret = BLK_DUMP_MORE;
 
 	*taken = 0;
 	if (!m->raw || !max)
@@ -623,24 +585,24 @@ int blk_merge_dump_raw(struct blk_merge *m, struct blk_output *o, const struct b
 	if (!s) {
 		if (!m->nheap)
 			return BLK_DUMP_END;
-		if (!m->heap[0]->flat)
-			return BLK_DUMP_TAKE;
 		s = heap_pop(m);
 		m->cur = s;
 		m->fresh = 1;
 	}
-	if (!s->flat)
-		return BLK_DUMP_TAKE;
-	/* record i of input s (its bytes at p) is the next one to take; from: the first unwritten */
+	/*
+	 * Record i of input s (its bytes at p) is the next one to take; from (record fi): the
+	 * first unwritten one.
+	 */
 	p = head_bytes(s);
 	i = s->head;
-	first = m->fresh; /* taken whatever its time (the current input's first, as take_slow()) */
+	first = m->fresh; /* taken whatever its time (the current input's first) */
 	if (!first) {
-		p += v7_len(p);
+		p += s->flat ? v7_len(p) : s->raw[i].len;
 		i++;
 	}
 	m->fresh = 0;
 	from = p;
+	fi = i;
 	for (;;) {
 		uint64_t t, rt;
 		uint32_t a;
@@ -648,8 +610,7 @@ int blk_merge_dump_raw(struct blk_merge *m, struct blk_output *o, const struct b
 
 		if (i == s->n) {
 			/* the batch is all taken: the next one is read, then back to the caller */
-			if (p > from &&
-			    blk_output_raw_bytes(o, from, (size_t)(p - from), d->rebase))
+			if (put_span(o, s, fi, i, from, p, d->rebase))
 				goto failed;
 			s->head = i;
 			*taken = max - left;
@@ -659,36 +620,43 @@ int blk_merge_dump_raw(struct blk_merge *m, struct blk_output *o, const struct b
 			m->fresh = ret > 0; /* the (new) current input's head not taken yet */
 			return BLK_DUMP_MORE;
 		}
-		FIELD(t, struct blk_io_trace, time);
+		if (s->flat) {
+			FIELD(t, struct blk_io_trace, time);
+			FIELD(a, struct blk_io_trace, action);
+			len = v7_len(p);
+		} else {
+			t = s->raw[i].time;
+			a = s->raw[i].action;
+			len = s->raw[i].len;
+		}
 		if (!first && t > m->top_time) {
 			/* another input's record comes first: the two change places, as requeue() */
-			if (p > from &&
-			    blk_output_raw_bytes(o, from, (size_t)(p - from), d->rebase))
+			if (put_span(o, s, fi, i, from, p, d->rebase))
 				goto failed;
 			s->head = i;
 			s->head_time = t;
 			s->at = p;
 			s = heap_swap_top(m, s);
 			m->cur = s;
-			if (!s->flat) {
-				m->fresh = 1;
-				*taken = max - left;
-				return BLK_DUMP_TAKE;
-			}
-			i = s->head;
+			i = fi = s->head;
 			from = p = head_bytes(s);
 			first = 1;
 			continue;
 		}
+		if (t >= d->pause) {
+			/* the next record, not taken: the caller's turn first */
+			s->head = i;
+			s->at = p;
+			m->fresh = 1;
+			ret = BLK_DUMP_PAUSE;
+			break;
+		}
 		first = 0;
-		FIELD(a, struct blk_io_trace, action);
-		len = v7_len(p);
 		rt = t - d->rebase;
 		left--;
 		if (rt > d->end) {
 			/* taken, not written: the dump ends before it */
-			if (p > from &&
-			    blk_output_raw_bytes(o, from, (size_t)(p - from), d->rebase))
+			if (put_span(o, s, fi, i, from, p, d->rebase))
 				goto failed;
 			s->head = i;
 			s->at = p;
@@ -698,24 +666,26 @@ int blk_merge_dump_raw(struct blk_merge *m, struct blk_output *o, const struct b
 		if (!(a & d->act_mask) || rt < d->start ||
 		    (!d->msgs && a == BLK_TN_ACTION(BLK_TN_MESSAGE))) {
 			/* left out: what comes before it is written, the rest of the run goes on */
-			if (p > from &&
-			    blk_output_raw_bytes(o, from, (size_t)(p - from), d->rebase))
+			if (put_span(o, s, fi, i, from, p, d->rebase))
 				goto failed;
 			from = p + len;
+			fi = i + 1;
 		}
 		if (!left) {
+			/* @max records taken: the last one is the head */
 			s->head = i;
 			s->at = p;
 			p += len;
-			if (p > from &&
-			    blk_output_raw_bytes(o, from, (size_t)(p - from), d->rebase))
-				goto failed;
-			*taken = max;
-			return BLK_DUMP_MORE;
+			i++;
+			break;
 		}
 		p += len;
 		i++;
 	}
+	if (put_span(o, s, fi, i, from, p, d->rebase))
+		goto failed;
+	*taken = max - left;
+	return ret;
 failed:
 	*taken = max - left;
 	return BLK_DUMP_OUTPUT;

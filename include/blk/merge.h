@@ -66,17 +66,9 @@ int blk_merge_next(struct blk_merge *m, struct blk_event *ev, void **owner, int 
  */
 int blk_merge_take(struct blk_merge *m, struct blk_event **ev, void **owner, int *cpu);
 
-/* A record as blk_merge_take_raw() hands it out. */
-struct blk_merge_raw {
-	uint64_t time; /* as read (ns) */
-	uint32_t action; /* the low 32 bits */
-	uint32_t len; /* header and payload */
-	const unsigned char *data; /* the record in host byte order: blk_event_encode()'s bytes */
-};
-
 /*
  * Raw mode, for a binary dump that needs no decoded record: each record is kept as the bytes
- * the dump writes, and taken with blk_merge_take_raw() (blk_merge_take() and
+ * the dump writes, and taken with blk_merge_dump_raw() (blk_merge_take() and
  * blk_merge_next() are not for this mode). The note callback sees every record decoded, as
  * in the other mode. Set before the first blk_merge_add(); return 0 or -EBUSY.
  */
@@ -91,22 +83,6 @@ int blk_merge_set_raw(struct blk_merge *m);
  */
 int blk_merge_quiet(struct blk_merge *m, void *owner);
 
-/*
- * The next record in merged order (raw mode), in its slot of the batch: valid until the next
- * call. Return 1, 0 at the end, or -errno from the note callback.
- */
-int blk_merge_take_raw(struct blk_merge *m, const struct blk_merge_raw **rec, void **owner,
-		       int *cpu);
-
-/*
- * blk_merge_take_raw() for a run: the next record in merged order and the ones of the same
- * input right after it that come before every other input's, at once, as *@n slots from
- * *@rec on (as many calls of blk_merge_take_raw() would give them, one by one). Valid until
- * the next call. Return as blk_merge_take_raw().
- */
-int blk_merge_take_run_raw(struct blk_merge *m, const struct blk_merge_raw **rec, unsigned int *n,
-			   void **owner, int *cpu);
-
 struct blk_output;
 
 /* What blk_merge_dump_raw() writes of the records it takes, and how. */
@@ -116,26 +92,28 @@ struct blk_merge_dump {
 	uint64_t rebase; /* subtracted from each time, written and compared below */
 	uint64_t start; /* a record before this time is left out */
 	uint64_t end; /* a record past it ends the dump (taken, not written) */
+	uint64_t pause; /* a record at this time (as read) or later is not taken yet */
 };
 
 enum {
 	BLK_DUMP_END = 0, /* every record was taken */
 	BLK_DUMP_MORE = 1, /* @max records taken, or a batch read (the note callback ran) */
-	BLK_DUMP_TAKE = 2, /* the next run is for blk_merge_take_run_raw(); then call again */
+	BLK_DUMP_PAUSE = 2, /* the next record is at @d->pause or later: not taken */
 	BLK_DUMP_STOP = 3, /* a record past the end was taken: the dump ends */
 	BLK_DUMP_OUTPUT = 4, /* the output failed (blk_output_error()) */
 };
 
-/*
- * Raw mode: take the next records in merged order, as blk_merge_take_raw() would, and write
- * to @o those that @d keeps, their times rebased, with blk_output_raw_bytes(): runs of
- * records that follow each other in memory are copied at once, from the reader's buffer
- * where the batch stayed there, without the slots. Stops after @max (> 0) records, after
- * reading a batch (before any of its records is taken: the caller sees what the note
- * callback did first), before an input whose batch holds records of version 8 (those go
- * through blk_merge_take_run_raw(), which may be called between any two calls), or at a
- * record past @d->end. *@taken: the records taken. Return a BLK_DUMP_* value or -errno from
- * the note callback.
+/**
+ * blk_merge_dump_raw() - raw mode: take the next records in merged order and write to @o
+ * those that @d keeps, their times rebased
+ * Runs of host-order version 7 records that follow each other in memory are copied at once
+ * (blk_output_raw_bytes()), from the reader's buffer where the batch stayed there; others
+ * one by one (blk_output_record()). Stops after @max (> 0) records, after reading a batch
+ * (before any of its records is taken: the caller sees what the note callback did first),
+ * before a record at @d->pause or later (the caller writes what must come before it, then
+ * calls again with a later pause), or at a record past @d->end. *@taken: the records taken.
+ * Return: a BLK_DUMP_* value, or -errno from the note callback (-EINVAL if @m is not in raw
+ * mode or @max is 0).
  */
 int blk_merge_dump_raw(struct blk_merge *m, struct blk_output *o, const struct blk_merge_dump *d,
 		       unsigned int max, unsigned int *taken);

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "blk/merge.h"
+#include "blk/output.h"
 #include "blk/reader.h"
 #include "helpers.h"
 
@@ -142,35 +143,67 @@ static int run_merge(const struct input_spec *in, int n, unsigned int batch, str
 }
 
 /*
- * Raw mode: @rec is a record of input @stream (@in), host order, in version @version: the bytes
- * blk_event_encode() gives for it; *@ev is that record.
+ * Raw mode: the whole merge of @m written by blk_merge_dump_raw() (budgets of 1 to 50
+ * records, times not rebased). Return its bytes (free()) and their length in *@len.
  */
-static void check_raw(const struct blk_merge_raw *rec, int stream, const struct input_spec *in,
-		      uint8_t version, struct blk_event *ev)
+static unsigned char *dump_all(struct blk_merge *m, size_t *len)
+{
+	const struct blk_merge_dump all = {
+		.act_mask = UINT32_MAX, .msgs = 1, .end = UINT64_MAX, .pause = UINT64_MAX};
+	struct blk_output *o;
+	unsigned char *p;
+	unsigned int taken, k = 0;
+	char path[64];
+	int ret;
+
+	test_write_temp(path, "", 0);
+	o = blk_output_open(path, 0);
+	assert_non_null(o);
+	do
+		ret = blk_merge_dump_raw(m, o, &all, 1 + k++ % 50, &taken);
+	while (ret == BLK_DUMP_MORE);
+	assert_int_equal(ret, BLK_DUMP_END);
+	assert_int_equal(blk_output_close(o), 0);
+	p = test_read_file(path, len);
+	unlink(path);
+	return p;
+}
+
+/*
+ * Raw mode: the record at @p (@left bytes on) is one of input cpu (its cpu field) of @in,
+ * host order, in version @version: the bytes blk_event_encode() gives for it. *@ev is that
+ * record, *@cpu its input. Return its length.
+ */
+static size_t check_raw(const unsigned char *p, size_t left, const struct input_spec *in,
+			uint8_t version, struct blk_event *ev, int *cpu)
 {
 	unsigned char want[sizeof(struct blk_io_trace2) + 8];
-	uint32_t seq;
+	uint32_t seq, c;
 	size_t len;
 
-	assert_true(rec->len >= sizeof(struct blk_io_trace));
-	memcpy(&seq, rec->data + offsetof(struct blk_io_trace, sequence), 4);
+	assert_true(left >= sizeof(struct blk_io_trace));
+	memcpy(&seq, p + offsetof(struct blk_io_trace, sequence), 4);
+	if (version == BLK_IO_TRACE2_VERSION)
+		memcpy(&c, p + offsetof(struct blk_io_trace2, cpu), 4);
+	else
+		memcpy(&c, p + offsetof(struct blk_io_trace, cpu), 4);
 	assert_true(seq < MAX_REC);
-	*ev = spec_event(stream, (int)seq, in);
+	assert_true(c < MAX_IN);
+	*cpu = (int)c;
+	*ev = spec_event(*cpu, (int)seq, &in[c]);
 	ev->version = version ? version : BLK_IO_TRACE_VERSION;
 	len = blk_event_encode(ev, want);
-	assert_int_equal(rec->len, len);
-	assert_memory_equal(rec->data, want, len);
-	assert_int_equal(rec->time, ev->time);
-	assert_int_equal(rec->action, (uint32_t)ev->action);
+	assert_true(left >= len);
+	assert_memory_equal(p, want, len);
+	return len;
 }
 
 /*
  * @take: 1: the records come from blk_merge_take(), and each is scribbled on once read (its
- * time set to 0 or to the largest value, in turn), as a caller may change it; 2: from
- * blk_merge_take_raw() of a merge in raw mode, each checked against its input's record
- * (input 0 made quiet before the first); 3: the same with each input made quiet by the
- * callback at its first plain record; 4: as 2, the records taken in runs with
- * blk_merge_take_run_raw() and checked one by one.
+ * time set to 0 or to the largest value, in turn), as a caller may change it; 2: from the
+ * dump of a merge in raw mode (blk_merge_dump_raw()), each checked against its input's
+ * record (input 0 made quiet before the first); 3: the same with each input made quiet by
+ * the callback at its first plain record.
  */
 static int run_merge_how(const struct input_spec *in, int n, unsigned int batch,
 			 struct note_log *log, struct out_rec *out, int max_out,
@@ -183,8 +216,8 @@ static int run_merge_how(const struct input_spec *in, int n, unsigned int batch,
 	uint64_t prev = 0, genesis = 0;
 	int got = 0, ret, cpu, have_genesis, ends0 = log->ends;
 	void *owner;
-	const struct blk_merge_raw *run = NULL;
-	unsigned int run_n = 0, run_i = 0;
+	unsigned char *dumped = NULL;
+	size_t dump_len = 0, at = 0;
 
 	assert_non_null(m);
 	if (take >= 2)
@@ -192,8 +225,7 @@ static int run_merge_how(const struct input_spec *in, int n, unsigned int batch,
 	if (take == 3)
 		log->quiet = m;
 	else
-		assert_int_equal(blk_merge_quiet(m, &owners[0]),
-				 take == 2 || take == 4 ? 0 : -EINVAL);
+		assert_int_equal(blk_merge_quiet(m, &owners[0]), take == 2 ? 0 : -EINVAL);
 	for (int i = 0; i < n; i++) {
 		struct blk_reader *r;
 
@@ -204,25 +236,18 @@ static int run_merge_how(const struct input_spec *in, int n, unsigned int batch,
 		unlink(paths[i]);
 	}
 	have_genesis = blk_merge_peek_time(m, &genesis);
+	if (take >= 2)
+		dumped = dump_all(m, &dump_len);
 	for (;;) {
 		struct blk_event *p = NULL;
 
-		if (take == 4) {
-			/* a run's records, one by one, then the next run */
-			ret = 1;
-			if (run_i == run_n) {
-				ret = blk_merge_take_run_raw(m, &run, &run_n, &owner, &cpu);
-				run_i = 0;
-				assert_true(ret == 1 ? run_n > 0 : run_n == 0);
+		if (take >= 2) {
+			/* the dump's records, one by one */
+			ret = at < dump_len;
+			if (ret) {
+				at += check_raw(dumped + at, dump_len - at, in, 0, &ev, &cpu);
+				owner = &owners[cpu];
 			}
-			if (ret == 1)
-				check_raw(&run[run_i++], cpu, &in[cpu], 0, &ev);
-		} else if (take >= 2) {
-			const struct blk_merge_raw *rec;
-
-			ret = blk_merge_take_raw(m, &rec, &owner, &cpu);
-			if (ret == 1)
-				check_raw(rec, cpu, &in[cpu], 0, &ev);
 		} else if (take) {
 			ret = blk_merge_take(m, &p, &owner, &cpu);
 			if (ret == 1)
@@ -247,7 +272,8 @@ static int run_merge_how(const struct input_spec *in, int n, unsigned int batch,
 		out[got].index = (int)ev.sequence;
 		out[got].time = ev.time;
 		got++;
-		assert_int_equal(blk_merge_peek_time(m, &genesis), 0);
+		if (take < 2)
+			assert_int_equal(blk_merge_peek_time(m, &genesis), 0);
 		if (p)
 			p->time = got % 2 ? 0 : UINT64_MAX;
 	}
@@ -259,11 +285,14 @@ static int run_merge_how(const struct input_spec *in, int n, unsigned int batch,
 		log->quiet = NULL;
 	}
 	if (take >= 2) {
-		const struct blk_merge_raw *rec;
+		const struct blk_merge_dump all = {
+			.act_mask = UINT32_MAX, .end = UINT64_MAX, .pause = UINT64_MAX};
+		unsigned int taken;
 
-		assert_int_equal(blk_merge_take_raw(m, &rec, &owner, &cpu), 0);
+		assert_int_equal(blk_merge_dump_raw(m, NULL, &all, 10, &taken), BLK_DUMP_END);
 		/* the other mode's take is refused */
 		assert_int_equal(blk_merge_take(m, &p0, &owner, &cpu), -EINVAL);
+		free(dumped);
 	} else {
 		assert_int_equal(blk_merge_next(m, &ev, &owner, &cpu), 0);
 	}
@@ -497,114 +526,12 @@ static void test_take_matches_classic_list(void **state)
 	check_classic_list(1);
 }
 
-/* blk_merge_take_raw(): the same order, each record's bytes as blk_event_encode() gives them */
+/* blk_merge_dump_raw(): the same order, each record's bytes as blk_event_encode() gives them */
 static void test_raw_matches_classic_list(void **state)
 {
 	(void)state;
 	check_classic_list(2);
 	check_classic_list(3);
-}
-
-/* blk_merge_take_run_raw(): the same records in the same order, a run at a time */
-static void test_raw_runs_match_classic_list(void **state)
-{
-	(void)state;
-	check_classic_list(4);
-}
-
-/*
- * Long inputs read through small buffers (16 KiB: most batches of the raw mode's plain
- * records stay where the reader holds them, some end past its buffer and are copied), with
- * notes among the records, many equal times and some going back (where a batch ends decides
- * what comes first, as in the classic tool): blk_merge_take_run_raw() gives the records
- * blk_merge_next() decodes, in the same order, byte for byte, for batches of 1 to 600.
- */
-#define LONG_IN 3
-#define LONG_REC 1500
-static void test_raw_runs_past_buffer(void **state)
-{
-	static int owners[LONG_IN];
-	static const char comm[] = "dd";
-	char paths[2][LONG_IN][64];
-	const unsigned int batches[] = {1, 7, 100, 512, 600};
-
-	(void)state;
-	for (unsigned int bi = 0; bi < sizeof(batches) / sizeof(batches[0]); bi++) {
-		struct blk_merge *raw = blk_merge_new(batches[bi], NULL, NULL),
-				 *dec = blk_merge_new(batches[bi], NULL, NULL);
-		unsigned int got = 0;
-
-		assert_non_null(raw);
-		assert_non_null(dec);
-		assert_int_equal(blk_merge_set_raw(raw), 0);
-		for (int s = 0; s < LONG_IN; s++) {
-			struct tbuf b = TBUF_INIT;
-			uint64_t t = rnd(5);
-
-			for (int i = 0; i < LONG_REC; i++) {
-				struct blk_event e = test_event((uint32_t)i, t, (uint32_t)s,
-								CAT(BLK_TC_READ | BLK_TC_QUEUE) |
-									BLK_TA_QUEUE,
-								(uint64_t)i * 8, 4096);
-
-				if (rnd(97) == 0) {
-					e.action = BLK_TN_ACTION(BLK_TN_PROCESS);
-					e.pdu = (const unsigned char *)comm;
-					e.pdu_len = sizeof(comm);
-				}
-				tbuf_add_event(&b, &e, test_host_be());
-				t += rnd(3);
-				/* now and then earlier than the one before: a batch's bounds matter */
-				if (rnd(10) == 0)
-					t -= t < 6 ? t : rnd(6);
-			}
-			for (int k = 0; k < 2; k++) {
-				struct blk_reader *r;
-
-				test_write_temp(paths[k][s], b.p, b.len);
-				r = blk_reader_open(paths[k][s]);
-				assert_non_null(r);
-				blk_reader_set_buf_size(r, 16384);
-				assert_int_equal(blk_merge_add(k ? dec : raw, r, &owners[s], s), 0);
-				unlink(paths[k][s]);
-			}
-			assert_int_equal(blk_merge_quiet(raw, &owners[s]), 0);
-			tbuf_free(&b);
-		}
-		for (;;) {
-			const struct blk_merge_raw *run;
-			unsigned int n;
-			void *owner;
-			int cpu, ret = blk_merge_take_run_raw(raw, &run, &n, &owner, &cpu);
-
-			if (ret != 1) {
-				struct blk_event ev;
-
-				assert_int_equal(ret, 0);
-				assert_int_equal(blk_merge_next(dec, &ev, &owner, &cpu), 0);
-				break;
-			}
-			for (unsigned int i = 0; i < n; i++) {
-				struct blk_event ev;
-				unsigned char want[256];
-				void *downer;
-				int dcpu;
-				size_t len;
-
-				assert_int_equal(blk_merge_next(dec, &ev, &downer, &dcpu), 1);
-				assert_int_equal(dcpu, cpu);
-				assert_ptr_equal(downer, owner);
-				len = blk_event_encode(&ev, want);
-				assert_int_equal(run[i].len, len);
-				assert_memory_equal(run[i].data, want, len);
-				assert_int_equal(run[i].time, ev.time);
-				got++;
-			}
-		}
-		assert_int_equal(got, LONG_IN * LONG_REC);
-		blk_merge_free(raw);
-		blk_merge_free(dec);
-	}
 }
 
 /*
@@ -627,11 +554,11 @@ static void test_raw_foreign_and_v2(void **state)
 		for (int v = 0; v < 4; v++) {
 			struct note_log log;
 			struct blk_merge *m;
-			const struct blk_merge_raw *rec;
 			struct blk_event ev;
 			char paths[2][64];
+			unsigned char *dumped;
 			uint64_t prev = 0;
-			void *owner;
+			size_t len, at = 0;
 			int cpu, got = 0;
 
 			memset(&log, 0, sizeof(log));
@@ -653,12 +580,15 @@ static void test_raw_foreign_and_v2(void **state)
 			}
 			/* too late once inputs are in */
 			assert_int_equal(blk_merge_set_raw(m), -EBUSY);
-			while (blk_merge_take_raw(m, &rec, &owner, &cpu) == 1) {
-				check_raw(rec, cpu, &in[cpu], versions[v % 2], &ev);
-				assert_true(rec->time >= prev);
-				prev = rec->time;
+			dumped = dump_all(m, &len);
+			while (at < len) {
+				at += check_raw(dumped + at, len - at, in, versions[v % 2], &ev,
+						&cpu);
+				assert_true(ev.time >= prev);
+				prev = ev.time;
 				got++;
 			}
+			free(dumped);
 			assert_int_equal(got, 9);
 			assert_int_equal(log.notify, 2);
 			assert_int_equal(log.bad_cpu, 1);
@@ -861,8 +791,6 @@ int main(void)
 		cmocka_unit_test(test_matches_classic_list),
 		cmocka_unit_test(test_take_matches_classic_list),
 		cmocka_unit_test(test_raw_matches_classic_list),
-		cmocka_unit_test(test_raw_runs_match_classic_list),
-		cmocka_unit_test(test_raw_runs_past_buffer),
 		cmocka_unit_test(test_raw_foreign_and_v2),
 		cmocka_unit_test(test_all_equal_times),
 		cmocka_unit_test(test_notify_consumed),

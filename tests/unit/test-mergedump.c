@@ -104,8 +104,12 @@ static struct blk_merge *new_merge(unsigned int batch, int raw, struct tbuf *in,
 	return m;
 }
 
-/* The bytes the dump should hold: the decoded merge's records that @d keeps, rebased */
-static void expected(struct blk_merge *dec, const struct blk_merge_dump *d, struct tbuf *want)
+/*
+ * The bytes the dump should hold: the decoded merge's records that @d keeps, rebased; and
+ * the time (as read) of every record the dump takes, in @times.
+ */
+static void expected(struct blk_merge *dec, const struct blk_merge_dump *d, struct tbuf *want,
+		     uint64_t *times)
 {
 	struct blk_event ev;
 	void *owner;
@@ -114,6 +118,7 @@ static void expected(struct blk_merge *dec, const struct blk_merge_dump *d, stru
 	while (blk_merge_next(dec, &ev, &owner, &cpu) == 1) {
 		unsigned char rec[64 + 256];
 
+		*times++ = ev.time;
 		k = keep(d, ev.time, (uint32_t)ev.action);
 		if (k < 0)
 			break;
@@ -125,82 +130,70 @@ static void expected(struct blk_merge *dec, const struct blk_merge_dump *d, stru
 }
 
 /*
- * The dump of @raw by blk_merge_dump_raw() with budgets drawn at random, the runs it leaves
- * to a take (and, when @mix, some others) taken with blk_merge_take_run_raw() and filtered
- * here, into @path. Return the records taken.
+ * The dump of @raw by blk_merge_dump_raw() into @path, with budgets drawn at random, and,
+ * when @pauses, pauses drawn at random around the next record's time (@times: the time of
+ * each record in merged order): the records taken before a pause are all earlier than it,
+ * the next one is not. Return the records taken.
  */
 static unsigned int dump(struct blk_merge *raw, const struct blk_merge_dump *d, const char *path,
-			 size_t flush, int async, int mix)
+			 int async, int pauses, const uint64_t *times)
 {
 	struct blk_output *o = blk_output_open(path, 0);
-	unsigned int total = 0, calls = 0;
+	struct blk_merge_dump dp = *d;
+	unsigned int total = 0, calls = 0, npause = 0;
 	int ret;
 
 	assert_non_null(o);
-	if (flush)
-		blk_output_set_flush_size(o, flush);
 	if (async)
-		assert_int_equal(blk_output_set_async_bufs(o, 2), 0);
+		assert_int_equal(blk_output_set_async(o), 0);
 	for (;;) {
 		unsigned int taken = 99999;
 
-		ret = blk_merge_dump_raw(raw, o, d, 1 + rnd(rnd(4) ? 300 : 3), &taken);
+		dp.pause = UINT64_MAX;
+		if (pauses && rnd(3) == 0 && total < NIN * NREC)
+			dp.pause = times[total] + rnd(40) - (rnd(2) ? 2 : 0);
+		ret = blk_merge_dump_raw(raw, o, &dp, 1 + rnd(rnd(4) ? 300 : 3), &taken);
 		assert_true(taken != 99999);
+		for (unsigned int i = total; i < total + taken; i++)
+			assert_true(times[i] < dp.pause);
 		total += taken;
 		calls++;
-		if (ret == BLK_DUMP_MORE && !(mix && rnd(5) == 0))
+		if (ret == BLK_DUMP_PAUSE) {
+			assert_true(total < NIN * NREC);
+			assert_true(times[total] >= dp.pause);
+			npause++;
 			continue;
+		}
 		if (ret == BLK_DUMP_END || ret == BLK_DUMP_STOP)
 			break;
-		assert_true(ret == BLK_DUMP_TAKE || ret == BLK_DUMP_MORE);
-		{
-			const struct blk_merge_raw *run;
-			unsigned int n, i;
-			void *owner;
-			int cpu, stop = 0;
-
-			ret = blk_merge_take_run_raw(raw, &run, &n, &owner, &cpu);
-			if (ret == 0)
-				break;
-			assert_int_equal(ret, 1);
-			for (i = 0; i < n && !stop; i++) {
-				int k = keep(d, run[i].time, run[i].action);
-
-				total++;
-				if (k < 0)
-					stop = 1;
-				else if (k)
-					assert_int_equal(blk_output_record(o, run[i].data,
-									   run[i].len,
-									   run[i].time - d->rebase),
-							 0);
-			}
-			if (stop)
-				break;
-		}
+		assert_int_equal(ret, BLK_DUMP_MORE);
 	}
 	assert_true(calls > 1);
+	if (pauses)
+		assert_true(npause > 0);
 	assert_int_equal(blk_output_close(o), 0);
 	return total;
 }
 
 static void check_dump(const struct in_kind *kinds, unsigned int batch, size_t buf_size,
-		       const struct blk_merge_dump *d, size_t flush, int async, int mix)
+		       const struct blk_merge_dump *d, int async, int pauses)
 {
 	struct tbuf in[NIN] = {TBUF_INIT, TBUF_INIT, TBUF_INIT}, want = TBUF_INIT;
 	struct blk_merge *raw, *dec;
+	uint64_t *times = calloc(NIN * NREC, sizeof(*times));
 	unsigned char *got;
 	size_t got_len;
 	unsigned int taken;
 	char path[64];
 
+	assert_non_null(times);
 	for (int s = 0; s < NIN; s++)
 		make_input(&in[s], s, &kinds[s]);
 	raw = new_merge(batch, 1, in, buf_size);
 	dec = new_merge(batch, 0, in, buf_size);
-	expected(dec, d, &want);
+	expected(dec, d, &want, times);
 	test_write_temp(path, "", 0);
-	taken = dump(raw, d, path, flush, async, mix);
+	taken = dump(raw, d, path, async, pauses, times);
 	if (d->end == UINT64_MAX)
 		assert_int_equal(taken, NIN * NREC);
 	got = test_read_file(path, &got_len);
@@ -208,14 +201,10 @@ static void check_dump(const struct in_kind *kinds, unsigned int batch, size_t b
 	assert_int_equal(got_len, want.len);
 	assert_memory_equal(got, want.p, want.len);
 	/* nothing is left behind the end */
-	if (d->end == UINT64_MAX) {
-		const struct blk_merge_raw *rec;
-		void *owner;
-		int cpu;
-
-		assert_int_equal(blk_merge_take_raw(raw, &rec, &owner, &cpu), 0);
-	}
+	if (d->end == UINT64_MAX)
+		assert_int_equal(blk_merge_dump_raw(raw, NULL, d, 10, &taken), BLK_DUMP_END);
 	free(got);
+	free(times);
 	blk_merge_free(raw);
 	blk_merge_free(dec);
 	for (int s = 0; s < NIN; s++)
@@ -224,14 +213,14 @@ static void check_dump(const struct in_kind *kinds, unsigned int batch, size_t b
 }
 
 static const struct in_kind host3[NIN] = {{0, 0}, {0, 0}, {0, 0}};
-/* a foreign-order input (encoded in host order, version 7) and a version 8 one (taken) */
+/* a foreign-order input (encoded in host order, version 7) and a version 8 one */
 static const struct in_kind mixed3[NIN] = {{0, 0}, {1, 0}, {0, BLK_IO_TRACE2_VERSION}};
 
 /*
  * Everything kept: the dump holds every record of the decoded merge, rebased, byte for byte,
  * for batches of 1 to 600, inputs read through 16 KiB (most batches stay in the reader's
- * buffer, some are copied) or the default buffer, writes split at 4 KiB or at the default,
- * with and without the writing thread, with takes of runs mixed in.
+ * buffer, some are copied) or the default buffer, with and without the writing thread, with
+ * and without pauses.
  */
 static void test_dump_all(void **state)
 {
@@ -241,22 +230,23 @@ static void test_dump_all(void **state)
 
 	(void)state;
 	for (unsigned int bi = 0; bi < sizeof(batches) / sizeof(batches[0]); bi++) {
-		check_dump(host3, batches[bi], 16384, &all, 0, 0, 0);
-		check_dump(host3, batches[bi], 0, &all, 4096, 1, 1);
-		check_dump(host3, batches[bi], 16384, &all, 4096, 0, 1);
+		check_dump(host3, batches[bi], 16384, &all, 0, 0);
+		check_dump(host3, batches[bi], 0, &all, 1, 1);
+		check_dump(host3, batches[bi], 16384, &all, 0, 1);
 	}
 }
 
-/* Inputs of another byte order and of version 8: the same bytes, the latter through takes */
+/* Inputs of another byte order and of version 8: the same bytes */
 static void test_dump_foreign_v8(void **state)
 {
 	const struct blk_merge_dump all = {
 		.act_mask = UINT32_MAX, .msgs = 1, .rebase = 0, .start = 0, .end = UINT64_MAX};
 
 	(void)state;
-	check_dump(mixed3, 512, 16384, &all, 0, 0, 0);
-	check_dump(mixed3, 100, 0, &all, 4096, 1, 1);
-	check_dump(mixed3, 1, 16384, &all, 0, 0, 1);
+	check_dump(mixed3, 512, 16384, &all, 0, 0);
+	check_dump(mixed3, 100, 0, &all, 1, 1);
+	check_dump(mixed3, 1, 16384, &all, 0, 1);
+	check_dump(mixed3, 7, 16384, &all, 0, 1);
 }
 
 /*
@@ -276,25 +266,24 @@ static void test_dump_filters(void **state)
 		.act_mask = UINT32_MAX, .msgs = 1, .rebase = 1000, .start = 1300, .end = 2200};
 
 	(void)state;
-	check_dump(host3, 512, 16384, &reads, 0, 0, 0);
-	check_dump(host3, 7, 0, &reads, 4096, 1, 1);
-	check_dump(mixed3, 512, 16384, &nomsg, 0, 0, 1);
-	check_dump(host3, 512, 16384, &nomsg, 4096, 0, 0);
-	check_dump(host3, 512, 16384, &window, 0, 0, 0);
-	check_dump(host3, 100, 0, &window, 4096, 1, 1);
-	check_dump(mixed3, 512, 16384, &window, 0, 0, 1);
+	check_dump(host3, 512, 16384, &reads, 0, 0);
+	check_dump(host3, 7, 0, &reads, 1, 1);
+	check_dump(mixed3, 512, 16384, &nomsg, 0, 1);
+	check_dump(host3, 512, 16384, &nomsg, 0, 0);
+	check_dump(host3, 512, 16384, &window, 0, 0);
+	check_dump(host3, 100, 0, &window, 1, 1);
+	check_dump(mixed3, 512, 16384, &window, 0, 1);
 }
 
 /*
  * blk_output_raw_bytes(): records of every size (with payloads up to 64 KiB) in spans of
- * any length, split at any flush size: the bytes of one blk_output_record() each.
+ * any length, split where the flush size falls: the bytes of one blk_output_record() each;
+ * with and without the writing thread.
  */
 static void test_raw_bytes(void **state)
 {
-	const size_t flushes[] = {1, 100, 4096, 70000, 0};
-
 	(void)state;
-	for (unsigned int fi = 0; fi < sizeof(flushes) / sizeof(flushes[0]); fi++) {
+	for (unsigned int fi = 0; fi < 4; fi++) {
 		struct tbuf in = TBUF_INIT;
 		struct blk_output *a, *b;
 		unsigned char *pa, *pb, *big = calloc(1, 65535);
@@ -323,10 +312,8 @@ static void test_raw_bytes(void **state)
 		b = blk_output_open(path_b, 0);
 		assert_non_null(a);
 		assert_non_null(b);
-		if (flushes[fi]) {
-			blk_output_set_flush_size(a, flushes[fi]);
-			blk_output_set_flush_size(b, flushes[fi]);
-		}
+		if (fi & 1)
+			assert_int_equal(blk_output_set_async(a), 0);
 		/* spans of 1 to 40 records */
 		while (off < in.len) {
 			size_t end = off;
@@ -383,7 +370,8 @@ static void test_raw_bytes(void **state)
 static void test_dump_refused(void **state)
 {
 	struct blk_merge *m = blk_merge_new(0, NULL, NULL);
-	const struct blk_merge_dump all = {.act_mask = UINT32_MAX, .end = UINT64_MAX};
+	const struct blk_merge_dump all = {
+		.act_mask = UINT32_MAX, .end = UINT64_MAX, .pause = UINT64_MAX};
 	unsigned int taken = 1;
 
 	(void)state;

@@ -108,10 +108,9 @@ static void test_roundtrip(void **state)
 
 /*
  * Much more than the flush threshold, in odd-sized pieces, through both entry points;
- * @async: 0 synchronous, else the thread with that many buffers (-@async: also a flush size
- * of 4 KiB, so that the pieces queue up in them); @spin_us: blk_output_set_async_spin()
+ * @async: through the write-behind thread
  */
-static void check_large_spin(int async, unsigned int spin_us)
+static void check_large(int async)
 {
 	enum { SIZE = 1000003 };
 	char *text = make_text(SIZE);
@@ -121,14 +120,8 @@ static void check_large_spin(int async, unsigned int spin_us)
 
 	o = blk_output_open(temp_name(path), 0);
 	assert_non_null(o);
-	if (async < 0)
-		blk_output_set_flush_size(o, 4096);
-	if (async == 1)
+	if (async)
 		assert_int_equal(blk_output_set_async(o), 0);
-	else if (async)
-		assert_int_equal(blk_output_set_async_bufs(o, (unsigned int)abs(async)), 0);
-	if (spin_us)
-		blk_output_set_async_spin(o, spin_us);
 	while (off < SIZE) {
 		size_t k = step < SIZE - off ? step : SIZE - off;
 
@@ -149,11 +142,6 @@ static void check_large_spin(int async, unsigned int spin_us)
 	unlink(path);
 }
 
-static void check_large(int async)
-{
-	check_large_spin(async, 0);
-}
-
 static void test_large(void **state)
 {
 	(void)state;
@@ -165,53 +153,6 @@ static void test_async_large(void **state)
 {
 	(void)state;
 	check_large(1);
-}
-
-/* The same with several buffers queued for the thread, many hand-overs */
-static void test_async_bufs_large(void **state)
-{
-	(void)state;
-	check_large(2);
-	check_large(-3);
-	check_large(-8);
-}
-
-/*
- * The thread spinning for the next buffer before it sleeps: every byte in order, whether
- * the buffers come within the spin (4 KiB flushes, one after the other) or after it (a
- * spin of 1 us, shorter than most hand-overs), and the close ends the thread, spinning or
- * asleep. Synchronous output: the call does nothing.
- */
-static void test_async_spin_large(void **state)
-{
-	(void)state;
-	/* a spin of ten minutes: a hand-over or the close that did not end it would hang; the
-	 * alarm kills the test instead */
-	alarm(120);
-	check_large_spin(-2, 600u * 1000 * 1000);
-	check_large_spin(3, 600u * 1000 * 1000);
-	alarm(0);
-	check_large_spin(-2, 100);
-	check_large_spin(-2, 1);
-	check_large_spin(1, 50);
-	check_large_spin(0, 100);
-}
-
-/* A count of buffers out of 1..8: -EINVAL, and the output stays synchronous and works. */
-static void test_async_bufs_invalid(void **state)
-{
-	struct blk_output *o;
-	char path[64];
-
-	(void)state;
-	o = blk_output_open(temp_name(path), 0);
-	assert_non_null(o);
-	assert_int_equal(blk_output_set_async_bufs(o, 0), -EINVAL);
-	assert_int_equal(blk_output_set_async_bufs(o, 9), -EINVAL);
-	assert_int_equal(blk_output_write(o, "abc\n", 4), 0);
-	assert_int_equal(blk_output_close(o), 0);
-	test_expect_file(path, "abc\n", 4);
-	unlink(path);
 }
 
 /* Records through the thread, and a flush that waits until they are in the file. */
@@ -317,20 +258,23 @@ static void *collect_msgs(void *arg)
 #define ALIGN_AT (64 * 1024)
 
 /*
- * @how: 0 synchronous, else that many buffers for the thread. Records of 48 to 3,048 bytes
- * given in runs of 1 to 2,500, some longer than the flush size, one after the other in memory
- * or (@gaps) some with bytes that are not records before them (the run copies what follows
- * each other at once; nothing between records is written): the bytes come out in order,
- * each time rebased; a write that is not the last never goes past a multiple of 64 KiB in
- * the stream without ending at one (the rest waits for the next), and none is longer than
- * the flush size, the record that reached it and the bytes kept from the write before.
- * @as_bytes: each run given to blk_output_raw_bytes() as the bytes it spans (without @gaps).
+ * @async: through the write-behind thread. Records of 48 to 3,048 bytes given to
+ * blk_output_raw_bytes() in spans of 1 to 2,500 records, some longer than the flush size
+ * (128 KiB): the bytes come out in order, each time rebased; a write that is not the last
+ * never goes past a multiple of 64 KiB in the stream without ending at one (the rest waits
+ * for the next), and none is longer than the flush size, the record that reached it and the
+ * bytes kept from the write before.
  */
-static void check_raw_runs(size_t flush, unsigned int how, int gaps, int as_bytes)
+#define FLUSH_AT (128 * 1024)
+static void check_raw_bytes(int async)
 {
 	enum { NREC = 40000 };
 	const uint64_t rebase = 5000;
-	struct blk_merge_raw *recs = calloc(NREC, sizeof(*recs));
+	struct {
+		const unsigned char *data;
+		uint32_t len;
+		uint64_t time;
+	} *recs = calloc(NREC, sizeof(*recs));
 	unsigned char *bytes = malloc((size_t)NREC * 3200), *want = malloc((size_t)NREC * 3100);
 	static unsigned char pdu[3000];
 	struct blk_event ev = test_event(0, 0, 1, CAT(BLK_TC_WRITE) | BLK_TA_QUEUE, 8, 4096);
@@ -350,11 +294,6 @@ static void check_raw_runs(size_t flush, unsigned int how, int gaps, int as_byte
 		ev.time = 100000ull + 10ull * i;
 		ev.pdu = pdu;
 		ev.pdu_len = i % 101 == 0 ? 3000 : i % 7 == 0 ? 200 : 0;
-		if (gaps && (i % 13 == 0 || i % 17 == 5)) {
-			/* not a record: never written */
-			memset(bytes + at, 0xee, i % 13 ? 1 : 48);
-			at += i % 13 ? 1 : 48;
-		}
 		recs[i].len = (uint32_t)blk_event_encode(&ev, bytes + at);
 		recs[i].data = bytes + at;
 		recs[i].time = ev.time;
@@ -371,24 +310,18 @@ static void check_raw_runs(size_t flush, unsigned int how, int gaps, int as_byte
 	assert_int_equal(pthread_create(&th, NULL, collect_msgs, &m), 0);
 	o = blk_output_fdopen(sv[0], "(socket)", 0);
 	assert_non_null(o);
-	blk_output_set_flush_size(o, flush);
-	if (how)
-		assert_int_equal(blk_output_set_async_bufs(o, how), 0);
+	if (async)
+		assert_int_equal(blk_output_set_async(o), 0);
 	for (unsigned int i = 0, k = 0; i < NREC; k++) {
 		unsigned int n = k % 5 == 4 ? 2500 : 1 + (k * 37) % 60;
+		const unsigned char *end;
 
 		if (n > NREC - i)
 			n = NREC - i;
-		if (as_bytes) {
-			/* the records follow each other: the same run as bytes */
-			const unsigned char *end = recs[i + n - 1].data + recs[i + n - 1].len;
-
-			assert_int_equal(blk_output_raw_bytes(o, recs[i].data,
-							      (size_t)(end - recs[i].data), rebase),
-					 0);
-		} else {
-			assert_int_equal(blk_output_raw_run(o, recs + i, n, rebase), 0);
-		}
+		end = recs[i + n - 1].data + recs[i + n - 1].len;
+		assert_int_equal(blk_output_raw_bytes(o, recs[i].data, (size_t)(end - recs[i].data),
+						      rebase),
+				 0);
 		i += n;
 	}
 	assert_int_equal(blk_output_close(o), 0);
@@ -396,13 +329,13 @@ static void check_raw_runs(size_t flush, unsigned int how, int gaps, int as_byte
 	close(sv[1]);
 	assert_int_equal(m.len, total);
 	assert_memory_equal(m.buf, want, total);
-	assert_true(m.n > total / (flush + ALIGN_AT + 3100));
+	assert_true(m.n > total / (FLUSH_AT + ALIGN_AT + 3100));
 	for (size_t i = 0; i + 1 < m.n; start = m.end[i++]) {
 		size_t e = m.end[i];
 
 		if (e / ALIGN_AT > start / ALIGN_AT)
 			assert_int_equal(e % ALIGN_AT, 0);
-		assert_true(e - start < flush + 3100 + ALIGN_AT);
+		assert_true(e - start < FLUSH_AT + 3100 + ALIGN_AT);
 	}
 	free(m.buf);
 	free(m.end);
@@ -411,20 +344,11 @@ static void check_raw_runs(size_t flush, unsigned int how, int gaps, int as_byte
 	free(want);
 }
 
-static void test_raw_runs_aligned(void **state)
+static void test_raw_bytes_aligned(void **state)
 {
 	(void)state;
-	check_raw_runs(72 * 1024, 0, 0, 0);
-	check_raw_runs(72 * 1024, 1, 0, 0);
-	check_raw_runs(72 * 1024, 3, 1, 0);
-	check_raw_runs(8192, 0, 1, 0);
-	check_raw_runs(8192, 3, 0, 0);
-	check_raw_runs(200 * 1024, 2, 1, 0);
-	/* blk_output_raw_bytes(): the same writes */
-	check_raw_runs(72 * 1024, 0, 0, 1);
-	check_raw_runs(72 * 1024, 3, 0, 1);
-	check_raw_runs(8192, 1, 0, 1);
-	check_raw_runs(200 * 1024, 2, 0, 1);
+	check_raw_bytes(0);
+	check_raw_bytes(1);
 }
 
 /* Text to a file that already holds bytes: the alignment counts from the file's offset. */
@@ -443,7 +367,7 @@ static void test_aligned_after_offset(void **state)
 	assert_int_equal(write(fd, "0123456789", 10), 10);
 	o = blk_output_fdopen(fd, path, 0);
 	assert_non_null(o);
-	assert_int_equal(blk_output_set_async_bufs(o, 3), 0);
+	assert_int_equal(blk_output_set_async(o), 0);
 	for (size_t off = 0; off < 700001; off += 9973)
 		assert_int_equal(blk_output_write(o, text + off,
 						  off + 9973 > 700001 ? 700001 - off : 9973),
@@ -492,15 +416,6 @@ static void test_async_dev_full(void **state)
 	assert_int_equal(blk_output_set_async(o), 0);
 	assert_int_equal(blk_output_write(o, "x\n", 2), 0);
 	assert_int_equal(blk_output_close(o), -ENOSPC);
-
-	/* with buffers queued for the thread: the same error, nothing written after it */
-	o = blk_output_open("/dev/full", 0);
-	assert_non_null(o);
-	blk_output_set_flush_size(o, 4096);
-	assert_int_equal(blk_output_set_async_bufs(o, 3), 0);
-	assert_int_equal(write_until_error(o, text), -ENOSPC);
-	assert_int_equal(blk_output_finish(o), -ENOSPC);
-	blk_output_free(o);
 
 	/* freed without a finish: the thread is stopped, nothing leaks (valgrind/ASan) */
 	o = blk_output_open("/dev/full", BLK_OUTPUT_GZIP);
@@ -567,13 +482,8 @@ static void check_gzip(size_t size, int how)
 
 	o = blk_output_open(temp_name(path), BLK_OUTPUT_GZIP | (fast ? BLK_OUTPUT_GZIP_FAST : 0));
 	assert_non_null(o);
-	/* how & 4: four buffers for the thread, 8 KiB each (the trailer after all of them) */
-	if (how & 4) {
-		blk_output_set_flush_size(o, 8192);
-		assert_int_equal(blk_output_set_async_bufs(o, 4), 0);
-	} else if (async) {
+	if (async)
 		assert_int_equal(blk_output_set_async(o), 0);
-	}
 	for (size_t off = 0; off < size; off += 10007) {
 		size_t k = size - off < 10007 ? size - off : 10007;
 
@@ -615,9 +525,6 @@ static void test_async_gzip(void **state)
 	check_gzip(100, 1);
 	check_gzip(128 * 1024, 1);
 	check_gzip(700001, 1);
-	check_gzip(100, 5);
-	check_gzip(700001, 5);
-	check_gzip(700001, 7);
 }
 
 /* the fastest level (btt --perfetto=FILE.gz): the same text back, synchronous or not */
@@ -725,9 +632,6 @@ int main(void)
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_large),
 		cmocka_unit_test(test_async_large),
-		cmocka_unit_test(test_async_bufs_large),
-		cmocka_unit_test(test_async_spin_large),
-		cmocka_unit_test(test_async_bufs_invalid),
 		cmocka_unit_test(test_async_events_flush),
 		cmocka_unit_test(test_record_time_replaced),
 		cmocka_unit_test(test_async_dev_full),
@@ -738,7 +642,7 @@ int main(void)
 		cmocka_unit_test(test_gzip_events_read_back),
 		cmocka_unit_test(test_fdopen_noclose),
 		cmocka_unit_test(test_open_errors),
-		cmocka_unit_test(test_raw_runs_aligned),
+		cmocka_unit_test(test_raw_bytes_aligned),
 		cmocka_unit_test(test_aligned_after_offset),
 	};
 
