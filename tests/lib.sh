@@ -250,6 +250,14 @@ skip_under_valgrind() { # what why
 		exit 0
 	fi
 }
+# The ASan+UBSan run of make check (tests/out/asan, ASAN_OPTIONS set by the Makefile): for a
+# script that tests only the harness, whose run under ASan would add VM time and nothing else.
+skip_under_asan() { # what why
+	if [ -n "${ASAN_OPTIONS:-}" ]; then
+		skip "$1 under ASan ($2)"
+		exit 0
+	fi
+}
 # In a loop over generated inputs of one kind: under valgrind only the first VG_SAMPLE (2) are
 # run; for the others this prints SKIP and returns 1.  vg_sample INDEX(1-based) WHAT || continue
 VG_SAMPLE=2

@@ -8,6 +8,7 @@
 
 vm="$TOP/tests/vm"
 skip_under_valgrind "the VM harness's watchdog" "nothing of ours runs under valgrind here"
+skip_under_asan "the VM harness's watchdog" "it tests tests/vm/init.sh; the plain run covers it, the other VM scripts run blktrace under ASan"
 . "$vm/batch.sh"
 vm_ready "the VM harness's watchdog" || exit 0
 w="$OUT/vm-watchdog"
