@@ -26,8 +26,8 @@
  * the wait's end, or past MAX_PENDING) gives no flow: counted in the remarks.
  *
  * Threads. The records, the ordering (pfsort.c) and the drawing (pfdraw.c, the writer) are
- * on a second thread (pfpipe.h) while this one reads on, and the file is written on a
- * third; an I/O's slot is this file's until the drawing is done with it (its slice's end),
+ * on a second thread (pfpipe.h), which also writes the file, while this one reads on; an
+ * I/O's slot is this file's until the drawing is done with it (its slice's end),
  * and an error of the drawing is known at the end (pfout_finish()).
  */
 #include <errno.h>

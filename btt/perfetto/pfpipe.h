@@ -3,9 +3,8 @@
  * The drawing of btt --perfetto on a second thread: perfetto-out.c says what to draw as it
  * would call pfsort.h; the calls are copied into chunks that a thread hands to pfsort.c
  * (which puts the records in time order for pfdraw.c and the writer) while the next chunk
- * fills; the file is then written
- * on a thread of its own (blk_output_set_async()). The threads are made when the first
- * chunk is full: a small trace is drawn at the end on the caller's thread. Without a thread
+ * fills; that thread writes the file too. It is made when the first chunk is full: a small
+ * trace is drawn at the end on the caller's thread. Without a thread
  * (it could not be made), a chunk is drawn when it is full, on the caller's thread. Memory:
  * at most PFPIPE_CHUNKS chunks.
  *
