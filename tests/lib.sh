@@ -250,6 +250,21 @@ skip_under_valgrind() { # what why
 		exit 0
 	fi
 }
+# free_port: a TCP port for a test's server: below the kernel's ephemeral range (a port in it
+# may be any connection's local end: "Address already in use" when the server listens) and
+# not bound by any socket now.
+free_port() {
+	local lo=20000 hi p hex i
+	hi=$(awk '{ print $1 - 1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+	[ -n "$hi" ] && [ "$hi" -gt $((lo + 1000)) ] || hi=32767
+	for i in $(seq 100); do
+		p=$((lo + RANDOM % (hi - lo)))
+		hex=$(printf ':%04X' "$p")
+		awk -v h="$hex" 'FNR > 1 && substr($2, length($2) - 4) == h { f = 1 } END { exit !f }' \
+			/proc/net/tcp /proc/net/tcp6 2>/dev/null || break
+	done
+	echo "$p"
+}
 # The ASan+UBSan run of make check (tests/out/asan, ASAN_OPTIONS set by the Makefile): for a
 # script that tests only the harness, whose run under ASan would add VM time and nothing else.
 skip_under_asan() { # what why

@@ -16,10 +16,11 @@ loop=$(loop_attach "$w/disk.img" 2>/dev/null) || { skip "network mode tests (los
 srv=
 trap 'losetup -d "$loop" 2>/dev/null; [ -n "$srv" ] && kill $srv 2>/dev/null' EXIT
 name=$(basename "$loop")
-port=$((20000 + RANDOM % 20000))
+port=$(free_port)
 
 run_case() { # label server-binary client-extra-args
 	local label=$1 server=$2 extra=$3 d="$w/$4" dir
+	port=$(free_port)
 	mkdir -p "$d/srv"
 	(cd "$d" && exec "$server" -l -p "$port" -D srv >server.out 2>server.err) &
 	srv=$!

@@ -8,7 +8,7 @@
 BT="$TOP/blktrace"
 w="$OUT/btnetrec"
 rm -rf "$w"; mkdir -p "$w/srv"
-port=$((20000 + RANDOM % 20000))
+port=$(free_port)
 (cd "$w" && exec "$BT" -l -p "$port" -D srv >server.out 2>server.err) &
 srv=$!
 trap 'kill $srv 2>/dev/null' EXIT

@@ -34,7 +34,7 @@ for c in "-D /nonexistent/d" "-o /nonexistent/foo" "-D $w/file-not-dir/x"; do
 		fail "blktrace $c: rc=$rc, state: $(state_diff) err: $(head -c 300 "$w/fail.err")"
 	fi
 done
-port=$((20000 + RANDOM % 20000))
+port=$(free_port)
 "$BT" -d "$loop" -h 127.0.0.1 -p $port -w 1 >"$w/fail.out" 2>"$w/fail.err"; rc=$?
 if [ $rc = 1 ] && grep -q "127.0.0.1" "$w/fail.err" && same_state; then
 	pass "blktrace -h to a closed port: exit 1, names the server, kernel as found"
