@@ -27,7 +27,7 @@ struct bnode {
 	uint32_t tree; /* its device's tree */
 	uint32_t unissued; /* sectors no D has taken (again, after an R) */
 	uint32_t remaining; /* sectors no C has taken */
-	uint8_t requeued; /* an R gave sectors back: the D taking them adds no piece */
+	uint32_t requeued; /* R events that gave sectors back: as many D add no piece */
 };
 
 struct dtree {
@@ -416,14 +416,14 @@ static int cover(struct bios *s, const struct blk_event *ev, enum kind k, uint64
 			share(s, x, &first, &takers);
 			b->unissued -= got < left ? (uint32_t)got : left;
 			if (b->requeued)
-				b->requeued = 0;
+				b->requeued--;
 			else
 				b->b.pieces++;
 			if (b->b.t_first_d == NO_TIME)
 				b->b.t_first_d = ev->time;
 		} else if (k == TAKE_REQUEUE) {
 			b->b.requeues++;
-			b->requeued = 1;
+			b->requeued++;
 			b->unissued += (uint32_t)got;
 			if (b->unissued > b->b.nsec)
 				b->unissued = b->b.nsec;
