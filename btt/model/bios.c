@@ -60,6 +60,7 @@ struct bios {
 	struct u64map devmap; /* device + 1 -> index in t */
 	uint32_t *hit; /* the bios an event overlaps */
 	uint64_t a, e; /* the event's range */
+	int issued_first; /* bios a D took some of take a C first */
 	uint32_t nhit, hitalloc;
 	struct span *span; /* the parts of an event no bio took yet */
 	uint32_t nspan, spanalloc;
@@ -290,25 +291,34 @@ static int inside(const struct bios *s, uint32_t x)
 	return s->n[x].b.sector >= s->a && s->n[x].end <= s->e;
 }
 
-/* the order bios take an event's sectors in: those inside it first, then the older */
+/*
+ * The order bios take an event's sectors in: for a C, those a D took some of first (a C
+ * follows its D); then those inside the event's range (a request holds whole bios, and
+ * pieces of a split one); then the older (first in, first out).
+ */
 static int taking_order(const void *pa, const void *pb, void *ps)
 {
 	const struct bios *s = ps;
 	uint32_t x = *(const uint32_t *)pa, y = *(const uint32_t *)pb;
 	int ix = inside(s, x), iy = inside(s, y);
 
+	if (s->issued_first) {
+		int dx = s->n[x].b.t_first_d != NO_TIME, dy = s->n[y].b.t_first_d != NO_TIME;
+
+		if (dx != dy)
+			return dy - dx;
+	}
 	if (ix != iy)
 		return iy - ix;
 	return (s->n[x].seq > s->n[y].seq) - (s->n[x].seq < s->n[y].seq);
 }
 
-/* the bios of @ev's device overlapping [@a, @e) to s->hit, in their taking order */
-static int overlapping(struct bios *s, const struct blk_event *ev, uint64_t a, uint64_t e)
+/* the bios of @ev's device overlapping [@a, @e) to s->hit, in tree order */
+static int collect_dev(struct bios *s, const struct blk_event *ev, uint64_t a, uint64_t e)
 {
 	uint64_t *v;
 	uint32_t ti;
 
-	s->nhit = 0;
 	if (s->nt && s->t[s->nt - 1].device == ev->device) {
 		ti = s->nt - 1;
 	} else {
@@ -317,10 +327,19 @@ static int overlapping(struct bios *s, const struct blk_event *ev, uint64_t a, u
 			return 0;
 		ti = (uint32_t)*v;
 	}
-	if (collect(s, s->t[ti].root, a, e))
+	return collect(s, s->t[ti].root, a, e);
+}
+
+/* the same, in their taking order (for a C when @issued_first) */
+static int overlapping(struct bios *s, const struct blk_event *ev, uint64_t a, uint64_t e,
+		       int issued_first)
+{
+	s->nhit = 0;
+	if (collect_dev(s, ev, a, e))
 		return -ENOMEM;
 	s->a = a;
 	s->e = e;
+	s->issued_first = issued_first;
 	if (s->nhit > 1)
 		qsort_r(s->hit, s->nhit, sizeof(*s->hit), taking_order, s);
 	return 0;
@@ -331,9 +350,11 @@ static uint32_t newest_at(struct bios *s, const struct blk_event *ev, int *err)
 {
 	uint32_t x = 0;
 
-	*err = overlapping(s, ev, ev->sector, ev->sector + 1);
-	if (s->nhit)
-		x = s->hit[s->nhit - 1];
+	s->nhit = 0;
+	*err = collect_dev(s, ev, ev->sector, ev->sector + 1);
+	for (uint32_t i = 0; i < s->nhit; i++)
+		if (!x || s->n[s->hit[i]].seq > s->n[x].seq)
+			x = s->hit[i];
 	return x;
 }
 
@@ -390,13 +411,10 @@ static int spans_init(struct bios *s, uint64_t a, uint64_t e)
 	return 0;
 }
 
-/*
- * D, R or C over [@a, @e): the bios in flight take their parts, those inside the range
- * first (a request holds whole bios, and pieces of a split one), then the older first
- */
+/* D, R or C over [@a, @e): the bios in flight take their parts (see taking_order()) */
 static int cover(struct bios *s, const struct blk_event *ev, enum kind k, uint64_t a, uint64_t e)
 {
-	int err = overlapping(s, ev, a, e);
+	int err = overlapping(s, ev, a, e, k == TAKE_COMPLETE);
 	uint32_t i, first = 0, takers = 0;
 
 	if (err || spans_init(s, a, e))

@@ -9,9 +9,10 @@
  * still to issue and n still to complete. A D takes, from the bios in flight that overlap
  * it, the sectors they still have to issue: each bio that takes some went out in one more
  * device request (its pieces). A C takes the sectors still to complete the same way; a bio
- * with none left is done. Where two bios in flight cover the same sector, one lying inside
- * the event's range takes it first (a request holds whole bios and pieces of split ones),
- * then the older (a re-read while the first is in flight: first in, first out). The parts of a D or C that no bio
+ * with none left is done. Where two bios in flight cover the same sector, for a C one a D
+ * took some of takes it first; then one lying inside the event's range (a request holds
+ * whole bios and pieces of split ones); then the older (a re-read while the first is in
+ * flight: first in, first out). The parts of a D or C that no bio
  * takes are I/Os whose Q is not in the trace: each becomes a bio of its own, marked
  * BTT_BIO_NO_Q (and BTT_BIO_NO_D when made from a C, done at once).
  *
