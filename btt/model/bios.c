@@ -66,6 +66,8 @@ struct bios {
 	uint32_t nspan, spanalloc;
 	struct premap remap[NREMAP];
 	uint32_t remap_next, remap_live;
+	uint64_t stale_ns; /* the limits (bios_set_limits()) */
+	uint32_t max_in_flight;
 	struct bios_counts c;
 };
 
@@ -550,18 +552,29 @@ static int mark(struct bios *s, const struct blk_event *ev, uint32_t flag)
 	return err;
 }
 
-/* give up the bios in flight for more than BIOS_STALE_NS before @now */
+/* give up the bios in flight for longer than the limit before @now */
 static void give_up(struct bios *s, uint64_t now)
 {
-	while (s->oldest && now > s->n[s->oldest].t_start + BIOS_STALE_NS)
+	while (s->oldest && now > s->n[s->oldest].t_start + s->stale_ns)
 		bio_done(s, s->oldest, BTT_BIO_UNFINISHED);
+}
+
+/* D, R or C */
+static int take_event(struct bios *s, const struct blk_event *ev, enum kind k, uint32_t nsec)
+{
+	int err = cover(s, ev, k, ev->sector, ev->sector + nsec);
+
+	/* after the event, when no bio of it is in use: the oldest while too many are kept */
+	while (s->c.in_flight > s->max_in_flight)
+		bio_done(s, s->oldest, BTT_BIO_UNFINISHED);
+	return err;
 }
 
 int bios_event(struct bios *s, const struct blk_event *ev)
 {
 	uint32_t act = blk_event_action32(ev);
 	uint32_t nsec = blk_event_sectors(ev);
-	uint64_t a = ev->sector, e = ev->sector + nsec;
+	int err;
 
 	if (act & BLK_TC_ACT(BLK_TC_NOTIFY | BLK_TC_PC))
 		return 0;
@@ -582,20 +595,23 @@ int bios_event(struct bios *s, const struct blk_event *ev)
 		return 0;
 	switch (act & 0xffff & ~BLK_TA_CGROUP) {
 	case BLK_TA_QUEUE:
-		return do_queue(s, ev, nsec);
+		err = do_queue(s, ev, nsec);
+		if (s->c.in_flight > s->max_in_flight)
+			bio_done(s, s->oldest, BTT_BIO_UNFINISHED);
+		return err;
 	case BLK_TA_BACKMERGE:
 	case BLK_TA_FRONTMERGE:
 		s->c.merges++;
 		return mark(s, ev, BTT_BIO_MERGED);
 	case BLK_TA_ISSUE:
 		s->c.requests++;
-		return cover(s, ev, TAKE_ISSUE, a, e);
+		return take_event(s, ev, TAKE_ISSUE, nsec);
 	case BLK_TA_REQUEUE:
 		s->c.requeues++;
-		return cover(s, ev, TAKE_REQUEUE, a, e);
+		return take_event(s, ev, TAKE_REQUEUE, nsec);
 	case BLK_TA_COMPLETE:
 		s->c.completions++;
-		return cover(s, ev, TAKE_COMPLETE, a, e);
+		return take_event(s, ev, TAKE_COMPLETE, nsec);
 	default:
 		return 0;
 	}
@@ -611,7 +627,14 @@ struct bios *bios_new(void (*done)(void *ctx, const struct btt_bio *b), void *ct
 	s->ctx = ctx;
 	s->rng = 0x2545F4914F6CDD1Dull;
 	s->nused = 1; /* index 0 is no node */
+	bios_set_limits(s, 0, 0);
 	return s;
+}
+
+void bios_set_limits(struct bios *s, uint64_t stale_ns, uint32_t max_in_flight)
+{
+	s->stale_ns = stale_ns ? stale_ns : BIOS_STALE_NS;
+	s->max_in_flight = max_in_flight ? max_in_flight : BIOS_MAX_IN_FLIGHT;
 }
 
 void bios_finish(struct bios *s)

@@ -21,11 +21,13 @@
  * its Q at once); a D that several bios take marks them all merged. An A on a device remaps the next Q there at its sector. An R gives the
  * sectors it covers back to issue; the D that issues them again adds no piece.
  *
- * Memory: a bio is kept from its first event to its done(). One that is still in flight
- * BIOS_STALE_NS after its first event (its C lost, or the trace started or ended around
- * it) is delivered as BTT_BIO_UNFINISHED at the next event, and freed: the bios kept are
- * at most those of the last BIOS_STALE_NS of the trace, and a later Q at the same sectors
- * is not confused with it.
+ * Memory: a bio is kept from its first event to its done(), in about 160 bytes. One that
+ * is still in flight BIOS_STALE_NS after its first event (its C lost, or the trace started
+ * or ended around it) is delivered as BTT_BIO_UNFINISHED at the next event, and freed: a
+ * later Q at the same sectors is not confused with it. So is the oldest when an event
+ * leaves more than BIOS_MAX_IN_FLIGHT kept (a trace of Q events only at a high rate): the
+ * bios kept are at most those of the last BIOS_STALE_NS of the trace, and at most
+ * BIOS_MAX_IN_FLIGHT between events. bios_set_limits() changes both.
  */
 #ifndef BTT_BIOS_H
 #define BTT_BIOS_H
@@ -37,6 +39,8 @@
 /* how long a bio may stay in flight before it is given up (the kernel's default request
  * timeout is 30 s) */
 #define BIOS_STALE_NS (60ull * 1000000000ull)
+/* the most bios kept (writeback keeps up to some 100,000 in flight) */
+#define BIOS_MAX_IN_FLIGHT (1u << 20)
 
 /* btt_bio.flags */
 enum {
@@ -101,6 +105,12 @@ struct bios;
  * Return: the model, or NULL when out of memory.
  */
 struct bios *bios_new(void (*done)(void *ctx, const struct btt_bio *b), void *ctx);
+
+/**
+ * bios_set_limits() - give up a bio @stale_ns after its first event, and the oldest when
+ * @max_in_flight are kept (0: the default, BIOS_STALE_NS or BIOS_MAX_IN_FLIGHT)
+ */
+void bios_set_limits(struct bios *s, uint64_t stale_ns, uint32_t max_in_flight);
 
 /**
  * bios_event() - take one event; call for every event of the trace, in time order

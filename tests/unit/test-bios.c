@@ -310,6 +310,46 @@ static void test_cases(void **state)
 		check_case(&cases[i]);
 }
 
+/* the limits: the oldest given up when the most are kept, or when stale */
+static void test_limits(void **state)
+{
+	static const struct tev ev[] = {
+		E('Q', SDA, 0, 8, 1),	E('Q', SDA, 8, 8, 2),	E('Q', SDA, 16, 8, 3),
+		E('Q', SDA, 24, 8, 4),	E('Q', SDA, 32, 8, 5),	E('D', SDA, 32, 8, 6),
+		E('C', SDA, 32, 8, 7),	E('Q', SDA, 40, 8, 20), /* 1 to 4: stale by 20 ms */
+		E('C', SDA, 40, 8, 21),
+	};
+	struct got g = {0};
+	struct bios *s = bios_new(on_done, &g);
+
+	(void)state;
+	assert_non_null(s);
+	bios_set_limits(s, 10 * MS, 3);
+	for (size_t i = 0; i < sizeof(ev) / sizeof(ev[0]); i++)
+		feed(s, &ev[i]);
+	/* the 4th Q gives up the 1st, the 5th the 2nd; the 7th Q (at 20 ms) the 3rd and 4th */
+	assert_int_equal(g.n, 6);
+	for (size_t i = 0; i < 6; i++) {
+		static const uint64_t sector[] = {0, 8, 32, 16, 24, 40};
+		static const uint32_t flags[] = {
+			BTT_BIO_UNFINISHED | BTT_BIO_NO_D,
+			BTT_BIO_UNFINISHED | BTT_BIO_NO_D,
+			0,
+			BTT_BIO_UNFINISHED | BTT_BIO_NO_D,
+			BTT_BIO_UNFINISHED | BTT_BIO_NO_D,
+			BTT_BIO_NO_D,
+		};
+
+		assert_int_equal(g.b[i].sector, sector[i]);
+		assert_int_equal(g.b[i].flags, flags[i]);
+	}
+	assert_int_equal(bios_counts(s)->unfinished, 4);
+	assert_int_equal(bios_counts(s)->max_in_flight, 4); /* a Q, then the oldest given up */
+	assert_int_equal(bios_counts(s)->in_flight, 0);
+	bios_free(s);
+	free(g.b);
+}
+
 /* the counts of a trace with one of each */
 static void test_counts(void **state)
 {
@@ -583,9 +623,8 @@ static void test_many_in_flight(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cases),
-		cmocka_unit_test(test_counts),
-		cmocka_unit_test(test_random),
+		cmocka_unit_test(test_cases),	       cmocka_unit_test(test_counts),
+		cmocka_unit_test(test_limits),	       cmocka_unit_test(test_random),
 		cmocka_unit_test(test_many_in_flight),
 	};
 
