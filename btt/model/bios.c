@@ -162,8 +162,7 @@ static uint32_t node_new(struct bios *s)
 		}
 		x = s->nused++;
 	}
-	memset(&s->n[x], 0, sizeof(s->n[x]));
-	return x;
+	return x; /* bio_new() sets every field (a memset here cost a fifth of the model) */
 }
 
 static int grow(void **v, uint32_t *alloc, uint32_t need, size_t size)
@@ -212,15 +211,19 @@ static uint32_t bio_new(struct bios *s, const struct blk_event *ev, uint64_t sec
 	if (!x)
 		return 0;
 	b = &s->n[x];
-	b->b = (struct btt_bio){
-		.device = ev->device,
-		.sector = sector,
-		.nsec = nsec,
-		.action = ev->action,
-		.t_q = NO_TIME,
-		.t_first_d = NO_TIME,
-		.t_last_c = NO_TIME,
-	};
+	/* field by field: a compound literal is zeroed with a rep stos first */
+	b->b.device = ev->device;
+	b->b.pid = 0;
+	b->b.sector = sector;
+	b->b.nsec = nsec;
+	b->b.action = ev->action;
+	b->b.t_q = b->b.t_first_d = b->b.t_last_c = NO_TIME;
+	b->b.pieces = b->b.requeues = b->b.flags = 0;
+	b->b.from_device = 0;
+	b->b.from_sector = 0;
+	b->b.error = 0;
+	b->left = b->right = b->newer = 0;
+	b->requeued = 0;
 	b->seq = ++s->seq;
 	b->end = b->maxend = sector + nsec;
 	b->t_start = ev->time;
