@@ -345,8 +345,13 @@ static int overlapping(struct bios *s, const struct blk_event *ev, uint64_t a, u
 	s->a = a;
 	s->e = e;
 	s->issued_first = issued_first;
-	if (s->nhit > 1)
-		qsort_r(s->hit, s->nhit, sizeof(*s->hit), taking_order, s);
+	for (uint32_t i = 1; i < s->nhit; i++) {
+		/* often in order already (a request of bios queued in sector order) */
+		if (taking_order(&s->hit[i - 1], &s->hit[i], s) > 0) {
+			qsort_r(s->hit, s->nhit, sizeof(*s->hit), taking_order, s);
+			break;
+		}
+	}
 	return 0;
 }
 
