@@ -2,15 +2,15 @@
 /*
  * Every bio, by sector coverage (bios.h). The bios in flight of each device sit in a treap
  * ordered by (start sector, age), each node holding the furthest end in its subtree: the
- * bios overlapping [s, e) are found in O(log n + k) by skipping the subtrees that end at
- * or before s and stopping at the first start at or after e. Nodes live in one pool and
+ * k bios overlapping [s, e) are found by skipping the subtrees that end at or before s and
+ * stopping at the first start at or after e, in O(log n + k) when the bios lie side by
+ * side and O((k + 1) log n) at worst. Nodes live in one pool and
  * are named by index (0: none); the freed are kept on a free list, so that an event
  * allocates nothing once the pool is large enough. A list in age order gives the oldest
  * bio at once, for giving up the stale and for bios_finish().
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "model/bios.h"
 #include "model/iomodel.h"
