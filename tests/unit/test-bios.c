@@ -501,11 +501,12 @@ static void expect(struct rworld *w, const struct req *q, char k)
 }
 
 /*
- * @nbatch batches of up to @batch bios, adjacent or not; each batch's requests: a bio cut
- * in up to 4 pieces, or a run of adjacent whole bios merged; issued in random order, and
- * completed (some in two parts) in random order after the next batch was issued.
+ * @nbatch batches of up to @batch bios (of @batch when @fixed), adjacent or not; each
+ * batch's requests: a bio cut in up to 4 pieces, or a run of adjacent whole bios merged;
+ * issued in random order, and completed (some in two parts) in random order after the
+ * next batch was issued.
  */
-static void random_run(uint64_t seed, size_t nbatch, size_t batch)
+static void random_run(uint64_t seed, size_t nbatch, size_t batch, int fixed)
 {
 	struct rworld w = {0};
 	struct bios *s = bios_new(r_done, &w);
@@ -524,6 +525,9 @@ static void random_run(uint64_t seed, size_t nbatch, size_t batch)
 		size_t first = w.n, nb = k < nbatch ? 1 + test_xorshift(&rng) % batch : 0;
 		struct req *tmp;
 		size_t ncq = 0;
+
+		if (fixed && k < nbatch)
+			nb = batch;
 
 		/* queue */
 		for (size_t i = 0; i < nb; i++) {
@@ -609,15 +613,15 @@ static void random_run(uint64_t seed, size_t nbatch, size_t batch)
 static void test_random(void **state)
 {
 	(void)state;
-	random_run(0x9E3779B97F4A7C15ull, 200, 300);
-	random_run(12345, 2000, 8);
+	random_run(0x9E3779B97F4A7C15ull, 200, 300, 0);
+	random_run(12345, 2000, 8, 0);
 }
 
 /* 100,000 bios in flight at once (writeback), then issued and completed */
 static void test_many_in_flight(void **state)
 {
 	(void)state;
-	random_run(777, 1, 100000);
+	random_run(777, 1, 100000, 1);
 }
 
 int main(void)
