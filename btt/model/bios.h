@@ -18,8 +18,9 @@
  *
  * Events with no bytes are ignored, except X (split) and A (remap); so are notes and
  * passthrough (PC) events. X and M/F mark the newest bio holding their sector (they follow
- * its Q at once); a D that several bios take marks them all merged. An A on a device remaps the next Q there at its sector. An R gives the
- * sectors it covers back to issue; the D that issues them again adds no piece.
+ * its Q at once); a D that several bios take marks them all merged. An A on a device
+ * remaps the next Q there at its sector. An R gives the sectors it covers back to issue;
+ * the D that issues them again adds no piece.
  *
  * Memory: a bio is kept from its first event to its done(), in about 160 bytes. One that
  * is still in flight BIOS_STALE_NS after its first event (its C lost, or the trace started
