@@ -90,3 +90,8 @@ tests/unit/test-waits: tests/unit/test-waits.o btt/iowait/waits.o $(BTT_MODEL_OB
 tests/unit/test-pforder.o: CPPFLAGS += -Ibtt
 tests/unit/test-pforder: tests/unit/test-pforder.o btt/perfetto/pforder.o btt/model/alloc.o common.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
+
+# the model of every bio, by sector coverage
+tests/unit/test-bios.o: CPPFLAGS += -Ibtt
+tests/unit/test-bios: tests/unit/test-bios.o btt/model/bios.o btt/model/u64map.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Every bio, as the trace shows it: a model beside the classic one (iomodel.h) that
+ * follows each queued bio by the sectors it covers, whatever happens to it on the way
+ * (split, merged, remapped, requeued), and makes bios of the I/Os the trace shows without
+ * a Q. It reproduces nothing of btt 2.09; the classic sections do not read it.
+ *
+ * The rule is sector coverage, per device. A Q of n sectors makes a bio with n sectors
+ * still to issue and n still to complete. A D takes, from the bios in flight that overlap
+ * it, the sectors they still have to issue: each bio that takes some went out in one more
+ * device request (its pieces). A C takes the sectors still to complete the same way; a bio
+ * with none left is done. Where two bios in flight cover the same sector, for a C one a D
+ * took some of takes it first; then one lying inside the event's range (a request holds
+ * whole bios and pieces of split ones); then the older (a re-read while the first is in
+ * flight: first in, first out). The parts of a D or C that no bio
+ * takes are I/Os whose Q is not in the trace: each becomes a bio of its own, marked
+ * BTT_BIO_NO_Q (and BTT_BIO_NO_D when made from a C, done at once).
+ *
+ * Events with no bytes are ignored, except X (split) and A (remap); so are notes and
+ * passthrough (PC) events. X and M/F mark the newest bio holding their sector (they follow
+ * its Q at once); a D that several bios take marks them all merged. An A on a device
+ * remaps the next Q there at its sector. An R gives the sectors it covers back to issue;
+ * the D that issues them again adds no piece.
+ *
+ * Memory: a bio is kept from its first event to its done(), in about 160 bytes. One that
+ * is still in flight BIOS_STALE_NS after its first event (its C lost, or the trace started
+ * or ended around it) is delivered as BTT_BIO_UNFINISHED at the next event, and freed: a
+ * later Q at the same sectors is not confused with it. So is the oldest when an event
+ * leaves more than BIOS_MAX_IN_FLIGHT kept (a trace of Q events only at a high rate): the
+ * bios kept are at most those of the last BIOS_STALE_NS of the trace, and at most
+ * BIOS_MAX_IN_FLIGHT between events. bios_set_limits() changes both.
+ */
+#ifndef BTT_BIOS_H
+#define BTT_BIOS_H
+
+#include <stdint.h>
+
+#include "blk/event.h"
+
+/* how long a bio may stay in flight before it is given up (the kernel's default request
+ * timeout is 30 s) */
+#define BIOS_STALE_NS (60ull * 1000000000ull)
+/* the most bios kept (writeback keeps up to some 100,000 in flight) */
+#define BIOS_MAX_IN_FLIGHT (1u << 20)
+
+/* btt_bio.flags */
+enum {
+	BTT_BIO_SPLIT = 1 << 0, /* an X split it */
+	BTT_BIO_MERGED = 1 << 1, /* it shares a request with others (M, F, or a D taking several) */
+	BTT_BIO_REMAPPED = 1 << 2, /* an A remapped it here: from_device, from_sector */
+	BTT_BIO_NO_Q = 1 << 3, /* made from a D or C: its Q is not in the trace */
+	BTT_BIO_NO_D = 1 << 4, /* no D took any of it */
+	BTT_BIO_UNFINISHED = 1 << 5, /* delivered before all its sectors completed */
+};
+
+/**
+ * struct btt_bio - one bio, as the trace shows it; valid during done() only
+ * @device: blk_event.device of its Q (or of the event that made it)
+ * @pid: the pid of its Q (0 without a Q)
+ * @sector: its first sector; @nsec: its length in sectors
+ * @action: its Q's action (for RWBS), else the action of the event that made it
+ * @t_q: its Q's time; @t_first_d: the first D that took some of it; @t_last_c: the last
+ *	C that took some of it (NO_TIME, iomodel.h's, when absent)
+ * @pieces: the device requests (D) it went out in, a requeued one's D again not counted
+ * @requeues: the R events that took some of it
+ * @flags: BTT_BIO_*
+ * @from_device, @from_sector: with BTT_BIO_REMAPPED, where it came from
+ * @error: the first nonzero error of the C events that took it
+ */
+struct btt_bio {
+	uint32_t device;
+	uint32_t pid;
+	uint64_t sector;
+	uint32_t nsec;
+	uint64_t action;
+	uint64_t t_q, t_first_d, t_last_c;
+	uint32_t pieces;
+	uint32_t requeues;
+	uint32_t flags;
+	uint32_t from_device;
+	uint64_t from_sector;
+	uint16_t error;
+};
+
+/**
+ * struct bios_counts - the totals of the events and bios seen
+ * @bios: bios made (from a Q, or from a D or C without one)
+ * @requests: D events with bytes (the device's requests, for its IOPS)
+ * @completions: C events with bytes
+ * @splits, @merges, @requeues, @remaps: X, M and F, R with bytes, A events
+ * @no_q: bios made without a Q; @unfinished: bios delivered BTT_BIO_UNFINISHED
+ * @in_flight: bios kept now; @max_in_flight: the most kept at once
+ */
+struct bios_counts {
+	uint64_t bios, requests, completions;
+	uint64_t splits, merges, requeues, remaps;
+	uint64_t no_q, unfinished;
+	uint64_t in_flight, max_in_flight;
+};
+
+struct bios;
+
+/**
+ * bios_new() - a model of every bio, empty
+ * @done: called once for each bio, when it is done or given up; @ctx is passed to it
+ * Return: the model, or NULL when out of memory.
+ */
+struct bios *bios_new(void (*done)(void *ctx, const struct btt_bio *b), void *ctx);
+
+/**
+ * bios_set_limits() - give up a bio @stale_ns after its first event, and the oldest when
+ * @max_in_flight are kept (0: the default, BIOS_STALE_NS or BIOS_MAX_IN_FLIGHT)
+ */
+void bios_set_limits(struct bios *s, uint64_t stale_ns, uint32_t max_in_flight);
+
+/**
+ * bios_event() - take one event; call for every event of the trace, in time order
+ * Return: 0, or -ENOMEM when the model could not grow (the event is then taken only in
+ * part; the model stays consistent and may go on).
+ */
+int bios_event(struct bios *s, const struct blk_event *ev);
+
+/**
+ * bios_finish() - deliver the bios still in flight, BTT_BIO_UNFINISHED, oldest first
+ */
+void bios_finish(struct bios *s);
+
+/**
+ * bios_counts() - the totals so far
+ * Return: the counts, valid until the next call on @s.
+ */
+const struct bios_counts *bios_counts(const struct bios *s);
+
+/**
+ * bios_free() - free the model (without delivering what is in flight)
+ */
+void bios_free(struct bios *s);
+
+#endif /* BTT_BIOS_H */
