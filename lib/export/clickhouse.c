@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "blk-export/http.h"
+#include "http.h"
 #include "export-int.h"
 
 /* ClickHouse's error codes that matter here (dbms/src/Common/ErrorCodes.cpp) */

@@ -17,7 +17,7 @@
 #include <libdeflate.h>
 #endif
 
-#include "blk-export/http.h"
+#include "http.h"
 
 void blk_http_resp_release(struct blk_http_resp *r)
 {

@@ -3,7 +3,8 @@
  * The little of HTTP/1.1 that the ClickHouse export needs, over plain sockets: a POST on a
  * new connection (Connection: close) with timeouts, its response parsed (Content-Length,
  * chunked, or up to the end of the connection), gzip bodies (Content-Encoding: gzip) and
- * percent-encoding of query parameters.
+ * percent-encoding of query parameters. Private to the export library (and its unit test):
+ * callers use include/blk-export/export.h.
  */
 #ifndef BLK_HTTP_H
 #define BLK_HTTP_H

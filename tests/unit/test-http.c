@@ -18,7 +18,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "blk-export/http.h"
+#include "export/http.h"
 #include "fakeserver.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
