@@ -11,6 +11,7 @@
 #include "btt.h"
 #include "common.h"
 #include "model/alloc.h"
+#include "model/bios.h"
 #include "model/clock.h"
 #include "report/outfile.h"
 
@@ -45,6 +46,16 @@ void *btt_output(const struct btt *b, const char *name)
 	return btt_view_output(&b->view, name);
 }
 
+/* the bios model reads every event the I/O model takes */
+static void bios_take(void *ctx, const struct blk_event *ev)
+{
+	struct btt *b = ctx;
+
+	if (bios_event(b->bios, ev) < 0 && !b->bios_nomem++)
+		warning("out of memory for the model of every bio: the counts of every I/O (--export, --perfetto, --percentiles, the I/O waits) are short from trace time %llu.%09llu on",
+			(unsigned long long)(ev->time / 1000000000), (unsigned long long)(ev->time % 1000000000));
+}
+
 int btt_run(struct btt *b, iomodel_next_fn next, void *src, struct blk_event *ev,
 	    void (*progress)(void *arg), void *arg)
 {
@@ -54,16 +65,23 @@ int btt_run(struct btt *b, iomodel_next_fn next, void *src, struct blk_event *ev
 		.t_end = b->opts.t_end,
 		.no_remaps = b->opts.no_remaps,
 	};
-	int clock = 0;
+	unsigned int flags = 0;
 
 	b->model = iomodel_new(&b->devs, &mo);
 	b->view.model = b->model;
-	/* one wall clock for the outputs that date events, shown every record as it is read */
 	for (size_t i = 0; i < btt_noutputs; i++)
-		if (btt_outputs[i]->flags & BTT_OUTPUT_CLOCK && wanted(btt_outputs[i], &b->opts))
-			clock = 1;
-	if (clock)
+		if (wanted(btt_outputs[i], &b->opts))
+			flags |= btt_outputs[i]->flags;
+	/* one wall clock for the outputs that date events, shown every record as it is read */
+	if (flags & BTT_OUTPUT_CLOCK)
 		b->clock = b->view.clock = btt_clock_new(&next, &src, ev);
+	/* one model of every bio, for the outputs that count them (none: it costs nothing) */
+	if (flags & BTT_OUTPUT_BIOS) {
+		b->bios = b->view.bios = bios_new(NULL, NULL);
+		if (!b->bios)
+			die("out of memory");
+		iomodel_subscribe(b->model, &(struct btt_io_sub){.ctx = b, .event = bios_take});
+	}
 	/* in table order, the files are created as the reference creates them */
 	for (size_t i = 0; i < btt_noutputs; i++)
 		if (wanted(btt_outputs[i], &b->opts))
@@ -79,6 +97,8 @@ int btt_report(struct btt *b)
 	int ret = 0;
 
 	iomodel_finish(b->model);
+	if (b->bios)
+		bios_finish(b->bios);
 	t_last = iomodel_last_time(b->model);
 	for (size_t i = 0; i < btt_noutputs; i++)
 		if (b->out[i] && btt_outputs[i]->input_end)
@@ -118,8 +138,10 @@ void btt_release(struct btt *b)
 	b->out = NULL;
 	b->view.states = NULL;
 	btt_clock_free(b->clock);
+	bios_free(b->bios);
 	iomodel_free(b->model);
 	devs_release(&b->devs);
 	b->model = b->view.model = NULL;
 	b->clock = b->view.clock = NULL;
+	b->bios = b->view.bios = NULL;
 }

@@ -61,6 +61,8 @@ struct btt_opts {
  * @devs: the devices and processes the trace names
  * @model: the I/O model, created by btt_run()
  * @clock: the trace's wall clock, when a wanted output dates its events (output.h)
+ * @bios: the model of every bio, when a wanted output counts them (output.h)
+ * @bios_nomem: the events the bios model could not take whole (out of memory)
  * @view: what the outputs see of all this
  * @out: the outputs' states, indexed like btt_outputs[] (NULL: not in this run)
  */
@@ -69,6 +71,8 @@ struct btt {
 	struct btt_devs devs;
 	struct iomodel *model;
 	struct btt_clock *clock;
+	struct bios *bios;
+	uint64_t bios_nomem;
 	struct btt_view view;
 	void **out;
 };

@@ -7,9 +7,7 @@
 # Sources include headers by their path under btt/ ("model/iomodel.h").
 TOOLS += btt/btt
 BTT_ROOMS := model report perfetto export iowait
-# model/bios.c (issue 36's model of every bio) has no output wired to it yet: only its unit
-# test links it, so that btt carries no code it does not call
-BTT_SRC := $(filter-out btt/model/bios.c,$(wildcard btt/*.c $(patsubst %,btt/%/*.c,$(BTT_ROOMS))))
+BTT_SRC := $(wildcard btt/*.c $(patsubst %,btt/%/*.c,$(BTT_ROOMS)))
 BTT_OBJ := $(patsubst %.c,%.o,$(BTT_SRC))
 # btt without its main(): btt_init(), btt_run() over any stream of events, btt_report()
 # (btt.h), for a fuzz target or a test to link with common.o and the library
@@ -59,7 +57,7 @@ clean-btt:
 	rm -rf btt/btt btt/lib btt/lto btt/pgo btt/*.o btt/*.d \
 		$(foreach r,$(BTT_ROOMS),btt/$(r)/*.o btt/$(r)/*.d)
 
--include $(BTT_OBJ:.o=.d) btt/model/bios.d $(wildcard btt/lib/*.d btt/lib/*/*.d btt/lto/*.d btt/lto/btt/*.d btt/lto/btt/*/*.d)
+-include $(BTT_OBJ:.o=.d) $(wildcard btt/lib/*.d btt/lib/*/*.d btt/lto/*.d btt/lto/btt/*.d btt/lto/btt/*/*.d)
 
 # the seek statistics' unit test checks them against the pointer red-black tree model
 tests/unit/test-seekstat.o: CPPFLAGS += -Ibtt

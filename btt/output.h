@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct bios;
 struct btt_clock;
 struct btt_devs;
 struct btt_opts;
@@ -39,6 +40,9 @@ struct iomodel;
  * @model: the I/O model to subscribe to (set by btt_run(), before the first new())
  * @clock: the trace's wall clock, made only when a wanted output has BTT_OUTPUT_CLOCK
  *         (NULL otherwise)
+ * @bios: the model of every bio (model/bios.h), made only when a wanted output has
+ *        BTT_OUTPUT_BIOS (NULL otherwise): subscribe with bios_subscribe() in new(); the
+ *        bios still in flight are delivered (BTT_BIO_UNFINISHED) before any input_end()
  * @states: the outputs' states, indexed like btt_outputs[]: read through btt_view_output()
  */
 struct btt_view {
@@ -46,11 +50,13 @@ struct btt_view {
 	struct btt_devs *devs;
 	struct iomodel *model;
 	struct btt_clock *clock;
+	struct bios *bios;
 	void *const *states;
 };
 
 enum btt_output_flags {
 	BTT_OUTPUT_CLOCK = 1 << 0, /* dates its events on the wall clock (@view->clock) */
+	BTT_OUTPUT_BIOS = 1 << 1, /* counts every bio (@view->bios): the outputs that are ours */
 };
 
 /**

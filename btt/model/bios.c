@@ -48,9 +48,14 @@ struct span {
 	uint64_t s, e;
 };
 
-struct bios {
-	void (*done)(void *ctx, const struct btt_bio *b);
+struct bios_sub {
+	bios_done_fn done;
 	void *ctx;
+};
+
+struct bios {
+	struct bios_sub sub[BIOS_MAX_SUBS];
+	unsigned int nsub;
 	struct bnode *n; /* the pool; n[0] unused */
 	uint32_t nalloc, nused, free;
 	uint32_t oldest, newest;
@@ -217,8 +222,8 @@ static uint32_t bio_new(struct bios *s, const struct blk_event *ev, uint64_t sec
 	b->b.sector = sector;
 	b->b.nsec = nsec;
 	b->b.action = ev->action;
-	b->b.t_q = b->b.t_first_d = b->b.t_last_c = NO_TIME;
-	b->b.pieces = b->b.requeues = b->b.flags = 0;
+	b->b.t_q = b->b.t_first_g = b->b.t_first_i = b->b.t_first_d = b->b.t_last_c = NO_TIME;
+	b->b.pieces = b->b.completions = b->b.requeues = b->b.flags = 0;
 	b->b.from_device = 0;
 	b->b.from_sector = 0;
 	b->b.error = 0;
@@ -254,7 +259,8 @@ static void bio_done(struct bios *s, uint32_t x, uint32_t flags)
 		b->b.flags |= BTT_BIO_NO_D;
 	if (b->b.flags & BTT_BIO_UNFINISHED)
 		s->c.unfinished++;
-	s->done(s->ctx, &b->b);
+	for (unsigned int k = 0; k < s->nsub; k++)
+		s->sub[k].done(s->sub[k].ctx, &b->b);
 	b = &s->n[x];
 	s->t[b->tree].root = erase(s->n, s->t[b->tree].root, x);
 	if (b->older)
@@ -425,7 +431,7 @@ static int spans_init(struct bios *s, uint64_t a, uint64_t e)
 static int cover(struct bios *s, const struct blk_event *ev, enum kind k, uint64_t a, uint64_t e)
 {
 	int err = overlapping(s, ev, a, e, k == TAKE_COMPLETE);
-	uint32_t i, first = 0, takers = 0;
+	uint32_t i, first = 0, takers = 0, credited = 0;
 
 	if (err || spans_init(s, a, e))
 		return -ENOMEM;
@@ -456,6 +462,8 @@ static int cover(struct bios *s, const struct blk_event *ev, enum kind k, uint64
 			if (b->unissued > b->b.nsec)
 				b->unissued = b->b.nsec;
 		} else {
+			if (!credited++)
+				b->b.completions++;
 			b->remaining -= got < left ? (uint32_t)got : left;
 			b->b.t_last_c = ev->time;
 			if (!b->b.error)
@@ -487,6 +495,8 @@ static int cover(struct bios *s, const struct blk_event *ev, enum kind k, uint64
 			s->n[x].b.pieces = 1;
 			s->n[x].b.t_first_d = ev->time;
 		} else {
+			if (!credited++)
+				s->n[x].b.completions = 1;
 			s->n[x].remaining = 0;
 			s->n[x].b.t_last_c = ev->time;
 			s->n[x].b.error = ev->error;
@@ -560,6 +570,32 @@ static int mark(struct bios *s, const struct blk_event *ev, uint32_t flag)
 	return err;
 }
 
+/* G: the newest bio holding its sector got a request, if it had none */
+static int got_request(struct bios *s, const struct blk_event *ev)
+{
+	int err;
+	uint32_t x = newest_at(s, ev, &err);
+
+	if (x && s->n[x].b.t_first_g == NO_TIME)
+		s->n[x].b.t_first_g = ev->time;
+	return err;
+}
+
+/* I: the bios with sectors still to issue in its range were inserted, if they were not */
+static int inserted(struct bios *s, const struct blk_event *ev, uint32_t nsec)
+{
+	s->nhit = 0;
+	if (collect_dev(s, ev, ev->sector, ev->sector + nsec))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->nhit; i++) {
+		struct bnode *b = &s->n[s->hit[i]];
+
+		if (b->unissued && b->b.t_first_i == NO_TIME)
+			b->b.t_first_i = ev->time;
+	}
+	return 0;
+}
+
 /* give up the bios in flight for longer than the limit before @now */
 static void give_up(struct bios *s, uint64_t now)
 {
@@ -607,6 +643,10 @@ int bios_event(struct bios *s, const struct blk_event *ev)
 		if (s->c.in_flight > s->max_in_flight)
 			bio_done(s, s->oldest, BTT_BIO_UNFINISHED);
 		return err;
+	case BLK_TA_GETRQ:
+		return got_request(s, ev);
+	case BLK_TA_INSERT:
+		return inserted(s, ev, nsec);
 	case BLK_TA_BACKMERGE:
 	case BLK_TA_FRONTMERGE:
 		s->c.merges++;
@@ -625,18 +665,26 @@ int bios_event(struct bios *s, const struct blk_event *ev)
 	}
 }
 
-struct bios *bios_new(void (*done)(void *ctx, const struct btt_bio *b), void *ctx)
+struct bios *bios_new(bios_done_fn done, void *ctx)
 {
 	struct bios *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
-	s->done = done;
-	s->ctx = ctx;
+	if (done)
+		bios_subscribe(s, done, ctx);
 	s->rng = 0x2545F4914F6CDD1Dull;
 	s->nused = 1; /* index 0 is no node */
 	bios_set_limits(s, 0, 0);
 	return s;
+}
+
+int bios_subscribe(struct bios *s, bios_done_fn done, void *ctx)
+{
+	if (s->nsub >= BIOS_MAX_SUBS)
+		return -ENOSPC;
+	s->sub[s->nsub++] = (struct bios_sub){done, ctx};
+	return 0;
 }
 
 void bios_set_limits(struct bios *s, uint64_t stale_ns, uint32_t max_in_flight)

@@ -17,7 +17,8 @@
  * BTT_BIO_NO_Q (and BTT_BIO_NO_D when made from a C, done at once).
  *
  * Events with no bytes are ignored, except X (split) and A (remap); so are notes and
- * passthrough (PC) events. X and M/F mark the newest bio holding their sector (they follow
+ * passthrough (PC) events. A G gives its time to the newest bio holding its sector, an I to
+ * the bios with sectors still to issue in its range, each the first time. X and M/F mark the newest bio holding their sector (they follow
  * its Q at once); a D that several bios take marks them all merged. An A on a device
  * remaps the next Q there at its sector. An R gives the sectors it covers back to issue;
  * the D that issues them again adds no piece.
@@ -59,9 +60,14 @@ enum {
  * @pid: the pid of its Q (0 without a Q)
  * @sector: its first sector; @nsec: its length in sectors
  * @action: its Q's action (for RWBS), else the action of the event that made it
- * @t_q: its Q's time; @t_first_d: the first D that took some of it; @t_last_c: the last
- *	C that took some of it (NO_TIME, iomodel.h's, when absent)
+ * @t_q: its Q's time; @t_first_g: the first G at a sector of it (a piece got a request);
+ *	@t_first_i: the first I over sectors of it still to issue; @t_first_d: the first D
+ *	that took some of it; @t_last_c: the last C that took some of it (NO_TIME, iomodel.h's,
+ *	when absent)
  * @pieces: the device requests (D) it went out in, a requeued one's D again not counted
+ * @completions: the C events counted for it: each C with bytes is counted for the first
+ *	bio it completes a part of, so that over every bio they add up to the device's
+ *	completions (its IOPS), a request of several merged bios counted once
  * @requeues: the R events that took some of it
  * @flags: BTT_BIO_*
  * @from_device, @from_sector: with BTT_BIO_REMAPPED, where it came from
@@ -73,8 +79,9 @@ struct btt_bio {
 	uint64_t sector;
 	uint32_t nsec;
 	uint64_t action;
-	uint64_t t_q, t_first_d, t_last_c;
+	uint64_t t_q, t_first_g, t_first_i, t_first_d, t_last_c;
 	uint32_t pieces;
+	uint32_t completions;
 	uint32_t requeues;
 	uint32_t flags;
 	uint32_t from_device;
@@ -100,12 +107,25 @@ struct bios_counts {
 
 struct bios;
 
+/* the most callers of bios_subscribe() */
+#define BIOS_MAX_SUBS 8
+
+/* called once for each bio, when it is done or given up */
+typedef void (*bios_done_fn)(void *ctx, const struct btt_bio *b);
+
 /**
  * bios_new() - a model of every bio, empty
- * @done: called once for each bio, when it is done or given up; @ctx is passed to it
+ * @done: when not NULL, subscribed at once (bios_subscribe()), with @ctx
  * Return: the model, or NULL when out of memory.
  */
-struct bios *bios_new(void (*done)(void *ctx, const struct btt_bio *b), void *ctx);
+struct bios *bios_new(bios_done_fn done, void *ctx);
+
+/**
+ * bios_subscribe() - have @done called (with @ctx) for each bio, after those subscribed
+ * before it
+ * Return: 0, or -ENOSPC past BIOS_MAX_SUBS.
+ */
+int bios_subscribe(struct bios *s, bios_done_fn done, void *ctx);
 
 /**
  * bios_set_limits() - give up a bio @stale_ns after its first event, and the oldest when

@@ -78,8 +78,9 @@ struct iomodel {
 	struct lost_cb lost[MAX_SUBS], lost_end[MAX_SUBS];
 	struct ev_cb ev[BTT_EV_NR][MAX_SUBS];
 	struct tick_cb tick[MAX_SUBS];
-	struct note_cb note[MAX_SUBS];
+	struct note_cb note[MAX_SUBS], event[MAX_SUBS];
 	unsigned char nstage[BTT_STAGE_NR], ndone, nlost, nlost_end, nev[BTT_EV_NR], ntick, nnote;
+	unsigned char nevent;
 	struct origin_slot *origins;
 	int ended; /* an event past -T */
 	uint64_t last_time; /* of the last event taken */
@@ -107,6 +108,8 @@ int iomodel_subscribe(struct iomodel *m, const struct btt_io_sub *s)
 		m->tick[m->ntick++] = (struct tick_cb){s->tick, s->ctx};
 	if (s->note)
 		m->note[m->nnote++] = (struct note_cb){s->note, s->ctx};
+	if (s->event)
+		m->event[m->nevent++] = (struct note_cb){s->event, s->ctx};
 	for (int st = 0; s->stage && st < BTT_STAGE_NR; st++)
 		if (!s->stages || (s->stages & (1u << st)))
 			m->stage[st][m->nstage[st]++] = (struct stage_cb){s->stage, s->ctx};
@@ -529,6 +532,8 @@ void iomodel_event(struct iomodel *m, const struct blk_event *ev)
 	m->last_time = ev->time;
 	for (unsigned int k = 0; k < m->ntick; k++)
 		m->tick[k].fn(m->tick[k].ctx, ev->time);
+	for (unsigned int k = 0; k < m->nevent; k++)
+		m->event[k].fn(m->event[k].ctx, ev);
 	switch (code) {
 	case BLK_TA_QUEUE:
 	case BLK_TA_GETRQ:

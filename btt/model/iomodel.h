@@ -169,6 +169,8 @@ enum btt_sub_flags {
  * @events: the kinds @dev_event is called for, as 1 << BTT_EV_x (0: all)
  * @tick: every event the model reads, with its time, before it is modelled (notes and
  *	events outside -t/-T excepted; events of a device waiting for its Q included)
+ * @event: the same events as @tick, the whole event (its payload valid during the call):
+ *	for a model of its own beside this one (bios.h)
  * @stage: the I/O @io enters stage @st at @t. Q: @io was just created (t[Q] is @t, the
  *	other times NO_TIME). G, S, I, M: the I/O whose range holds the event's sector. D:
  *	each I/O the issue takes, in the classic walk's order. A: the I/O on the device an A
@@ -190,6 +192,7 @@ struct btt_io_sub {
 	uint32_t stages;
 	uint32_t events;
 	void (*tick)(void *ctx, uint64_t t);
+	void (*event)(void *ctx, const struct blk_event *ev);
 	void (*stage)(void *ctx, const struct btt_io *io, enum btt_stage st, uint64_t t);
 	void (*done)(void *ctx, const struct btt_io *io);
 	void (*lost)(void *ctx, const struct btt_io *io, enum btt_lost why);

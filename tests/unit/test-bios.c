@@ -299,6 +299,14 @@ static void check_case(const struct tcase *tc)
 	if (g.n != nexp)
 		fail_msg("%s: %zu bios left in flight", tc->name, g.n - nexp);
 	assert_int_equal(bios_counts(s)->in_flight, 0);
+	/* each C counted for one bio: the device's completions, merged requests once */
+	uint64_t nc = 0;
+
+	for (size_t i = 0; i < g.n; i++)
+		nc += g.b[i].completions;
+	if (nc != bios_counts(s)->completions)
+		fail_msg("%s: %llu completions counted over the bios, %llu C events", tc->name,
+			 (unsigned long long)nc, (unsigned long long)bios_counts(s)->completions);
 	bios_free(s);
 	free(g.b);
 }
@@ -346,6 +354,7 @@ static void test_limits(void **state)
 	assert_int_equal(bios_counts(s)->unfinished, 4);
 	assert_int_equal(bios_counts(s)->max_in_flight, 4); /* a Q, then the oldest given up */
 	assert_int_equal(bios_counts(s)->in_flight, 0);
+	assert_int_equal(bios_counts(s)->completions, 2); /* one each for 32+8 and 40+8 */
 	bios_free(s);
 	free(g.b);
 }
@@ -403,6 +412,7 @@ struct rworld {
 	size_t n;
 	uint64_t now; /* the time of the event being fed */
 	size_t ndone;
+	uint64_t completions; /* counted over the bios */
 };
 
 static struct rbio *rfind(struct rworld *w, uint64_t sector)
@@ -429,6 +439,7 @@ static void r_done(void *ctx, const struct btt_bio *b)
 	assert_false(r->done);
 	r->done = 1;
 	w->ndone++;
+	w->completions += b->completions;
 	assert_int_equal(b->nsec, r->nsec);
 	assert_int_equal(b->flags & (BTT_BIO_NO_Q | BTT_BIO_NO_D | BTT_BIO_UNFINISHED), 0);
 	assert_int_equal(b->pieces, r->pieces);
@@ -603,6 +614,7 @@ static void random_run(uint64_t seed, size_t nbatch, size_t batch, int fixed)
 	assert_int_equal(w.ndone, w.n);
 	assert_int_equal(bios_counts(s)->in_flight, 0);
 	assert_int_equal(bios_counts(s)->bios, w.n);
+	assert_int_equal(w.completions, bios_counts(s)->completions);
 	bios_free(s);
 	free(w.b);
 	free(rq);
