@@ -789,10 +789,11 @@ static int tfs_backend_start(struct blk_backend *bb, char *err, size_t len)
 	struct timespec real;
 	int ret;
 
-	b->start_mono = tfs_mono_now();
 	clock_gettime(CLOCK_REALTIME, &real);
 	b->start_real[0] = (uint32_t)real.tv_sec;
 	b->start_real[1] = (uint32_t)real.tv_nsec;
+	/* the readers run already: start_mono set (last) says the pair is there to send */
+	__atomic_store_n(&b->start_mono, tfs_mono_now(), __ATOMIC_RELEASE);
 	ret = blk_tfs_start(b->t);
 	if (ret)
 		kerr(err, len, "cannot start tracing in '%s': %s", b->dir, strerror(-ret));
@@ -809,7 +810,7 @@ static int tfs_backend_read(struct blk_backend *bb, int k, int wait_ms,
 	long used;
 	int ret;
 
-	if (k == 0 && !b->ts_sent) {
+	if (k == 0 && !b->ts_sent && __atomic_load_n(&b->start_mono, __ATOMIC_ACQUIRE)) {
 		b->ts_sent = 1;
 		if (tfs_timestamp(b))
 			goto nomem;
