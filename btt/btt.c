@@ -53,7 +53,8 @@ static void bios_take(void *ctx, const struct blk_event *ev)
 
 	if (bios_event(b->bios, ev) < 0 && !b->bios_nomem++)
 		warning("out of memory for the model of every bio: the counts of every I/O (--export, --perfetto, --percentiles, the I/O waits) are short from trace time %llu.%09llu on",
-			(unsigned long long)(ev->time / 1000000000), (unsigned long long)(ev->time % 1000000000));
+			(unsigned long long)(ev->time / 1000000000),
+			(unsigned long long)(ev->time % 1000000000));
 }
 
 int btt_run(struct btt *b, iomodel_next_fn next, void *src, struct blk_event *ev,

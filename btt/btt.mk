@@ -70,7 +70,7 @@ tests/unit/test-qtree: tests/unit/test-qtree.o btt/model/qtree.o btt/model/u64ma
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
 # the I/O model through its subscriber interface
-BTT_MODEL_OBJ := $(patsubst %,btt/model/%.o,iomodel qio qtree u64map devs alloc) common.o
+BTT_MODEL_OBJ := $(patsubst %,btt/model/%.o,iomodel qio qtree u64map devs alloc bios) common.o
 tests/unit/test-iomodel.o: CPPFLAGS += -Ibtt
 tests/unit/test-iomodel: tests/unit/test-iomodel.o $(BTT_MODEL_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * btt --export (see export-out.h), a subscriber of the I/O model: each I/O the model
- * completes (on a device the report shows) becomes one row of the io table.
+ * btt --export (see export-out.h), a subscriber of the model of every bio (model/bios.h):
+ * each bio that completed (on a device the report shows) becomes one row of the io table,
+ * and of the I/O model's notes: each I/O wait one row of the iowait table.
  *
  * The wall clock. Rows carry absolute times, ns since the epoch: the trace time of each
  * stage plus the wall clock of trace time 0, which btt's clock (clock.h: lib/wallclock.c fed
@@ -34,6 +35,7 @@
 #include "common.h"
 #include "export/export-out.h"
 #include "model/alloc.h"
+#include "model/bios.h"
 #include "model/clock.h"
 #include "output.h"
 
@@ -52,6 +54,7 @@ struct export_out {
 	struct blk_event first; /* the first event read (its pdu not kept) */
 	time_t started; /* for standard input without a timestamp note */
 	uint64_t bad_waits; /* wait notes that could not be decoded: not exported */
+	uint64_t no_c; /* bios with no completion in the trace: not exported */
 	int dead; /* the export failed (said once): no more rows, btt_report() fails */
 	char err[1024];
 };
@@ -204,7 +207,7 @@ static void trace_id(const struct export_out *xo, char *buf, size_t len)
 
 	snprintf(
 		buf, len,
-		"btt-export 1 wall %llu kind %d first %llu %u %u %u %u range %d %.9g %.9g devices %s remaps %d",
+		"btt-export 2 wall %llu kind %d first %llu %u %u %u %u range %d %.9g %.9g devices %s remaps %d",
 		(unsigned long long)xo->base_ns, (int)xo->kind, (unsigned long long)xo->first.time,
 		xo->first.device, xo->first.cpu, xo->first.pid, xo->first.sequence, o->time_bounded,
 		o->t_start, o->t_end, o->devices ? o->devices : "-", o->no_remaps);
@@ -239,39 +242,59 @@ static int32_t io_error(uint16_t e)
 	return v > 0 ? -v : v;
 }
 
-static void on_done(void *ctx, const struct btt_io *io)
+/*
+ * One io row per bio (model/bios.h) on a device the report shows that completed, whole
+ * or in part: a split bio is one row with its pieces; the bios merged into one request
+ * each have their own; those made from a D or C (their Q not in the trace) are marked.
+ * A bio with no completion in the trace has no row: counted, and said at the end.
+ */
+static void on_bio(void *ctx, const struct btt_bio *b)
 {
 	struct export_out *xo = ctx;
-	struct blk_event q = {.action = io->action, .bytes = io->nsec << 9};
+	const struct btt_dev *dip = devs_find(xo->devs, b->device);
+	const struct btt_proc *pip = b->pid ? procs_find(xo->devs, b->pid) : NULL;
+	struct blk_event q = {.action = b->action, .bytes = b->nsec << 9};
 	char rwbs[BLK_RWBS_LEN];
 	struct blk_io_row r;
 	int ret;
 
-	if (!io->dev->shown || xo->dead || (!xo->x && open_export(xo) < 0))
+	if (!dip || !dip->shown)
+		return;
+	if (b->t_last_c == NO_TIME) {
+		xo->no_c++;
+		return;
+	}
+	if (xo->dead || (!xo->x && open_export(xo) < 0))
 		return;
 	late_note(xo);
 	blk_event_rwbs(&q, rwbs);
 	r = (struct blk_io_row){
-		.device = io->dev->name,
-		.major = BLK_MAJOR(io->dev->device),
-		.minor = BLK_MINOR(io->dev->device),
-		.pid = io->pid,
-		.comm = io->proc->name,
+		.device = dip->name,
+		.major = BLK_MAJOR(b->device),
+		.minor = BLK_MINOR(b->device),
+		.pid = b->pid,
+		.comm = pip ? pip->name : "",
 		.rwbs = rwbs,
-		.sector = io->sector,
-		.bytes = io->nsec << 9,
-		.q_ns = wall(xo, io->t[BTT_STAGE_Q]),
-		.g_ns = wall(xo, io->t[BTT_STAGE_G]),
-		.i_ns = wall(xo, io->t[BTT_STAGE_I]),
-		.d_ns = wall(xo, io->t[BTT_STAGE_D]),
-		.c_ns = wall(xo, io->t[BTT_STAGE_C]),
-		.merged = btt_io_merged(io) ? 1 : 0,
-		.error = io_error(io->error),
+		.sector = b->sector,
+		.bytes = b->nsec << 9,
+		.q_ns = wall(xo, b->t_q),
+		.g_ns = wall(xo, b->t_first_g),
+		.i_ns = wall(xo, b->t_first_i),
+		.d_ns = wall(xo, b->t_first_d),
+		.c_ns = wall(xo, b->t_last_c),
+		.merged = !!(b->flags & BTT_BIO_MERGED),
+		.split = !!(b->flags & BTT_BIO_SPLIT),
+		.pieces = b->pieces,
+		.completions = b->completions,
+		.requeues = b->requeues,
+		.no_q = !!(b->flags & BTT_BIO_NO_Q),
+		.unfinished = !!(b->flags & BTT_BIO_UNFINISHED),
+		.error = io_error(b->error),
 	};
-	if (io->remapped) {
-		r.remap_major = BLK_MAJOR(io->from_device);
-		r.remap_minor = BLK_MINOR(io->from_device);
-		r.remap_sector = io->from_sector;
+	if (b->flags & BTT_BIO_REMAPPED) {
+		r.remap_major = BLK_MAJOR(b->from_device);
+		r.remap_minor = BLK_MINOR(b->from_device);
+		r.remap_sector = b->from_sector;
 	}
 	ret = blk_export_io(xo->x, &r, xo->err, sizeof(xo->err));
 	if (ret < 0)
@@ -339,11 +362,7 @@ static void on_note(void *ctx, const struct blk_event *ev)
 struct export_out *export_out_new(const struct btt_view *v)
 {
 	struct export_out *xo;
-	struct btt_io_sub sub = {
-		.flags = BTT_SUB_RWBS | BTT_SUB_REMAP,
-		.done = on_done,
-		.note = on_note,
-	};
+	struct btt_io_sub sub = {.note = on_note};
 
 	if (!v->opts->export_dest)
 		return NULL;
@@ -359,7 +378,7 @@ struct export_out *export_out_new(const struct btt_view *v)
 		die("cannot tell this machine's name for the rows' host: %s", strerror(errno));
 	xo->clock = v->clock;
 	sub.ctx = xo;
-	if (iomodel_subscribe(v->model, &sub) < 0)
+	if (iomodel_subscribe(v->model, &sub) < 0 || bios_subscribe(v->bios, on_bio, xo) < 0)
 		die("internal error: too many subscribers");
 	return xo;
 }
@@ -380,6 +399,9 @@ int export_out_finish(struct export_out *xo)
 	if (xo->bad_waits)
 		warning("'%s': %llu I/O wait notes could not be read (damaged, or a newer version): not exported",
 			xo->o->input ? xo->o->input : "-", (unsigned long long)xo->bad_waits);
+	if (xo->no_c)
+		warning("'%s': %llu bios have no completion in the trace (in flight when it ended, or their C lost): not exported",
+			xo->o->input ? xo->o->input : "-", (unsigned long long)xo->no_c);
 	ret = blk_export_close(xo->x, &st, xo->err, sizeof(xo->err));
 	xo->x = NULL;
 	if (ret < 0) {
@@ -438,7 +460,7 @@ static void export_free(void *state)
 
 const struct btt_output_ops export_output = {
 	.name = "export",
-	.flags = BTT_OUTPUT_CLOCK,
+	.flags = BTT_OUTPUT_CLOCK | BTT_OUTPUT_BIOS,
 	.wanted = export_wanted,
 	.new = export_new,
 	.finish = export_finish,

@@ -20,6 +20,7 @@
 #include "common.h"
 #include "iowait/waits.h"
 #include "model/alloc.h"
+#include "model/bios.h"
 #include "model/u64map.h"
 #include "output.h"
 
@@ -36,7 +37,8 @@ struct span {
 /* what a thread (or, once folded, a process) did on one device */
 struct tdev {
 	uint32_t dev; /* device index */
-	uint64_t ios, q2c, d2c, nd2c; /* completed I/Os, their Q2C and D2C sums (ns) */
+	uint64_t ios; /* bios queued */
+	uint64_t nq2c, q2c, d2c, nd2c; /* completed bios, their Q2C and D2C sums (ns) */
 	uint64_t waits, wait_ns; /* waits on this device */
 };
 
@@ -78,6 +80,15 @@ struct waits {
 	size_t npr, apr;
 	unsigned int sources; /* 1 << enum blk_iowait_source of the waits counted */
 	uint64_t notes, bad, no_io, outside, no_dev, untracked, approx, overflow;
+	/*
+	 * The bios' completions (model/bios.h): btt's other outputs' model when one runs
+	 * (@bios_from 0), else one of our own made at the first wait note (a trace without
+	 * waits pays nothing for it): the I/Os queued before @bios_from complete as the
+	 * classic model pairs them, which loses split bios (@classic_lost of them).
+	 */
+	struct bios *own;
+	int use_bios;
+	uint64_t bios_from, classic_lost, nomem;
 };
 
 /* ---- threads and processes ---- */
@@ -303,36 +314,45 @@ static void spans_prune(struct thread *t, uint64_t e)
 
 /* ---- the model's callbacks ---- */
 
-/* a Q that made an I/O (after its stage Q): in flight from now */
+/* the device @dev (index) of thread @t */
+static struct tdev *tdev_at(struct thread *t, uint32_t dev)
+{
+	struct tdev *td;
+
+	if (t->last_dev < t->ndevs && t->devs[t->last_dev].dev == dev)
+		return &t->devs[t->last_dev];
+	td = tdev_of(&t->devs, &t->ndevs, &t->adevs, dev);
+	t->last_dev = (uint32_t)(td - t->devs);
+	return td;
+}
+
+/* a Q with bytes (after its stage Q): a bio of the thread, in flight from now */
 static void on_queue(void *ctx, const struct btt_dev_event *e)
 {
 	struct waits *w = ctx;
 	struct thread *th = thread_of(w, e->ev->pid, 1);
 
-	if (th)
-		inflight_add(w, th, e->ev->time);
-	else
+	if (!th) {
 		w->untracked++;
+		return;
+	}
+	inflight_add(w, th, e->ev->time);
+	tdev_at(th, e->dev->idx)->ios++;
 }
 
-static void on_done(void *ctx, const struct btt_io *io)
+/* a bio of thread @pid on device @dev queued at @q completed at @c (issued at @d) */
+static void completed(struct waits *w, uint32_t pid, uint32_t dev, uint64_t q, uint64_t d,
+		      uint64_t c)
 {
-	struct waits *w = ctx;
-	struct thread *t = thread_of(w, io->pid, 0);
-	uint64_t q = io->t[BTT_STAGE_Q], c = io->t[BTT_STAGE_C], d = io->t[BTT_STAGE_D];
+	struct thread *t = thread_of(w, pid, 0);
 	struct tdev *td;
 
 	if (!t)
 		return;
 	inflight_del(t, q);
 	span_add(t, q, c > q ? c : q);
-	if (t->last_dev < t->ndevs && t->devs[t->last_dev].dev == io->dev->idx) {
-		td = &t->devs[t->last_dev];
-	} else {
-		td = tdev_of(&t->devs, &t->ndevs, &t->adevs, io->dev->idx);
-		t->last_dev = (uint32_t)(td - t->devs);
-	}
-	td->ios++;
+	td = tdev_at(t, dev);
+	td->nq2c++;
 	td->q2c += tdelta(q, c);
 	if (d != NO_TIME) {
 		td->d2c += tdelta(d, c);
@@ -340,17 +360,63 @@ static void on_done(void *ctx, const struct btt_io *io)
 	}
 	if (t->last_c == NO_TIME || c >= t->last_c) {
 		t->last_c = c;
-		t->last_c_dev = io->dev->idx;
+		t->last_c_dev = dev;
 	}
+}
+
+/* the classic model's pairing: for the I/Os queued before the bios are followed */
+static void on_done(void *ctx, const struct btt_io *io)
+{
+	struct waits *w = ctx;
+	uint64_t q = io->t[BTT_STAGE_Q];
+
+	if (!w->use_bios || q < w->bios_from)
+		completed(w, io->pid, io->dev->idx, q, io->t[BTT_STAGE_D], io->t[BTT_STAGE_C]);
 }
 
 static void on_lost(void *ctx, const struct btt_io *io, enum btt_lost why)
 {
-	struct thread *t = thread_of(ctx, io->pid, 0);
+	struct waits *w = ctx;
+	uint64_t q = io->t[BTT_STAGE_Q];
+	struct thread *t;
 
 	(void)why;
+	if (w->use_bios && q >= w->bios_from)
+		return; /* the bio's own end says */
+	if (w->use_bios)
+		w->classic_lost++;
+	t = thread_of(w, io->pid, 0);
 	if (t)
-		inflight_del(t, io->t[BTT_STAGE_Q]);
+		inflight_del(t, q);
+}
+
+/* a bio done (model/bios.h); one whose Q is not in the trace has no thread */
+static void on_bio(void *ctx, const struct btt_bio *b)
+{
+	struct waits *w = ctx;
+	const struct btt_dev *dip;
+	struct thread *t;
+
+	if ((b->flags & BTT_BIO_NO_Q) || b->t_q < w->bios_from)
+		return;
+	if ((b->flags & BTT_BIO_UNFINISHED) || b->t_last_c == NO_TIME) {
+		t = thread_of(w, b->pid, 0);
+		if (t)
+			inflight_del(t, b->t_q);
+		return;
+	}
+	dip = devs_find(w->devs, b->device);
+	if (dip)
+		completed(w, b->pid, dip->idx, b->t_q, b->t_first_d, b->t_last_c);
+}
+
+/* every event, to our own bios model once it runs */
+static void on_event(void *ctx, const struct blk_event *ev)
+{
+	struct waits *w = ctx;
+
+	if (w->own && bios_event(w->own, ev) < 0)
+		w->nomem++;
 }
 
 static int outside(const struct waits *w, uint64_t t)
@@ -389,6 +455,13 @@ static void on_note(void *ctx, const struct blk_event *ev)
 	if (!p) {
 		w->untracked++;
 		return;
+	}
+	if (!w->use_bios) {
+		w->own = bios_new(on_bio, w);
+		if (!w->own)
+			die("out of memory");
+		w->use_bios = 1;
+		w->bios_from = ev->time + 1; /* a Q at the same time is the classic model's */
 	}
 	w->sources |= 1u << (iw.source & 31);
 	t->proc = (int32_t)(p - w->pr);
@@ -437,6 +510,13 @@ struct waits *waits_new(const struct btt_view *v)
 	w->bounded = v->opts->time_bounded;
 	w->t_start = v->opts->t_start;
 	w->t_end = v->opts->t_end;
+	if (v->bios) {
+		w->use_bios = 1;
+		if (bios_subscribe(v->bios, on_bio, w) < 0)
+			die("internal error: too many subscribers");
+	} else {
+		sub.event = on_event;
+	}
 	if (iomodel_subscribe(v->model, &sub) < 0)
 		die("internal error: too many subscribers");
 	return w;
@@ -494,6 +574,7 @@ static struct prow *fold(const struct waits *w)
 				tdev_of(&rows[pi].devs, &rows[pi].ndevs, &rows[pi].adevs, s->dev);
 
 			d->ios += s->ios;
+			d->nq2c += s->nq2c;
 			d->q2c += s->q2c;
 			d->d2c += s->d2c;
 			d->nd2c += s->nd2c;
@@ -538,7 +619,10 @@ static void print_procs(const struct waits *w, const struct prow *rows, FILE *of
 				continue;
 			fprintf(ofp, "%8s %-16s | %7llu I/Os  Q2C avg", "",
 				w->devs->v[d->dev]->label, (unsigned long long)d->ios);
-			sec(ofp, d->q2c / d->ios);
+			if (d->nq2c)
+				sec(ofp, d->q2c / d->nq2c);
+			else
+				fprintf(ofp, " %13s", "-");
 			fprintf(ofp, "  D2C avg");
 			if (d->nd2c)
 				sec(ofp, d->d2c / d->nd2c);
@@ -617,6 +701,9 @@ static void print_notes(const struct waits *w, FILE *ofp)
 	NOTE(w->approx,
 	     "waits of threads that completed many I/Os without waiting may have had more own-I/O time than shown (older I/Os are forgotten)");
 	NOTE(w->overflow, "I/Os queued past a thread's in-flight bound were not followed");
+	NOTE(w->nomem, "events the model of every bio could not take whole (out of memory)");
+	NOTE(w->classic_lost,
+	     "I/Os queued before the first wait note never completed as btt 2.09 pairs them (split bios): not in the Q2C and D2C averages");
 #undef NOTE
 }
 
@@ -651,6 +738,7 @@ void waits_free(struct waits *w)
 	}
 	for (size_t i = 0; i < w->npr; i++)
 		free(w->pr[i].hist);
+	bios_free(w->own);
 	free(w->th);
 	free(w->pr);
 	u64map_free(&w->tmap);
@@ -664,6 +752,16 @@ static void *waits_out_new(const struct btt_view *v, void *opened)
 {
 	(void)opened;
 	return waits_new(v);
+}
+
+/* the bios of our own model still in flight: their threads' I/Os in flight at the end */
+static void waits_input_end(void *state, uint64_t t_last)
+{
+	struct waits *w = state;
+
+	(void)t_last;
+	if (w->own)
+		bios_finish(w->own);
 }
 
 static void waits_report(void *state, FILE *avg)
@@ -683,6 +781,7 @@ static void waits_out_free(void *state)
 const struct btt_output_ops waits_output = {
 	.name = "waits",
 	.new = waits_out_new,
+	.input_end = waits_input_end,
 	.report = waits_report,
 	.free = waits_out_free,
 };

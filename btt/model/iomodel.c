@@ -85,6 +85,7 @@ struct iomodel {
 	int ended; /* an event past -T */
 	uint64_t last_time; /* of the last event taken */
 	uint64_t n_traces; /* records other than notes */
+	struct iomodel_counts c;
 };
 
 struct iomodel *iomodel_new(struct btt_devs *devs, const struct iomodel_opts *o)
@@ -327,6 +328,7 @@ static void do_queue(struct iomodel *m, const struct blk_event *ev)
 
 	if (!dip)
 		return;
+	m->c.queued += (uint64_t)dip->shown;
 	/* a second I/O at the same start orphans the first: it takes its node */
 	i = qtree_insert(&m->q.pool, m->qt[dip->idx], ev->sector, ev->bytes >> 9, &replaced,
 			 &old_nsec);
@@ -334,6 +336,7 @@ static void do_queue(struct iomodel *m, const struct blk_event *ev)
 		die("out of memory for %u queued I/Os", m->q.pool.used);
 	q = qio_at(&m->q, i);
 	if (replaced) {
+		m->c.replaced += (uint64_t)dip->shown;
 		if (m->nlost)
 			emit_lost(m, m->lost, m->nlost, i, old_nsec, BTT_LOST_REPLACED);
 		qio_forget(&m->q, q);
@@ -437,6 +440,7 @@ static void do_complete(struct iomodel *m, const struct blk_event *ev)
 		return;
 	t = m->qt[dip->idx];
 	match(m, dip, ev);
+	m->c.completed += dip->shown ? m->qm.n : 0;
 	for (size_t k = 0; k < m->qm.n; k++) {
 		uint32_t i = m->qm.idx[k];
 
@@ -503,37 +507,8 @@ static void do_notify(struct iomodel *m, const struct blk_event *ev)
 	}
 }
 
-void iomodel_event(struct iomodel *m, const struct blk_event *ev)
+static void model(struct iomodel *m, const struct blk_event *ev, unsigned int code)
 {
-	uint32_t act = blk_event_action32(ev);
-	unsigned int code = act & 0xffff;
-
-	if (!m->sealed)
-		seal(m);
-	if (act & BLK_TC_ACT(BLK_TC_NOTIFY)) {
-		for (unsigned int k = 0; k < m->nnote; k++)
-			m->note[k].fn(m->note[k].ctx, ev);
-		do_notify(m, ev);
-		return;
-	}
-	if (act & BLK_TC_ACT(BLK_TC_PC))
-		return;
-	m->n_traces++;
-	if (m->o.time_bounded) {
-		double t = (double)ev->time / 1.0e9;
-
-		if (t < m->o.t_start)
-			return;
-		if (t > m->o.t_end) {
-			m->ended = 1;
-			return;
-		}
-	}
-	m->last_time = ev->time;
-	for (unsigned int k = 0; k < m->ntick; k++)
-		m->tick[k].fn(m->tick[k].ctx, ev->time);
-	for (unsigned int k = 0; k < m->nevent; k++)
-		m->event[k].fn(m->event[k].ctx, ev);
 	switch (code) {
 	case BLK_TA_QUEUE:
 	case BLK_TA_GETRQ:
@@ -583,9 +558,47 @@ void iomodel_event(struct iomodel *m, const struct blk_event *ev)
 	case BLK_TA_SLEEPRQ:
 		do_stage(m, ev, IOP_S, BTT_STAGE_S, BTT_EV_SLEEPRQ);
 		break;
+	case BLK_TA_SPLIT:
+		m->c.splits++;
+		break;
 	default:
 		break;
 	}
+}
+
+void iomodel_event(struct iomodel *m, const struct blk_event *ev)
+{
+	uint32_t act = blk_event_action32(ev);
+	unsigned int code = act & 0xffff;
+
+	if (!m->sealed)
+		seal(m);
+	if (act & BLK_TC_ACT(BLK_TC_NOTIFY)) {
+		for (unsigned int k = 0; k < m->nnote; k++)
+			m->note[k].fn(m->note[k].ctx, ev);
+		do_notify(m, ev);
+		return;
+	}
+	if (act & BLK_TC_ACT(BLK_TC_PC))
+		return;
+	m->n_traces++;
+	if (m->o.time_bounded) {
+		double t = (double)ev->time / 1.0e9;
+
+		if (t < m->o.t_start)
+			return;
+		if (t > m->o.t_end) {
+			m->ended = 1;
+			return;
+		}
+	}
+	m->last_time = ev->time;
+	for (unsigned int k = 0; k < m->ntick; k++)
+		m->tick[k].fn(m->tick[k].ctx, ev->time);
+	model(m, ev, code);
+	/* after the model: the devices it names for the first time are in the registry */
+	for (unsigned int k = 0; k < m->nevent; k++)
+		m->event[k].fn(m->event[k].ctx, ev);
 }
 
 /* ---- reading a stream ---- */
@@ -691,6 +704,11 @@ int iomodel_done(const struct iomodel *m)
 uint64_t iomodel_records(const struct iomodel *m)
 {
 	return m->n_traces;
+}
+
+const struct iomodel_counts *iomodel_counts(const struct iomodel *m)
+{
+	return &m->c;
 }
 
 uint64_t iomodel_last_time(const struct iomodel *m)

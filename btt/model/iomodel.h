@@ -169,7 +169,8 @@ enum btt_sub_flags {
  * @events: the kinds @dev_event is called for, as 1 << BTT_EV_x (0: all)
  * @tick: every event the model reads, with its time, before it is modelled (notes and
  *	events outside -t/-T excepted; events of a device waiting for its Q included)
- * @event: the same events as @tick, the whole event (its payload valid during the call):
+ * @event: the same events as @tick, the whole event (its payload valid during the call),
+ *	after it is modelled (a device it names is in the registry then):
  *	for a model of its own beside this one (bios.h)
  * @stage: the I/O @io enters stage @st at @t. Q: @io was just created (t[Q] is @t, the
  *	other times NO_TIME). G, S, I, M: the I/O whose range holds the event's sector. D:
@@ -245,6 +246,20 @@ int iomodel_done(const struct iomodel *m);
 /* the records taken so far (notes not counted), and the time of the last event taken */
 uint64_t iomodel_records(const struct iomodel *m);
 uint64_t iomodel_last_time(const struct iomodel *m);
+
+/**
+ * struct iomodel_counts - what the model paired, on the devices shown (-D)
+ * @queued: Q events that made an I/O; @completed: I/Os a C took (the classic latencies')
+ * @replaced: I/Os a later Q at the same start took the place of (never completed)
+ * @splits: X (split) events on any device: their bios are never paired whole
+ * The I/Os neither completed nor replaced were still queued when the trace ended.
+ */
+struct iomodel_counts {
+	uint64_t queued, completed, replaced, splits;
+};
+
+/* the counts so far */
+const struct iomodel_counts *iomodel_counts(const struct iomodel *m);
 
 /**
  * iomodel_finish() - the end of the trace: lost(BTT_LOST_END) to the subscribers that

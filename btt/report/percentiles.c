@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Percentiles of Q2C, D2C and Q2D (see percentiles.h), a subscriber of the I/O model.
+ * Percentiles of Q2C, D2C and Q2D (see percentiles.h), a subscriber of the model of every
+ * bio.
  */
 #include <stdlib.h>
 
@@ -8,115 +9,59 @@
 #include "btt.h"
 #include "common.h"
 #include "model/alloc.h"
-#include "model/u64map.h"
+#include "model/bios.h"
 #include "output.h"
 #include "report/percentiles.h"
 #include "report/statistics.h"
 
 /*
- * The histograms of a device (and in total), and of the D2C times seen before the device's
- * first Q, which the classic model ignores: a trace recorded with "-a issue -a complete"
- * has no Q, and then they are its D2C (allocated at the first: most traces have none, and
- * 32 KiB less per device keeps it within the allocators' small sizes).
+ * The histograms of a device (and in total): over every bio (model/bios.h), a split one
+ * counted once from its first D to its last C, those whose Q is not in the trace (a trace
+ * recorded with "-a issue -a complete") in D2C only. Devices by their index in the
+ * registry, grown as bios name them.
  */
 enum { HIST_Q2C, HIST_D2C, HIST_Q2D, HIST_NR };
 
-struct pct_dev {
-	struct blk_hist hist[HIST_NR];
-	struct blk_hist *no_q; /* NULL while empty */
-	struct u64map d_no_q; /* issues before the first Q: start sector + 1 -> issue time */
-};
-
 struct pct {
 	const struct btt_view *v;
-	struct pct_dev **dev; /* by device index */
-	size_t ndev, adev;
+	struct blk_hist **dev; /* by device index, NULL for a device with no bio */
+	size_t adev;
 	struct blk_hist total[HIST_NR];
+	uint64_t unfinished; /* bios given up before their last C: not measured */
 };
 
 static const double pcts[] = {50, 90, 99, 99.9, 99.99, 100};
 static const char *const pct_names[] = {"p50", "p90", "p99", "p99.9", "p99.99", "max"};
 #define NPCT (sizeof(pcts) / sizeof(pcts[0]))
 
-static void add(struct pct *p, const struct btt_dev *dip, int which, uint64_t v)
+static void add(struct blk_hist *h, struct pct *p, int which, uint64_t from, uint64_t to)
 {
-	blk_hist_add(&p->dev[dip->idx]->hist[which], v);
-	blk_hist_add(&p->total[which], v);
-}
-
-static void on_stage(void *ctx, const struct btt_io *io, enum btt_stage st, uint64_t t)
-{
-	(void)st;
-	add(ctx, io->dev, HIST_Q2D, tdelta(io->t[BTT_STAGE_Q], t));
-}
-
-static void on_done(void *ctx, const struct btt_io *io)
-{
-	uint64_t c = io->t[BTT_STAGE_C];
-
-	add(ctx, io->dev, HIST_Q2C, tdelta(io->t[BTT_STAGE_Q], c));
-	if (io->t[BTT_STAGE_D] != NO_TIME)
-		add(ctx, io->dev, HIST_D2C, tdelta(io->t[BTT_STAGE_D], c));
-}
-
-/* a second issue at the same start replaces the first */
-static void no_q_issue(struct pct_dev *d, const struct btt_dev_event *e)
-{
-	uint64_t *t;
-
-	if (e->ev->sector == UINT64_MAX)
+	if (from == NO_TIME || to == NO_TIME)
 		return;
-	t = u64map_get(&d->d_no_q, e->ev->sector + 1);
-	if (t)
-		*t = e->ev->time;
-	else if (u64map_put(&d->d_no_q, e->ev->sector + 1, e->ev->time) < 0)
-		die("out of memory");
+	blk_hist_add(&h[which], tdelta(from, to));
+	blk_hist_add(&p->total[which], tdelta(from, to));
 }
 
-static void no_q_complete(struct pct_dev *d, const struct btt_dev_event *e)
-{
-	uint64_t *t;
-
-	if (!d->d_no_q.n || e->ev->sector == UINT64_MAX)
-		return;
-	t = u64map_get(&d->d_no_q, e->ev->sector + 1);
-	if (!t)
-		return;
-	if (!d->no_q) {
-		d->no_q = xmalloc(sizeof(*d->no_q));
-		blk_hist_clear(d->no_q);
-	}
-	blk_hist_add(d->no_q, tdelta(*t, e->ev->time));
-	u64map_del(&d->d_no_q, e->ev->sector + 1);
-}
-
-static void on_event(void *ctx, const struct btt_dev_event *e)
+static void on_bio(void *ctx, const struct btt_bio *b)
 {
 	struct pct *p = ctx;
-	struct pct_dev *d;
+	const struct btt_dev *dip = devs_find(p->v->devs, b->device);
+	struct blk_hist *h;
 
-	if (e->kind == BTT_EV_NEW) {
-		p->dev = array_grow(p->dev, &p->adev, e->dev->idx, sizeof(*p->dev));
-		p->dev[p->ndev++] = xcalloc(1, sizeof(struct pct_dev));
+	if (!dip || !dip->shown)
+		return;
+	if (b->flags & BTT_BIO_UNFINISHED) {
+		p->unfinished++;
 		return;
 	}
-	d = p->dev[e->dev->idx];
-	switch (e->kind) {
-	case BTT_EV_FIRST_Q:
-		/* the device has queued I/O: its D2C is the classic one */
-		u64map_free(&d->d_no_q);
-		free(d->no_q);
-		d->no_q = NULL;
-		break;
-	case BTT_EV_ISSUE_BEFORE_Q:
-		no_q_issue(d, e);
-		break;
-	case BTT_EV_COMPLETE_BEFORE_Q:
-		no_q_complete(d, e);
-		break;
-	default:
-		break;
+	if (dip->idx >= p->adev || !p->dev[dip->idx]) {
+		p->dev = array_grow_zero(p->dev, &p->adev, dip->idx, sizeof(*p->dev));
+		p->dev[dip->idx] = xcalloc(HIST_NR, sizeof(struct blk_hist));
 	}
+	h = p->dev[dip->idx];
+	add(h, p, HIST_Q2C, b->t_q, b->t_last_c);
+	add(h, p, HIST_D2C, b->t_first_d, b->t_last_c);
+	add(h, p, HIST_Q2D, b->t_q, b->t_first_d);
 }
 
 static int pct_wanted(const struct btt_opts *o)
@@ -127,20 +72,11 @@ static int pct_wanted(const struct btt_opts *o)
 static void *pct_new(const struct btt_view *v, void *opened)
 {
 	struct pct *p;
-	struct btt_io_sub sub = {
-		.stages = 1u << BTT_STAGE_D,
-		.events = 1u << BTT_EV_NEW | 1u << BTT_EV_FIRST_Q | 1u << BTT_EV_ISSUE_BEFORE_Q |
-			  1u << BTT_EV_COMPLETE_BEFORE_Q,
-		.stage = on_stage,
-		.done = on_done,
-		.dev_event = on_event,
-	};
 
 	(void)opened;
 	p = xcalloc(1, sizeof(*p));
 	p->v = v;
-	sub.ctx = p;
-	if (iomodel_subscribe(v->model, &sub) < 0)
+	if (bios_subscribe(v->bios, on_bio, p) < 0)
 		die("internal error: too many subscribers");
 	return p;
 }
@@ -166,30 +102,13 @@ static void dashes(FILE *ofp)
 	fputc('\n', ofp);
 }
 
-/*
- * @a with the D2C times of @no_q (a trace without Q events), in @tmp when there are any
- * (allocated then)
- */
-static const struct blk_hist *with_no_q(const struct blk_hist *a, const struct blk_hist *no_q,
-					struct blk_hist **tmp)
-{
-	if (!no_q || !no_q->n)
-		return a;
-	if (!*tmp)
-		*tmp = xmalloc(sizeof(**tmp));
-	**tmp = *a;
-	blk_hist_merge(*tmp, no_q);
-	return *tmp;
-}
-
 /* the table, on @ofp (not with --iowait-only) */
 static void pct_print(void *state, FILE *ofp)
 {
 	const struct pct *p = state;
 	const struct btt_devs *devs = p->v->devs;
 	static const char *const names[] = {"Q2C", "D2C", "Q2D"};
-	struct blk_hist *d2c = NULL, *total = NULL;
-	const struct blk_hist *t;
+	static const struct blk_hist none[HIST_NR];
 
 	if (p->v->opts->iowait_only)
 		return;
@@ -201,48 +120,35 @@ static void pct_print(void *state, FILE *ofp)
 	dashes(ofp);
 	for (size_t i = 0; i < devs->nout; i++) {
 		const struct btt_dev *dip = devs->out[i];
-		const struct blk_hist *h = p->dev[dip->idx]->hist;
+		const struct blk_hist *h = dip->idx < p->adev && p->dev[dip->idx] ? p->dev[dip->idx]
+										  : none;
 
-		pct_row(ofp, dip->label, names[HIST_Q2C], &h[HIST_Q2C]);
-		pct_row(ofp, dip->label, names[HIST_D2C],
-			with_no_q(&h[HIST_D2C], p->dev[dip->idx]->no_q, &d2c));
-		pct_row(ofp, dip->label, names[HIST_Q2D], &h[HIST_Q2D]);
+		for (int k = 0; k < HIST_NR; k++)
+			pct_row(ofp, dip->label, names[k], &h[k]);
 	}
 	dashes(ofp);
-	t = &p->total[HIST_D2C];
-	for (size_t i = 0; i < p->ndev; i++) {
-		const struct blk_hist *no_q = p->dev[i]->no_q;
-
-		if (!no_q)
-			continue;
-		if (t == total)
-			blk_hist_merge(total, no_q);
-		else
-			t = with_no_q(t, no_q, &total);
-	}
-	pct_row(ofp, "Total", names[HIST_Q2C], &p->total[HIST_Q2C]);
-	pct_row(ofp, "Total", names[HIST_D2C], t);
-	pct_row(ofp, "Total", names[HIST_Q2D], &p->total[HIST_Q2D]);
-	fputc('\n', ofp);
-	free(d2c);
-	free(total);
+	for (int k = 0; k < HIST_NR; k++)
+		pct_row(ofp, "Total", names[k], &p->total[k]);
+	fprintf(ofp, "N: bios, a split one once (from its first D to its last C)");
+	if (p->unfinished)
+		fprintf(ofp, "; %llu not completed in the trace left out",
+			(unsigned long long)p->unfinished);
+	fprintf(ofp, "\n\n");
 }
 
 static void pct_free(void *state)
 {
 	struct pct *p = state;
 
-	for (size_t i = 0; i < p->ndev; i++) {
-		u64map_free(&p->dev[i]->d_no_q);
-		free(p->dev[i]->no_q);
+	for (size_t i = 0; i < p->adev; i++)
 		free(p->dev[i]);
-	}
 	free(p->dev);
 	free(p);
 }
 
 const struct btt_output_ops percentiles_output = {
 	.name = "percentiles",
+	.flags = BTT_OUTPUT_BIOS,
 	.wanted = pct_wanted,
 	.new = pct_new,
 	.report = pct_print,

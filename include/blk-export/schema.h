@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The tables of the fleet export (btt --export, doc/clickhouse.md): `io`, one row per completed
- * I/O, and `iowait`, one row per I/O wait. Each table's columns are stated once, in the table
+ * The tables of the fleet export (btt --export, doc/clickhouse.md): `io`, one row per bio
+ * that completed, and `iowait`, one row per I/O wait. Each table's columns are stated once, in the table
  * below (name, type, meaning); the DDL printer, the column list of an INSERT, the TSV header
  * and both row encoders (ClickHouse's RowBinary, TSV) all walk that one list.
  *
@@ -73,6 +73,12 @@ enum blk_io_col {
 	BLK_IO_D2C_NS,
 	BLK_IO_Q2C_NS,
 	BLK_IO_MERGED,
+	BLK_IO_SPLIT,
+	BLK_IO_PIECES,
+	BLK_IO_COMPLETIONS,
+	BLK_IO_REQUEUES,
+	BLK_IO_NO_Q,
+	BLK_IO_UNFINISHED,
 	BLK_IO_REMAP_MAJOR,
 	BLK_IO_REMAP_MINOR,
 	BLK_IO_REMAP_SECTOR,
@@ -114,8 +120,9 @@ union blk_value {
 };
 
 /*
- * One completed I/O, as btt's I/O model knows it. Strings are borrowed for the call only;
- * NULL is the empty string. Times are ns since the epoch, 0 for a stage that did not happen.
+ * One bio, as btt's model of every bio knows it (btt/model/bios.h). Strings are borrowed for
+ * the call only; NULL is the empty string. Times are ns since the epoch, 0 for a stage that
+ * did not happen; for a split bio, the first G, I and D of its pieces and the last C.
  */
 struct blk_io_row {
 	const char *device; /* name ("sda"), or "MAJOR,MINOR" when it has none */
@@ -126,7 +133,13 @@ struct blk_io_row {
 	uint64_t sector;
 	uint32_t bytes;
 	uint64_t q_ns, g_ns, i_ns, d_ns, c_ns;
-	uint32_t merged; /* bios merged into its request (btt's M events) */
+	uint32_t merged; /* 1: it shares a device request with other bios (M, F) */
+	uint32_t split; /* 1: split (X) */
+	uint32_t pieces; /* the device requests (D) it went out in */
+	uint32_t completions; /* C events counted for it: over the rows, the device's */
+	uint32_t requeues; /* R events that gave some of it back */
+	uint32_t no_q; /* 1: its Q is not in the trace (made from a D or C) */
+	uint32_t unfinished; /* 1: given up before all its sectors completed */
 	uint32_t remap_major, remap_minor; /* where it was remapped from (0, 0: not remapped) */
 	uint64_t remap_sector;
 	int32_t error; /* the completion's error (0, or -errno) */

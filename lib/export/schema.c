@@ -39,7 +39,17 @@ static const struct blk_column io_cols[BLK_IO_NCOLS] = {
 	[BLK_IO_I2D_NS] = {"i2d_ns", U64, "d_ns - i_ns, 0 unless both were seen"},
 	[BLK_IO_D2C_NS] = {"d2c_ns", U64, "c_ns - d_ns, 0 unless both were seen"},
 	[BLK_IO_Q2C_NS] = {"q2c_ns", U64, "c_ns - q_ns, 0 unless both were seen"},
-	[BLK_IO_MERGED] = {"merged", U32, "1 if merged (M) into an earlier request, else 0"},
+	[BLK_IO_MERGED] = {"merged", U32,
+			   "1 if it shares a device request with other bios, else 0"},
+	[BLK_IO_SPLIT] = {"split", U32, "1 if split (X) into several device requests, else 0"},
+	[BLK_IO_PIECES] = {"pieces", U32, "device requests (D) it went out in"},
+	[BLK_IO_COMPLETIONS] =
+		{"completions", U32,
+		 "device completions (C) counted on this row: sum() gives the device IOPS"},
+	[BLK_IO_REQUEUES] = {"requeues", U32, "requeues (R) of it"},
+	[BLK_IO_NO_Q] = {"no_q", U32, "1 if its Q is not in the trace (q_ns 0, pid 0), else 0"},
+	[BLK_IO_UNFINISHED] = {"unfinished", U32,
+			       "1 if some of it never completed in the trace, else 0"},
 	[BLK_IO_REMAP_MAJOR] = {"remap_major", U32, "device it was remapped from, 0 if none"},
 	[BLK_IO_REMAP_MINOR] = {"remap_minor", U32, ""},
 	[BLK_IO_REMAP_SECTOR] = {"remap_sector", U64, "its sector on that device"},
@@ -70,7 +80,7 @@ static const struct blk_column iowait_cols[BLK_IOWAIT_NCOLS] = {
 
 static const struct blk_table tables[BLK_TABLE_NR] = {
 	[BLK_TABLE_IO] = {"io", io_cols, BLK_IO_NCOLS, BLK_IO_C_NS, "host, device, c_ns",
-			  "one row per completed I/O (btt --export)"},
+			  "one row per bio that completed (btt --export)"},
 	[BLK_TABLE_IOWAIT] = {"iowait", iowait_cols, BLK_IOWAIT_NCOLS, BLK_IOWAIT_START_NS,
 			      "host, device, start_ns",
 			      "one row per I/O wait (blktrace --iowait, btt --export)"},
@@ -136,6 +146,12 @@ int blk_schema_io_values(const struct blk_io_row *r, const char *host, uint64_t 
 	v[BLK_IO_D2C_NS].u = blk_interval_ns(r->d_ns, r->c_ns);
 	v[BLK_IO_Q2C_NS].u = blk_interval_ns(r->q_ns, r->c_ns);
 	v[BLK_IO_MERGED].u = r->merged;
+	v[BLK_IO_SPLIT].u = r->split;
+	v[BLK_IO_PIECES].u = r->pieces;
+	v[BLK_IO_COMPLETIONS].u = r->completions;
+	v[BLK_IO_REQUEUES].u = r->requeues;
+	v[BLK_IO_NO_Q].u = r->no_q;
+	v[BLK_IO_UNFINISHED].u = r->unfinished;
 	v[BLK_IO_REMAP_MAJOR].u = r->remap_major;
 	v[BLK_IO_REMAP_MINOR].u = r->remap_minor;
 	v[BLK_IO_REMAP_SECTOR].u = r->remap_sector;

@@ -5,6 +5,8 @@
     bttexport.py report BTT-OUTPUT
         btt -A --percentiles output -> one line per device and latency (Q2C, D2C):
         "DEV STAGE N MIN AVG MAX P50 P90 P99 P99.9 P99.99 PMAX", times in ns (Q2Cdm is Q2C)
+    bttexport.py pcts BTT-OUTPUT
+        btt --percentiles' table: "DEV STAGE N P50 P90 P99 P99.9 P99.99 MAX" (ns), Q2C and D2C
     bttexport.py perio PERIO-DUMP IO-TSV
         compare the rows of io.tsv with btt's -p dump of the same trace (its I/Os in the
         same order): device, sector, size, the Q, G, I, D and C times and the merge, every
@@ -107,6 +109,23 @@ def perio(dump, tsv):
         len(bad), "; ".join(bad[:3])))
 
 
+def pcts(path):
+    """btt --percentiles' table: "DEV STAGE N P50 P90 P99 P99.9 P99.99 MAX" (ns)"""
+    section = None
+    for ln in open(path):
+        m = re.match(r"^=+ (.*?) =+$", ln.rstrip("\n"))
+        if m:
+            section = m.group(1)
+            continue
+        if section != "Latency Percentiles (seconds)":
+            continue
+        f = [x.strip() for x in ln.split("|")]
+        if len(f) == 2 and f[0] not in ("DEV", "Total") and not f[0].startswith("-"):
+            v = f[1].split()
+            if v[0] in ("Q2C", "D2C") and len(v) == 8:
+                print(devname(f[0]), v[0], v[1], *[ns(x) for x in v[2:]])
+
+
 def ranks(n):
     # btt's blk_hist_percentile(): the smallest value with at least p% at or below it
     return [min(max(int(p / 100.0 * n + 0.999999999), 1), n) for p in PCTS]
@@ -178,6 +197,8 @@ def iowait(bp, base, host, tsv):
 cmd = sys.argv[1]
 if cmd == "report":
     report(sys.argv[2])
+elif cmd == "pcts":
+    pcts(sys.argv[2])
 elif cmd == "perio":
     perio(sys.argv[2], sys.argv[3])
 elif cmd == "levels":

@@ -15,6 +15,8 @@
  *   q        start + i*step         g  0 if i%5 == 0, else q + 100
  *   i        q + 200 + (i%3)*10     d  q + 1000 + (i%11)*37     c  d + 20000 + (i%13)*1001
  *   merged   1 if i%5 == 0          remap 8,1 at i*8 + 2048 if i%17 == 0
+ *   split    1 if i%7 == 3          pieces 2 + i%3 if split, else 1
+ *   completions 0 if merged, else pieces    requeues 1 if i%23 == 0    no_q, unfinished 0
  *   error    -5 if i%101 == 0
  * Row j of iowait, emitted after io row i as soon as j*rows <= i*waits:
  *   pid 2000 + j%5, tid pid + j%2, comm "waiter" + j%5, device sda (8,0) if j is even
@@ -180,6 +182,10 @@ static void io_row(const struct gen_opts *o, uint64_t i, struct blk_io_row *r)
 	r->d_ns = r->q_ns + 1000 + (i % 11) * 37;
 	r->c_ns = r->d_ns + 20000 + (i % 13) * 1001;
 	r->merged = i % 5 ? 0 : 1;
+	r->split = i % 7 == 3;
+	r->pieces = r->split ? 2 + (uint32_t)(i % 3) : 1;
+	r->completions = r->merged ? 0 : r->pieces;
+	r->requeues = i % 23 == 0;
 	if (i % 17 == 0) {
 		r->remap_major = 8;
 		r->remap_minor = 1;

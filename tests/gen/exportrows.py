@@ -16,7 +16,8 @@ M64 = (1 << 64) - 1
 FNV_OFFSET = 0xCBF29CE484222325
 
 IO_COLS = ("host device major minor pid comm rwbs sector bytes q_ns g_ns i_ns d_ns c_ns "
-           "q2g_ns g2i_ns i2d_ns d2c_ns q2c_ns merged remap_major remap_minor remap_sector "
+           "q2g_ns g2i_ns i2d_ns d2c_ns q2c_ns merged split pieces completions requeues no_q "
+           "unfinished remap_major remap_minor remap_sector "
            "error export_id batch_id").split()
 IOWAIT_COLS = ("host device major minor pid tid comm start_ns duration_ns source cpu "
                "waker_cpu export_id batch_id").split()
@@ -81,9 +82,13 @@ def io_row(a, i):
     d = q + 1000 + (i % 11) * 37
     c = d + 20000 + (i % 13) * 1001
     remap = (8, 1, i * 8 + 2048) if i % 17 == 0 else (0, 0, 0)
+    merged = 1 if i % 5 == 0 else 0
+    split = 1 if i % 7 == 3 else 0
+    pieces = 2 + i % 3 if split else 1
     return c, [a.host, dev, major, minor, 1000 + i % 7, COMMS[i % 7], RWBS[i % 4], i * 8,
                4096 * (1 + i % 4), q, g, ii, d, c, interval(q, g), interval(g, ii),
-               interval(ii, d), interval(d, c), interval(q, c), 1 if i % 5 == 0 else 0,
+               interval(ii, d), interval(d, c), interval(q, c), merged, split, pieces,
+               0 if merged else pieces, 1 if i % 23 == 0 else 0, 0, 0,
                remap[0], remap[1], remap[2], -5 if i % 101 == 0 else 0]
 
 

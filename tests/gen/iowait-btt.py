@@ -15,8 +15,10 @@ device's first Q is ignored, zero-length events too. Per process (a wait's tgid;
 belongs to the process its waits name, or to the process it leads): its waits' count,
 total, p50/p99 (nearest rank: btt's histogram reports at most 1/64 above it), max, the
 part of the waits during which the waiting thread had an I/O of its own in flight (Q to C,
-or Q to the end of the wait when not completed by then), its completed I/Os per device
-with their mean Q2C and D2C (ns, rounded down). A wait is on the device of its thread's
+or Q to the end of the wait when not completed by then), the bios it queued per device
+with the mean Q2C and D2C of those that completed (ns, rounded down). From the first wait
+note on, btt follows every bio by sector coverage (tests/gen/bioref.py's rule: a split
+bio completes at its last piece); the I/Os queued before complete as above. A wait is on the device of its thread's
 last completed I/O when that completed during the wait, else on the device of the note's
 io= field. Per device: the waits on it and the process with the most wait time on it.
 
@@ -24,8 +26,12 @@ Prints "ok: P processes, W waits, D devices" and exits 0, or the differences and
 """
 import bisect
 import math
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bioref import cut  # noqa: E402 (the rule of sector coverage, stated once)
 
 HDR = re.compile(r'^\s*(\d+),(\d+)\s+\d+\s+\d+\s+(\d+)\.(\d+)\s+(\d+)\s+(\S+)\s+(\S+)\s*(.*)$')
 NS = 10**9
@@ -69,24 +75,43 @@ def parse_blkparse(path):
     return events, waits
 
 
-def model(events):
-    """The completed and replaced I/Os: dicts q, d, c (None), dev, pid, replaced (time)."""
+def model(events, start=None):
+    """The I/Os: dicts q, d, c (None), dev, pid, replaced (time). Those queued up to
+    @start (the first wait note: btt follows bios from then on) as btt 2.09 pairs them,
+    the later ones by sector coverage (tests/gen/bioref.py's rule)."""
     queued = {}  # dev -> {sector: io}
     keys = {}  # dev -> sorted sectors
+    live = {}  # dev -> bios queued after @start, in flight, oldest first
     ios = []
     for t, dev, act, sector, nsec, pid in events:
         if act == 'Q':
+            io = {'q': t, 'd': None, 'c': None, 'dev': dev, 'pid': pid, 'sector': sector,
+                  'nsec': nsec, 'replaced': None}
+            ios.append(io)
+            if start is not None and t > start:
+                io['issue'] = io['left'] = [(sector, sector + nsec)]
+                live.setdefault(dev, []).append(io)
+                continue
             q = queued.setdefault(dev, {})
             k = keys.setdefault(dev, [])
             if sector in q:
                 q[sector]['replaced'] = t
             else:
                 bisect.insort(k, sector)
-            io = {'q': t, 'd': None, 'c': None, 'dev': dev, 'pid': pid, 'sector': sector,
-                  'nsec': nsec, 'replaced': None}
             q[sector] = io
-            ios.append(io)
             continue
+        for io in list(live.get(dev, [])):
+            key = 'issue' if act == 'D' else 'left'
+            got, io[key] = cut(io[key], sector, sector + nsec)
+            if not got:
+                continue
+            if act == 'D':
+                if io['d'] is None:
+                    io['d'] = t
+            else:
+                io['c'] = t
+                if not io['left']:
+                    live[dev].remove(io)
         if dev not in queued:
             continue  # before the device's first Q
         q, k = queued[dev], keys[dev]
@@ -115,7 +140,7 @@ def pct(sorted_v, p):
 
 
 def expected(events, waits):
-    ios = model(events)
+    ios = model(events, min((w['end'] for w in waits), default=None))
     by_tid = {}
     for io in ios:
         by_tid.setdefault(io['pid'], []).append(io)
@@ -187,16 +212,17 @@ def expected(events, waits):
             x = dev_waits.setdefault((w['tgid'], dev), [0, 0])
             x[0] += 1
             x[1] += w['ns']
-    # completed I/Os per process and device
+    # per process and device: the bios queued; the Q2C and D2C of those completed
     pdev = {}
     for tid, v in by_tid.items():
         tg = thread_proc.get(tid, tid if tid in procs else None)
         if tg is None:
             continue
         for io in v:
+            x = pdev.setdefault((tg, io['dev']), [0, 0, 0, 0, 0])
+            x[4] += 1
             if io['c'] is None:
                 continue
-            x = pdev.setdefault((tg, io['dev']), [0, 0, 0, 0])
             x[0] += 1
             x[1] += io['c'] - io['q'] if io['c'] > io['q'] else 1
             if io['d'] is not None:
@@ -207,7 +233,7 @@ def expected(events, waits):
         ws = sorted(p['waits'])
         out[tg] = {'comm': p['comm'], 'waits': len(ws), 'total': sum(ws), 'p50': pct(ws, 50),
                    'p99': pct(ws, 99), 'max': ws[-1], 'covered': p['covered'],
-                   'devs': {d: (x[0], x[1] // x[0], x[2] // x[3] if x[3] else None)
+                   'devs': {d: (x[4], x[1] // x[0] if x[0] else None, x[2] // x[3] if x[3] else None)
                             for (t, d), x in pdev.items() if t == tg}}
     order = sorted(out, key=lambda tg: (-out[tg]['total'], tg))
     devices = {}
@@ -254,9 +280,10 @@ def parse_btt(path):
                 continue
             m = re.match(r'^\s+\(\s*(\d+),\s*(\d+)\)\s+\| +(\d+) I/Os  Q2C avg +(\S+)  D2C avg +(\S+)$', line)
             if m and cur is not None:
+                q2c = None if m.group(4) == '-' else ns_of(m.group(4))
                 d2c = None if m.group(5) == '-' else ns_of(m.group(5))
                 procs[cur]['devs'][(int(m.group(1)), int(m.group(2)))] = (
-                    int(m.group(3)), ns_of(m.group(4)), d2c)
+                    int(m.group(3)), q2c, d2c)
                 continue
             raise SystemExit('iowait-btt: cannot read the line %r of %s' % (line, path))
         m = re.match(r'^\s*\(\s*(\d+),\s*(\d+)\) \| +(\d+) +(\S+) \| +(\d+) .{16} +(\d+) +(\S+) +\S+%$', line)

@@ -19,6 +19,7 @@
 #include "blk/iowait.h"
 #include "blk/trace.h"
 #include "btt.h"
+#include "model/bios.h"
 #include "model/clock.h"
 #include "export/export-out.h"
 
@@ -110,6 +111,12 @@ static void wait_note(struct stream *s, const struct blk_iowait *w)
 	s->ev[s->n - 1].action = ev.action;
 }
 
+/* the bios model takes every event the I/O model takes, as btt.c has it */
+static void bios_take(void *ctx, const struct blk_event *ev)
+{
+	assert_int_equal(bios_event(ctx, ev), 0);
+}
+
 /*
  * Run @s through btt's model into tsv:DIR (with -D @devices, -t/-T when @t_end > 0) and
  * return @table's rows (its first @cols columns), sorted, without the header; malloc'ed.
@@ -143,14 +150,22 @@ static char *run_table(struct stream *s, const char *devices, double t_start, do
 	b.model = iomodel_new(&b.devs, &mo);
 	assert_int_equal(next_ev(s, &ev), 1);
 	b.clock = btt_clock_new(&next, &src, &ev);
-	b.view = (struct btt_view){
-		.opts = &b.opts, .devs = &b.devs, .model = b.model, .clock = b.clock};
+	b.bios = bios_new(NULL, NULL);
+	assert_non_null(b.bios);
+	iomodel_subscribe(b.model, &(struct btt_io_sub){.ctx = b.bios, .event = bios_take});
+	b.view = (struct btt_view){.opts = &b.opts,
+				   .devs = &b.devs,
+				   .model = b.model,
+				   .clock = b.clock,
+				   .bios = b.bios};
 	xo = export_out_new(&b.view);
 	assert_non_null(xo);
 	assert_int_equal(iomodel_run(b.model, next, src, &ev, NULL, NULL), 0);
 	iomodel_finish(b.model);
+	bios_finish(b.bios);
 	assert_int_equal(export_out_finish(xo), 0);
 	export_out_free(xo);
+	bios_free(b.bios);
 	btt_clock_free(b.clock);
 	iomodel_free(b.model);
 	devs_release(&b.devs);
@@ -171,7 +186,7 @@ static char *run_table(struct stream *s, const char *devices, double t_start, do
 /* io.tsv's rows without the export and batch ids */
 static char *run(struct stream *s, const char *devices)
 {
-	return run_table(s, devices, 0, 0, "io.tsv", 24);
+	return run_table(s, devices, 0, 0, "io.tsv", 30);
 }
 
 static void expect(char *got, const char *want)
@@ -189,10 +204,11 @@ static void expect(char *got, const char *want)
 #define T0 "17646336000000"
 
 /*
- * A write with a G and an I and an error, a back merge into it, a read-ahead completed with
- * a positive error, a remapped read; the columns are host device major minor pid comm rwbs
- * sector bytes q g i d c q2g g2i i2d d2c q2c merged remap_major remap_minor remap_sector
- * error.
+ * A write with a G and an I and an error, a back merge into it (both bios share the request:
+ * merged, inserted and issued with it, its one completion counted on the first), a
+ * read-ahead completed with a positive error, a remapped read; the columns are host device
+ * major minor pid comm rwbs sector bytes q g i d c q2g g2i i2d d2c q2c merged split pieces
+ * completions requeues no_q unfinished remap_major remap_minor remap_sector error.
  */
 static void test_rows(void **state)
 {
@@ -218,13 +234,14 @@ static void test_rows(void **state)
 	io(&s, 17, BLK_TA_COMPLETE, BLK_TC_READ, SDA, 2148, 8);
 	expect(run(&s, NULL),
 	       "h1\t8,0\t8\t0\t10\tfio\tR\t2148\t4096\t" T0 "14000\t0\t0\t" T0 "15000\t" T0
-	       "17000\t0\t0\t0\t2000\t3000\t0\t8\t1\t100\t0\n"
+	       "17000\t0\t0\t0\t2000\t3000\t0\t0\t1\t1\t0\t0\t0\t8\t1\t100\t0\n"
 	       "h1\t8,0\t8\t0\t10\tfio\tWS\t100\t4096\t" T0 "02000\t" T0 "03000\t" T0 "06000\t" T0
-	       "07000\t" T0 "09000\t1000\t3000\t1000\t2000\t7000\t0\t0\t0\t0\t-5\n"
-	       "h1\t8,0\t8\t0\t10\tfio\tWS\t108\t4096\t" T0 "04000\t0\t0\t" T0 "07000\t" T0
-	       "09000\t0\t0\t0\t2000\t5000\t1\t0\t0\t0\t-5\n"
+	       "07000\t" T0
+	       "09000\t1000\t3000\t1000\t2000\t7000\t1\t0\t1\t1\t0\t0\t0\t0\t0\t0\t-5\n"
+	       "h1\t8,0\t8\t0\t10\tfio\tWS\t108\t4096\t" T0 "04000\t0\t" T0 "06000\t" T0
+	       "07000\t" T0 "09000\t0\t0\t1000\t2000\t5000\t1\t0\t1\t0\t0\t0\t0\t0\t0\t0\t-5\n"
 	       "h1\t8,16\t8\t16\t10\tfio\tRA\t0\t4096\t" T0 "10000\t0\t0\t" T0 "11000\t" T0
-	       "12000\t0\t0\t0\t1000\t2000\t0\t0\t0\t0\t-5\n");
+	       "12000\t0\t0\t0\t1000\t2000\t0\t0\t1\t1\t0\t0\t0\t0\t0\t0\t-5\n");
 }
 
 /* -D 8,16: the rows of that device only */
@@ -238,8 +255,10 @@ static void test_devices(void **state)
 	io(&s, 3, BLK_TA_QUEUE, BLK_TC_READ, SDB, 200, 8);
 	io(&s, 4, BLK_TA_COMPLETE, BLK_TC_READ, SDA, 100, 8);
 	io(&s, 5, BLK_TA_COMPLETE, BLK_TC_READ, SDB, 200, 8);
-	expect(run(&s, "8,16"), "h1\t8,16\t8\t16\t10\tpid000000010\tR\t200\t4096\t" T0
-				"03000\t0\t0\t0\t" T0 "05000\t0\t0\t0\t0\t2000\t0\t0\t0\t0\t0\n");
+	expect(run(&s, "8,16"),
+	       "h1\t8,16\t8\t16\t10\tpid000000010\tR\t200\t4096\t" T0 "03000\t0\t0\t0\t" T0
+	       "05000\t0\t0\t0\t0\t2000\t0\t0\t0\t1\t0\t0\t0\t0\t"
+	       "0\t0\t0\n");
 }
 
 /*

@@ -221,10 +221,12 @@ static void test_tsv_ids(void **state)
 	assert_string_equal(
 		s,
 		"host\tdevice\tmajor\tminor\tpid\tcomm\trwbs\tsector\tbytes\tq_ns\tg_ns\ti_ns\td_ns"
-		"\tc_ns\tq2g_ns\tg2i_ns\ti2d_ns\td2c_ns\tq2c_ns\tmerged\tremap_major\tremap_minor"
+		"\tc_ns\tq2g_ns\tg2i_ns\ti2d_ns\td2c_ns\tq2c_ns\tmerged\tsplit\tpieces\tcompletions"
+		"\trequeues\tno_q\tunfinished\tremap_major\tremap_minor"
 		"\tremap_sector\terror\texport_id\tbatch_id\n"
 		"h1\tsdb\t8\t16\t42\tdd\tWS\t2048\t4096\t1000\t0\t1300\t1500\t9500\t0\t0\t200"
-		"\t8000\t8500\t2\t8\t17\t10\t-5\t3301293126463539972\t8142063996449866648\n");
+		"\t8000\t8500\t2\t0\t0\t0\t0\t0\t0\t8\t17\t10\t-5\t3301293126463539972"
+		"\t1929959233581169799\n");
 	free(s);
 	s = slurp(dir, "iowait.tsv");
 	assert_string_equal(s, "host\tdevice\tmajor\tminor\tpid\ttid\tcomm\tstart_ns\tduration_ns"
@@ -239,7 +241,7 @@ static void test_tsv_ids(void **state)
 	assert_int_equal(blk_export_io(x, &r, err, sizeof(err)), 0);
 	assert_int_equal(blk_export_close(x, NULL, err, sizeof(err)), 0);
 	s = slurp(dir, "io.tsv");
-	assert_non_null(strstr(s, "\t3301293126463539972\t16612494239015829855\n"));
+	assert_non_null(strstr(s, "\t3301293126463539972\t8388014243180765560\n"));
 	free(s);
 	rmtree(dir);
 }
@@ -757,13 +759,18 @@ static void test_ch_gave_up(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dest),	       cmocka_unit_test(test_dest_bad),
-		cmocka_unit_test(test_tsv_ids),	       cmocka_unit_test(test_batches),
-		cmocka_unit_test(test_opts),	       cmocka_unit_test(test_ch_retries),
+		cmocka_unit_test(test_dest),
+		cmocka_unit_test(test_dest_bad),
+		cmocka_unit_test(test_tsv_ids),
+		cmocka_unit_test(test_batches),
+		cmocka_unit_test(test_opts),
+		cmocka_unit_test(test_ch_retries),
 		cmocka_unit_test(test_ch_retries_pipelined),
-		cmocka_unit_test(test_ch_refused),     cmocka_unit_test(test_ch_refused_pipelined),
+		cmocka_unit_test(test_ch_refused),
+		cmocka_unit_test(test_ch_refused_pipelined),
 		cmocka_unit_test(test_ch_open_errors),
-		cmocka_unit_test(test_ch_distributed), cmocka_unit_test(test_ch_exists),
+		cmocka_unit_test(test_ch_distributed),
+		cmocka_unit_test(test_ch_exists),
 		cmocka_unit_test(test_ch_gave_up),
 	};
 

@@ -150,6 +150,12 @@ static void test_io_values(void **state)
 		.d_ns = 1500,
 		.c_ns = 9500,
 		.merged = 2,
+		.split = 1,
+		.pieces = 3,
+		.completions = 4,
+		.requeues = 5,
+		.no_q = 6,
+		.unfinished = 7,
 		.remap_major = 8,
 		.remap_minor = 17,
 		.remap_sector = 10,
@@ -159,17 +165,17 @@ static void test_io_values(void **state)
 	const struct blk_table *t = blk_schema_table(BLK_TABLE_IO);
 	struct blk_strbuf sb = BLK_STRBUF_INIT;
 	const char *want = "h1\tsdb\t8\t16\t42\t\tWS\t2048\t4096\t1000\t0\t1300\t1500\t9500"
-			   "\t0\t0\t200\t8000\t8500\t2\t8\t17\t10\t-5\t77\t88\n";
+			   "\t0\t0\t200\t8000\t8500\t2\t1\t3\t4\t5\t6\t7\t8\t17\t10\t-5\t77\t88\n";
 	char err[200], longname[300];
 
 	(void)state;
 	assert_int_equal(blk_schema_io_values(&r, "h1", 77, 88, v, err, sizeof(err)), 0);
 	blk_schema_row_tsv(&sb, t, v);
 	assert_bytes(&sb, want, strlen(want));
-	/* RowBinary: strings 1+2, 1+3, 1+0, 1+2 bytes; 7 UInt32 and an Int32; 14 UInt64 */
+	/* RowBinary: strings 1+2, 1+3, 1+0, 1+2 bytes; 13 UInt32 and an Int32; 14 UInt64 */
 	blk_strbuf_reset(&sb);
 	blk_schema_row_rowbinary(&sb, t, v);
-	assert_int_equal(sb.len, 3 + 4 + 1 + 3 + 8 * 4 + 14 * 8);
+	assert_int_equal(sb.len, 3 + 4 + 1 + 3 + 14 * 4 + 14 * 8);
 
 	memset(longname, 'd', BLK_ROW_STR_MAX);
 	longname[BLK_ROW_STR_MAX] = 0;

@@ -191,7 +191,8 @@ static void test_names(void **state)
  * A second Q at the same sector replaces the first: the first is no longer in flight (the
  * wait from 22 to 23 ms is covered by the second, queued at 22.5 ms: half of it). A sleep
  * the tracer checked and found without an I/O (--iowait-all) is not counted, nor a note
- * whose payload is damaged, nor a wait after the -T window's end (-t 0 -T 0.05).
+ * whose payload is damaged, nor a wait after the -T window's end (-t 0 -T 0.05). Both bios
+ * count as queued; the Q2C is the completed second's.
  */
 static void test_replaced_no_io_bad_window(void **state)
 {
@@ -216,7 +217,7 @@ static void test_replaced_no_io_bad_window(void **state)
 	assert_string_equal(
 		got, HEAD
 		"      40 replacer         |       1   0.001000000   0.001000000   0.001000000   0.001000000 |   0.000500000  50.00%\n"
-		"         (  8,  0)        |       1 I/Os  Q2C avg   0.001500000  D2C avg             -\n" DEVHEAD
+		"         (  8,  0)        |       2 I/Os  Q2C avg   0.001500000  D2C avg             -\n" DEVHEAD
 		" (  8,  0) |       1   0.001000000 |       40 replacer               1   0.001000000 100.00%\n" SCHED
 		"1 sleeps without an I/O of their own (blktrace --iowait-all): not counted\n"
 		"1 waits outside the -t/-T window: not counted\n"
