@@ -39,6 +39,7 @@ struct dtree {
 struct premap {
 	uint32_t device, from_device;
 	uint64_t sector, from_sector;
+	uint64_t time;
 	int live;
 };
 
@@ -56,6 +57,8 @@ struct bios_sub {
 struct bios {
 	struct bios_sub sub[BIOS_MAX_SUBS];
 	unsigned int nsub;
+	struct bios_hooks hook[BIOS_MAX_SUBS];
+	unsigned int nhook;
 	struct bnode *n; /* the pool; n[0] unused */
 	uint32_t nalloc, nused, free;
 	uint32_t oldest, newest;
@@ -227,6 +230,10 @@ static uint32_t bio_new(struct bios *s, const struct blk_event *ev, uint64_t sec
 	b->b.from_device = 0;
 	b->b.from_sector = 0;
 	b->b.error = 0;
+	b->b.id = x;
+	b->b.up_id = 0;
+	b->b.t_remap = NO_TIME;
+	b->b.gone = 0;
 	b->left = b->right = b->newer = 0;
 	b->requeued = 0;
 	b->seq = ++s->seq;
@@ -274,6 +281,26 @@ static void bio_done(struct bios *s, uint32_t x, uint32_t flags)
 	b->newer = s->free;
 	s->free = x;
 	s->c.in_flight--;
+}
+
+/* ---- the hooks (bios_hook()) ---- */
+
+static void hook_made(struct bios *s, uint32_t x)
+{
+	for (unsigned int k = 0; k < s->nhook; k++)
+		if (s->hook[k].made)
+			s->hook[k].made(s->hook[k].ctx, &s->n[x].b);
+}
+
+/* bio @x took the part of the event's range [s->a, s->e) that it covers */
+static void hook_piece(struct bios *s, uint32_t x, enum bios_piece_kind kind, uint64_t t)
+{
+	const struct bnode *b = &s->n[x];
+	uint64_t lo = b->b.sector > s->a ? b->b.sector : s->a, hi = b->end < s->e ? b->end : s->e;
+
+	for (unsigned int k = 0; k < s->nhook; k++)
+		if (s->hook[k].piece)
+			s->hook[k].piece(s->hook[k].ctx, &b->b, kind, t, lo, (uint32_t)(hi - lo));
 }
 
 /* ---- finding what an event covers ---- */
@@ -361,17 +388,23 @@ static int overlapping(struct bios *s, const struct blk_event *ev, uint64_t a, u
 	return 0;
 }
 
-/* the newest bio holding @ev's sector, 0 if none */
-static uint32_t newest_at(struct bios *s, const struct blk_event *ev, int *err)
+/* the newest bio of s->hit but @skip, 0 if none */
+static uint32_t newest_hit(const struct bios *s, uint32_t skip)
 {
 	uint32_t x = 0;
 
-	s->nhit = 0;
-	*err = collect_dev(s, ev, ev->sector, ev->sector + 1);
 	for (uint32_t i = 0; i < s->nhit; i++)
-		if (!x || s->n[s->hit[i]].seq > s->n[x].seq)
+		if (s->hit[i] != skip && (!x || s->n[s->hit[i]].seq > s->n[x].seq))
 			x = s->hit[i];
 	return x;
+}
+
+/* the newest bio holding @ev's sector, 0 if none */
+static uint32_t newest_at(struct bios *s, const struct blk_event *ev, int *err)
+{
+	s->nhit = 0;
+	*err = collect_dev(s, ev, ev->sector, ev->sector + 1);
+	return newest_hit(s, 0);
 }
 
 /*
@@ -447,6 +480,9 @@ static int cover(struct bios *s, const struct blk_event *ev, enum kind k, uint64
 		if (!got)
 			continue;
 		if (k == TAKE_ISSUE) {
+			enum bios_piece_kind kind = b->requeued ? BIOS_PIECE_REISSUE
+								: BIOS_PIECE_ISSUE;
+
 			share(s, x, &first, &takers);
 			b->unissued -= got < left ? (uint32_t)got : left;
 			if (b->requeued)
@@ -455,6 +491,8 @@ static int cover(struct bios *s, const struct blk_event *ev, enum kind k, uint64
 				b->b.pieces++;
 			if (b->b.t_first_d == NO_TIME)
 				b->b.t_first_d = ev->time;
+			if (s->nhook)
+				hook_piece(s, x, kind, ev->time);
 		} else if (k == TAKE_REQUEUE) {
 			b->b.requeues++;
 			b->requeued++;
@@ -468,6 +506,8 @@ static int cover(struct bios *s, const struct blk_event *ev, enum kind k, uint64
 			b->b.t_last_c = ev->time;
 			if (!b->b.error)
 				b->b.error = ev->error;
+			if (s->nhook)
+				hook_piece(s, x, BIOS_PIECE_COMPLETE, ev->time);
 		}
 	}
 	if (k == TAKE_COMPLETE) {
@@ -494,12 +534,18 @@ static int cover(struct bios *s, const struct blk_event *ev, enum kind k, uint64
 			share(s, x, &first, &takers);
 			s->n[x].b.pieces = 1;
 			s->n[x].b.t_first_d = ev->time;
+			if (s->nhook) {
+				hook_made(s, x);
+				hook_piece(s, x, BIOS_PIECE_ISSUE, ev->time);
+			}
 		} else {
 			if (!credited++)
 				s->n[x].b.completions = 1;
 			s->n[x].remaining = 0;
 			s->n[x].b.t_last_c = ev->time;
 			s->n[x].b.error = ev->error;
+			if (s->nhook)
+				hook_made(s, x);
 			bio_done(s, x, 0);
 		}
 	}
@@ -522,6 +568,7 @@ static void remap_put(struct bios *s, const struct blk_event *ev)
 		.sector = ev->sector,
 		.from_device = r.device_from,
 		.from_sector = r.sector_from,
+		.time = ev->time,
 		.live = 1,
 	};
 	s->remap_next = (s->remap_next + 1) % NREMAP;
@@ -542,6 +589,17 @@ static struct premap *remap_take(struct bios *s, uint32_t device, uint64_t secto
 	return NULL;
 }
 
+/* the newest bio in flight on @device holding @sector but @skip, 0 if none */
+static uint32_t newest_on(struct bios *s, uint32_t device, uint64_t sector, uint32_t skip)
+{
+	uint64_t *v = u64map_get(&s->devmap, (uint64_t)device + 1);
+
+	s->nhit = 0;
+	if (!v || collect(s, s->t[*v].root, sector, sector + 1))
+		return 0;
+	return newest_hit(s, skip);
+}
+
 static int do_queue(struct bios *s, const struct blk_event *ev, uint32_t nsec)
 {
 	uint32_t x = bio_new(s, ev, ev->sector, nsec);
@@ -555,7 +613,12 @@ static int do_queue(struct bios *s, const struct blk_event *ev, uint32_t nsec)
 		s->n[x].b.flags |= BTT_BIO_REMAPPED;
 		s->n[x].b.from_device = p->from_device;
 		s->n[x].b.from_sector = p->from_sector;
+		s->n[x].b.t_remap = p->time;
+		if (s->nhook)
+			s->n[x].b.up_id = newest_on(s, p->from_device, p->from_sector, x);
 	}
+	if (s->nhook)
+		hook_made(s, x);
 	return 0;
 }
 
@@ -596,11 +659,18 @@ static int inserted(struct bios *s, const struct blk_event *ev, uint32_t nsec)
 	return 0;
 }
 
+/* deliver the oldest bio in flight, BTT_BIO_UNFINISHED for reason @gone */
+static void give_up_oldest(struct bios *s, enum btt_bio_gone gone)
+{
+	s->n[s->oldest].b.gone = (uint8_t)gone;
+	bio_done(s, s->oldest, BTT_BIO_UNFINISHED);
+}
+
 /* give up the bios in flight for longer than the limit before @now */
 static void give_up(struct bios *s, uint64_t now)
 {
 	while (s->oldest && now > s->n[s->oldest].t_start + s->stale_ns)
-		bio_done(s, s->oldest, BTT_BIO_UNFINISHED);
+		give_up_oldest(s, BTT_BIO_STALE);
 }
 
 /* D, R or C */
@@ -610,7 +680,7 @@ static int take_event(struct bios *s, const struct blk_event *ev, enum kind k, u
 
 	/* after the event, when no bio of it is in use: the oldest while too many are kept */
 	while (s->c.in_flight > s->max_in_flight)
-		bio_done(s, s->oldest, BTT_BIO_UNFINISHED);
+		give_up_oldest(s, BTT_BIO_EVICTED);
 	return err;
 }
 
@@ -641,7 +711,7 @@ int bios_event(struct bios *s, const struct blk_event *ev)
 	case BLK_TA_QUEUE:
 		err = do_queue(s, ev, nsec);
 		if (s->c.in_flight > s->max_in_flight)
-			bio_done(s, s->oldest, BTT_BIO_UNFINISHED);
+			give_up_oldest(s, BTT_BIO_EVICTED);
 		return err;
 	case BLK_TA_GETRQ:
 		return got_request(s, ev);
@@ -687,6 +757,14 @@ int bios_subscribe(struct bios *s, bios_done_fn done, void *ctx)
 	return 0;
 }
 
+int bios_hook(struct bios *s, const struct bios_hooks *h)
+{
+	if (s->nhook >= BIOS_MAX_SUBS)
+		return -ENOSPC;
+	s->hook[s->nhook++] = *h;
+	return 0;
+}
+
 void bios_set_limits(struct bios *s, uint64_t stale_ns, uint32_t max_in_flight)
 {
 	s->stale_ns = stale_ns ? stale_ns : BIOS_STALE_NS;
@@ -696,7 +774,7 @@ void bios_set_limits(struct bios *s, uint64_t stale_ns, uint32_t max_in_flight)
 void bios_finish(struct bios *s)
 {
 	while (s->oldest)
-		bio_done(s, s->oldest, BTT_BIO_UNFINISHED);
+		give_up_oldest(s, BTT_BIO_AT_END);
 }
 
 const struct bios_counts *bios_counts(const struct bios *s)

@@ -72,6 +72,12 @@ enum {
  * @flags: BTT_BIO_*
  * @from_device, @from_sector: with BTT_BIO_REMAPPED, where it came from
  * @error: the first nonzero error of the C events that took it
+ * @id: a number for the bio from its first event to its done(), the same in every call
+ *	for it (bios_hooks) and no other bio's meanwhile: below the most bios kept at once
+ * @up_id: with BTT_BIO_REMAPPED, the @id of the bio in flight on @from_device holding
+ *	@from_sector when its Q came (the bio it was remapped from), 0 when none was
+ * @t_remap: with BTT_BIO_REMAPPED, the time of the A that remapped it (else NO_TIME)
+ * @gone: with BTT_BIO_UNFINISHED, why it was given up (enum btt_bio_gone), else 0
  */
 struct btt_bio {
 	uint32_t device;
@@ -87,6 +93,16 @@ struct btt_bio {
 	uint32_t from_device;
 	uint64_t from_sector;
 	uint16_t error;
+	uint32_t id, up_id;
+	uint64_t t_remap;
+	uint8_t gone;
+};
+
+/* btt_bio.gone: why a bio was delivered BTT_BIO_UNFINISHED */
+enum btt_bio_gone {
+	BTT_BIO_AT_END = 1, /* still in flight at bios_finish() (the trace ended) */
+	BTT_BIO_STALE, /* in flight for longer than the limit (BIOS_STALE_NS) */
+	BTT_BIO_EVICTED, /* the oldest when more than the most kept (BIOS_MAX_IN_FLIGHT) */
 };
 
 /**
@@ -113,6 +129,31 @@ struct bios;
 /* called once for each bio, when it is done or given up */
 typedef void (*bios_done_fn)(void *ctx, const struct btt_bio *b);
 
+/* bios_hooks.piece's kinds */
+enum bios_piece_kind {
+	BIOS_PIECE_ISSUE, /* a D took some of it: one more piece (b->pieces counts it) */
+	BIOS_PIECE_REISSUE, /* a D took again what an R gave back (no new piece) */
+	BIOS_PIECE_COMPLETE, /* a C took some of it */
+};
+
+/**
+ * struct bios_hooks - what a subscriber may see of a bio before its done(): any may be NULL
+ * @ctx: passed to each
+ * @made: bio @b was made (by its Q, or by the D or C that made a bio without one): its
+ *	@id is new; its times, flags and pieces are those of its first event
+ * @piece: the D or C (@kind) at @t took [@sector, +@nsec) of bio @b (in flight: @b->id
+ *	names it), after the bio counted it; a bio made by that event had its @made first
+ *
+ * For the outputs that draw a bio's pieces (the device requests of a split bio) or need
+ * to know a bio from its first event (to find the bio a remapped one came from by @up_id).
+ */
+struct bios_hooks {
+	void *ctx;
+	void (*made)(void *ctx, const struct btt_bio *b);
+	void (*piece)(void *ctx, const struct btt_bio *b, enum bios_piece_kind kind, uint64_t t,
+		      uint64_t sector, uint32_t nsec);
+};
+
 /**
  * bios_new() - a model of every bio, empty
  * @done: when not NULL, subscribed at once (bios_subscribe()), with @ctx
@@ -126,6 +167,12 @@ struct bios *bios_new(bios_done_fn done, void *ctx);
  * Return: 0, or -ENOSPC past BIOS_MAX_SUBS.
  */
 int bios_subscribe(struct bios *s, bios_done_fn done, void *ctx);
+
+/**
+ * bios_hook() - have @h's callbacks (copied) called, after those hooked before it
+ * Return: 0, or -ENOSPC past BIOS_MAX_SUBS.
+ */
+int bios_hook(struct bios *s, const struct bios_hooks *h);
 
 /**
  * bios_set_limits() - give up a bio @stale_ns after its first event, and the oldest when
