@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * --perfetto=FILE: every I/O of the trace on a Perfetto timeline (ui.perfetto.dev), a
- * subscriber of the I/O model. What the file holds is described in doc/btt.1 (PERFETTO).
+ * --perfetto=FILE: every bio of the trace on a Perfetto timeline (ui.perfetto.dev), a
+ * subscriber of the model of every bio (model/bios.h) and of the I/O model. What the file holds is described in doc/btt.1 (PERFETTO).
  *
  * The output (output.h): open() creates the file before the trace is read, new()
  * subscribes it to the model, input_end() hands what is left to the drawing (a second

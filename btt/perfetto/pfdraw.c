@@ -4,12 +4,14 @@
  *
  *   "8,0 (sda)"                    the device's track, child_ordering EXPLICIT; unplugs,
  *                                  requeues and messages as instants on it
- *     "I/O" x lanes                one lane per I/O in flight at once, all of one name (the
- *                                  UI folds them into one row): each completed I/O a slice
+ *     "I/O" x lanes                one lane per bio in flight at once, all of one name (the
+ *                                  UI folds them into one row): each completed bio a slice
  *                                  with its stage slices inside
- *     "I/O not completed" x lanes  the same for I/Os that left without a completion
- *     "in driver", "queued"        counters (count): requests between D and C, I/Os between
- *                                  Q and their C
+ *     "I/O pieces" x lanes         the pieces of split bios: each device request a bio went
+ *                                  out in, from its D to its C (stage "D2C" inside)
+ *     "I/O not completed" x lanes  the bios given up before their last completion
+ *     "in driver", "queued"        counters (count): requests between D and C, bios between
+ *                                  their Q (or first event) and their last C
  *     "read MB/s" ... "write IOPS" counters over fixed windows of completions
  *
  * and one process track per pid, with a "queued" instant for each I/O it queued.
@@ -37,14 +39,14 @@ static const char *const ctr_name[PF_NCTR] = {
 
 static const char *const ctr_description[PF_NCTR] = {
 	"requests issued to the driver (D) and not completed (C) yet",
-	"queued I/Os (Q) not completed yet, as btt's Q2C counts them",
+	"bios queued (Q, or their first event without one) not completed yet, as drawn",
 	"bytes completed per second (reads), over windows of 10 ms",
 	"bytes completed per second (writes), over windows of 10 ms",
 	"completions per second (reads), over windows of 10 ms",
 	"completions per second (writes), over windows of 10 ms",
 };
 
-static const char *const set_name[PF_NSETS] = {"I/O", "I/O not completed"};
+static const char *const set_name[PF_NSETS] = {"I/O", "I/O pieces", "I/O not completed"};
 
 struct lanes {
 	uint64_t *uuid; /* lane index -> track */
@@ -539,7 +541,7 @@ static uint64_t proc_iid(struct pfdraw *d, const struct pf_io *io)
 int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
 {
 	char from[64];
-	struct blk_perfetto_arg args[6] = {
+	struct blk_perfetto_arg args[8] = {
 		BLK_PERFETTO_UINT("sector", io->sector),
 		BLK_PERFETTO_UINT("bytes", (uint64_t)io->nsec << 9),
 		BLK_PERFETTO_ISTR("rwbs", ""),
@@ -551,7 +553,7 @@ int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
 	/* the name is one of the names kept (io_name()), which change: not fixed */
 	struct blk_perfetto_event ev = {.ts = ts,
 					.args = args,
-					.nargs = 5,
+					.nargs = io->no_q || io->piece ? 3 : 5,
 					.terminating_flows = term,
 					.flags = BLK_PERFETTO_EV_FIXED_ARG_NAMES};
 	const struct pf_name *nm;
@@ -580,6 +582,13 @@ int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
 			 BLK_MINOR(io->from_device), io->from_sector);
 		args[ev.nargs++] = (struct blk_perfetto_arg)BLK_PERFETTO_STR("remapped-from", from);
 	}
+	if (io->kind)
+		args[ev.nargs++] = (struct blk_perfetto_arg)BLK_PERFETTO_ISTR("bio", io->kind);
+	if (io->pieces > 1)
+		args[ev.nargs++] = (struct blk_perfetto_arg)BLK_PERFETTO_UINT("pieces", io->pieces);
+	if (io->piece)
+		args[ev.nargs++] =
+			(struct blk_perfetto_arg)BLK_PERFETTO_UINT("bio-sector", io->bio_sector);
 	if (io->flow_in)
 		term[ev.nterminating++] = io->flow_in;
 	if (io->flow_from)
@@ -647,21 +656,18 @@ int pfdraw_end(struct pfdraw *d, struct pf_io *io, uint64_t ts, uint64_t flow)
 		.track = io->lane, .args = args, .flags = BLK_PERFETTO_EV_FIXED_ARG_NAMES};
 	int ret;
 
-	if (!io->error && !io->merged && !io->lost && !flow) {
+	if (!io->error && !io->lost && !flow) {
 		/* the commonest: the last stage's end and the slice's, nothing on them */
-		if ((ret = slices(d, io, ts, 2, 0)))
+		if ((ret = slices(d, io, ts, io->nostage ? 1 : 2, 0)))
 			return ret;
 		lane_give(d, io);
 		return 0;
 	}
 	ev.ts = at(d, io->lane, ts);
-	if ((ret = draw_event(d, blk_perfetto_end, &ev)))
+	if (!io->nostage && (ret = draw_event(d, blk_perfetto_end, &ev)))
 		return ret;
 	if (io->error)
 		args[ev.nargs++] = (struct blk_perfetto_arg)BLK_PERFETTO_INT("error", io->error);
-	if (io->merged)
-		args[ev.nargs++] =
-			(struct blk_perfetto_arg)BLK_PERFETTO_UINT("merged-into", io->merged_into);
 	if (io->lost)
 		args[ev.nargs++] = (struct blk_perfetto_arg)BLK_PERFETTO_ISTR("lost", io->lost);
 	if (flow) {

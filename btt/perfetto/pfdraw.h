@@ -28,26 +28,35 @@ struct pfdraw;
 /* the counters of a device */
 enum pf_ctr { PF_DRIVER, PF_QUEUED, PF_RMB, PF_WMB, PF_RIOPS, PF_WIOPS, PF_NCTR };
 
-/* which lanes: the completed I/Os, or the I/Os that left without a completion */
-enum pf_set { PF_SET_IO, PF_SET_LOST, PF_NSETS };
+/* which lanes: the completed bios, the pieces of split ones (the device requests they went
+ * out in), the bios given up before their last completion */
+enum pf_set { PF_SET_IO, PF_SET_PIECE, PF_SET_LOST, PF_NSETS };
 
 /**
- * struct pf_io - an I/O as the drawing needs it (perfetto-out.c fills it)
+ * struct pf_io - a bio (or a piece of one) as the drawing needs it (perfetto-out.c fills it)
  * @lane, @lane_idx, @set: its lane while it is drawn (set by pfdraw_begin())
- * @flow_in: the flow from its process's "queued" instant; @flow_from: from the I/O it was
- *	remapped from (0: none); @flow_out: to the I/Os it became (remaps)
+ * @flow_in: the flow from its process's "queued" instant (0: none, a bio without a Q);
+ *	@flow_from: from the bio it was remapped from (0: none); @flow_out: to the bios it
+ *	became (remaps)
  * @lost: why it left without a completion (a string for its "lost" argument), or NULL
+ * @kind: its "bio" argument ("split", "no Q, merged"...: a fixed string), NULL: none
+ * @pieces: a split bio's pieces (its "pieces" argument when above 1); @bio_sector: a
+ *	piece's bio (its "bio-sector" argument)
+ * @no_q: a bio without a Q (no "queued" instant, no pid or process argument); @piece: a
+ *	piece (not a bio: on the "I/O pieces" lanes, not counted in the "queued" counter, no
+ *	pid or process argument: its bio's)
+ * @nostage: no stage slice inside (a bio made by its C: pfdraw_stage() not called)
  */
 struct pf_io {
-	uint64_t sector, action, merged_into, from_sector;
+	uint64_t sector, action, bio_sector, from_sector;
 	uint64_t flow_in, flow_from;
 	uint64_t flow_out[PF_MAX_FLOWS_OUT];
 	uint64_t lane;
 	const struct btt_proc *proc;
-	const char *lost;
-	uint32_t pid, nsec, dev, from_device, lane_idx;
+	const char *lost, *kind;
+	uint32_t pid, nsec, dev, from_device, lane_idx, pieces;
 	uint16_t error;
-	uint8_t nflow_out, set, merged, remapped;
+	uint8_t nflow_out, set, remapped, no_q, piece, nostage;
 };
 
 /* A drawing onto @out (the caller's; it must outlive the drawing). Exits without memory. */

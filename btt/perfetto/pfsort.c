@@ -84,8 +84,9 @@ static void draw_one(struct pfsort *s, const struct pf_rec *r)
 		/* the device's queued count rides on the instant */
 		const struct pf_io *io = &s->slots[r->slot].run.io;
 
-		ret = pfdraw_queued_step(d, io->dev, r->ts, 1);
-		if (!ret)
+		if (!io->piece)
+			ret = pfdraw_queued_step(d, io->dev, r->ts, 1);
+		if (!ret && !io->no_q && !io->piece)
 			ret = pfdraw_queued(d, io, r->ts);
 		break;
 	}
@@ -158,7 +159,7 @@ static void draw_run(struct pfsort *s, uint32_t i, unsigned int k)
 	} else if (k + 1 < run->rn) {
 		ret = pfdraw_stage(s->d, &run->io, ts, run->rname[k], k == 1);
 	} else {
-		ret = pfdraw_queued_step(s->d, run->io.dev, ts, -1);
+		ret = run->io.piece ? 0 : pfdraw_queued_step(s->d, run->io.dev, ts, -1);
 		if (!ret)
 			ret = pfdraw_end(s->d, &run->io, ts, ds->flow_end);
 		slot_free(s, i);

@@ -56,23 +56,25 @@ export_one() {
 for t in $(bundled_traces); do
 	d=$(unpack "$t")
 	export_one "$t" "$d/$t.bin" "$d/$t.blkparse.txt"
+	# a trace of completions only: each C is a bio drawn (issue 36), a slice for a 48-byte record
 	"$PY" - "$t" "$d/$t.bin" "$w/$t/$t.pftrace" <<'EOF'
 import os, sys
 t, b, p = sys.argv[1:]
 nb, np = os.path.getsize(b), os.path.getsize(p)
-print("%s: %s: export %d bytes for a merged trace of %d (%.2fx; the target is at most 1x)"
-      % ("PASS" if np <= nb else "FAIL", t, np, nb, np / nb))
+most = 1.6 if t == "complete-only" else 1
+print("%s: %s: export %d bytes for a merged trace of %d (%.2fx; the target is at most %gx)"
+      % ("PASS" if np <= nb * most else "FAIL", t, np, nb, np / nb, most))
 EOF
 done
 skip_vg_traces "btt --perfetto"
 
 # what cannot be drawn is said
-if grep -q "device 252,0 has completions only (25000 C, no Q events)" "$w/complete-only/btt.err" 2>/dev/null; then
-	pass "complete-only: stderr says its I/Os cannot be drawn from completions alone"
+if grep -q "device 252,0 has completions only (25000 C, no Q events): each is drawn as a bio of its own" "$w/complete-only/btt.err" 2>/dev/null; then
+	pass "complete-only: stderr says its I/Os are drawn from their completions alone"
 elif [ -d "$w/complete-only" ]; then
 	fail "complete-only: no remark on stderr: $(head -n 2 "$w/complete-only/btt.err")"
 fi
-if grep -q "3089 I/Os remapped from a device without queued I/Os" "$w/part-remap/btt.err" 2>/dev/null &&
+if grep -q "3089 bios remapped from a device without bios in flight" "$w/part-remap/btt.err" 2>/dev/null &&
 	[ "$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["args"].get("remapped-from"))' "$w/part-remap/summary.json")" = 3089 ]; then
 	pass "part-remap: each remapped I/O says where it came from (3089 'remapped-from'), stderr why there is no flow"
 elif [ -d "$w/part-remap" ]; then
@@ -109,14 +111,17 @@ if [ "$(awk '$1 == "8,16" { a = $6 } END { print a }' "$g/gen.txt")" = Q ]; then
 else
 	fail "gen-end: 8,16's last event is not a Q (gentrace changed?)"
 fi
-# overlapping reads: the model gives an I/O a G after its D; its D2C stage is still drawn
+# overlapping reads: btt's model gives an I/O the G of the one inside it, after its D, and
+# loses the inner one; the bios model (issue 36) draws both reads of each pair, each with its
+# own G: no stage left out
 "$PY" "$TOP/tests/gen/overlaptrace.py" 30 "$w/overlap.bin"
 "$TOP/blkparse" -i "$w/overlap.bin" >"$w/overlap.txt"
 export_one overlap "$w/overlap.bin" "$w/overlap.txt"
-if grep -q "'$w/overlap/overlap.pftrace': 30 stages (G, I, M or A) that btt's model times after their I/O's D" "$w/overlap/btt.err"; then
-	pass "overlap: stderr counts the 30 G stages left out (after their I/O's D)"
+if ! grep -q "stages .* are not drawn" "$w/overlap/btt.err" &&
+	[ "$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["tracks"]["8,0 > I/O"]["names"]["Q2G"]["count"])' "$w/overlap/summary.json")" = 60 ]; then
+	pass "overlap: the 60 reads drawn, each with its Q2G stage, none left out"
 else
-	fail "overlap: no remark on the stages left out: $(head -n 2 "$w/overlap/btt.err")"
+	fail "overlap: stages left out, or not 60 Q2G: $(head -n 2 "$w/overlap/btt.err")"
 fi
 "$PY" "$TOP/tests/gen/dmtrace.py" 20 "$w/dm.bin"
 "$TOP/blkparse" -i "$w/dm.bin" >"$w/dm.txt"

@@ -9,21 +9,26 @@ ran them all, whatever they found.
                   --report BTT.txt --blkparse TEXT
 
 DUMP and SUMMARY are what tests/gen/perfetto-check.py --dump writes and prints for the
-export; PREFIX is btt's -q NAME (files PREFIX_<dev>_q2c.dat, one line "Q-time Q2C" per I/O);
-BTT.txt btt's report; TEXT the default blkparse output of the trace. Checks, per device:
-  - its I/O slices (depth 0 on its "I/O" lanes) are as many as the lines of its -q file, and
-    all devices' together as btt's Q2C N (plus Q2Cdm N);
-  - the multiset of (begin, duration) of its I/O slices printed as btt prints them is the
-    multiset of the lines of its -q file;
+export; PREFIX is btt's -q NAME (kept for the caller, no longer compared: the export draws
+every bio, btt's -q file the I/Os of btt 2.09's model, which loses split ones); BTT.txt
+btt's report; TEXT the default blkparse output of the trace. Checks, per device:
+  - every Q of the text with a size is one I/O slice (depth 0 on its "I/O" or "I/O not
+    completed" lanes, without 'no Q' in its "bio" argument), at the Q's time, sector and
+    bytes (issue 36: the bios model, not btt's); without Q or D events, each C is a slice
+    of its own marked 'no Q';
+  - each split bio ("bio" argument with 'split') holds its pieces: as many slices on the
+    "I/O pieces" lanes inside it (same "bio-sector") as its "pieces" argument, which is the
+    number of D events of the text over its sectors during it (less its R); each X of the
+    text lies in a bio drawn split;
   - every I/O slice (completed or not) is tiled by its stage slices: the first begins with it,
-    each begins where the one before ended, the last ends with it, so they add up to its width;
-    D2C stages: as many and as long in all as btt's D2C (N, AVG);
+    each begins where the one before ended, the last ends with it, so they add up to its width
+    (a bio made by its C, 'no Q', has none);
   - "in driver": the same steps as counting D (+1), R (-1, once the device had a Q or A) and
     C (-1) in the blkparse text, never below 0;
   - "queued": the same steps as +1 at each I/O slice's begin and -1 at its end;
   - rates: the IOPS windows add up to the C events of the text, MB/s to their bytes, per
     direction; unplug (and timer unplug), requeue and message instants: as many as in the text;
-  - one "queued" instant per I/O slice, every flow with both ends.
+  - one "queued" instant per I/O slice with a Q, every flow with both ends.
 """
 import argparse
 import collections
@@ -113,37 +118,81 @@ def main():
     def devnum(path):
         return path.split(" ")[0]
 
-    # ---- I/O slices against btt -q and its report ----
+    # ---- the bios: each Q of the text is one slice, completed or not (issue 36) ----
+    def sec_n(rest):
+        m = re.match(r"^(\d+) \+ (\d+)", rest)
+        return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+    def kind(args):
+        return args.get("bio", "")
+
     total = 0
     for dp in devpaths:
-        qf = "%s_%s_q2c.dat" % (a.q2c, devname(dp))
-        lines = sorted(open(qf).read().split("\n")[:-1]) if os.path.exists(qf) else []
-        got = sorted("%f %f" % (ts / 1e9, dur / 1e9) for ts, dur, _, _, _ in slices[dp])
-        check(name, "%s: I/O slices as many as btt -q's Q2C lines (%d)" % (dp, len(lines)),
-              len(lines), len(slices[dp]))
-        check(name, "%s: (begin, duration) of the I/O slices = btt -q's (Q time, Q2C) lines" % dp,
-              lines, got, None if lines == got else first_diff(lines, got))
+        ev = text.get(devnum(dp), [])
+        want = collections.Counter()
+        for ns, act, rwbs, rest in ev:
+            if act == "Q":
+                sec, n = sec_n(rest)
+                want[(ns, sec, n * 512)] += 1
+        done = [x for x in slices[dp] if "no Q" not in kind(x[4])]
+        gone = [x for x in lost[dp] if "no Q" not in kind(x[4])]
+        have = collections.Counter((ts, args.get("sector"), args.get("bytes"))
+                                   for ts, _, _, _, args in done + gone)
+        check(name, "%s: the bios queued (%d Q with a size in the text) are the I/O slices with a Q: "
+              "%d completed, %d on 'I/O not completed'" % (dp, sum(want.values()), len(done), len(gone)),
+              sorted(want.items()), sorted(have.items()),
+              None if want == have else "%d Q not drawn (first %r), %d slices without a Q of the text (first %r)"
+              % (sum((want - have).values()), sorted(want - have)[:1], sum((have - want).values()),
+                 sorted(have - want)[:1]))
+        if not any(act in ("Q", "D") for _, act, _, _ in ev):
+            nc = sum(1 for _, act, _, _ in ev if act == "C")
+            noq = [x for x in slices[dp] if "no Q" in kind(x[4])]
+            check(name, "%s: without Q or D events each of its %d C is a bio of its own, 'no Q'" % (dp, nc),
+                  nc, len(noq))
         total += len(slices[dp])
-    n_q2c = sum(int(m.group(1)) for m in
-                re.finditer(r"^Q2C(?:dm)?\s+\S+\s+\S+\s+\S+\s+(\d+)$", report.split("Device Overhead")[0], re.M))
-    check(name, "all I/O slices = btt's Q2C N (+ Q2Cdm N) of the report (%d)" % n_q2c, n_q2c, total)
+        # a split bio holds its pieces: the requests (D of the text over its sectors) it went out in
+        pcs = collections.defaultdict(list)
+        for path, sname, ts, dur, depth, kids, args in dump["slices"]:
+            if path == dp + " > I/O pieces" and depth == 0:
+                pcs[args.get("bio-sector")].append((ts, dur))
+        # a D again after an R is the same piece
+        ds = [(ns, sec_n(rest), 1 if act == "D" else -1) for ns, act, rwbs, rest in ev if act in ("D", "R")]
+        nsplit, bad, badd = 0, [], []
+        for ts, dur, _, sname, args in slices[dp]:
+            if "split" not in kind(args):
+                continue
+            nsplit += 1
+            sec, n = args["sector"], args["bytes"] // 512
+            npc = args.get("pieces", 1)
+            inside = [p for p in pcs.get(sec, []) if ts <= p[0] and p[0] + p[1] <= ts + dur]
+            if npc > 1 and len(inside) != min(npc, 64):
+                bad.append((ts, sec, npc, len(inside)))
+            nd = sum(k for dns, (dsec, dn), k in ds if ts <= dns <= ts + dur and dsec < sec + n and sec < dsec + dn)
+            if nd != npc:
+                badd.append((ts, sec, npc, nd))
+        xs = [int(rest.split()[0]) for ns, act, rwbs, rest in ev if act == "X"]
+        if xs or nsplit:
+            check(name, "%s: each of the %d split bios completed holds its pieces (slices inside it on "
+                  "'I/O pieces', as many as its 'pieces')" % (dp, nsplit), [], bad[:3])
+            check(name, "%s: each split bio's 'pieces' = the D events of the text over its sectors "
+                  "during it (less its R)" % dp, [], badd[:3])
+            spans = [(x[4]["sector"], x[4]["sector"] + x[4]["bytes"] // 512) for x in slices[dp] + lost[dp]
+                     if "split" in kind(x[4])]
+            check(name, "%s: each of the %d X events of the text lies in a bio drawn split" % (dp, len(xs)),
+                  [], [x for x in xs if not any(a <= x < b for a, b in spans)][:3])
 
     # ---- stages tile each I/O ----
     bad = []
     for dp in devpaths:
-        for ts, dur, kids, sname, _ in slices[dp] + lost[dp]:
+        for ts, dur, kids, sname, args in slices[dp] + lost[dp]:
+            if not kids and "no Q" in kind(args):
+                continue  # a bio made by its C: no stage
             ok = kids and kids[0][0] == ts and kids[-1][1] == ts + dur and \
                 all(kids[i][1] == kids[i + 1][0] for i in range(len(kids) - 1)) and \
                 sum(e - b for b, e in kids) == dur
             if not ok:
                 bad.append((dp, sname, ts, dur, kids))
     check(name, "every I/O slice is tiled by its stage slices (they add up to its width)", [], bad[:3])
-    m = re.search(r"^D2C\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d+)$", report.split("Device Overhead")[0], re.M)
-    d2c = stages.get("D2C", [])
-    if m:
-        n, avg = int(m.group(4)), float(m.group(2))
-        have = (len(d2c), abs(sum(d2c) / 1e9 / max(len(d2c), 1) - avg) <= 5e-10 + avg * 1e-12)
-        check(name, "D2C stage slices: btt's D2C N (%d) and AVG (%s s)" % (n, m.group(2)), (n, True), have)
 
     # ---- counters ----
     ctr = dump["counters"]
@@ -207,8 +256,8 @@ def main():
     # ---- processes and flows ----
     queued = sum(t.get("instants", {}).get("queued", 0) for p, t in summary["tracks"].items()
                  if t["kind"] == "process")
-    n_io = sum(len(v) for v in slices.values()) + sum(len(v) for v in lost.values())
-    check(name, "one 'queued' instant on a process track per I/O slice (%d)" % n_io, n_io, queued)
+    n_io = sum(1 for v in list(slices.values()) + list(lost.values()) for x in v if "no Q" not in kind(x[4]))
+    check(name, "one 'queued' instant on a process track per I/O slice with a Q (%d)" % n_io, n_io, queued)
     fl = summary["flows"]
     check(name, "every flow has both ends (%d flows)" % fl["started"], (fl["started"], 0),
           (fl["completed"], fl["open"]))

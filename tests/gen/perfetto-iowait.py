@@ -5,8 +5,8 @@ Check the I/O waits of btt --perfetto against blkparse --iowait of the same trac
 
   perfetto-iowait.py BLKPARSE_TXT DUMP_JSON [HOLD_NS]
 
-DUMP_JSON is perfetto-check.py --dump's. From blkparse's text (its Q, D, C and w lines; the
-I/Os paired as tests/gen/iowait-btt.py pairs them, independently of btt):
+DUMP_JSON is perfetto-check.py --dump's. From blkparse's text (its Q, C and w lines; the
+bios followed by the sectors they cover, independently of btt: see bios()):
   - per thread, its waits are the "iowait" slices of one track, named "COMM [tid TID]" with
     the comm of its waits; as many, each beginning at the wait's start (0 if before) and
     lasting to its end, with argument ns = the wait's duration; a wait that begins before
@@ -33,11 +33,42 @@ ib = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(ib)
 
 
+def bios(events):
+    """Every queued bio, done at the C that completes its last sector (btt --perfetto draws
+    each bio, issue 36): dicts q, c (None), pid. A C takes, from the bios in flight on its
+    device, oldest first, the sectors of its range that no older bio took."""
+    flight = {}  # dev -> [io], oldest first
+    ios = []
+    for t, dev, act, sector, nsec, pid in events:
+        if act == 'Q':
+            io = {'q': t, 'c': None, 'pid': pid, 'span': (sector, sector + nsec), 'left': nsec}
+            flight.setdefault(dev, []).append(io)
+            ios.append(io)
+        elif act == 'C':
+            spans = [(sector, sector + nsec)]
+            for io in flight.get(dev, []):
+                a, b = io['span']
+                rest = []
+                for s, e in spans:
+                    lo, hi = max(s, a), min(e, b)
+                    if lo >= hi:
+                        rest.append((s, e))
+                        continue
+                    io['left'] -= min(hi - lo, io['left'])
+                    rest += [x for x in ((s, lo), (hi, e)) if x[0] < x[1]]
+                spans = rest
+                if io['left'] == 0:
+                    io['c'] = t
+            if dev in flight:
+                flight[dev] = [io for io in flight[dev] if io['c'] is None]
+    return ios
+
+
 def main(a):
     bp, dump = a[0], json.load(open(a[1]))
     hold = int(a[2]) if len(a) > 2 else 50000000
     events, waits = ib.parse_blkparse(bp)
-    ios = ib.model(events)
+    ios = bios(events)
     errs = []
 
     # the slices, per track
