@@ -100,6 +100,22 @@ static const struct btt_dev *dev_of(struct pfout *p, uint32_t device)
 	return d;
 }
 
+/* the process of a bio with a Q once the I/O model named it (it took its Q), or NULL */
+static const struct btt_proc *proc_of(struct pfout *p, const struct btt_bio *b)
+{
+	if (b->t_q == NO_TIME)
+		return NULL;
+	if (!p->last_proc || p->last_pid != b->pid) {
+		const struct btt_proc *pr = procs_find(p->v->devs, b->pid);
+
+		if (!pr)
+			return NULL;
+		p->last_proc = pr;
+		p->last_pid = b->pid;
+	}
+	return p->last_proc;
+}
+
 /* "split, merged"...: the bio's "bio" argument, kinds[] of kind_of() */
 static unsigned int kind_of(const struct btt_bio *b)
 {
@@ -148,7 +164,7 @@ static void made(struct pfout *p, const struct btt_bio *b)
 	s->io = (struct pf_io){
 		.sector = b->sector,
 		.action = b->action & ~(uint64_t)0xffff,
-		.proc = no_q ? NULL : procs_find(p->v->devs, b->pid),
+		.proc = proc_of(p, b),
 		.pid = b->pid,
 		.nsec = b->nsec,
 		.dev = dev->idx,
@@ -405,8 +421,7 @@ void pfout_on_made(void *ctx, const struct btt_bio *b)
 {
 	struct pfout *p = ctx;
 
-	if (p->npend || !dev_of(p, b->device) ||
-	    (b->t_q != NO_TIME && !procs_find(p->v->devs, b->pid)))
+	if (p->npend || !dev_of(p, b->device) || (b->t_q != NO_TIME && !proc_of(p, b)))
 		defer(p, PEND_MADE, b, 0, 0, 0, 0);
 	else
 		made(p, b);

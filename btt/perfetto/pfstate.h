@@ -73,6 +73,8 @@ struct pfout {
 	struct pend *pend; /* the hooks waiting for their device (see on_made()) */
 	size_t npend, apend;
 	const struct btt_dev *last_dev; /* of the last bio made */
+	const struct btt_proc *last_proc; /* the process of last_pid (NULL: none yet) */
+	uint32_t last_pid;
 	struct u64map lastc; /* tid + 1 -> slot << 32 | gen of its last I/O completed */
 	uint64_t *lastc_v; /* the value of lastc_pid in lastc (NULL: none; a put moves values) */
 	uint32_t lastc_pid;
