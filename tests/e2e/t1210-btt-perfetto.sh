@@ -207,17 +207,21 @@ else
 	fail "an uncreatable --perfetto file: exit $rc: $(cat "$w/nodir.err")"
 fi
 
-# ---- a live trace: fio at queue depth 32 on a loop device, overlapping I/Os of mixed sizes ----
+# ---- live traces: fio at queue depth 64 on a loop device, overlapping I/Os of mixed sizes;
+# and 128 KiB reads through a queue of 16 KiB requests (every bio split) ----
 # (real kernel events, as a user records them: on such a trace the model gives some I/Os an
 # overlapping one's G after their D, which the synthetic traces above had not shown)
+# live NAME MAX_SECTORS_KB FIO-OPTIONS...: NAME's trace (max_sectors_kb of the loop device:
+# 0 leaves it)
 live() {
-	local lw="$w/live" loop name r q
+	local t=$1 kb=$2 lw="$w/$1" loop name r q
+	shift 2
 	if ! is_root; then
-		skip "live: btt --perfetto on a live trace (needs root for a loop device and tracefs)"
+		skip "$t: btt --perfetto on a live trace (needs root for a loop device and tracefs)"
 		return
 	fi
 	if [ -n "${VALGRIND:-}" ] || ! command -v fio >/dev/null; then
-		skip "live: btt --perfetto on a live trace (${VALGRIND:+under valgrind: the tracer and fio run natively in the plain and ASan runs}${VALGRIND:-no fio})"
+		skip "$t: btt --perfetto on a live trace (${VALGRIND:+under valgrind: the tracer and fio run natively in the plain and ASan runs}${VALGRIND:-no fio})"
 		return
 	fi
 	kernel_lock
@@ -225,10 +229,11 @@ live() {
 	truncate -s 64M "$lw/disk.img"
 	loop=$(loop_attach --direct-io=on "$lw/disk.img" 2>/dev/null)
 	if [ -z "$loop" ]; then
-		skip "live: btt --perfetto on a live trace (losetup failed)"
+		skip "$t: btt --perfetto on a live trace (losetup failed)"
 		return
 	fi
 	name=$(basename "$loop")
+	[ "$kb" = 0 ] || echo "$kb" >"/sys/block/$name/queue/max_sectors_kb"
 	trap 'losetup -d "$loop" 2>/dev/null' EXIT
 	"$TOP/blktrace" -d "$loop" -D "$lw/tr" -w 8 >"$lw/bt.out" 2>"$lw/bt.err" &
 	r=$!
@@ -237,11 +242,10 @@ live() {
 		wait "$r"
 		losetup -d "$loop"
 		trap - EXIT
-		skip "live: btt --perfetto on a live trace (no tracefs blk tracer: $(tail -n 1 "$lw/bt.err"))"
+		skip "$t: btt --perfetto on a live trace (no tracefs blk tracer: $(tail -n 1 "$lw/bt.err"))"
 		return
 	fi
-	fio --name=live --filename="$loop" --direct=1 --ioengine=libaio --iodepth=64 --numjobs=2 --group_reporting --rw=randrw \
-		--bssplit=4k/50:16k/20:64k/20:128k/10 --size=8M --io_size=160M --randseed=7 \
+	fio --name="$t" --filename="$loop" --direct=1 --ioengine=libaio --group_reporting "$@" \
 		--output-format=json >"$lw/fio.out" 2>"$lw/fio.err"
 	kill -INT "$r" 2>/dev/null
 	wait "$r"
@@ -249,22 +253,40 @@ live() {
 	trap - EXIT
 	kernel_unlock
 	if ! grep -q "Total: .* events (dropped 0)" "$lw/bt.out"; then
-		fail "live: the tracer dropped events or failed: $(grep Total "$lw/bt.out") $(tail -n 1 "$lw/bt.err")"
+		fail "$t: the tracer dropped events or failed: $(grep Total "$lw/bt.out") $(tail -n 1 "$lw/bt.err")"
 		return
 	fi
 	(cd "$lw/tr" && "$TOP/blkparse" -i "$name" -d ../live.bin -O >/dev/null &&
 		"$TOP/blkparse" -i "$name" >../live.txt) 2>"$lw/bp.err" ||
-		{ fail "live: blkparse: $(head -n 2 "$lw/bp.err")"; return; }
+		{ fail "$t: blkparse: $(head -n 2 "$lw/bp.err")"; return; }
 	# every I/O fio issued was seen queued
 	q=$(awk '$6 == "Q" { n++ } END { print n + 0 }' "$lw/live.txt")
 	ios=$("$PY" -c 'import json, sys
 j = json.load(open(sys.argv[1]))["jobs"][0]
 print(j["read"]["total_ios"] + j["write"]["total_ios"])' "$lw/fio.out" 2>/dev/null)
 	if [ "$q" = "$ios" ] && [ "$ios" -gt 0 ]; then
-		pass "live: all $ios I/Os fio issued were traced (Q events)"
+		pass "$t: all $ios I/Os fio issued were traced (Q events)"
 	else
-		fail "live: fio issued '$ios' I/Os, the trace has $q Q events"
+		fail "$t: fio issued '$ios' I/Os, the trace has $q Q events"
 	fi
-	export_one live "$lw/live.bin" "$lw/live.txt"
+	export_one "$t" "$lw/live.bin" "$lw/live.txt"
 }
-live
+live live 0 --iodepth=64 --numjobs=2 --rw=randrw --bssplit=4k/50:16k/20:64k/20:128k/10 \
+	--size=8M --io_size=160M --randseed=7
+# every bio split (issue 36): 128 KiB reads through requests of at most 16 KiB, 8 pieces each;
+# btt's model completed none of them
+live live-split 16 --iodepth=8 --rw=randread --bs=128k --size=32M --io_size=64M --randseed=7
+if [ -f "$w/live-split/dump.json" ]; then
+	"$PY" - "$w/live-split/dump.json" <<'EOF'
+import json, sys
+sl = [s for s in json.load(open(sys.argv[1]))["slices"] if s[4] == 0]
+bios = [s for s in sl if s[0].endswith("> I/O")]
+pieces = [s for s in sl if s[0].endswith("> I/O pieces")]
+lost = [s for s in sl if s[0].endswith("> I/O not completed")]
+ok = bios and all(s[6].get("pieces") == 8 and "split" in s[6].get("bio", "") for s in bios) and \
+    len(pieces) == 8 * len(bios) and not lost
+print("%s: live-split: %d bios of 128 KiB completed, each split with 8 pieces of 16 KiB inside "
+      "(%d piece slices), none on 'I/O not completed' (%d)"
+      % ("PASS" if ok else "FAIL", len(bios), len(pieces), len(lost)))
+EOF
+fi
