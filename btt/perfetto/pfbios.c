@@ -153,6 +153,7 @@ static void made(struct pfout *p, const struct btt_bio *b)
 	int no_q = b->t_q == NO_TIME;
 	uint32_t i, u;
 	struct slot *s;
+	struct pf_io *io;
 	struct pf_rec r;
 
 	if (!dev) {
@@ -161,19 +162,26 @@ static void made(struct pfout *p, const struct btt_bio *b)
 	}
 	i = slot_new(p);
 	s = &p->slots[i];
-	s->io = (struct pf_io){
-		.sector = b->sector,
-		.action = b->action & ~(uint64_t)0xffff,
-		.proc = proc_of(p, b),
-		.pid = b->pid,
-		.nsec = b->nsec,
-		.dev = dev->idx,
-		.remapped = !!(b->flags & BTT_BIO_REMAPPED),
-		.from_device = b->from_device,
-		.from_sector = b->from_sector,
-		.flow_in = no_q ? 0 : ++p->next_flow,
-		.no_q = (uint8_t)no_q,
-	};
+	/* field by field: a compound literal is zeroed with a rep stos first (a third of
+	 * made()); flow_out[] past nflow_out, lane and lane_idx are not read */
+	io = &s->io;
+	io->sector = b->sector;
+	io->action = b->action & ~(uint64_t)0xffff;
+	io->bio_sector = 0;
+	io->from_sector = b->from_sector;
+	io->flow_in = no_q ? 0 : ++p->next_flow;
+	io->flow_from = 0;
+	io->proc = proc_of(p, b);
+	io->lost = io->kind = NULL;
+	io->pid = b->pid;
+	io->nsec = b->nsec;
+	io->dev = dev->idx;
+	io->from_device = b->from_device;
+	io->pieces = 0;
+	io->error = 0;
+	io->nflow_out = io->set = io->piece = io->nostage = 0;
+	io->remapped = !!(b->flags & BTT_BIO_REMAPPED);
+	io->no_q = (uint8_t)no_q;
 	s->t_q = first_time(b);
 	s->t_a = NO_TIME;
 	s->npc = 0;
@@ -349,8 +357,10 @@ static void finished(struct pfout *p, const struct btt_bio *b)
 	run->up_gen = s->up_gen;
 	/* at least 1 ns; the stages in their order, each inside the one before */
 	prev = s->t_q;
-	stop = lost ? (p->now > b->t_last_c + 1 || b->t_last_c == NO_TIME ? p->now : b->t_last_c)
-		    : b->t_last_c;
+	/* given up: drawn to the time it was (the newest event), else to its last C */
+	stop = b->t_last_c;
+	if (lost && (stop == NO_TIME || stop < p->now))
+		stop = p->now;
 	stop = stop > prev ? stop : prev + 1;
 	t[L_A] = s->t_a;
 	t[L_G] = b->t_first_g;
