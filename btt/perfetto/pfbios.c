@@ -303,7 +303,7 @@ static void draw_pieces(struct pfout *p, uint32_t bi, uint64_t stop)
 static const char *const gone_why[] = {
 	"not completed",
 	"still in flight when the trace ended",
-	"given up: in flight for longer than the model keeps a bio",
+	"given up: in flight for more than 60 s (BIOS_STALE_NS)",
 	"given up: the model's memory limit",
 };
 

@@ -1,14 +1,15 @@
 #!/bin/bash
-# btt --perfetto=FILE (issue 14): every bundled trace, a synthetic one (gentrace: two disks,
-# partitions, requeues, messages) and a dm device stacked on a disk (tests/gen/dmtrace.py)
-# exported; protoc decodes each export with the shared schema, tests/gen/perfetto-check.py
-# checks what the trace processor relies on, and tests/gen/perfetto-btt.py compares the
-# numbers with btt's own (-q per-I/O Q2C lines, the report's Q2C and D2C) and with the
-# blkparse text (D/R/C steps of the "in driver" counter, completions and bytes per window,
-# unplug/requeue/message instants). Then: btt's report is the same with the option, .gz
-# output, a damaged trace (the error names file and offset, the export written so far is a
-# valid closed trace), a file that cannot be created. As root, a live trace too: fio at queue
-# depth 64 (two jobs, mixed sizes, overlapping) on a loop device, every I/O it issued seen.
+# btt --perfetto=FILE (issues 14, 36): every bundled trace, a synthetic one (gentrace: two disks,
+# partitions, requeues, splits, messages), overlapping reads, bios that never complete and a dm
+# device stacked on a disk (tests/gen/dmtrace.py) exported; protoc decodes each export with the
+# shared schema, tests/gen/perfetto-check.py checks what the trace processor relies on, and
+# tests/gen/perfetto-btt.py compares the export with the blkparse text: every Q with a size one
+# bio slice, each split bio's pieces (the text's D over it), the counters (D/R/C steps of "in
+# driver", completions and bytes per window), unplug/requeue/message instants. Then: btt's
+# report is the same with the option, .gz output, a damaged trace (the error names file and
+# offset, the export written so far is a valid closed trace), a file that cannot be created. As
+# root, live traces too: fio at queue depth 64 (two jobs, mixed sizes, overlapping) on a loop
+# device, every I/O it issued seen; and 128 KiB reads through 16 KiB requests, every bio split.
 . "$(dirname "$0")/../lib.sh"
 
 SCHEMA="$SHARED_DIR/perfetto"
@@ -122,6 +123,21 @@ if ! grep -q "stages .* are not drawn" "$w/overlap/btt.err" &&
 	pass "overlap: the 60 reads drawn, each with its Q2G stage, none left out"
 else
 	fail "overlap: stages left out, or not 60 Q2G: $(head -n 2 "$w/overlap/btt.err")"
+fi
+# bios that never complete (issue 36): one whose C is not in the trace, given up 60 s on, and
+# one in flight at the end: on 'I/O not completed', each with its cause, stderr counting them
+"$PY" "$TOP/tests/gen/stalebios.py" "$w/stale.bin"
+"$TOP/blkparse" -i "$w/stale.bin" >"$w/stale.txt"
+export_one stale "$w/stale.bin" "$w/stale.txt"
+if grep -q "'$w/stale/stale.pftrace': 1 bios in flight for more than 60 s (their completion not in the trace) were given up" "$w/stale/btt.err" &&
+	grep -q "'$w/stale/stale.pftrace': 1 bios still in flight when the trace ended are on 'I/O not completed' tracks" "$w/stale/btt.err" &&
+	[ "$("$PY" -c 'import json, sys
+print(sorted((s[6]["sector"], s[6]["lost"]) for s in json.load(open(sys.argv[1]))["slices"]
+             if s[0] == "8,0 > I/O not completed" and s[4] == 0))' "$w/stale/dump.json")" = \
+	"[(1000, 'given up: in flight for more than 60 s (BIOS_STALE_NS)'), (20000, 'still in flight when the trace ended')]" ]; then
+	pass "stale: the bio without its C given up after 60 s, the one in flight at the end: each its cause, on stderr and in 'lost'"
+else
+	fail "stale: the causes of the bios not completed: $(head -n 2 "$w/stale/btt.err")"
 fi
 "$PY" "$TOP/tests/gen/dmtrace.py" 20 "$w/dm.bin"
 "$TOP/blkparse" -i "$w/dm.bin" >"$w/dm.txt"
