@@ -561,6 +561,21 @@ static void remap_put(struct bios *s, const struct blk_event *ev)
 
 	if (blk_event_remap(ev, &r) < 0)
 		return;
+	/* a remap of a remap (dm onto a partition at sector S, then the partition from S onto
+	 * its disk, both A events on the disk's trace): the bio comes from where the first
+	 * came from */
+	for (uint32_t k = 1; s->remap_live && k <= NREMAP; k++) {
+		struct premap *q = &s->remap[(s->remap_next + NREMAP - k) % NREMAP];
+
+		if (q->live && q->device == ev->device && q->sector == r.sector_from &&
+		    q->from_device != r.device_from) {
+			r.device_from = q->from_device;
+			r.sector_from = q->from_sector;
+			q->live = 0;
+			s->remap_live--;
+			break;
+		}
+	}
 	if (!p->live)
 		s->remap_live++;
 	*p = (struct premap){
@@ -633,6 +648,32 @@ static int mark(struct bios *s, const struct blk_event *ev, uint32_t flag)
 	return err;
 }
 
+/*
+ * X. The block layer's split (bio_split) records the front piece and names where the rest
+ * starts: pieces that each get their own D and C. dm's split records the rest, the bio
+ * itself cut to it (its sector named twice): the front goes on as a clone that dm
+ * completes with the bio, whose one C covers the rest only. So the front of such a bio
+ * awaits no D or C of its own.
+ */
+static int split_at(struct bios *s, const struct blk_event *ev)
+{
+	int err;
+	uint32_t x = newest_at(s, ev, &err);
+
+	if (!x)
+		return err;
+	s->n[x].b.flags |= BTT_BIO_SPLIT;
+	if (blk_event_pdu_u64(ev) == ev->sector && ev->sector > s->n[x].b.sector) {
+		uint64_t rest = s->n[x].end - ev->sector;
+
+		if (s->n[x].remaining > rest)
+			s->n[x].remaining = (uint32_t)rest;
+		if (s->n[x].unissued > rest)
+			s->n[x].unissued = (uint32_t)rest;
+	}
+	return err;
+}
+
 /* G: the newest bio holding its sector got a request, if it had none */
 static int got_request(struct bios *s, const struct blk_event *ev)
 {
@@ -697,7 +738,7 @@ int bios_event(struct bios *s, const struct blk_event *ev)
 	switch (act & 0xffff & ~BLK_TA_CGROUP) {
 	case BLK_TA_SPLIT:
 		s->c.splits++;
-		return mark(s, ev, BTT_BIO_SPLIT);
+		return split_at(s, ev);
 	case BLK_TA_REMAP:
 		s->c.remaps++;
 		remap_put(s, ev);

@@ -18,9 +18,13 @@
  *
  * Events with no bytes are ignored, except X (split) and A (remap); so are notes and
  * passthrough (PC) events. A G gives its time to the newest bio holding its sector, an I to
- * the bios with sectors still to issue in its range, each the first time. X and M/F mark the newest bio holding their sector (they follow
- * its Q at once); a D that several bios take marks them all merged. An A on a device
- * remaps the next Q there at its sector. An R gives the sectors it covers back to issue;
+ * the bios with sectors still to issue in its range, each the first time. X and M/F mark
+ * the newest bio holding their sector (they follow its Q at once); an X that names its own
+ * sector as where the rest starts (dm's: the bio cut to its rest, the front completed with
+ * it) leaves the bio only the rest to issue and complete. A D that several bios take marks
+ * them all merged. An A on a device remaps the next Q there at its sector; an A from the sector an
+ * earlier A on the device remapped to (dm onto a partition, the partition onto its disk)
+ * keeps the first's origin. An R gives the sectors it covers back to issue;
  * the D that issues them again adds no piece.
  *
  * Memory: a bio is kept from its first event to its done(), in about 160 bytes. One that

@@ -26,7 +26,10 @@ is a bio with those sectors still to issue and to complete. A D takes, from ever
 flight on its device, the sectors it covers that they still have to issue (each bio that
 takes some went out in one more piece); a C takes the sectors still to complete; a bio
 with none left is done at that C. What a D or C covers that no bio takes is a bio whose Q
-is not in the trace (NOQ 1). Requeues are not modelled (the traces used have none).
+is not in the trace (NOQ 1). An R gives the sectors it covers back to issue to the bios
+that had issued them; the D that issues them again is no new piece. An X whose new sector
+is its own (dm's: the bio cut to its rest, its front completed with it) leaves the newest
+bio holding that sector only its rest to issue and complete.
 """
 import sys
 from collections import Counter, defaultdict
@@ -35,18 +38,20 @@ import blkrec
 
 
 ACTS = {blkrec.TA_QUEUE: "Q", blkrec.TA_ISSUE: "D", blkrec.TA_COMPLETE: "C",
-        blkrec.TA_REQUEUE: "R"}
+        blkrec.TA_REQUEUE: "R", blkrec.TA_SPLIT: "X"}
 
 
 def events(path):
-    """(device "MAJ,MIN", action letter, sector, sectors, time, pid) of Q, D, C and R"""
+    """(device "MAJ,MIN", action letter, sector, sectors, time, pid, X's new sector or None)
+    of Q, D, C, R and X"""
     for r in blkrec.records(open(path, "rb").read()):
         if r.action & ((blkrec.TC_NOTIFY | blkrec.TC_PC) << 16):
             continue
         a = ACTS.get(r.action & 0xffff & ~blkrec.TA_CGROUP)
         if a:
+            new = int.from_bytes(r.pdu[:8], "big") if a == "X" and len(r.pdu) >= 8 else None
             yield ("%d,%d" % (r.device >> 20, r.device & 0xfffff), a, r.sector, r.bytes >> 9,
-                   r.time, r.pid)
+                   r.time, r.pid, new)
 
 
 def cut(spans, a, e):
@@ -68,16 +73,30 @@ def cut(spans, a, e):
 def bios(path):
     live = defaultdict(list)  # device -> bios in flight, oldest first
     done = []
-    for dev, act, sector, n, t, pid in events(path):
+    for dev, act, sector, n, t, pid, new in events(path):
+        if act == "X":
+            held = [b for b in live[dev] if b["sector"] <= sector < b["sector"] + b["nsec"]]
+            if new == sector and held and held[-1]["sector"] < sector:
+                b = held[-1]
+                _, b["left"] = cut(b["left"], b["sector"], sector)
+                _, b["issue"] = cut(b["issue"], b["sector"], sector)
+            continue
         if n == 0:
             continue
         a, e = sector, sector + n
         if act == "Q":
             live[dev].append({"dev": dev, "sector": a, "nsec": n, "q": t, "d": None,
-                              "c": None, "pieces": 0, "pid": pid, "noq": 0,
-                              "issue": [(a, e)], "left": [(a, e)]})
+                              "c": None, "pieces": 0, "pid": pid, "noq": 0, "requeued": 0,
+                              "requeues": 0, "issue": [(a, e)], "left": [(a, e)]})
             continue
         if act == "R":
+            for b in live[dev]:
+                lo, hi = max(a, b["sector"]), min(e, b["sector"] + b["nsec"])
+                if lo >= hi:
+                    continue
+                b["issue"].append((lo, hi))
+                b["requeued"] += 1
+                b["requeues"] += 1
             continue
         rest = [(a, e)]
         for b in list(live[dev]):
@@ -87,7 +106,10 @@ def bios(path):
                 continue
             _, rest = cut(rest, max(a, b["sector"]), min(e, b["sector"] + b["nsec"]))
             if act == "D":
-                b["pieces"] += 1
+                if b["requeued"]:
+                    b["requeued"] -= 1
+                else:
+                    b["pieces"] += 1
                 if b["d"] is None:
                     b["d"] = t
             else:
@@ -97,7 +119,8 @@ def bios(path):
                     done.append(b)
         for s, u in rest:
             b = {"dev": dev, "sector": s, "nsec": u - s, "q": None, "d": None, "c": None,
-                 "pieces": 0, "pid": 0, "noq": 1, "issue": [], "left": [(s, u)]}
+                 "pieces": 0, "pid": 0, "noq": 1, "requeued": 0, "requeues": 0, "issue": [],
+                 "left": [(s, u)]}
             if act == "D":
                 b["d"], b["pieces"] = t, 1
                 live[dev].append(b)
@@ -109,7 +132,7 @@ def bios(path):
 
 def completions(path):
     c = Counter()
-    for dev, act, _, n, _, _ in events(path):
+    for dev, act, _, n, _, _, _ in events(path):
         if act == "C" and n:
             c[dev] += 1
     return c
@@ -140,15 +163,15 @@ def cmd_export(path, tsv):
     for b in done:
         want[(b["dev"], b["sector"], b["nsec"], b["q"] if b["q"] is not None else -1,
               b["d"] if b["d"] is not None else -1, b["c"], b["pieces"], b["pid"],
-              b["noq"])] += 1
+              b["noq"], b["requeues"])] += 1
     got = Counter()
     for r in rows:
         v = {k: int(r[col[k]]) for k in ("sector", "bytes", "q_ns", "d_ns", "c_ns", "pieces",
-                                          "pid", "no_q")}
+                                          "pid", "no_q", "requeues")}
         dev = "%s,%s" % (r[col["major"]], r[col["minor"]])
         got[(dev, v["sector"], v["bytes"] // 512, v["q_ns"] - base if v["q_ns"] else -1,
              v["d_ns"] - base if v["d_ns"] else -1, v["c_ns"] - base, v["pieces"],
-             v["pid"], v["no_q"])] += 1
+             v["pid"], v["no_q"], v["requeues"])] += 1
     bad = []
     miss, extra = want - got, got - want
     if miss or extra:
@@ -194,7 +217,7 @@ def cmd_stats(path):
 
 def cmd_perpid(path):
     c = Counter()
-    for dev, act, _, n, _, pid in events(path):
+    for dev, act, _, n, _, pid, _ in events(path):
         if act == "Q" and n:
             c[pid] += 1
     for pid in sorted(c):

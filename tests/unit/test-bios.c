@@ -20,6 +20,7 @@
 
 #define SDA BLK_MKDEV(8, 0)
 #define SDB BLK_MKDEV(8, 16)
+#define SDA1 BLK_MKDEV(8, 1)
 #define DM BLK_MKDEV(253, 0)
 #define MS 1000000ull /* ns */
 #define NONE (-1) /* an expected time that is NO_TIME */
@@ -119,7 +120,9 @@ static void feed(struct bios *s, const struct tev *t)
 		ev.pdu = pdu;
 		ev.pdu_len = sizeof(pdu);
 	} else if (t->k == 'X') {
-		uint64_t s2 = t->sector + t->nsec;
+		/* the block layer's: the front piece, where the rest starts; dm's (XD()): the
+		 * rest, its own sector */
+		uint64_t s2 = t->from_dev ? t->from_sector : t->sector + t->nsec;
 
 		for (int i = 0; i < 8; i++)
 			pdu[i] = (unsigned char)(s2 >> (56 - 8 * i));
@@ -150,6 +153,10 @@ struct tcase {
 #define EA(dev, s, n, ms, fd, fs)             \
 	{                                     \
 		'A', dev, s, n, ms, fd, fs, 0 \
+	}
+#define XD(dev, s, n, ms)                 \
+	{                                 \
+		'X', dev, s, n, ms, 1, s, 0 \
 	}
 #define ERR(dev, s, n, ms, err)               \
 	{                                     \
@@ -236,6 +243,19 @@ static const struct tcase cases[] = {
 		E('D', SDA, 2048, 8, 2), E('C', SDA, 2048, 8, 3), E('C', DM, 0, 8, 3)),
 	     EXP(BX(SDA, 2048, 8, BTT_BIO_REMAPPED, 1, 0, 1, 2, 3, 0, DM, 0),
 		 B(DM, 0, 8, BTT_BIO_NO_D, 0, 0, 1, NONE, 3))),
+	CASE("dm's split: the bio cut to its rest, its one C over the rest",
+	     EV(E('Q', DM, 32640, 256, 1), XD(DM, 32768, 128, 1), E('C', DM, 32768, 128, 5)),
+	     EXP(B(DM, 32640, 256, BTT_BIO_SPLIT | BTT_BIO_NO_D, 0, 0, 1, NONE, 5))),
+	CASE("dm's split twice (3 targets), then the C",
+	     EV(E('Q', DM, 0, 300, 1), XD(DM, 100, 200, 1), XD(DM, 200, 100, 2),
+		E('C', DM, 200, 100, 6)),
+	     EXP(B(DM, 0, 300, BTT_BIO_SPLIT | BTT_BIO_NO_D, 0, 0, 1, NONE, 6))),
+	CASE("dm onto a partition: its A, the partition's A, the bio from dm",
+	     EV(E('Q', DM, 32640, 8, 1), EA(SDA, 32640, 8, 1, DM, 32640),
+		EA(SDA, 34688, 8, 1, SDA1, 32640), E('Q', SDA, 34688, 8, 1),
+		E('D', SDA, 34688, 8, 2), E('C', SDA, 34688, 8, 3), E('C', DM, 32640, 8, 3)),
+	     EXP(BX(SDA, 34688, 8, BTT_BIO_REMAPPED, 1, 0, 1, 2, 3, 0, DM, 32640),
+		 B(DM, 32640, 8, BTT_BIO_NO_D, 0, 0, 1, NONE, 3))),
 	CASE("bios_finish(): those in flight, oldest first",
 	     EV(E('Q', SDA, 0, 8, 1), E('Q', SDA, 100, 8, 2), E('D', SDA, 100, 8, 3),
 		E('C', SDA, 100, 4, 4), E('E', 0, 0, 0, 0)),
