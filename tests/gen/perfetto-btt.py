@@ -158,12 +158,14 @@ def main():
         # a D again after an R is the same piece
         ds = [(ns, sec_n(rest), 1 if act == "D" else -1) for ns, act, rwbs, rest in ev if act in ("D", "R")]
         nsplit, bad, badd = 0, [], []
+        # a device of bios without requests (dm: Q, X and C only) issues no piece
+        has_d = any(act == "D" for _, act, _, _ in ev)
         for ts, dur, _, sname, args in slices[dp]:
             if "split" not in kind(args):
                 continue
             nsplit += 1
             sec, n = args["sector"], args["bytes"] // 512
-            npc = args.get("pieces", 1)
+            npc = args.get("pieces", 1 if has_d else 0)
             inside = [p for p in pcs.get(sec, []) if ts <= p[0] and p[0] + p[1] <= ts + dur]
             if npc > 1 and len(inside) != min(npc, 64):
                 bad.append((ts, sec, npc, len(inside)))

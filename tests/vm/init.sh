@@ -362,6 +362,19 @@ run_one() {
 		end_run
 		return
 	fi
+	# run-trace --pre: what the test sets up on the device before the tracer starts; it may
+	# set DEV to a device it made and TRACE_ALSO to more devices to trace
+	TRACE_ALSO=
+	if [ -f "$RUNDIR/pre.sh" ]; then
+		log "pre script on $DEV"
+		if ! . "$RUNDIR/pre.sh" >>/out/pre.log 2>&1 || [ ! -b "$DEV" ]; then
+			log "ERROR: the pre script failed (pre.log); device '$DEV'"
+			status error "pre script failed"
+			unload_modules "$RUNDIR/modules.load"
+			end_run
+			return
+		fi
+	fi
 	DEVNAME=${DEV##*/}
 	status device "$DEV"
 	status device_majmin "$(cat /sys/block/$DEVNAME/dev)"
@@ -369,6 +382,7 @@ run_one() {
 
 	: >/out/expected.txt
 	set --
+	for a in $TRACE_ALSO; do set -- "$@" -d "$a"; done
 	while IFS= read -r a; do set -- "$@" "$a"; done <"$RUNDIR/tracer-args"
 	mkdir -p /out/trace
 	# run-trace --out-limit KB: the trace directory a tmpfs of that size (a disk that fills up)
@@ -385,8 +399,10 @@ run_one() {
 	# TRACER_CPU=1: the tracer's whole CPU time (all threads, up to its exit) is the growth of this
 	# shell's cutime/cstime across the foreground run (the only child reaped in between)
 	[ "${TRACER_CPU:-0}" = 1 ] && read_cpu $$ && CPU0_CU=$CPU_CU CPU0_CS=$CPU_CS
-	log "+ blktrace -d $DEV -o trace -D /out/trace $*"
-	sh -c 'echo $$ >/tmp/bt.pid; exec blktrace "$@"' blktrace -d "$DEV" -o trace -D /out/trace "$@" \
+	# one output name is for one device: with TRACE_ALSO, each device's files are named after it
+	[ -z "$TRACE_ALSO" ] && set -- -o trace "$@"
+	log "+ blktrace -d $DEV -D /out/trace $*"
+	sh -c 'echo $$ >/tmp/bt.pid; exec blktrace "$@"' blktrace -d "$DEV" -D /out/trace "$@" \
 		</dev/null >/out/blktrace.stdout 2>/out/blktrace.stderr
 	rc=$?
 	if [ "${TRACER_CPU:-0}" = 1 ] && [ -n "${CPU0_CU:-}" ] && read_cpu $$; then

@@ -30,8 +30,16 @@
 #                           onto (default 256)
 #   --module FILE.ko        also insmod this module (built out of tree) before the tracer starts,
 #                           with --module-params "..." (e.g. "maxactive=1")
+#   --pre FILE              a shell file the VM sources once the run's modules are loaded and
+#                           its device is found, before the tracer starts ($DEV the device): it
+#                           may set DEV to a device it made (a dm device over a partition) and
+#                           TRACE_ALSO to more devices to trace (each given to the tracer as -d)
 #   --post FILE             a shell file the VM sources after the tracer has exited (and before
 #                           the results are packed): e.g. rmmod and checks of what is left
+#   --kmod NAME             a module of the VM's kernel (e.g. dm_mod), loaded at boot with the
+#                           modules it needs
+#   --tool FILE             a program copied into the VM's /bin with its shared libraries
+#                           (e.g. /usr/sbin/dmsetup), for --pre, --post or the workload
 # options of the VM:
 #   --mem MB / --smp N      VM size (default 1024 / 2)
 #   --keep                  keep the temporary work directory (initramfs, disk images)
@@ -142,6 +150,28 @@ boot_module() { # NAME: loaded once, at boot
 boot_module virtio_pci
 boot_module virtio_blk
 
+# copy_libs PROGRAM: its shared libraries and the loader into the initramfs, their directories
+# added to libdirs (the VM's LD_LIBRARY_PATH); 1 when ldd names one it cannot find
+libdirs=
+copy_libs() {
+	local lib d
+	ldd "$1" >"$work/ldd.txt" 2>&1 || return 0 # a static program
+	while read -r lib; do
+		[ -f "$lib" ] || die "ldd names $lib which does not exist"
+		mkdir -p "$root$(dirname "$lib")"
+		[ -f "$root$lib" ] || cp -L "$lib" "$root$lib"
+		d=$(dirname "$lib")
+		case ":$libdirs:" in *":$d:"*) ;; *) libdirs=${libdirs:+$libdirs:}$d ;; esac
+	done < <(sed -n -e 's/^.*=> \(\/[^ ]*\) (0x.*$/\1/p' -e 's/^[[:space:]]*\(\/[^ ]*\) (0x.*$/\1/p' "$work/ldd.txt")
+	! grep -q 'not found' "$work/ldd.txt"
+}
+# copy_program FILE: run-trace --tool
+copy_program() {
+	[ -f "$1" ] && [ -x "$1" ] || return 1
+	cp -L "$1" "$root/bin/${1##*/}" && copy_libs "$1" ||
+		die "--tool $1: unresolved libraries: $(grep 'not found' "$work/ldd.txt")"
+}
+
 # ---- the runs ---------------------------------------------------------------------------------
 # the VM's time limit: the sum of its runs' and 30 s for the boot (a run's own limit counts from its start)
 outdirs=() total_timeout=30 out_mb_sum=0 want_virtio=0
@@ -149,7 +179,7 @@ outdirs=() total_timeout=30 out_mb_sum=0 want_virtio=0
 add_run() {
 	local n=$1 outdir=$2 device=nullb workload=dio timeout=120 settle=1 stop_timeout=20 tracer_cpu=0
 	local out_mb=256 extra_mod= extra_mod_params= post_file= nullb_params="nr_devices=1 irqmode=1"
-	local stop_signal=INT out_limit=
+	local stop_signal=INT out_limit= pre_file=
 	local extra=() workload_file= v a m rdir
 	shift 2
 	while [ $# -gt 0 ]; do
@@ -167,6 +197,9 @@ add_run() {
 		--module) extra_mod=${2:?}; shift 2 ;;
 		--module-params) extra_mod_params=${2?}; shift 2 ;;
 		--post) post_file=${2:?}; shift 2 ;;
+		--pre) pre_file=${2:?}; shift 2 ;;
+		--kmod) boot_module "${2:?}"; shift 2 ;;
+		--tool) copy_program "${2:?}" || bad "--tool: no program $2"; shift 2 ;;
 		--mem | --smp | --keep)
 			[ -z "$batch" ] || bad "$1 is an option of the VM, not of a run (give it after --batch DIR)"
 			case $1 in
@@ -197,6 +230,10 @@ add_run() {
 	if [ -n "$post_file" ]; then
 		[ -f "$post_file" ] || bad "--post: no file $post_file"
 		post_file=$(readlink -f "$post_file")
+	fi
+	if [ -n "$pre_file" ]; then
+		[ -f "$pre_file" ] || bad "--pre: no file $pre_file"
+		pre_file=$(readlink -f "$pre_file")
 	fi
 	case $workload in
 	dio | dio-sizes | idle) ;;
@@ -248,6 +285,7 @@ add_run() {
 	done
 	[ -n "$workload_file" ] && cp "$workload_file" "$rdir/workload.sh"
 	[ -n "$post_file" ] && cp "$post_file" "$rdir/post.sh"
+	[ -n "$pre_file" ] && cp "$pre_file" "$rdir/pre.sh"
 	return 0
 }
 
@@ -282,18 +320,8 @@ if [ "$(id -u)" = 0 ]; then
 	mknod -m 666 "$root/dev/null" c 1 3 2>/dev/null
 fi
 
-# shared libraries of a dynamically linked tracer, and the loader
-libdirs=
-if ldd "$tracer_path" >"$work/ldd.txt" 2>&1; then
-	while read -r lib; do
-		[ -f "$lib" ] || die "ldd names $lib which does not exist"
-		mkdir -p "$root$(dirname "$lib")"
-		cp -L "$lib" "$root$lib"
-		d=$(dirname "$lib")
-		case ":$libdirs:" in *":$d:"*) ;; *) libdirs=${libdirs:+$libdirs:}$d ;; esac
-	done < <(sed -n -e 's/^.*=> \(\/[^ ]*\) (0x.*$/\1/p' -e 's/^[[:space:]]*\(\/[^ ]*\) (0x.*$/\1/p' "$work/ldd.txt")
-	grep -q 'not found' "$work/ldd.txt" && die "tracer has unresolved libraries: $(grep 'not found' "$work/ldd.txt")"
-fi
+# the tracer's shared libraries and the loader (libdirs: where they are)
+copy_libs "$tracer_path" || die "tracer has unresolved libraries: $(grep 'not found' "$work/ldd.txt")"
 {
 	echo "LIBPATH=$libdirs"
 	echo "RUNS=$nruns"
