@@ -39,6 +39,7 @@ EXPORT_LIB := lib/export/libblkexport.a
 ALL_LIB_SRC := $(LIB_SRC) $(PERFETTO_SRC) $(EXPORT_SRC)
 
 KERNEL_SRC := kernel/fs.c kernel/relay.c kernel/tracefs.c kernel/util.c kernel/ftrace.c \
+	kernel/holder.c kernel/tfsstate.c \
 	kernel/waitjoin.c kernel/wakefilter.c kernel/iowait.c kernel/iowait-src.c
 KERNEL_OBJ := $(KERNEL_SRC:.c=.o)
 TOOLS := blkparse blktrace blkiomon

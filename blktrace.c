@@ -277,6 +277,16 @@ static void dev_sysname(struct blk_backend_dev *d, struct stat *st)
 			*s = '_';
 }
 
+/* both ways of tracing (BLKTRACESETUP, tracefs) need CAP_SYS_ADMIN: say so before any of
+ * them fails with a bare EACCES */
+static void need_root(const char *what)
+{
+	if (!blk_may_trace())
+		die("%s needs root: the CAP_SYS_ADMIN capability, which this process lacks (the "
+		    "kernel's BLKTRACESETUP and tracefs both require it); run it as root, e.g. with sudo",
+		    what);
+}
+
 static void open_devs(struct bt_run *r)
 {
 	for (int i = 0; i < r->o->ndevs; i++) {
@@ -398,8 +408,10 @@ int main(int argc, char **argv)
 	set_progname(argv[0]);
 	install_log_hook();
 	parse_args(argc, argv, &o);
-	if (o.kill)
+	if (o.kill) {
+		need_root("'blktrace -k'");
 		return kill_traces(&o);
+	}
 	if (o.listen)
 		return run_server(&o);
 
@@ -412,6 +424,7 @@ int main(int argc, char **argv)
 	r->ncpus = blk_online_cpus(r->cpus, MAX_CPUS);
 	if (r->ncpus <= 0)
 		die("cannot read the online CPUs: %s", strerror(r->ncpus ? -r->ncpus : EIO));
+	need_root("tracing a block device");
 	open_devs(r);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;

@@ -516,8 +516,8 @@ static int setup_block(struct bt_run *r)
 	if (!s->be) {
 		e = errno;
 		error("cannot trace through tracefs: %s", err);
-		if (e == EBUSY && strstr(err, "blk tracer"))
-			hint("'blktrace -k -d DEV' stops a running trace or resets a blk tracer left set up by a killed blktrace");
+		if (e == EBUSY && strstr(err, "no process reads it"))
+			hint("'blktrace -k -d DEV' puts back the tracefs settings a killed blktrace left");
 		if (why[0])
 			hint("the relay path failed too: %s", why);
 		return -1;

@@ -17,6 +17,7 @@
 #include "blk/backend.h"
 #include "blk/frame.h"
 #include "blk/kernel.h"
+#include "holder.h"
 #include "util.h"
 #include "blk/trace.h"
 
@@ -197,9 +198,24 @@ static struct blk_backend *relay_open(const struct blk_backend_cfg *cfg, char *e
 		s.buf_nr = cfg->nbuf;
 		ret = blk_relay_setup(d->fd, &s);
 		if (ret == -EBUSY) {
-			kerr(err, len,
-			     "'%s' is already being traced (BLKTRACESETUP: %s); 'blktrace -k -d %s' stops a left-over trace",
-			     d->path, strerror(-ret), d->path);
+			char under[KPATH], comm[64];
+			int pid;
+
+			/* a live tracer holds the relay files of the device open */
+			snprintf(under, sizeof(under), "%s/block/%s/", r->debugfs, d->sysname);
+			pid = blk_holder_find(blk_holder_prefix, under, comm, sizeof(comm));
+			/* or a tracer through tracefs (the blk tracer's pipes) */
+			if (!pid)
+				pid = blk_holder_find(blk_holder_blk_pipe, NULL, comm,
+						      sizeof(comm));
+			if (pid)
+				kerr(err, len,
+				     "'%s' is being traced by process %d (%s); stop it first (kill -INT %d)",
+				     d->path, pid, comm, pid);
+			else
+				kerr(err, len,
+				     "'%s' is already being traced (BLKTRACESETUP: %s) and no process reads the trace: 'blktrace -k -d %s' stops a left-over trace",
+				     d->path, strerror(-ret), d->path);
 			goto fail;
 		} else if (ret) {
 			kerr(err, len, "BLKTRACESETUP on '%s' failed: %s", d->path, strerror(-ret));

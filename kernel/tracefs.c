@@ -17,27 +17,24 @@
 #include "blk/backend.h"
 #include "blk/event.h"
 #include "blk/kernel.h"
+#include "holder.h"
+#include "tfsstate.h"
 #include "util.h"
 
 #define MAX_CPUS_TRACKED 4096
 
 struct tfs_dev {
-	char name[64];
 	char dir[KPATH_SUB]; /* /sys/class/block/NAME/trace */
 	int was_enabled;
 	int enabled;
 };
 
 struct blk_tfs {
-	char dir[KPATH_DIR];
-	int was_on;
-	char tracer[64];
-	char clock[32];
-	int bin;
-	char buf_kb[32];
+	struct tfs_state st; /* as found: dir, settings, the devices traced */
 	int buf_changed;
 	int tracer_set, clock_set, bin_set;
 	int touched; /* something was changed: restore on close */
+	int state_kept; /* st is in TFS_STATE_FILE, for blktrace -k after a SIGKILL */
 	struct tfs_dev *devs;
 	int ndevs;
 	unsigned long long base_lost[MAX_CPUS_TRACKED];
@@ -46,7 +43,7 @@ struct blk_tfs {
 
 static int tpath(const struct blk_tfs *t, char *buf, size_t len, const char *rel)
 {
-	return snprintf(buf, len, "%s/%s", t->dir, rel) >= (int)len ? -ENAMETOOLONG : 0;
+	return snprintf(buf, len, "%s/%s", t->st.dir, rel) >= (int)len ? -ENAMETOOLONG : 0;
 }
 
 static int tread(const struct blk_tfs *t, const char *rel, char *buf, size_t len)
@@ -99,6 +96,12 @@ static unsigned long long cpu_lost(const struct blk_tfs *t, int cpu)
 	return total;
 }
 
+/* who reads the blk tracer's pipes, 0 if nobody */
+static int pipe_holder(char *comm, size_t len)
+{
+	return blk_holder_find(blk_holder_blk_pipe, NULL, comm, len);
+}
+
 struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int ndevs,
 			     uint32_t act_mask, unsigned int buf_kb, char *err, size_t errlen)
 {
@@ -110,9 +113,13 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 		errno = ENOMEM;
 		return NULL;
 	}
-	snprintf(t->dir, sizeof(t->dir), "%s", dir);
+	snprintf(t->st.dir, sizeof(t->st.dir), "%s", dir);
+	t->st.pid = (int)getpid();
 	t->devs = calloc((size_t)ndevs, sizeof(*t->devs));
-	if (!t->devs) {
+	t->st.devs = calloc((size_t)ndevs, sizeof(*t->st.devs));
+	if (!t->devs || !t->st.devs) {
+		free(t->devs);
+		free(t->st.devs);
 		free(t);
 		errno = ENOMEM;
 		return NULL;
@@ -122,8 +129,8 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 		kerr(err, errlen, "cannot read '%s/tracing_on': %s", dir, strerror(-ret));
 		goto fail;
 	}
-	t->was_on = atoi(buf);
-	if ((ret = tread(t, "current_tracer", t->tracer, sizeof(t->tracer)))) {
+	t->st.was_on = atoi(buf);
+	if ((ret = tread(t, "current_tracer", t->st.tracer, sizeof(t->st.tracer)))) {
 		kerr(err, errlen, "cannot read '%s/current_tracer': %s", dir, strerror(-ret));
 		goto fail;
 	}
@@ -132,38 +139,47 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 		kerr(err, errlen, "the kernel has no 'blk' tracer (CONFIG_BLK_DEV_IO_TRACE)");
 		goto fail;
 	}
-	if (!strcmp(t->tracer, "blk")) {
+	if (!strcmp(t->st.tracer, "blk")) {
+		char comm[64];
+		int pid = pipe_holder(comm, sizeof(comm));
+
 		ret = -EBUSY;
-		kerr(err, errlen,
-		     "the blk tracer is already in use in '%s' (another blktrace, or one that was killed)",
-		     dir);
+		if (pid)
+			kerr(err, errlen,
+			     "the blk tracer in '%s' is in use: process %d (%s) is tracing; stop it first (kill -INT %d)",
+			     dir, pid, comm, pid);
+		else
+			kerr(err, errlen,
+			     "the blk tracer in '%s' is set up but no process reads it: left set up by a blktrace that was killed",
+			     dir);
 		goto fail;
 	}
-	if (strcmp(t->tracer, "nop")) {
+	if (strcmp(t->st.tracer, "nop")) {
 		ret = -EBUSY;
-		kerr(err, errlen, "tracefs is in use by the '%s' tracer", t->tracer);
+		kerr(err, errlen, "tracefs is in use by the '%s' tracer", t->st.tracer);
 		goto fail;
 	}
 	if ((ret = tread(t, "trace_clock", buf, sizeof(buf)))) {
 		kerr(err, errlen, "cannot read '%s/trace_clock': %s", dir, strerror(-ret));
 		goto fail;
 	}
-	bracketed(buf, t->clock, sizeof(t->clock));
+	bracketed(buf, t->st.clock, sizeof(t->st.clock));
 	if ((ret = tread(t, "options/bin", buf, sizeof(buf)))) {
 		kerr(err, errlen, "cannot read '%s/options/bin': %s", dir, strerror(-ret));
 		goto fail;
 	}
-	t->bin = atoi(buf);
+	t->st.bin = atoi(buf);
 	if (!tread(t, "buffer_size_kb", buf, sizeof(buf))) {
 		char *e = strstr(buf, "expanded: ");
 
 		/* an unexpanded buffer cannot be put back: keep the size it expands to */
-		snprintf(t->buf_kb, sizeof(t->buf_kb), "%lu", strtoul(e ? e + 10 : buf, NULL, 10));
+		snprintf(t->st.buf_kb, sizeof(t->st.buf_kb), "%lu",
+			 strtoul(e ? e + 10 : buf, NULL, 10));
 	}
 	for (int i = 0; i < ndevs; i++) {
 		struct tfs_dev *d = &t->devs[i];
 
-		snprintf(d->name, sizeof(d->name), "%s", sysnames[i]);
+		snprintf(t->st.devs[i].name, sizeof(t->st.devs[i].name), "%s", sysnames[i]);
 		snprintf(d->dir, sizeof(d->dir), "/sys/class/block/%s/trace", sysnames[i]);
 		snprintf(p, sizeof(p), "%s/enable", d->dir);
 		if ((ret = read_str(p, buf, sizeof(buf)))) {
@@ -180,9 +196,12 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 		}
 	}
 	t->ndevs = ndevs;
+	t->st.ndevs = ndevs;
 	snprintf(t->saved, sizeof(t->saved),
 		 "tracing_on=%d current_tracer=%s trace_clock=%s options/bin=%d buffer_size_kb=%s",
-		 t->was_on, t->tracer, t->clock, t->bin, t->buf_kb);
+		 t->st.was_on, t->st.tracer, t->st.clock, t->st.bin, t->st.buf_kb);
+	/* kept where blktrace -k finds it after a SIGKILL; tracing goes on without it (no /run) */
+	t->state_kept = !tfs_state_save(&t->st);
 
 	/* set up */
 	t->touched = 1;
@@ -203,7 +222,7 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 		snprintf(p, sizeof(p), "%s/enable", d->dir);
 		d->enabled = 1;
 		if ((ret = write_str(p, "1"))) {
-			kerr(err, errlen, "cannot enable tracing of '%s' (%s): %s", d->name, p,
+			kerr(err, errlen, "cannot enable tracing of '%s' (%s): %s", sysnames[i], p,
 			     strerror(-ret));
 			goto fail;
 		}
@@ -305,91 +324,63 @@ const char *blk_tfs_saved(const struct blk_tfs *t)
 
 int blk_tfs_close(struct blk_tfs *t)
 {
-	char p[KPATH], v[32];
-	int ret = 0, r;
+	unsigned int what = 0;
+	int ret = 0;
 
 	if (!t)
 		return 0;
-	if (!t->touched)
-		goto out;
-#define KEEP(x)                  \
-	do {                     \
-		r = (x);         \
-		if (r && !ret)   \
-			ret = r; \
-	} while (0)
-	KEEP(twrite(t, "tracing_on", "0"));
-	if (t->bin_set) {
-		snprintf(v, sizeof(v), "%d", t->bin);
-		KEEP(twrite(t, "options/bin", v));
+	if (t->touched) {
+		what |= t->bin_set ? TFS_PUT_BIN : 0;
+		what |= t->tracer_set ? TFS_PUT_TRACER : 0;
+		what |= t->buf_changed ? TFS_PUT_BUF : 0;
+		what |= t->clock_set ? TFS_PUT_CLOCK : 0;
+		for (int i = 0; i < t->ndevs; i++)
+			what |= t->devs[i].enabled ? TFS_PUT_DEVS : 0;
+		ret = tfs_state_put_back(&t->st, what);
 	}
-	if (t->tracer_set)
-		KEEP(twrite(t, "current_tracer", t->tracer));
-	for (int i = 0; i < t->ndevs; i++) {
-		if (!t->devs[i].enabled)
-			continue;
-		snprintf(p, sizeof(p), "%s/enable", t->devs[i].dir);
-		KEEP(write_str(p, "0"));
-	}
-	if (t->buf_changed && t->buf_kb[0])
-		KEEP(twrite(t, "buffer_size_kb", t->buf_kb));
-	if (t->clock_set && t->clock[0])
-		KEEP(twrite(t, "trace_clock", t->clock));
-	snprintf(v, sizeof(v), "%d", t->was_on);
-	KEEP(twrite(t, "tracing_on", v));
-#undef KEEP
-out:
+	/* kept when something could not be put back: blktrace -k tries again */
+	if (t->state_kept && !ret)
+		tfs_state_forget(t->st.pid);
 	free(t->devs);
+	tfs_state_free(&t->st);
 	free(t);
 	return ret;
 }
 
-/* a process other than us that holds a trace_pipe of the top-level buffer open, or 0 */
-static int pipe_holder(char *comm, size_t len)
+/*
+ * No process traces: put back what the state file of a killed tracer says it found, when
+ * it is about @dir. Return 2 done (@msg says what), 0 no such file, -errno.
+ */
+static int put_back_left(const char *dir, char *msg, size_t len)
 {
-	DIR *proc = opendir("/proc");
-	struct dirent *de;
-	int found = 0;
+	struct tfs_state st;
+	char what[256];
+	int ret = tfs_state_load(&st);
 
-	if (!proc)
+	if (ret == -ENOENT)
 		return 0;
-	while (!found && (de = readdir(proc))) {
-		char p[300], link[KPATH];
-		DIR *fds;
-		struct dirent *fe;
-		int pid = atoi(de->d_name);
-
-		if (pid <= 0 || pid == getpid())
-			continue;
-		snprintf(p, sizeof(p), "/proc/%d/fd", pid);
-		fds = opendir(p);
-		if (!fds)
-			continue;
-		while ((fe = readdir(fds))) {
-			ssize_t n;
-
-			snprintf(p, sizeof(p), "/proc/%d/fd/%s", pid, fe->d_name);
-			n = readlink(p, link, sizeof(link) - 1);
-			if (n <= 0)
-				continue;
-			link[n] = '\0';
-			if (n > 11 && !strcmp(link + n - 11, "/trace_pipe") &&
-			    !strstr(link, "/instances/")) {
-				found = pid;
-				break;
-			}
-		}
-		closedir(fds);
+	if (ret) {
+		kerr(msg, len, "cannot read '%s': %s (remove it if it is not blktrace's)",
+		     TFS_STATE_FILE, strerror(-ret));
+		return ret;
 	}
-	closedir(proc);
-	if (found) {
-		char p[64];
-
-		snprintf(p, sizeof(p), "/proc/%d/comm", found);
-		if (read_str(p, comm, len))
-			snprintf(comm, len, "?");
+	if (strcmp(st.dir, dir) || blk_pid_alive(st.pid)) {
+		tfs_state_free(&st);
+		return 0;
 	}
-	return found;
+	ret = tfs_state_put_back(&st, TFS_PUT_ALL);
+	tfs_state_describe(&st, what, sizeof(what));
+	if (ret)
+		kerr(msg, len, "could not put back every tracefs setting in '%s' (%s): %s", dir,
+		     what, strerror(-ret));
+	else
+		kerr(msg, len,
+		     "put back the tracefs settings blktrace %d (killed) had changed in '%s': %s",
+		     st.pid, dir, what);
+	if (!ret)
+		unlink(TFS_STATE_FILE);
+	tfs_state_free(&st);
+	return ret ? ret : 2;
 }
 
 int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wait_ms, char *msg,
@@ -400,11 +391,11 @@ int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wa
 	int ret = 0, pid;
 
 	memset(&t, 0, sizeof(t));
-	snprintf(t.dir, sizeof(t.dir), "%s", dir);
+	snprintf(t.st.dir, sizeof(t.st.dir), "%s", dir);
 	if (tread(&t, "current_tracer", buf, sizeof(buf)))
 		return 0;
 	if (strcmp(buf, "blk"))
-		return 0;
+		return put_back_left(dir, msg, len);
 	/* turning a device off is what a running tracer of ours watches for */
 	for (int i = 0; i < ndevs; i++) {
 		snprintf(p, sizeof(p), "/sys/class/block/%s/trace/enable", sysnames[i]);
@@ -431,6 +422,10 @@ int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wa
 		return -EBUSY;
 	}
 	/* nobody reads: a tracer killed with SIGKILL left it set up */
+	ret = put_back_left(dir, msg, len);
+	if (ret)
+		return ret;
+	/* no state file (a tracer of before it, or /run not writable): what is known */
 	if (twrite(&t, "current_tracer", "nop")) {
 		kerr(msg, len, "cannot reset '%s/current_tracer'", dir);
 		return -EIO;
@@ -439,7 +434,10 @@ int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wa
 		kerr(msg, len, "cannot reset '%s/options/bin'", dir);
 		return -EIO;
 	}
-	kerr(msg, len, "reset the tracefs blk tracer left set up in '%s'", dir);
+	kerr(msg, len,
+	     "reset the tracefs blk tracer left set up in '%s' (current_tracer=nop options/bin=0); "
+	     "no %s says what trace_clock and buffer_size_kb were",
+	     dir, TFS_STATE_FILE);
 	return 2;
 }
 

@@ -28,6 +28,13 @@ int blk_find_debugfs(const char *hint, int mount_it, char *buf, size_t len);
 /* The same for tracefs (/sys/kernel/tracing, or debugfs/tracing). */
 int blk_find_tracefs(int mount_it, char *buf, size_t len);
 
+/**
+ * blk_may_trace() - does this process hold CAP_SYS_ADMIN, which both ways of tracing a block
+ * device need (the BLKTRACESETUP ioctl, and tracefs's files)?
+ * Return: 1 yes, 0 no, -errno when /proc/self/status cannot tell.
+ */
+int blk_may_trace(void);
+
 /* Online CPUs (from /sys/devices/system/cpu/online): fills @cpus, returns the count or -errno. */
 int blk_online_cpus(int *cpus, int max);
 

@@ -171,7 +171,7 @@ echo blk >"$T/current_tracer"
 echo 1 >"/sys/block/$name/trace/enable"
 "$BT" -d "$loop" -w 1 >/dev/null 2>"$w/stale.err"; rc=$?
 "$BT" -k -d "$loop" >/dev/null 2>"$w/kill.err"; krc=$?
-if [ $rc = 1 ] && grep -qE "already (in use|being traced)" "$w/stale.err" && grep -q "blktrace -k" "$w/stale.err" &&
+if [ $rc = 1 ] && grep -q "no process reads" "$w/stale.err" && grep -q "blktrace -k" "$w/stale.err" &&
 	[ $krc = 0 ] && [ "$before" = "$(state)" ]; then
 	pass "blk tracer left set up: refused with a hint to -k; -k puts tracefs back"
 else

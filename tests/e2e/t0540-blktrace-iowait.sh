@@ -339,9 +339,7 @@ kill -KILL $bt
 wait $bt 2>/dev/null
 left=$(ls "$T/instances" | grep -c '^blktrace-iowait-')
 "$BT" -k -d "$loop" >"$d/k.out" 2>&1; krc=$?
-# -k cannot know the trace clock and buffer size a killed tracer found (t0500): put back here
-echo "$before" | sed -n 's/^trace_clock=.*\[\(.*\)\].*/\1/p' >"$T/trace_clock"
-echo "$before" | sed -n 's/^buffer_size_kb=//p' >"$T/buffer_size_kb"
+# -k puts back the trace clock and ring size the killed tracer found (its state file, t0505)
 if [ "$left" -ge 1 ] && [ $krc = 0 ] && grep -q "left-over tracefs entries removed" "$d/k.out" && same_state; then
 	pass "SIGKILL leaves the I/O wait instance; blktrace -k removes it and resets the blk tracer: $(tr '\n' ' ' <"$d/k.out")"
 else
