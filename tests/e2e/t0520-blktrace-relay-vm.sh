@@ -10,7 +10,7 @@ skip_under_valgrind "the relay path in a VM" "the tracer runs natively in the VM
 . "$vm/batch.sh"
 vm_ready "relay path in a VM" || exit 0
 
-# the four runs below share one boot of the VM (tests/vm/batch.sh): they are staged, the VM
+# the five runs below share one boot of the VM (tests/vm/batch.sh): they are staged, the VM
 # runs them in turn, then each is checked
 B="$OUT/vm-relay-batch"
 vm_batch_new "$B"
@@ -41,16 +41,18 @@ done
 wait
 WL
 vm_batch_add "$B" "$d" --workload "$d.workload" $VMT -- -o -
+# the tracefs backend on this kernel (6.1: its blk tracer's ring-buffer entries, not 6.18's)
+vm_batch_add "$B" "$OUT/vm-tracefs" --device virtio --workload dio-sizes $VMT -- --backend=tracefs
 vm_batch_boot "$B" "$TOP/blktrace" >"$B.log" 2>&1
 brc=$?
 if [ $brc = 0 ]; then
-	pass "VM relay: one boot ran the 4 runs to the end ($(cat "$OUT/vm-nullb/vm-wall-seconds") s)"
+	pass "VM relay: one boot ran the 5 runs to the end ($(cat "$OUT/vm-nullb/vm-wall-seconds") s)"
 else
-	fail "VM relay: the boot of the 4 runs: run-trace exit $brc: $(grep -E 'FAIL|ERROR' "$B.log" | head -n 3 | tr '\n' ' ')"
+	fail "VM relay: the boot of the 5 runs: run-trace exit $brc: $(grep -E 'FAIL|ERROR' "$B.log" | head -n 3 | tr '\n' ' ')"
 fi
 
-check() { # label outdir
-	local label=$1 d=$2 line
+check() { # label outdir [backend: relay (default) or tracefs]
+	local label=$1 d=$2 line backend=${3:-relay}
 	vm_run_ended "$d" || { fail "$label: $(vm_run_why "$d" "$B.log")"; return; }
 	BLKPARSE="$TOP/blkparse" "$vm/validate.sh" --check "$d" >"$d.log" 2>&1
 	while IFS= read -r line; do
@@ -59,7 +61,11 @@ check() { # label outdir
 		esac
 	done <"$d.log"
 	[ -f "$d/blktrace.stderr" ] || return
-	if grep -q "tracefs" "$d/blktrace.stderr"; then
+	if [ "$backend" = tracefs ]; then
+		grep -q "using the tracefs blk tracer" "$d/blktrace.stderr" &&
+			pass "$label: the tracefs backend was used" ||
+			fail "$label: the tracefs backend was not used (stderr: $(head -c 200 "$d/blktrace.stderr"))"
+	elif grep -q "tracefs" "$d/blktrace.stderr"; then
 		fail "$label: the relay backend was used (stderr: $(head -c 200 "$d/blktrace.stderr"))"
 	else
 		pass "$label: the relay backend was used"
@@ -78,6 +84,7 @@ check() { # label outdir
 
 check "VM null_blk" "$OUT/vm-nullb"
 check "VM virtio disk, -b 1024 -n 8" "$OUT/vm-virtio"
+check "VM virtio disk, --backend=tracefs" "$OUT/vm-tracefs" tracefs
 
 # the run stopped by blktrace -k
 d="$OUT/vm-kill"
