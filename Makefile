@@ -22,12 +22,13 @@ LDLIBS_EXPORT := -ldeflate
 endif
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 # libtracefs and libtraceevent (tests/packages.txt): the tracefs backend reads the blk
-# tracer's ring-buffer pages with them (kernel/tracefs.c, kernel/tfsconv.c)
+# tracer's ring-buffer pages and the I/O wait instance's events with them (kernel/tracefs.c,
+# kernel/tfsconv.c, kernel/ftrace.c)
 TRACEFS_CFLAGS := $(shell pkg-config --cflags libtracefs libtraceevent 2>/dev/null || \
 	echo -I/usr/include/tracefs -I/usr/include/traceevent)
 LDLIBS_TRACEFS := $(shell pkg-config --libs libtracefs libtraceevent 2>/dev/null || \
 	echo -ltracefs -ltraceevent)
-kernel/tracefs.o kernel/tfsconv.o tests/unit/test-tfsconv.o: CPPFLAGS += $(TRACEFS_CFLAGS)
+kernel/tracefs.o kernel/tfsconv.o kernel/ftrace.o tests/unit/test-tfsconv.o: CPPFLAGS += $(TRACEFS_CFLAGS)
 
 # One library per layer; each uses the core library, none uses another one:
 #   lib/libblk.a                     the core (include/blk/), linked by every tool
@@ -119,9 +120,9 @@ tests/unit/test-schema tests/unit/test-http tests/unit/test-export: tests/unit/t
 
 # unit tests of kernel/ code: the pure parts of the module they test
 tests/unit/test-ftrace: tests/unit/test-ftrace.o kernel/ftrace.o $(LIB)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_TRACEFS) $(LDLIBS_Z)
 
-tests/unit/test-tfsconv: tests/unit/test-tfsconv.o kernel/tfsconv.o $(LIB)
+tests/unit/test-tfsconv: tests/unit/test-tfsconv.o kernel/tfsconv.o kernel/ftrace.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_TRACEFS) $(LDLIBS_Z)
 
 tests/unit/test-waitjoin: tests/unit/test-waitjoin.o kernel/waitjoin.o $(LIB)

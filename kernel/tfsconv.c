@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The blk tracer's ring-buffer pages turned into classic records: libtraceevent's kbuffer
- * walks the page (header_page gives its layout), each blk entry becomes the record the
- * trace_pipe "bin" path wrote (see tfsconv.h).
+ * walks the page (blk_ftrace_page_walk(), header_page gives its layout), each blk entry
+ * becomes the record the trace_pipe "bin" path wrote (see tfsconv.h).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <event-parse.h>
-#include <kbuffer.h>
-
+#include "blk/ftrace.h"
 #include "blk/trace.h"
 #include "tfsconv.h"
 
@@ -30,8 +28,7 @@ struct stage {
 };
 
 struct blk_tfsconv {
-	struct kbuffer *kbuf;
-	int page_size;
+	struct blk_ftrace_pages *pages;
 	uint32_t cpu;
 	uint32_t *devnos;
 	int ndevs;
@@ -184,78 +181,73 @@ skip:
 	return 0;
 }
 
-int blk_tfsconv_page(struct blk_tfsconv *c, const void *page, uint64_t *last)
-{
-	unsigned long long ts;
-	const unsigned char *data;
-	int n = 0, missed, ret;
+struct walk {
+	struct blk_tfsconv *c;
+	int n; /* blk entries */
+	uint64_t last;
+};
 
-	/* kbuffer only reads the page: its argument is not const */
-	if (kbuffer_load_subbuffer(c->kbuf, (void *)page))
-		return -EINVAL;
-	missed = kbuffer_missed_events(c->kbuf);
-	if (missed)
-		c->missed += missed > 0 ? (uint64_t)missed : 1;
-	for (data = kbuffer_read_event(c->kbuf, &ts); data;
-	     data = kbuffer_next_event(c->kbuf, &ts)) {
-		ret = convert_entry(c, data, kbuffer_event_size(c->kbuf), ts);
-		if (ret < 0)
-			return ret;
-		n += ret;
-		*last = ts;
-	}
-	return n;
+static int on_entry(void *arg, const struct blk_ftrace_rec *r)
+{
+	struct walk *w = arg;
+	int ret = convert_entry(w->c, r->data, (int)r->len, r->ts);
+
+	if (ret < 0)
+		return ret;
+	w->n += ret;
+	w->last = r->ts;
+	return 0;
+}
+
+int blk_tfsconv_page(struct blk_tfsconv *c, const void *page, size_t len, uint64_t *last)
+{
+	struct walk w = {c, 0, 0};
+	uint64_t missed;
+	int ret;
+
+	ret = blk_ftrace_page_walk(c->pages, page, len, on_entry, &w, &missed);
+	c->missed += missed;
+	if (ret < 0)
+		return ret;
+	if (ret > 0)
+		*last = w.last;
+	return w.n;
 }
 
 struct blk_tfsconv *blk_tfsconv_new(const char *header_page, const uint32_t *devnos, int ndevs,
 				    uint32_t cpu, blk_tfsconv_comm_fn comm, void *ctx)
 {
 	struct blk_tfsconv *c = calloc(1, sizeof(*c));
-	struct tep_handle *tep = tep_alloc();
-	char *text = strdup(header_page);
-	int err = ENOMEM;
 
-	if (!c || !tep || !text)
-		goto fail;
+	if (!c)
+		goto nomem;
 	c->devnos = calloc((size_t)ndevs + 1, sizeof(*c->devnos));
 	c->st = calloc((size_t)ndevs + 1, sizeof(*c->st));
 	if (!c->devnos || !c->st)
-		goto fail;
+		goto nomem;
 	memcpy(c->devnos, devnos, (size_t)ndevs * sizeof(*devnos));
 	c->ndevs = ndevs;
 	c->cpu = cpu;
 	c->comm = comm;
 	c->ctx = ctx;
-	err = EINVAL;
-	if (tep_parse_header_page(tep, text, strlen(text), (int)sizeof(long)))
-		goto fail;
-	c->page_size = tep_get_sub_buffer_size(tep);
-	if (c->page_size <= 0)
-		goto fail;
-	/*
-	 * The page's commit word is as long as header_page says. tep_kbuffer() on a handle
-	 * that has only parsed header_page read it as 4 bytes (libtraceevent 1.7.1: every
-	 * entry 4 bytes off), so the kbuffer is made here. Pages are in this machine's order.
-	 */
-	c->kbuf = kbuffer_alloc(tep_get_header_page_size(tep) == 8 ? KBUFFER_LSIZE_8
-								   : KBUFFER_LSIZE_4,
-				tep_is_bigendian() ? KBUFFER_ENDIAN_BIG : KBUFFER_ENDIAN_LITTLE);
-	if (!c->kbuf)
-		goto fail;
-	tep_free(tep);
-	free(text);
+	c->pages = blk_ftrace_pages_new(header_page);
+	if (!c->pages) {
+		int err = errno;
+
+		blk_tfsconv_free(c);
+		errno = err;
+		return NULL;
+	}
 	return c;
-fail:
-	tep_free(tep);
-	free(text);
+nomem:
 	blk_tfsconv_free(c);
-	errno = err;
+	errno = ENOMEM;
 	return NULL;
 }
 
 int blk_tfsconv_page_size(const struct blk_tfsconv *c)
 {
-	return c->page_size;
+	return blk_ftrace_pages_size(c->pages);
 }
 
 const unsigned char *blk_tfsconv_staged(const struct blk_tfsconv *c, int dev, size_t *len,
@@ -290,8 +282,7 @@ void blk_tfsconv_free(struct blk_tfsconv *c)
 		free(c->st[i].buf);
 		free(c->st[i].pids.slot);
 	}
-	if (c->kbuf)
-		kbuffer_free(c->kbuf);
+	blk_ftrace_pages_free(c->pages);
 	free(c->st);
 	free(c->devnos);
 	free(c);

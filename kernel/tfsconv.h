@@ -34,16 +34,17 @@ typedef const char *(*blk_tfsconv_comm_fn)(void *ctx, uint32_t pid, char *buf, s
 struct blk_tfsconv *blk_tfsconv_new(const char *header_page, const uint32_t *devnos, int ndevs,
 				    uint32_t cpu, blk_tfsconv_comm_fn comm, void *ctx);
 
-/* The size of a ring-buffer page (sub-buffer) in the layout @c was made with. */
+/* The size of a ring-buffer page (sub-buffer) as header_page gives it. */
 int blk_tfsconv_page_size(const struct blk_tfsconv *c);
 
 /**
- * blk_tfsconv_page() - convert every entry of one ring-buffer page into the devices' stages
+ * blk_tfsconv_page() - convert every entry of one ring-buffer page (@len bytes as read) into
+ * the devices' stages
  * @last: set to the time of the page's last entry (left alone for an empty page)
  * Return: the number of blk entries in the page, or -errno (-EINVAL: not a page,
  * -ENOMEM).
  */
-int blk_tfsconv_page(struct blk_tfsconv *c, const void *page, uint64_t *last);
+int blk_tfsconv_page(struct blk_tfsconv *c, const void *page, size_t len, uint64_t *last);
 
 /* Stage @ev (a note of the caller's: the start time stamp) for device index @dev. */
 int blk_tfsconv_put(struct blk_tfsconv *c, int dev, const struct blk_event *ev);

@@ -718,7 +718,7 @@ static int tfs_backend_read(struct blk_backend *bb, int k, int wait_ms,
 		}
 		if (n <= 0)
 			break;
-		ret = blk_tfsconv_page(c->conv, c->page, &last);
+		ret = blk_tfsconv_page(c->conv, c->page, (size_t)n, &last);
 		if (ret == -ENOMEM)
 			goto nomem;
 		if (ret < 0) {

@@ -150,7 +150,7 @@ static struct blob raw_records(struct blob raw, uint32_t cpu, uint32_t devno, un
 	assert_int_equal(raw.n % PAGE, 0);
 	*entries = 0;
 	for (size_t off = 0; off < raw.n; off += PAGE) {
-		int ret = blk_tfsconv_page(c, raw.p + off, &last);
+		int ret = blk_tfsconv_page(c, raw.p + off, PAGE, &last);
 
 		assert_true(ret >= 0);
 		*entries += ret;
@@ -252,7 +252,7 @@ static void lost_events_in_page_headers(void **state)
 	(void)state;
 	c = blk_tfsconv_new((const char *)hp.p, &devno, 1, 0, fake_comm, NULL);
 	assert_non_null(c);
-	n = blk_tfsconv_page(c, raw.p, &last);
+	n = blk_tfsconv_page(c, raw.p, PAGE, &last);
 	assert_true(n > 0);
 	assert_int_equal(blk_tfsconv_missed(c), 0);
 	/* missed events, their number stored after the data */
@@ -261,13 +261,13 @@ static void lost_events_in_page_headers(void **state)
 	memcpy(raw.p + 16 + commit, &count, 8);
 	commit |= RB_MISSED_EVENTS | RB_MISSED_STORED;
 	memcpy(raw.p + 8, &commit, 8);
-	m = blk_tfsconv_page(c, raw.p, &last);
+	m = blk_tfsconv_page(c, raw.p, PAGE, &last);
 	assert_int_equal(m, n);
 	assert_int_equal(blk_tfsconv_missed(c), 1234);
 	/* missed events without their number: at least one */
 	commit &= ~RB_MISSED_STORED;
 	memcpy(raw.p + 8, &commit, 8);
-	assert_int_equal(blk_tfsconv_page(c, raw.p, &last), n);
+	assert_int_equal(blk_tfsconv_page(c, raw.p, PAGE, &last), n);
 	assert_int_equal(blk_tfsconv_missed(c), 1235);
 	blk_tfsconv_free(c);
 	/* a header page that is not one */
