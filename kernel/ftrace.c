@@ -14,6 +14,7 @@
 
 #include <event-parse.h>
 #include <kbuffer.h>
+#include <tracefs.h>
 
 #include "blk/ftrace.h"
 #include "util.h"
@@ -286,22 +287,44 @@ int blk_ftrace_write(const char *path, const char *s)
 	return write_flags(path, s, O_TRUNC);
 }
 
-/* ---- instances ---- */
+/* ---- instances (libtracefs) ---- */
 
 #define MAX_ENABLED 16
 
 struct blk_ftrace_inst {
+	struct tracefs_instance *ti;
 	char dir[KPATH_SUB];
-	char enabled[MAX_ENABLED][128];
+	char sys[MAX_ENABLED][64], ev[MAX_ENABLED][64]; /* what was enabled */
 	int filtered[MAX_ENABLED];
 	int nenabled;
 };
+
+/* "GROUP/EVENT" -> "^GROUP$", "^EVENT$": libtracefs takes regular expressions */
+static int split_event(const char *event, char *sys, char *ev, size_t len)
+{
+	const char *slash = strchr(event, '/');
+
+	if (!slash || strchr(slash + 1, '/'))
+		return -EINVAL;
+	snprintf(sys, len, "%.*s", (int)(slash - event), event);
+	snprintf(ev, len, "%s", slash + 1);
+	return 0;
+}
+
+static void anchored(const char *name, char *re, size_t len)
+{
+	snprintf(re, len, "^%s$", name);
+}
+
+static int neg_errno(void)
+{
+	return errno ? -errno : -EIO;
+}
 
 struct blk_ftrace_inst *blk_ftrace_inst_new(const char *tracefs, const char *name, char *err,
 					    size_t len)
 {
 	struct blk_ftrace_inst *in = calloc(1, sizeof(*in));
-	char p[KPATH];
 	int e;
 
 	if (!in) {
@@ -310,6 +333,12 @@ struct blk_ftrace_inst *blk_ftrace_inst_new(const char *tracefs, const char *nam
 		return NULL;
 	}
 	snprintf(in->dir, sizeof(in->dir), "%s/instances/%s", tracefs, name);
+	/*
+	 * Made here, then handed to libtracefs (tracefs_instance_alloc() takes an existing
+	 * one): tracefs_instance_create() takes an instance that exists already as its own
+	 * (another tracer's, of a pid used again) and works in the tracing directory it finds
+	 * itself, not in the one given
+	 */
 	if (mkdir(in->dir, 0700)) {
 		e = errno;
 		if (e == EEXIST)
@@ -321,11 +350,14 @@ struct blk_ftrace_inst *blk_ftrace_inst_new(const char *tracefs, const char *nam
 		errno = e;
 		return NULL;
 	}
+	in->ti = tracefs_instance_alloc(tracefs, name);
 	/* a new instance records at once: off until the tracer starts */
-	snprintf(p, sizeof(p), "%s/tracing_on", in->dir);
-	e = -blk_ftrace_write(p, "0");
-	if (e) {
-		snprintf(err, len, "cannot write '%s': %s", p, strerror(e));
+	errno = 0;
+	if (!in->ti || tracefs_trace_off(in->ti)) {
+		e = errno ? errno : EIO;
+		snprintf(err, len, "cannot set up the tracefs instance '%s': %s", in->dir,
+			 strerror(e));
+		tracefs_instance_free(in->ti);
 		rmdir(in->dir);
 		free(in);
 		errno = e;
@@ -341,63 +373,48 @@ const char *blk_ftrace_inst_dir(const struct blk_ftrace_inst *in)
 
 int blk_ftrace_inst_write(struct blk_ftrace_inst *in, const char *rel, const char *value)
 {
-	char p[KPATH];
-
-	snprintf(p, sizeof(p), "%s/%s", in->dir, rel);
-	return blk_ftrace_write(p, value);
+	errno = 0;
+	return tracefs_instance_file_write(in->ti, rel, value) < 0 ? neg_errno() : 0;
 }
 
 int blk_ftrace_inst_enable(struct blk_ftrace_inst *in, const char *event, const char *filter,
 			   int *filtered)
 {
-	char p[KPATH];
-	int ret, f = 0;
+	char sys[64], ev[64], rs[80], re[80];
+	int f = 0, k = in->nenabled;
 
-	if (in->nenabled == MAX_ENABLED)
+	if (k == MAX_ENABLED)
 		return -ENOSPC;
-	snprintf(p, sizeof(p), "%s/events/%s/enable", in->dir, event);
-	if (access(p, F_OK))
+	if (split_event(event, sys, ev, sizeof(sys)))
+		return -EINVAL;
+	if (!tracefs_event_file_exists(in->ti, sys, ev, "enable"))
 		return -ENOENT;
-	if (filter) {
-		snprintf(p, sizeof(p), "%s/events/%s/filter", in->dir, event);
-		f = !blk_ftrace_write(p, filter);
-	}
+	if (filter)
+		f = tracefs_event_file_write(in->ti, sys, ev, "filter", filter) >= 0;
 	if (filtered)
 		*filtered = f;
-	snprintf(p, sizeof(p), "%s/events/%s/enable", in->dir, event);
-	snprintf(in->enabled[in->nenabled], sizeof(in->enabled[0]), "%s", event);
-	in->filtered[in->nenabled++] = f;
-	ret = blk_ftrace_write(p, "1");
-	return ret;
-}
-
-static int read_alloc(const char *path, char **out)
-{
-	size_t cap = 8192;
-	char *buf = malloc(cap);
-	int ret;
-
-	if (!buf)
-		return -ENOMEM;
-	ret = blk_ftrace_read(path, buf, cap);
-	if (ret) {
-		free(buf);
-		return ret;
-	}
-	*out = buf;
-	return 0;
+	snprintf(in->sys[k], sizeof(in->sys[k]), "%s", sys);
+	snprintf(in->ev[k], sizeof(in->ev[k]), "%s", ev);
+	in->filtered[k] = f;
+	in->nenabled++;
+	anchored(sys, rs, sizeof(rs));
+	anchored(ev, re, sizeof(re));
+	errno = 0;
+	return tracefs_event_enable(in->ti, rs, re) ? neg_errno() : 0;
 }
 
 int blk_ftrace_inst_format(struct blk_ftrace_inst *in, const char *event,
 			   struct blk_ftrace_format *fmt)
 {
-	char p[KPATH], *text;
+	char sys[64], ev[64], *text;
 	int ret;
 
-	snprintf(p, sizeof(p), "%s/events/%s/format", in->dir, event);
-	ret = read_alloc(p, &text);
-	if (ret)
-		return ret;
+	if (split_event(event, sys, ev, sizeof(sys)))
+		return -EINVAL;
+	errno = 0;
+	text = tracefs_event_file_read(in->ti, sys, ev, "format", NULL);
+	if (!text)
+		return errno ? -errno : -ENOENT;
 	ret = blk_ftrace_format_parse(text, fmt);
 	free(text);
 	return ret;
@@ -405,21 +422,23 @@ int blk_ftrace_inst_format(struct blk_ftrace_inst *in, const char *event,
 
 int blk_ftrace_inst_open_cpu(struct blk_ftrace_inst *in, int cpu)
 {
-	char p[KPATH];
+	char rel[64];
 	int fd;
 
-	snprintf(p, sizeof(p), "%s/per_cpu/cpu%d/trace_pipe_raw", in->dir, cpu);
-	fd = open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	snprintf(rel, sizeof(rel), "per_cpu/cpu%d/trace_pipe_raw", cpu);
+	errno = 0;
+	fd = tracefs_instance_file_open(in->ti, rel, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	return fd < 0 ? neg_errno() : fd;
 }
 
 uint64_t blk_ftrace_inst_lost(struct blk_ftrace_inst *in, int cpu)
 {
-	char p[KPATH], buf[2048], *s;
+	char rel[64], *buf, *s;
 	uint64_t total = 0;
 
-	snprintf(p, sizeof(p), "%s/per_cpu/cpu%d/stats", in->dir, cpu);
-	if (blk_ftrace_read(p, buf, sizeof(buf)))
+	snprintf(rel, sizeof(rel), "per_cpu/cpu%d/stats", cpu);
+	buf = tracefs_instance_file_read(in->ti, rel, NULL);
+	if (!buf)
 		return 0;
 	s = strstr(buf, "overrun:");
 	if (s)
@@ -427,40 +446,39 @@ uint64_t blk_ftrace_inst_lost(struct blk_ftrace_inst *in, int cpu)
 	s = strstr(buf, "dropped events:");
 	if (s)
 		total += strtoull(s + 15, NULL, 10);
+	free(buf);
 	return total;
 }
 
 int blk_ftrace_inst_alive(struct blk_ftrace_inst *in)
 {
-	char p[KPATH], v[16];
-
-	snprintf(p, sizeof(p), "%s/tracing_on", in->dir);
-	return !blk_ftrace_read(p, v, sizeof(v)) && !strcmp(v, "1");
+	return tracefs_trace_is_on(in->ti) == 1;
 }
 
 int blk_ftrace_inst_free(struct blk_ftrace_inst *in)
 {
-	char p[KPATH];
-	int ret = 0, r;
+	int ret = 0;
 
 	if (!in)
 		return 0;
-	snprintf(p, sizeof(p), "%s/tracing_on", in->dir);
-	blk_ftrace_write(p, "0");
+	tracefs_trace_off(in->ti);
 	while (in->nenabled > 0) {
-		const char *ev = in->enabled[--in->nenabled];
+		int k = --in->nenabled;
+		char rs[80], re[80];
 
-		snprintf(p, sizeof(p), "%s/events/%s/enable", in->dir, ev);
-		r = blk_ftrace_write(p, "0");
-		if (r && r != -ENOENT && !ret)
-			ret = r;
-		if (in->filtered[in->nenabled]) {
-			snprintf(p, sizeof(p), "%s/events/%s/filter", in->dir, ev);
-			blk_ftrace_write(p, "0");
-		}
+		anchored(in->sys[k], rs, sizeof(rs));
+		anchored(in->ev[k], re, sizeof(re));
+		errno = 0;
+		/* gone with an instance removed from outside: nothing to disable */
+		if (tracefs_event_disable(in->ti, rs, re) && errno && errno != ENOENT && !ret)
+			ret = -errno;
+		if (in->filtered[k])
+			tracefs_event_file_write(in->ti, in->sys[k], in->ev[k], "filter", "0");
 	}
-	if (rmdir(in->dir) && errno != ENOENT && !ret)
-		ret = -errno;
+	errno = 0;
+	if (tracefs_instance_destroy(in->ti) && errno != ENOENT && !ret)
+		ret = neg_errno();
+	tracefs_instance_free(in->ti);
 	free(in);
 	return ret;
 }

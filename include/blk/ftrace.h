@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Trace events through a private tracefs instance (kernel/ftrace.c): the instance and the
- * events enabled in it, kprobe events, and the binary ring-buffer pages of
- * per_cpu/cpuN/trace_pipe_raw with the event layouts of their format files. The page and
- * format decoders are pure functions (unit tested on pages built in the tests); the
- * rest reads and writes tracefs.
+ * events enabled in it (libtracefs), kprobe events, and the binary ring-buffer pages of
+ * per_cpu/cpuN/trace_pipe_raw with the event layouts of their format files (libtraceevent:
+ * kbuffer and tep_parse_format). The page and format decoders are pure functions (unit
+ * tested on pages built in the tests); the rest reads and writes tracefs.
  */
 #ifndef BLK_FTRACE_H
 #define BLK_FTRACE_H
