@@ -28,7 +28,12 @@ struct blk_ftrace_pages {
 	int page_size;
 };
 
-#define RB_FLAGS ((1ull << 31) | (1ull << 30)) /* missed events, their count stored */
+/*
+ * The length in a page's commit word: below the missed-events flags (bits 31 and 30). The
+ * kernel adds the flags to the word as an int, so on a 64-bit kernel bits 32-63 are set too
+ * when events were missed (seen on 6.18: 0xffffffffc0000fd8 for 4056 bytes)
+ */
+#define RB_COMMIT_MASK ((1ull << 30) - 1)
 
 struct blk_ftrace_pages *blk_ftrace_pages_new(const char *header_page)
 {
@@ -95,7 +100,7 @@ int blk_ftrace_page_walk(struct blk_ftrace_pages *pg, const unsigned char *p, si
 		return -EINVAL;
 	/* kbuffer trusts the page: check that its data and each event stay inside it */
 	memcpy(&commit, p + 8, pg->commit_size);
-	commit &= ~RB_FLAGS;
+	commit &= RB_COMMIT_MASK;
 	if (commit > len - pg->data_off)
 		return -EINVAL;
 	end = p + pg->data_off + commit;

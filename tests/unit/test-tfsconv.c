@@ -269,6 +269,14 @@ static void lost_events_in_page_headers(void **state)
 	memcpy(raw.p + 8, &commit, 8);
 	assert_int_equal(blk_tfsconv_page(c, raw.p, PAGE, &last), n);
 	assert_int_equal(blk_tfsconv_missed(c), 1235);
+	/*
+	 * as a 64-bit 6.18 kernel writes the flags (added as an int: bits 32-63 set too), seen
+	 * on a live trace with a 16 KiB ring: the page is still read
+	 */
+	commit |= 0xffffffffc0000000ull;
+	memcpy(raw.p + 8, &commit, 8);
+	assert_int_equal(blk_tfsconv_page(c, raw.p, PAGE, &last), n);
+	assert_int_equal(blk_tfsconv_missed(c), 2469);
 	blk_tfsconv_free(c);
 	/* a header page that is not one */
 	errno = 0;
