@@ -12,7 +12,8 @@
 #   ours      blktrace -d DEV, per-CPU files (in /dev/shm)
 #   iowait    blktrace -d DEV --iowait
 #   pipe      blktrace -d DEV -o - | blkparse -i - >/dev/null
-# Per configuration, medians over the rounds: IOPS, the loss against none, that loss over
+# Each round starts one configuration further on (the order rotates). Per configuration,
+# medians over the rounds: IOPS, the loss against none, that loss over
 # the kernel's own loss (the goal: at most 1.1), the events recorded and dropped, the
 # tracer's CPU (user + system of blktrace, from /usr/bin/time; blkparse's apart) and its CPU
 # per event. The machine may be shared: the load average is printed before and after, and
@@ -154,8 +155,12 @@ rows=$TMP/rows
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 # a first fio run warms the loop device's pages
 fio_run "$TMP" >/dev/null
+# each round starts one configuration further on: a slot that is slower for a while (what
+# else the machine runs) falls on each configuration in turn
+read -ra order <<<"$configs"
 for r in $(seq "$runs"); do
-	for c in $configs; do
+	for i in $(seq 0 $((${#order[@]} - 1))); do
+		c=${order[$(((i + r - 1) % ${#order[@]}))]}
 		echo "$prog: $c, round $r ..." >&2
 		one $c "$r" >>"$rows" || exit 1
 	done
@@ -172,12 +177,14 @@ m = {c: [statistics.median(x[i] for x in xs) for i in range(5)] for c, xs in v.i
 none = m.get("none", [0])[0]
 kloss = none - m["kernel"][0] if "kernel" in m and none else None
 print("%-7s %9s %7s %9s %10s %8s %9s %11s %9s" % ("config", "IOPS", "loss%", "x_kernel", "events", "dropped", "cpu_s", "us/event", "parse_s"))
-for c in v:
+for c in sys.argv[2].split():
+    if c not in m:
+        continue
     iops, cpu, ev, drop, pcpu = m[c]
     loss = "%.1f" % (100 * (none - iops) / none) if none and c != "none" else "-"
     ratio = "%.2f" % ((none - iops) / kloss) if kloss and c not in ("none", "kernel") else "-"
     per = "%.3f" % (cpu * 1e6 / ev) if ev and c not in ("none", "kernel") else "-"
     print("%-7s %9.0f %7s %9s %10d %8d %9s %11s %9s" % (c, iops, loss, ratio, ev, drop,
         "%.2f" % cpu if c not in ("none", "kernel") else "-", per, "%.2f" % pcpu if c == "pipe" else "-"))
-print("IOPS per round: " + "; ".join("%s %s" % (c, " ".join("%.0f" % x[0] for x in xs)) for c, xs in v.items()))
-' "$rows"
+print("IOPS per round: " + "; ".join("%s %s" % (c, " ".join("%.0f" % x[0] for x in v[c])) for c in sys.argv[2].split() if c in v))
+' "$rows" "$configs"
