@@ -21,6 +21,14 @@ override CPPFLAGS += -DBLK_HAVE_LIBDEFLATE
 LDLIBS_EXPORT := -ldeflate
 endif
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+# libtracefs and libtraceevent (tests/packages.txt): the tracefs backend reads the blk
+# tracer's ring-buffer pages and the I/O wait instance's events with them (kernel/tracefs.c,
+# kernel/tfsconv.c, kernel/ftrace.c)
+TRACEFS_CFLAGS := $(shell pkg-config --cflags libtracefs libtraceevent 2>/dev/null || \
+	echo -I/usr/include/tracefs -I/usr/include/traceevent)
+LDLIBS_TRACEFS := $(shell pkg-config --libs libtracefs libtraceevent 2>/dev/null || \
+	echo -ltracefs -ltraceevent)
+kernel/tracefs.o kernel/tfsconv.o kernel/ftrace.o tests/unit/test-tfsconv.o: CPPFLAGS += $(TRACEFS_CFLAGS)
 
 # One library per layer; each uses the core library, none uses another one:
 #   lib/libblk.a                     the core (include/blk/), linked by every tool
@@ -38,8 +46,8 @@ EXPORT_SRC := lib/export/schema.c lib/export/http.c lib/export/export.c lib/expo
 EXPORT_LIB := lib/export/libblkexport.a
 ALL_LIB_SRC := $(LIB_SRC) $(PERFETTO_SRC) $(EXPORT_SRC)
 
-KERNEL_SRC := kernel/fs.c kernel/relay.c kernel/tracefs.c kernel/util.c kernel/ftrace.c \
-	kernel/holder.c kernel/tfsstate.c \
+KERNEL_SRC := kernel/fs.c kernel/relay.c kernel/tracefs.c kernel/tfsconv.c kernel/util.c \
+	kernel/ftrace.c kernel/holder.c kernel/tfsstate.c \
 	kernel/waitjoin.c kernel/wakefilter.c kernel/iowait.c kernel/iowait-src.c
 KERNEL_OBJ := $(KERNEL_SRC:.c=.o)
 TOOLS := blkparse blktrace blkiomon
@@ -82,11 +90,11 @@ blkiomon: blkiomon.o mon-run.o common.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
 blktrace: blktrace.o trace-run.o net.o common.o $(KERNEL_OBJ) $(LIB)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z) -lpthread
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_TRACEFS) $(LDLIBS_Z) -lpthread
 
 # a static tracer for the test VM's initramfs
 blktrace.static: blktrace.o trace-run.o net.o common.o $(KERNEL_OBJ) $(LIB)
-	$(CC) $(CFLAGS) $(LDFLAGS) -static -o $@ $^ $(LDLIBS_Z) -lpthread
+	$(CC) $(CFLAGS) $(LDFLAGS) -static -o $@ $^ $(LDLIBS_TRACEFS) $(LDLIBS_Z) -lpthread
 
 tests/gen/%: tests/gen/%.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
@@ -113,7 +121,10 @@ tests/unit/test-schema tests/unit/test-http tests/unit/test-export: tests/unit/t
 
 # unit tests of kernel/ code: the pure parts of the module they test
 tests/unit/test-ftrace: tests/unit/test-ftrace.o kernel/ftrace.o $(LIB)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_TRACEFS) $(LDLIBS_Z)
+
+tests/unit/test-tfsconv: tests/unit/test-tfsconv.o kernel/tfsconv.o kernel/ftrace.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_TRACEFS) $(LDLIBS_Z)
 
 tests/unit/test-waitjoin: tests/unit/test-waitjoin.o kernel/waitjoin.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)

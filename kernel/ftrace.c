@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Trace events read through a private tracefs instance: the ring-buffer page format of
- * trace_pipe_raw (as the kernel's ring_buffer.c lays it out and libtraceevent's kbuffer
- * reads it), event format files, the instance's life cycle, kprobe events.
+ * Trace events read through a private tracefs instance: the ring-buffer pages of
+ * trace_pipe_raw (walked by libtraceevent's kbuffer), event format files (parsed by
+ * libtraceevent), the instance's life cycle, kprobe events.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,249 +12,165 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <event-parse.h>
+#include <kbuffer.h>
+#include <tracefs.h>
+
 #include "blk/ftrace.h"
 #include "util.h"
 
 /* ---- pages ---- */
 
-#define RB_TYPE_PADDING 29
-#define RB_TYPE_TIME_EXTEND 30
-#define RB_TYPE_TIME_STAMP 31
-#define RB_MISSED_EVENTS (1ull << 31)
-#define RB_MISSED_STORED (1ull << 30)
-#define TS_SHIFT 27
-#define TS_MSB_MASK (~((1ull << 59) - 1)) /* bits an absolute time stamp does not carry */
+struct blk_ftrace_pages {
+	struct kbuffer *kbuf;
+	unsigned int data_off; /* where the events start */
+	unsigned int commit_size; /* bytes of the commit word */
+	int page_size;
+};
 
-void blk_ftrace_page_fmt_default(struct blk_ftrace_page_fmt *f, unsigned int page_size)
+/*
+ * The length in a page's commit word: below the missed-events flags (bits 31 and 30). The
+ * kernel adds the flags to the word as an int, so on a 64-bit kernel bits 32-63 are set too
+ * when events were missed (seen on 6.18: 0xffffffffc0000fd8 for 4056 bytes)
+ */
+#define RB_COMMIT_MASK ((1ull << 30) - 1)
+
+struct blk_ftrace_pages *blk_ftrace_pages_new(const char *header_page)
 {
-	uint16_t x = 1;
-	unsigned char c;
+	struct blk_ftrace_pages *pg = calloc(1, sizeof(*pg));
+	struct tep_handle *tep = tep_alloc();
+	char *text = strdup(header_page);
+	int err = ENOMEM, hsize;
 
-	memcpy(&c, &x, 1);
-	f->ts_off = 0;
-	f->commit_off = 8;
-	f->commit_size = 8;
-	f->data_off = 16;
-	f->data_size = page_size > 16 ? page_size - 16 : 0;
-	f->big_endian_bits = c == 0;
+	if (!pg || !tep || !text)
+		goto fail;
+	err = EINVAL;
+	if (tep_parse_header_page(tep, text, (unsigned long)strlen(text), (int)sizeof(long)))
+		goto fail;
+	pg->page_size = tep_get_sub_buffer_size(tep);
+	hsize = tep_get_header_page_size(tep);
+	if (pg->page_size <= 0 || (hsize != 4 && hsize != 8))
+		goto fail;
+	/* kbuffer's layout: the time stamp (8 bytes), the commit word, the data */
+	pg->commit_size = (unsigned int)hsize;
+	pg->data_off = 8 + pg->commit_size;
+	/*
+	 * The commit word is as long as header_page says. tep_kbuffer() on a handle that has
+	 * only parsed header_page read it as 4 bytes (libtraceevent 1.7.1: every entry 4
+	 * bytes off), so the kbuffer is made here. Pages are in this machine's byte order.
+	 */
+	pg->kbuf = kbuffer_alloc(hsize == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4,
+				 tep_is_bigendian() ? KBUFFER_ENDIAN_BIG : KBUFFER_ENDIAN_LITTLE);
+	if (!pg->kbuf)
+		goto fail;
+	tep_free(tep);
+	free(text);
+	return pg;
+fail:
+	tep_free(tep);
+	free(text);
+	blk_ftrace_pages_free(pg);
+	errno = err;
+	return NULL;
 }
 
-/* "field: TYPE NAME;\toffset:N;\tsize:N;..." for NAME in @text */
-static int header_field(const char *text, const char *name, unsigned int *off, unsigned int *size)
+int blk_ftrace_pages_size(const struct blk_ftrace_pages *pg)
 {
-	const char *p = text;
-	size_t n = strlen(name);
-
-	while ((p = strstr(p, "field:"))) {
-		const char *semi = strchr(p, ';'), *q;
-
-		if (!semi)
-			return -EINVAL;
-		q = semi;
-		while (q > p && q[-1] == ' ')
-			q--;
-		if ((size_t)(q - p) > n && !strncmp(q - n, name, n) && q[-(long)n - 1] == ' ') {
-			const char *o = strstr(semi, "offset:"), *s = strstr(semi, "size:");
-
-			if (!o || !s)
-				return -EINVAL;
-			*off = (unsigned int)strtoul(o + 7, NULL, 10);
-			*size = (unsigned int)strtoul(s + 5, NULL, 10);
-			return 0;
-		}
-		p = semi;
-	}
-	return -EINVAL;
+	return pg->page_size;
 }
 
-int blk_ftrace_page_fmt_parse(const char *text, struct blk_ftrace_page_fmt *f)
+void blk_ftrace_pages_free(struct blk_ftrace_pages *pg)
 {
-	struct blk_ftrace_page_fmt n = *f;
-	unsigned int sz;
-
-	if (header_field(text, "timestamp", &n.ts_off, &sz) || sz != 8 ||
-	    header_field(text, "commit", &n.commit_off, &n.commit_size) ||
-	    (n.commit_size != 4 && n.commit_size != 8) ||
-	    header_field(text, "data", &n.data_off, &n.data_size))
-		return -EINVAL;
-	*f = n;
-	return 0;
+	if (!pg)
+		return;
+	if (pg->kbuf)
+		kbuffer_free(pg->kbuf);
+	free(pg);
 }
 
-static uint32_t get_u32(const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-int blk_ftrace_page_walk(const struct blk_ftrace_page_fmt *f, const unsigned char *p, size_t len,
+int blk_ftrace_page_walk(struct blk_ftrace_pages *pg, const unsigned char *p, size_t len,
 			 blk_ftrace_rec_fn fn, void *arg, uint64_t *missed)
 {
-	uint64_t ts, commit, used;
-	size_t off, end;
-	int n = 0;
+	unsigned long long ts, commit = 0;
+	const unsigned char *data, *end;
+	int n = 0, m, ret;
 
 	*missed = 0;
-	if (len < f->data_off || len < f->commit_off + f->commit_size || len < f->ts_off + 8)
+	if (len < pg->data_off)
 		return -EINVAL;
-	memcpy(&ts, p + f->ts_off, 8);
-	if (f->commit_size == 8) {
-		memcpy(&commit, p + f->commit_off, 8);
-	} else {
-		uint32_t c32;
-
-		memcpy(&c32, p + f->commit_off, 4);
-		commit = c32;
-	}
-	used = commit & ~(RB_MISSED_EVENTS | RB_MISSED_STORED);
-	if (used > len - f->data_off)
+	/* kbuffer trusts the page: check that its data and each event stay inside it */
+	memcpy(&commit, p + 8, pg->commit_size);
+	commit &= RB_COMMIT_MASK;
+	if (commit > len - pg->data_off)
 		return -EINVAL;
-	off = f->data_off;
-	end = f->data_off + (size_t)used;
-	if (commit & RB_MISSED_EVENTS) {
-		*missed = 1;
-		/* the count, when stored, follows the data (a long) */
-		if ((commit & RB_MISSED_STORED) && end + f->commit_size <= len) {
-			uint64_t m = 0;
+	end = p + pg->data_off + commit;
+	/* kbuffer only reads the page: its argument is not const */
+	if (kbuffer_load_subbuffer(pg->kbuf, (void *)p))
+		return -EINVAL;
+	m = kbuffer_missed_events(pg->kbuf);
+	if (m)
+		*missed = m > 0 ? (uint64_t)m : 1;
+	for (data = kbuffer_read_event(pg->kbuf, &ts); data;
+	     data = kbuffer_next_event(pg->kbuf, &ts)) {
+		struct blk_ftrace_rec r = {ts, data, 0};
+		int size = kbuffer_event_size(pg->kbuf);
 
-			memcpy(&m, p + end, f->commit_size);
-			*missed = f->commit_size == 4 ? (uint32_t)m : m;
-		}
-	}
-	while (off + 4 <= end) {
-		uint32_t h = get_u32(p + off), type_len, delta;
-		struct blk_ftrace_rec r;
-		size_t next, dlen;
-		int ret;
-
-		if (f->big_endian_bits) {
-			type_len = h >> 27;
-			delta = h & ((1u << 27) - 1);
-		} else {
-			type_len = h & 0x1f;
-			delta = h >> 5;
-		}
-		switch (type_len) {
-		case RB_TYPE_PADDING:
-			if (!delta)
-				return n; /* the rest of the page is padding */
-			if (off + 8 > end)
-				return -EINVAL;
-			/* a discarded event: its time still counts for the next ones */
-			ts += delta;
-			next = off + 4 + get_u32(p + off + 4);
-			break;
-		case RB_TYPE_TIME_EXTEND:
-			if (off + 8 > end)
-				return -EINVAL;
-			ts += ((uint64_t)get_u32(p + off + 4) << TS_SHIFT) + delta;
-			next = off + 8;
-			break;
-		case RB_TYPE_TIME_STAMP: {
-			uint64_t abs;
-
-			if (off + 8 > end)
-				return -EINVAL;
-			abs = ((uint64_t)get_u32(p + off + 4) << TS_SHIFT) | delta;
-			abs |= ts & TS_MSB_MASK;
-			if (abs < ts)
-				abs += 1ull << 59;
-			ts = abs;
-			next = off + 8;
-			break;
-		}
-		default:
-			ts += delta;
-			if (type_len == 0) {
-				if (off + 8 > end)
-					return -EINVAL;
-				dlen = get_u32(p + off + 4);
-				if (dlen < 4)
-					return -EINVAL;
-				r.data = p + off + 8;
-				r.len = dlen - 4;
-				next = off + 4 + dlen;
-			} else {
-				r.data = p + off + 4;
-				r.len = (size_t)type_len * 4;
-				next = off + 4 + r.len;
-			}
-			if (next > end)
-				return -EINVAL;
-			r.ts = ts;
-			n++;
-			ret = fn(arg, &r);
-			if (ret)
-				return ret;
-			break;
-		}
-		if (next <= off || next > end)
+		if (size < 0 || data < p + pg->data_off || data > end ||
+		    (size_t)size > (size_t)(end - data))
 			return -EINVAL;
-		off = next;
+		r.len = (size_t)size;
+		n++;
+		ret = fn(arg, &r);
+		if (ret)
+			return ret;
 	}
 	return n;
 }
 
 /* ---- formats ---- */
 
+static int copy_fields(struct blk_ftrace_format *fmt, const struct tep_format_field *f)
+{
+	for (; f; f = f->next) {
+		struct blk_ftrace_field *fl = &fmt->f[fmt->nfields];
+
+		if (fmt->nfields == BLK_FTRACE_MAX_FIELDS)
+			return -E2BIG;
+		snprintf(fl->name, sizeof(fl->name), "%s", f->name);
+		fl->offset = (unsigned int)f->offset;
+		fl->size = (unsigned int)f->size;
+		fl->is_signed = !!(f->flags & TEP_FIELD_IS_SIGNED);
+		fl->data_loc = !!(f->flags & TEP_FIELD_IS_DYNAMIC);
+		fl->rel_loc = !!(f->flags & TEP_FIELD_IS_RELATIVE);
+		fl->array = !fl->data_loc && (f->flags & TEP_FIELD_IS_ARRAY);
+		fmt->nfields++;
+	}
+	return 0;
+}
+
 int blk_ftrace_format_parse(const char *text, struct blk_ftrace_format *fmt)
 {
-	const char *p = text, *id = strstr(text, "\nID:"), *name = strstr(text, "name:");
+	struct tep_handle *tep;
+	struct tep_event *ev = NULL;
+	int ret = -EINVAL;
 
 	memset(fmt, 0, sizeof(*fmt));
-	if (!strncmp(text, "ID:", 3))
-		id = text - 1;
-	if (!id)
-		return -EINVAL;
-	fmt->id = atoi(id + 4);
-	if (name) {
-		name += 5;
-		while (*name == ' ')
-			name++;
-		snprintf(fmt->name, sizeof(fmt->name), "%.*s", (int)strcspn(name, "\n"), name);
+	/* libtraceevent says what it cannot parse (print formats) on stderr: not ours to print */
+	tep_set_loglevel(TEP_LOG_NONE);
+	tep = tep_alloc();
+	if (!tep)
+		return -ENOMEM;
+	if (!tep_parse_format(tep, &ev, text, (unsigned long)strlen(text), "blktrace") && ev) {
+		snprintf(fmt->name, sizeof(fmt->name), "%s", ev->name ? ev->name : "");
+		fmt->id = ev->id;
+		ret = copy_fields(fmt, ev->format.common_fields);
+		if (!ret)
+			ret = copy_fields(fmt, ev->format.fields);
+		if (!ret && !fmt->nfields)
+			ret = -EINVAL;
 	}
-	while ((p = strstr(p, "field:")) && fmt->nfields < BLK_FTRACE_MAX_FIELDS) {
-		struct blk_ftrace_field *fl = &fmt->f[fmt->nfields];
-		const char *semi = strchr(p, ';'), *q, *o, *s, *sg, *b;
-
-		if (!semi)
-			break;
-		q = semi;
-		b = memchr(p, '[', (size_t)(semi - p));
-		if (b)
-			q = b; /* "char comm[16]" or "__data_loc char[] cmd" */
-		fl->data_loc = !strncmp(p + 6, "__data_loc", 10);
-		if (b && !fl->data_loc)
-			fl->array = 1;
-		if (fl->data_loc) {
-			/* the name follows the brackets */
-			const char *e = semi;
-
-			q = e;
-			while (q > p && q[-1] != ' ')
-				q--;
-			snprintf(fl->name, sizeof(fl->name), "%.*s", (int)(e - q), q);
-		} else {
-			const char *e = q;
-
-			while (q > p && q[-1] != ' ')
-				q--;
-			snprintf(fl->name, sizeof(fl->name), "%.*s", (int)(e - q), q);
-		}
-		o = strstr(semi, "offset:");
-		s = strstr(semi, "size:");
-		sg = strstr(semi, "signed:");
-		if (!o || !s)
-			break;
-		fl->offset = (unsigned int)strtoul(o + 7, NULL, 10);
-		fl->size = (unsigned int)strtoul(s + 5, NULL, 10);
-		fl->is_signed = sg ? atoi(sg + 7) : 0;
-		fmt->nfields++;
-		p = semi;
-	}
-	return fmt->nfields ? 0 : -EINVAL;
+	tep_free(tep);
+	return ret;
 }
 
 const struct blk_ftrace_field *blk_ftrace_field(const struct blk_ftrace_format *fmt,
@@ -311,7 +227,8 @@ void blk_ftrace_get_str(const struct blk_ftrace_field *f, const unsigned char *d
 		uint32_t loc;
 
 		memcpy(&loc, data + f->offset, 4);
-		off = loc & 0xffff;
+		/* __rel_loc: the offset counts from the end of the field */
+		off = (loc & 0xffff) + (f->rel_loc ? f->offset + f->size : 0);
 		n = loc >> 16;
 		if (off > len || n > len - off)
 			return;
@@ -375,22 +292,44 @@ int blk_ftrace_write(const char *path, const char *s)
 	return write_flags(path, s, O_TRUNC);
 }
 
-/* ---- instances ---- */
+/* ---- instances (libtracefs) ---- */
 
 #define MAX_ENABLED 16
 
 struct blk_ftrace_inst {
+	struct tracefs_instance *ti;
 	char dir[KPATH_SUB];
-	char enabled[MAX_ENABLED][128];
+	char sys[MAX_ENABLED][64], ev[MAX_ENABLED][64]; /* what was enabled */
 	int filtered[MAX_ENABLED];
 	int nenabled;
 };
+
+/* "GROUP/EVENT" -> "^GROUP$", "^EVENT$": libtracefs takes regular expressions */
+static int split_event(const char *event, char *sys, char *ev, size_t len)
+{
+	const char *slash = strchr(event, '/');
+
+	if (!slash || strchr(slash + 1, '/'))
+		return -EINVAL;
+	snprintf(sys, len, "%.*s", (int)(slash - event), event);
+	snprintf(ev, len, "%s", slash + 1);
+	return 0;
+}
+
+static void anchored(const char *name, char *re, size_t len)
+{
+	snprintf(re, len, "^%s$", name);
+}
+
+static int neg_errno(void)
+{
+	return errno ? -errno : -EIO;
+}
 
 struct blk_ftrace_inst *blk_ftrace_inst_new(const char *tracefs, const char *name, char *err,
 					    size_t len)
 {
 	struct blk_ftrace_inst *in = calloc(1, sizeof(*in));
-	char p[KPATH];
 	int e;
 
 	if (!in) {
@@ -399,6 +338,12 @@ struct blk_ftrace_inst *blk_ftrace_inst_new(const char *tracefs, const char *nam
 		return NULL;
 	}
 	snprintf(in->dir, sizeof(in->dir), "%s/instances/%s", tracefs, name);
+	/*
+	 * Made here, then handed to libtracefs (tracefs_instance_alloc() takes an existing
+	 * one): tracefs_instance_create() takes an instance that exists already as its own
+	 * (another tracer's, of a pid used again) and works in the tracing directory it finds
+	 * itself, not in the one given
+	 */
 	if (mkdir(in->dir, 0700)) {
 		e = errno;
 		if (e == EEXIST)
@@ -410,11 +355,14 @@ struct blk_ftrace_inst *blk_ftrace_inst_new(const char *tracefs, const char *nam
 		errno = e;
 		return NULL;
 	}
+	in->ti = tracefs_instance_alloc(tracefs, name);
 	/* a new instance records at once: off until the tracer starts */
-	snprintf(p, sizeof(p), "%s/tracing_on", in->dir);
-	e = -blk_ftrace_write(p, "0");
-	if (e) {
-		snprintf(err, len, "cannot write '%s': %s", p, strerror(e));
+	errno = 0;
+	if (!in->ti || tracefs_trace_off(in->ti)) {
+		e = errno ? errno : EIO;
+		snprintf(err, len, "cannot set up the tracefs instance '%s': %s", in->dir,
+			 strerror(e));
+		tracefs_instance_free(in->ti);
 		rmdir(in->dir);
 		free(in);
 		errno = e;
@@ -430,63 +378,48 @@ const char *blk_ftrace_inst_dir(const struct blk_ftrace_inst *in)
 
 int blk_ftrace_inst_write(struct blk_ftrace_inst *in, const char *rel, const char *value)
 {
-	char p[KPATH];
-
-	snprintf(p, sizeof(p), "%s/%s", in->dir, rel);
-	return blk_ftrace_write(p, value);
+	errno = 0;
+	return tracefs_instance_file_write(in->ti, rel, value) < 0 ? neg_errno() : 0;
 }
 
 int blk_ftrace_inst_enable(struct blk_ftrace_inst *in, const char *event, const char *filter,
 			   int *filtered)
 {
-	char p[KPATH];
-	int ret, f = 0;
+	char sys[64], ev[64], rs[80], re[80];
+	int f = 0, k = in->nenabled;
 
-	if (in->nenabled == MAX_ENABLED)
+	if (k == MAX_ENABLED)
 		return -ENOSPC;
-	snprintf(p, sizeof(p), "%s/events/%s/enable", in->dir, event);
-	if (access(p, F_OK))
+	if (split_event(event, sys, ev, sizeof(sys)))
+		return -EINVAL;
+	if (!tracefs_event_file_exists(in->ti, sys, ev, "enable"))
 		return -ENOENT;
-	if (filter) {
-		snprintf(p, sizeof(p), "%s/events/%s/filter", in->dir, event);
-		f = !blk_ftrace_write(p, filter);
-	}
+	if (filter)
+		f = tracefs_event_file_write(in->ti, sys, ev, "filter", filter) >= 0;
 	if (filtered)
 		*filtered = f;
-	snprintf(p, sizeof(p), "%s/events/%s/enable", in->dir, event);
-	snprintf(in->enabled[in->nenabled], sizeof(in->enabled[0]), "%s", event);
-	in->filtered[in->nenabled++] = f;
-	ret = blk_ftrace_write(p, "1");
-	return ret;
-}
-
-static int read_alloc(const char *path, char **out)
-{
-	size_t cap = 8192;
-	char *buf = malloc(cap);
-	int ret;
-
-	if (!buf)
-		return -ENOMEM;
-	ret = blk_ftrace_read(path, buf, cap);
-	if (ret) {
-		free(buf);
-		return ret;
-	}
-	*out = buf;
-	return 0;
+	snprintf(in->sys[k], sizeof(in->sys[k]), "%s", sys);
+	snprintf(in->ev[k], sizeof(in->ev[k]), "%s", ev);
+	in->filtered[k] = f;
+	in->nenabled++;
+	anchored(sys, rs, sizeof(rs));
+	anchored(ev, re, sizeof(re));
+	errno = 0;
+	return tracefs_event_enable(in->ti, rs, re) ? neg_errno() : 0;
 }
 
 int blk_ftrace_inst_format(struct blk_ftrace_inst *in, const char *event,
 			   struct blk_ftrace_format *fmt)
 {
-	char p[KPATH], *text;
+	char sys[64], ev[64], *text;
 	int ret;
 
-	snprintf(p, sizeof(p), "%s/events/%s/format", in->dir, event);
-	ret = read_alloc(p, &text);
-	if (ret)
-		return ret;
+	if (split_event(event, sys, ev, sizeof(sys)))
+		return -EINVAL;
+	errno = 0;
+	text = tracefs_event_file_read(in->ti, sys, ev, "format", NULL);
+	if (!text)
+		return errno ? -errno : -ENOENT;
 	ret = blk_ftrace_format_parse(text, fmt);
 	free(text);
 	return ret;
@@ -494,21 +427,23 @@ int blk_ftrace_inst_format(struct blk_ftrace_inst *in, const char *event,
 
 int blk_ftrace_inst_open_cpu(struct blk_ftrace_inst *in, int cpu)
 {
-	char p[KPATH];
+	char rel[64];
 	int fd;
 
-	snprintf(p, sizeof(p), "%s/per_cpu/cpu%d/trace_pipe_raw", in->dir, cpu);
-	fd = open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	snprintf(rel, sizeof(rel), "per_cpu/cpu%d/trace_pipe_raw", cpu);
+	errno = 0;
+	fd = tracefs_instance_file_open(in->ti, rel, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	return fd < 0 ? neg_errno() : fd;
 }
 
 uint64_t blk_ftrace_inst_lost(struct blk_ftrace_inst *in, int cpu)
 {
-	char p[KPATH], buf[2048], *s;
+	char rel[64], *buf, *s;
 	uint64_t total = 0;
 
-	snprintf(p, sizeof(p), "%s/per_cpu/cpu%d/stats", in->dir, cpu);
-	if (blk_ftrace_read(p, buf, sizeof(buf)))
+	snprintf(rel, sizeof(rel), "per_cpu/cpu%d/stats", cpu);
+	buf = tracefs_instance_file_read(in->ti, rel, NULL);
+	if (!buf)
 		return 0;
 	s = strstr(buf, "overrun:");
 	if (s)
@@ -516,40 +451,39 @@ uint64_t blk_ftrace_inst_lost(struct blk_ftrace_inst *in, int cpu)
 	s = strstr(buf, "dropped events:");
 	if (s)
 		total += strtoull(s + 15, NULL, 10);
+	free(buf);
 	return total;
 }
 
 int blk_ftrace_inst_alive(struct blk_ftrace_inst *in)
 {
-	char p[KPATH], v[16];
-
-	snprintf(p, sizeof(p), "%s/tracing_on", in->dir);
-	return !blk_ftrace_read(p, v, sizeof(v)) && !strcmp(v, "1");
+	return tracefs_trace_is_on(in->ti) == 1;
 }
 
 int blk_ftrace_inst_free(struct blk_ftrace_inst *in)
 {
-	char p[KPATH];
-	int ret = 0, r;
+	int ret = 0;
 
 	if (!in)
 		return 0;
-	snprintf(p, sizeof(p), "%s/tracing_on", in->dir);
-	blk_ftrace_write(p, "0");
+	tracefs_trace_off(in->ti);
 	while (in->nenabled > 0) {
-		const char *ev = in->enabled[--in->nenabled];
+		int k = --in->nenabled;
+		char rs[80], re[80];
 
-		snprintf(p, sizeof(p), "%s/events/%s/enable", in->dir, ev);
-		r = blk_ftrace_write(p, "0");
-		if (r && r != -ENOENT && !ret)
-			ret = r;
-		if (in->filtered[in->nenabled]) {
-			snprintf(p, sizeof(p), "%s/events/%s/filter", in->dir, ev);
-			blk_ftrace_write(p, "0");
-		}
+		anchored(in->sys[k], rs, sizeof(rs));
+		anchored(in->ev[k], re, sizeof(re));
+		errno = 0;
+		/* gone with an instance removed from outside: nothing to disable */
+		if (tracefs_event_disable(in->ti, rs, re) && errno && errno != ENOENT && !ret)
+			ret = -errno;
+		if (in->filtered[k])
+			tracefs_event_file_write(in->ti, in->sys[k], in->ev[k], "filter", "0");
 	}
-	if (rmdir(in->dir) && errno != ENOENT && !ret)
-		ret = -errno;
+	errno = 0;
+	if (tracefs_instance_destroy(in->ti) && errno != ENOENT && !ret)
+		ret = neg_errno();
+	tracefs_instance_free(in->ti);
 	free(in);
 	return ret;
 }

@@ -69,7 +69,7 @@ struct iw_backend {
 	struct evmap map[MAX_MAP];
 	int nmap;
 	int dev_filtered; /* the block events are filtered on the devices by the kernel */
-	struct blk_ftrace_page_fmt pf;
+	struct blk_ftrace_pages *pages; /* read by the one reader thread */
 	unsigned char *page;
 	size_t page_size;
 	struct blk_wj *wj;

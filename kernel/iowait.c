@@ -168,6 +168,7 @@ static int iw_close(struct blk_backend *bb, char *err, size_t len)
 	free(b->pfd);
 	blk_wf_free(b->wf);
 	free(b->page);
+	blk_ftrace_pages_free(b->pages);
 	blk_wj_free(b->wj);
 	free(b);
 	return ret;
@@ -201,13 +202,18 @@ static struct blk_backend *iw_open(const struct blk_backend_cfg *cfg, char *err,
 	ret = iw_choose(b, err, len);
 	if (ret)
 		goto fail;
-	blk_ftrace_page_fmt_default(&b->pf, (unsigned int)b->page_size);
 	snprintf(buf, sizeof(buf), "%s/events/header_page", b->tfs);
 	{
 		char text[1024];
 
-		if (!blk_ftrace_read(buf, text, sizeof(text)))
-			blk_ftrace_page_fmt_parse(text, &b->pf);
+		ret = blk_ftrace_read(buf, text, sizeof(text));
+		b->pages = ret ? NULL : blk_ftrace_pages_new(text);
+		if (!b->pages) {
+			ret = ret ? ret : -errno;
+			errf(err, len, "cannot read the ring-buffer page layout in '%s': %s", buf,
+			     strerror(-ret));
+			goto fail;
+		}
 	}
 	snprintf(name, sizeof(name), INST_PREFIX "%d", (int)getpid());
 	b->inst = blk_ftrace_inst_new(b->tfs, name, err, len);
@@ -315,7 +321,7 @@ static int read_cpu(struct iw_backend *b, int k, char *err, size_t len)
 		if (n == 0)
 			break;
 		pages++;
-		ret = blk_ftrace_page_walk(&b->pf, b->page, (size_t)n, iw_on_raw, &w, &missed);
+		ret = blk_ftrace_page_walk(b->pages, b->page, (size_t)n, iw_on_raw, &w, &missed);
 		if (ret == -ENOMEM) {
 			errf(err, len, "out of memory for the events of CPU %d", b->cfg->cpus[k]);
 			return ret;

@@ -3,7 +3,6 @@
  * The ftrace "blk" tracer as a tracing backend where relay files cannot be used (kernel
  * lockdown). Every setting touched is saved first and put back by blk_tfs_close().
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -14,11 +13,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <tracefs.h>
+
 #include "blk/backend.h"
 #include "blk/event.h"
 #include "blk/kernel.h"
 #include "holder.h"
 #include "tfsstate.h"
+#include "tfsconv.h"
 #include "util.h"
 
 #define MAX_CPUS_TRACKED 4096
@@ -32,7 +34,7 @@ struct tfs_dev {
 struct blk_tfs {
 	struct tfs_state st; /* as found: dir, settings, the devices traced */
 	int buf_changed;
-	int tracer_set, clock_set, bin_set;
+	int tracer_set, clock_set;
 	int touched; /* something was changed: restore on close */
 	int state_kept; /* st is in TFS_STATE_FILE, for blktrace -k after a SIGKILL */
 	struct tfs_dev *devs;
@@ -238,9 +240,7 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 	t->tracer_set = 1;
 	if ((ret = twrite(t, "current_tracer", "blk")))
 		goto werr;
-	t->bin_set = 1;
-	if ((ret = twrite(t, "options/bin", "1")))
-		goto werr;
+	/* options/bin is left as found: the raw pages are the ring's entries whatever it says */
 	/* old contents would be read as records: start empty */
 	if ((ret = twrite(t, "trace", "")))
 		goto werr;
@@ -276,7 +276,7 @@ int blk_tfs_open_cpu(struct blk_tfs *t, int cpu)
 	char rel[64], p[KPATH];
 	int fd;
 
-	snprintf(rel, sizeof(rel), "per_cpu/cpu%d/trace_pipe", cpu);
+	snprintf(rel, sizeof(rel), "per_cpu/cpu%d/trace_pipe_raw", cpu);
 	if (tpath(t, p, sizeof(p), rel))
 		return -ENAMETOOLONG;
 	fd = open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -330,7 +330,6 @@ int blk_tfs_close(struct blk_tfs *t)
 	if (!t)
 		return 0;
 	if (t->touched) {
-		what |= t->bin_set ? TFS_PUT_BIN : 0;
 		what |= t->tracer_set ? TFS_PUT_TRACER : 0;
 		what |= t->buf_changed ? TFS_PUT_BUF : 0;
 		what |= t->clock_set ? TFS_PUT_CLOCK : 0;
@@ -441,34 +440,20 @@ int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wa
 	return 2;
 }
 
-/* ---- the tracefs backend: trace_pipe records turned into classic per-CPU records ---- */
+/* ---- the tracefs backend: ring-buffer pages turned into classic per-CPU records ---- */
 
-#define TFS_READ_SIZE (1u << 20)
+/* pages read per call at most, so that a busy CPU's records are delivered as they come */
+#define TFS_READ_PAGES 256
 /* per CPU, when neither -b nor -n is given: 1/256 of the memory over the CPUs, in these bounds */
 #define TFS_DEFAULT_MIN_KB 16384u
 #define TFS_DEFAULT_MAX_KB 65536u
 #define TFS_MAX_KB 262144u /* growing after losses stops here */
 
-/* the pids announced with a process note on one CPU's stream of one device */
-struct pidset {
-	uint32_t *slot; /* pid + 1, 0 = free */
-	size_t cap, n;
-};
-
-struct tfs_stage {
-	unsigned char *buf; /* converted records not yet delivered */
-	size_t len, cap;
-	unsigned long events;
-	uint32_t seq;
-	struct pidset pids;
-};
-
 struct tfs_cpu {
-	int fd;
-	unsigned char *buf;
-	size_t len;
-	uint64_t skipped; /* bytes of entries that were not blk records */
-	struct tfs_stage *st; /* per device */
+	int fd; /* per_cpu/cpuN/trace_pipe_raw */
+	struct tracefs_cpu *tcpu; /* libtracefs's reader of it */
+	unsigned char *page;
+	struct blk_tfsconv *conv;
 };
 
 struct tfs_backend {
@@ -485,156 +470,9 @@ struct tfs_backend {
 	int ts_sent;
 };
 
-static int pidset_add(struct pidset *s, uint32_t pid)
+static const char *tfs_comm(void *ctx, uint32_t pid, char *buf, size_t len)
 {
-	size_t i;
-
-	if (s->n * 2 >= s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		uint32_t *nslot = calloc(cap, sizeof(*nslot));
-
-		if (!nslot)
-			return -ENOMEM;
-		for (size_t j = 0; j < s->cap; j++) {
-			if (!s->slot[j])
-				continue;
-			for (i = (s->slot[j] * 2654435761u) & (cap - 1); nslot[i];
-			     i = (i + 1) & (cap - 1))
-				;
-			nslot[i] = s->slot[j];
-		}
-		free(s->slot);
-		s->slot = nslot;
-		s->cap = cap;
-	}
-	for (i = ((pid + 1) * 2654435761u) & (s->cap - 1); s->slot[i]; i = (i + 1) & (s->cap - 1))
-		if (s->slot[i] == pid + 1)
-			return 0;
-	s->slot[i] = pid + 1;
-	s->n++;
-	return 1;
-}
-
-static int stage_put(struct tfs_stage *st, const struct blk_event *ev)
-{
-	size_t need = 64 + ev->pdu_len;
-
-	if (st->cap - st->len < need) {
-		size_t cap = st->cap ? st->cap : 64 * 1024;
-		unsigned char *nb;
-
-		while (cap - st->len < need)
-			cap *= 2;
-		nb = realloc(st->buf, cap);
-		if (!nb)
-			return -ENOMEM;
-		st->buf = nb;
-		st->cap = cap;
-	}
-	st->len += blk_event_encode(ev, st->buf + st->len);
-	if (!blk_event_is_notify(ev))
-		st->events++;
-	return 0;
-}
-
-/* the process note the relay path's kernel writes the first time it sees a task */
-static int announce(struct tfs_backend *b, int k, struct tfs_stage *st, const struct blk_event *ev)
-{
-	char comm[64] = "", path[64];
-	unsigned char pdu[16];
-	struct blk_event n = *ev;
-	FILE *f;
-
-	if (!blk_tfs_comm(b->t, ev->pid, comm, sizeof(comm))) {
-		if (ev->pid == 0) {
-			snprintf(comm, sizeof(comm), "swapper/%d", b->cfg->cpus[k]);
-		} else {
-			snprintf(path, sizeof(path), "/proc/%u/comm", ev->pid);
-			f = fopen(path, "re");
-			if (!f || !fgets(comm, sizeof(comm), f))
-				snprintf(comm, sizeof(comm), "unknown");
-			if (f)
-				fclose(f);
-			comm[strcspn(comm, "\n")] = '\0';
-		}
-	}
-	memset(pdu, 0, sizeof(pdu));
-	memcpy(pdu, comm, strnlen(comm, 15));
-	n.action = BLK_TN_ACTION(BLK_TN_PROCESS);
-	n.sequence = 0;
-	n.sector = 0;
-	n.bytes = 0;
-	n.error = 0;
-	n.pdu = pdu;
-	n.pdu_len = sizeof(pdu);
-	n.version = BLK_IO_TRACE_VERSION;
-	return stage_put(st, &n);
-}
-
-static int dev_index(const struct blk_backend_cfg *cfg, uint32_t devno)
-{
-	for (int i = 0; i < cfg->ndevs; i++)
-		if (cfg->devs[i].devno == devno)
-			return i;
-	return -1;
-}
-
-/*
- * Convert the whole entries at the start of @p (@n bytes) into @c's stages. Return the
- * bytes used, or -ENOMEM; *@last is the time of the last entry.
- */
-static long tfs_convert(struct tfs_backend *b, int k, const unsigned char *p, size_t n,
-			uint64_t *last)
-{
-	struct tfs_cpu *c = &b->cpu[k];
-	size_t off = 0;
-
-	while (off + sizeof(struct blk_tfs_ent) + sizeof(struct blk_io_trace) <= n) {
-		struct blk_io_trace t;
-		struct blk_event ev;
-		struct tfs_stage *st;
-		size_t len;
-		int dev, ret;
-
-		memcpy(&t, p + off + sizeof(struct blk_tfs_ent), sizeof(t));
-		if ((t.magic & BLK_IO_TRACE_MAGIC_MASK) != BLK_IO_TRACE_MAGIC) {
-			/* not a blk entry (or out of step): skip what is left of this read */
-			c->skipped += n - off;
-			return (long)n;
-		}
-		len = sizeof(struct blk_tfs_ent) + sizeof(t) + t.pdu_len;
-		if (off + len > n)
-			break;
-		*last = t.time;
-		dev = dev_index(b->cfg, t.device);
-		if (dev < 0) {
-			off += len;
-			continue;
-		}
-		st = &c->st[dev];
-		memset(&ev, 0, sizeof(ev));
-		ev.time = t.time;
-		ev.sector = t.sector;
-		ev.bytes = t.bytes;
-		ev.action = t.action;
-		ev.pid = t.pid;
-		ev.device = t.device;
-		ev.cpu = (uint32_t)b->cfg->cpus[k];
-		ev.error = t.error;
-		ev.pdu_len = t.pdu_len;
-		ev.pdu = p + off + sizeof(struct blk_tfs_ent) + sizeof(t);
-		ev.version = BLK_IO_TRACE_VERSION;
-		if (!blk_event_is_notify(&ev)) {
-			ret = pidset_add(&st->pids, ev.pid);
-			if (ret < 0 || (ret > 0 && announce(b, k, st, &ev)))
-				return -ENOMEM;
-			ev.sequence = ++st->seq;
-		}
-		if (stage_put(st, &ev))
-			return -ENOMEM;
-		off += len;
-	}
-	return (long)off;
+	return blk_tfs_comm(ctx, pid, buf, len);
 }
 
 /* the timestamp note the relay path's kernel writes at start: wall and trace time paired */
@@ -652,7 +490,7 @@ static int tfs_timestamp(struct tfs_backend *b)
 		ev.pdu = (const unsigned char *)b->start_real;
 		ev.pdu_len = sizeof(b->start_real);
 		ev.version = BLK_IO_TRACE_VERSION;
-		if (stage_put(&b->cpu[0].st[i], &ev))
+		if (blk_tfsconv_put(b->cpu[0].conv, i, &ev))
 			return -ENOMEM;
 	}
 	return 0;
@@ -676,14 +514,12 @@ static int tfs_backend_close(struct blk_backend *bb, char *err, size_t len)
 	for (int k = 0; b->cpu && k < b->cfg->ncpus; k++) {
 		struct tfs_cpu *c = &b->cpu[k];
 
+		if (c->tcpu)
+			tracefs_cpu_free_fd(c->tcpu);
 		if (c->fd >= 0)
 			close(c->fd);
-		free(c->buf);
-		for (int i = 0; c->st && i < b->cfg->ndevs; i++) {
-			free(c->st[i].buf);
-			free(c->st[i].pids.slot);
-		}
-		free(c->st);
+		free(c->page);
+		blk_tfsconv_free(c->conv);
 	}
 	free(b->cpu);
 	free(b->seen_lost);
@@ -716,12 +552,70 @@ static unsigned int default_kb(int ncpus)
 	return (unsigned int)kb;
 }
 
+/*
+ * The page size trace_pipe_raw hands out: buffer_subbuf_size_kb where the kernel has it
+ * (6.8 and later), else the page of header_page's layout.
+ */
+static int tfs_page_size(struct tfs_backend *b, const struct blk_tfsconv *conv)
+{
+	char p[KPATH], v[32];
+	long kb;
+
+	snprintf(p, sizeof(p), "%s/buffer_subbuf_size_kb", b->dir);
+	if (!read_str(p, v, sizeof(v)) && (kb = strtol(v, NULL, 10)) > 0 && kb <= 1024)
+		return (int)kb * 1024;
+	return blk_tfsconv_page_size(conv);
+}
+
+/* Open each CPU's trace_pipe_raw and make its reader and converter. Return 0 or -errno. */
+static int tfs_open_cpus(struct tfs_backend *b, char *err, size_t len)
+{
+	const struct blk_backend_cfg *cfg = b->cfg;
+	uint32_t devnos[64];
+	char p[KPATH], hp[4096];
+	int ret, size;
+
+	snprintf(p, sizeof(p), "%s/events/header_page", b->dir);
+	ret = read_str(p, hp, sizeof(hp));
+	if (ret) {
+		kerr(err, len, "cannot read '%s': %s", p, strerror(-ret));
+		return ret;
+	}
+	for (int i = 0; i < cfg->ndevs; i++)
+		devnos[i] = cfg->devs[i].devno;
+	for (int k = 0; k < cfg->ncpus; k++) {
+		struct tfs_cpu *c = &b->cpu[k];
+
+		c->conv = blk_tfsconv_new(hp, devnos, cfg->ndevs, (uint32_t)cfg->cpus[k], tfs_comm,
+					  b->t);
+		if (!c->conv) {
+			ret = -errno;
+			kerr(err, len, "cannot read the ring-buffer page layout in '%s': %s", p,
+			     strerror(-ret));
+			return ret;
+		}
+		size = tfs_page_size(b, c->conv);
+		c->page = malloc((size_t)size);
+		if (!c->page)
+			return -ENOMEM;
+		c->fd = blk_tfs_open_cpu(b->t, cfg->cpus[k]);
+		if (c->fd < 0) {
+			kerr(err, len, "cannot open '%s/per_cpu/cpu%d/trace_pipe_raw': %s", b->dir,
+			     cfg->cpus[k], strerror(-c->fd));
+			return c->fd;
+		}
+		c->tcpu = tracefs_cpu_alloc_fd(c->fd, size, true);
+		if (!c->tcpu)
+			return errno ? -errno : -ENOMEM;
+	}
+	return 0;
+}
+
 static struct blk_backend *tfs_backend_open(const struct blk_backend_cfg *cfg, char *err,
 					    size_t len)
 {
 	struct tfs_backend *b = calloc(1, sizeof(*b));
 	const char *names[64];
-	char p[KPATH];
 	int ret;
 
 	if (!b || cfg->ndevs > 64)
@@ -732,13 +626,8 @@ static struct blk_backend *tfs_backend_open(const struct blk_backend_cfg *cfg, c
 	b->seen_lost = calloc((size_t)cfg->ncpus, sizeof(*b->seen_lost));
 	if (!b->cpu || !b->seen_lost)
 		goto nomem;
-	for (int k = 0; k < cfg->ncpus; k++) {
+	for (int k = 0; k < cfg->ncpus; k++)
 		b->cpu[k].fd = -1;
-		b->cpu[k].buf = malloc(TFS_READ_SIZE);
-		b->cpu[k].st = calloc((size_t)cfg->ndevs, sizeof(*b->cpu[k].st));
-		if (!b->cpu[k].buf || !b->cpu[k].st)
-			goto nomem;
-	}
 	ret = blk_find_tracefs(1, b->dir, sizeof(b->dir));
 	if (ret) {
 		kerr(err, len, "tracefs is not available: %s", strerror(-ret));
@@ -756,15 +645,9 @@ static struct blk_backend *tfs_backend_open(const struct blk_backend_cfg *cfg, c
 		ret = -errno;
 		goto fail;
 	}
-	for (int k = 0; k < cfg->ncpus; k++) {
-		snprintf(p, sizeof(p), "%s/per_cpu/cpu%d/trace_pipe", b->dir, cfg->cpus[k]);
-		b->cpu[k].fd = open(p, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		if (b->cpu[k].fd < 0) {
-			ret = -errno;
-			kerr(err, len, "cannot open '%s': %s", p, strerror(-ret));
-			goto fail;
-		}
-	}
+	ret = tfs_open_cpus(b, err, len);
+	if (ret)
+		goto fail;
 	return &b->base;
 nomem:
 	ret = -ENOMEM;
@@ -804,9 +687,7 @@ static int tfs_backend_read(struct blk_backend *bb, int k, int wait_ms,
 	struct tfs_backend *b = (struct tfs_backend *)bb;
 	struct tfs_cpu *c = &b->cpu[k];
 	uint64_t now, last = 0;
-	ssize_t n;
-	long used;
-	int ret;
+	int ret, got = 0;
 
 	if (k == 0 && !b->ts_sent && __atomic_load_n(&b->start_mono, __ATOMIC_ACQUIRE)) {
 		b->ts_sent = 1;
@@ -819,38 +700,46 @@ static int tfs_backend_read(struct blk_backend *bb, int k, int wait_ms,
 		poll(&pfd, 1, wait_ms);
 	}
 	now = tfs_mono_now();
-	n = read(c->fd, c->buf + c->len, TFS_READ_SIZE - c->len);
-	if (n < 0 && errno != EAGAIN && errno != EINTR) {
-		ret = -errno;
-		kerr(err, len, "reading trace_pipe of CPU %d: %s", b->cfg->cpus[k], strerror(-ret));
-		return ret;
-	}
-	if (n > 0) {
-		c->len += (size_t)n;
-		used = tfs_convert(b, k, c->buf, c->len, &last);
-		if (used < 0)
+	for (int pages = 0; pages < TFS_READ_PAGES; pages++) {
+		int n = tracefs_cpu_read(c->tcpu, c->page, true);
+
+		if (n < 0 && errno != EAGAIN && errno != EINTR) {
+			ret = -errno;
+			kerr(err, len, "reading trace_pipe_raw of CPU %d: %s", b->cfg->cpus[k],
+			     strerror(-ret));
+			return ret;
+		}
+		if (n <= 0)
+			break;
+		ret = blk_tfsconv_page(c->conv, c->page, (size_t)n, &last);
+		if (ret == -ENOMEM)
 			goto nomem;
-		memmove(c->buf, c->buf + used, c->len - (size_t)used);
-		c->len -= (size_t)used;
+		if (ret < 0) {
+			kerr(err, len, "CPU %d: trace_pipe_raw gave a page that is not one",
+			     b->cfg->cpus[k]);
+			return ret;
+		}
+		got = 1;
 	}
 	for (int i = 0; i < b->cfg->ndevs; i++) {
-		struct tfs_stage *st = &c->st[i];
+		unsigned long events;
+		size_t n;
+		const unsigned char *p = blk_tfsconv_staged(c->conv, i, &n, &events);
 
-		if (st->len) {
-			ret = sink->records(sink->ctx, i, k, st->buf, st->len, st->events);
-			st->len = 0;
-			st->events = 0;
+		if (n) {
+			ret = sink->records(sink->ctx, i, k, p, n, events);
+			blk_tfsconv_clear(c->conv, i);
 			if (ret) {
 				kerr(err, len, "%s", strerror(-ret));
 				return ret;
 			}
 		}
-		/* one pipe carries every device of this CPU, in time order */
+		/* one ring carries every device of this CPU, in time order */
 		if (sink->mark)
 			sink->mark(sink->ctx, i, k,
-				   n > 0 && last ? last : now - BLK_BACKEND_SLACK_NS);
+				   got && last ? last : now - BLK_BACKEND_SLACK_NS);
 	}
-	return n > 0;
+	return got;
 nomem:
 	kerr(err, len, "out of memory converting the records of CPU %d", b->cfg->cpus[k]);
 	return -ENOMEM;
@@ -911,14 +800,18 @@ static uint64_t tfs_backend_lost(struct blk_backend *bb, int dev, int k)
 {
 	struct tfs_backend *b = (struct tfs_backend *)bb;
 
+	uint64_t stats = blk_tfs_lost(b->t, b->cfg->cpus[k]);
+	uint64_t pages = blk_tfsconv_missed(b->cpu[k].conv);
+
 	(void)dev; /* the ring buffer is shared by the devices: its losses count for each */
-	return blk_tfs_lost(b->t, b->cfg->cpus[k]);
+	/* the ring's counters, or what the pages said was missed where that is more */
+	return pages > stats ? pages : stats;
 }
 
 static uint64_t tfs_backend_skipped(struct blk_backend *bb, int dev, int k)
 {
 	/* a CPU's pipe is shared by the devices: count what it skipped once */
-	return dev == 0 ? ((struct tfs_backend *)bb)->cpu[k].skipped : 0;
+	return dev == 0 ? blk_tfsconv_skipped(((struct tfs_backend *)bb)->cpu[k].conv) : 0;
 }
 
 const struct blk_backend_ops blk_backend_tracefs = {

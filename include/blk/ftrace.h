@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Trace events through a private tracefs instance (kernel/ftrace.c): the instance and the
- * events enabled in it, kprobe events, and the binary ring-buffer pages of
- * per_cpu/cpuN/trace_pipe_raw with the event layouts of their format files. The page and
- * format decoders are pure functions (unit tested on pages built in the tests); the
- * rest reads and writes tracefs.
+ * events enabled in it (libtracefs), kprobe events, and the binary ring-buffer pages of
+ * per_cpu/cpuN/trace_pipe_raw with the event layouts of their format files (libtraceevent:
+ * kbuffer and tep_parse_format). The page and format decoders are pure functions (unit
+ * tested on pages built in the tests); the rest reads and writes tracefs.
  */
 #ifndef BLK_FTRACE_H
 #define BLK_FTRACE_H
@@ -14,23 +14,20 @@
 
 /* ---- ring-buffer pages ---- */
 
-/* The page layout, from events/header_page. */
-struct blk_ftrace_page_fmt {
-	unsigned int ts_off; /* u64 timestamp of the page's first event */
-	unsigned int commit_off, commit_size; /* bytes of data used, flags in bits 30, 31 */
-	unsigned int data_off; /* where the events start */
-	unsigned int data_size; /* room for events (page size - data_off) */
-	int big_endian_bits; /* the event header's bit fields as a big-endian host lays them */
-};
-
-/* The layout of a 64-bit little-endian kernel (x86_64): timestamp 0, commit 8/8, data 16. */
-void blk_ftrace_page_fmt_default(struct blk_ftrace_page_fmt *f, unsigned int page_size);
+/* The page layout of a ring buffer (libtraceevent's kbuffer reads the pages). */
+struct blk_ftrace_pages;
 
 /**
- * blk_ftrace_page_fmt_parse() - the layout described by the text of events/header_page
- * Return: 0, or -EINVAL if a field is missing (then @f keeps the defaults it had).
+ * blk_ftrace_pages_new() - the layout the text of events/header_page describes
+ * Return: the layout (free with blk_ftrace_pages_free()), or NULL with errno set (EINVAL:
+ * the text is not understood).
  */
-int blk_ftrace_page_fmt_parse(const char *text, struct blk_ftrace_page_fmt *f);
+struct blk_ftrace_pages *blk_ftrace_pages_new(const char *header_page);
+
+/* The size of a page (sub-buffer) as header_page gives it. */
+int blk_ftrace_pages_size(const struct blk_ftrace_pages *pg);
+
+void blk_ftrace_pages_free(struct blk_ftrace_pages *pg);
 
 /* One event of a page: its timestamp (trace clock) and its data (common_type first). */
 struct blk_ftrace_rec {
@@ -43,14 +40,15 @@ struct blk_ftrace_rec {
 typedef int (*blk_ftrace_rec_fn)(void *arg, const struct blk_ftrace_rec *rec);
 
 /**
- * blk_ftrace_page_walk() - call @fn for each event of the page @p (@len bytes as read)
+ * blk_ftrace_page_walk() - call @fn for each event of the page @p (@len bytes as read) in
+ * the layout @pg (not thread-safe: one @pg per reading thread)
  * @missed: out: events the kernel lost just before this page (overwritten ones), as far as
  *	it says (1 if it only says that some were), 0 if none
  * Return: the number of events, what @fn returned if it stopped the walk (> 0 or < 0:
  * negative values are kept apart from -EINVAL by the caller's own choice of codes), or
  * -EINVAL for a page that is damaged (a length beyond the page).
  */
-int blk_ftrace_page_walk(const struct blk_ftrace_page_fmt *f, const unsigned char *p, size_t len,
+int blk_ftrace_page_walk(struct blk_ftrace_pages *pg, const unsigned char *p, size_t len,
 			 blk_ftrace_rec_fn fn, void *arg, uint64_t *missed);
 
 /* ---- event formats ---- */
@@ -62,6 +60,7 @@ struct blk_ftrace_field {
 	unsigned int offset, size;
 	int is_signed;
 	int data_loc; /* __data_loc: a u32 with the offset (low 16 bits) and length (high 16) */
+	int rel_loc; /* __rel_loc: the same, the offset from the end of the field */
 	int array; /* a char[N] array */
 };
 
@@ -73,8 +72,9 @@ struct blk_ftrace_format {
 };
 
 /**
- * blk_ftrace_format_parse() - an event's layout from the text of its format file
- * Return: 0, or -EINVAL if it has no ID or no field.
+ * blk_ftrace_format_parse() - an event's layout from the text of its format file (parsed by
+ * libtraceevent)
+ * Return: 0, or -EINVAL if it has no ID or no field, -E2BIG beyond BLK_FTRACE_MAX_FIELDS.
  */
 int blk_ftrace_format_parse(const char *text, struct blk_ftrace_format *fmt);
 

@@ -73,7 +73,7 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 int blk_tfs_start(struct blk_tfs *t);
 int blk_tfs_stop(struct blk_tfs *t);
 
-/* Open per_cpu/cpuN/trace_pipe (non-blocking). Return an fd or -errno. */
+/* Open per_cpu/cpuN/trace_pipe_raw (non-blocking). Return an fd or -errno. */
 int blk_tfs_open_cpu(struct blk_tfs *t, int cpu);
 
 /* Events lost on @cpu since blk_tfs_open() (overrun + dropped). */
@@ -108,7 +108,10 @@ int blk_iowait_kill(const char *tracefs, char *msg, size_t len);
 /* What blk_tfs_close() restores, for messages: "current_tracer=nop, ...". */
 const char *blk_tfs_saved(const struct blk_tfs *t);
 
-/* Header of each record read from trace_pipe in the "bin" format. */
+/*
+ * Header of each record read from trace_pipe in the "bin" format (the read path before
+ * trace_pipe_raw; its unit test checks the raw pages' records against this format).
+ */
 struct blk_tfs_ent {
 	uint32_t pid;
 	uint32_t cpu;

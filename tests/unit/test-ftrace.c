@@ -59,6 +59,11 @@ static void page_commit(struct page *pg, uint64_t flags)
 	memcpy(pg->p + 8, &c, 8);
 }
 
+static const char header_page[] = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+				  "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+				  "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+				  "\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+
 struct seen {
 	int n;
 	uint64_t ts[32];
@@ -80,7 +85,7 @@ static int collect(void *arg, const struct blk_ftrace_rec *r)
 
 static void walks_every_kind_of_entry(void **state)
 {
-	struct blk_ftrace_page_fmt f;
+	struct blk_ftrace_pages *f = blk_ftrace_pages_new(header_page);
 	struct page pg;
 	struct seen s = {0};
 	uint64_t missed;
@@ -88,7 +93,7 @@ static void walks_every_kind_of_entry(void **state)
 	(void)state;
 	if (test_host_be())
 		skip();
-	blk_ftrace_page_fmt_default(&f, PAGE);
+	assert_non_null(f);
 	page_init(&pg, 1000000);
 	put_event(&pg, 5, 16, 1, 0); /* 1000005 */
 	put_event(&pg, 10, 200, 2, 0); /* large: 1000015 */
@@ -104,7 +109,7 @@ static void walks_every_kind_of_entry(void **state)
 	put_event(&pg, 2, 4, 5, 0);
 	page_commit(&pg, 0);
 	put32(&pg, hdr(29, 0)); /* padding to the end (outside commit anyway) */
-	assert_int_equal(blk_ftrace_page_walk(&f, pg.p, sizeof(pg.p), collect, &s, &missed), 5);
+	assert_int_equal(blk_ftrace_page_walk(f, pg.p, sizeof(pg.p), collect, &s, &missed), 5);
 	assert_true(missed == 0);
 	assert_int_equal(s.n, 5);
 	assert_true(s.ts[0] == 1000005 && s.tag[0] == 1 && s.len[0] == 16);
@@ -112,11 +117,12 @@ static void walks_every_kind_of_entry(void **state)
 	assert_true(s.ts[2] == 1000018 + (2ull << 27) && s.tag[2] == 3 && s.len[2] == 8);
 	assert_true(s.ts[3] == 1000018 + (2ull << 27) + 7 + 1 && s.tag[3] == 4 && s.len[3] == 4);
 	assert_true(s.ts[4] == ((5ull << 27) | 123) + 2 && s.tag[4] == 5);
+	blk_ftrace_pages_free(f);
 }
 
 static void end_padding_and_lost_events(void **state)
 {
-	struct blk_ftrace_page_fmt f;
+	struct blk_ftrace_pages *f = blk_ftrace_pages_new(header_page);
 	struct page pg;
 	struct seen s = {0};
 	uint64_t missed, count = 42;
@@ -124,13 +130,13 @@ static void end_padding_and_lost_events(void **state)
 	(void)state;
 	if (test_host_be())
 		skip();
-	blk_ftrace_page_fmt_default(&f, PAGE);
+	assert_non_null(f);
 	page_init(&pg, 50);
 	put_event(&pg, 1, 8, 9, 0);
 	put32(&pg, hdr(29, 0)); /* padding, delta 0: nothing more on this page */
 	put_event(&pg, 1, 8, 10, 0);
 	page_commit(&pg, 1ull << 31);
-	assert_int_equal(blk_ftrace_page_walk(&f, pg.p, sizeof(pg.p), collect, &s, &missed), 1);
+	assert_int_equal(blk_ftrace_page_walk(f, pg.p, sizeof(pg.p), collect, &s, &missed), 1);
 	assert_true(missed == 1);
 	/* with the count stored after the data */
 	memset(&s, 0, sizeof(s));
@@ -138,7 +144,7 @@ static void end_padding_and_lost_events(void **state)
 	put_event(&pg, 1, 8, 9, 0);
 	page_commit(&pg, (1ull << 31) | (1ull << 30));
 	memcpy(pg.p + pg.off, &count, 8);
-	assert_int_equal(blk_ftrace_page_walk(&f, pg.p, sizeof(pg.p), collect, &s, &missed), 1);
+	assert_int_equal(blk_ftrace_page_walk(f, pg.p, sizeof(pg.p), collect, &s, &missed), 1);
 	assert_true(missed == 42);
 	/* the callback stops the walk */
 	memset(&s, 0, sizeof(s));
@@ -147,17 +153,18 @@ static void end_padding_and_lost_events(void **state)
 	put_event(&pg, 1, 8, 9, 0);
 	put_event(&pg, 1, 8, 9, 0);
 	page_commit(&pg, 0);
-	assert_int_equal(blk_ftrace_page_walk(&f, pg.p, sizeof(pg.p), collect, &s, &missed), 7);
+	assert_int_equal(blk_ftrace_page_walk(f, pg.p, sizeof(pg.p), collect, &s, &missed), 7);
 	assert_int_equal(s.n, 1);
 	/* an empty page (a read of nothing new) */
 	page_init(&pg, 50);
 	page_commit(&pg, 0);
-	assert_int_equal(blk_ftrace_page_walk(&f, pg.p, sizeof(pg.p), collect, &s, &missed), 0);
+	assert_int_equal(blk_ftrace_page_walk(f, pg.p, sizeof(pg.p), collect, &s, &missed), 0);
+	blk_ftrace_pages_free(f);
 }
 
 static void rejects_damaged_pages(void **state)
 {
-	struct blk_ftrace_page_fmt f;
+	struct blk_ftrace_pages *f = blk_ftrace_pages_new(header_page);
 	struct page pg;
 	struct seen s = {0};
 	uint64_t missed;
@@ -165,7 +172,7 @@ static void rejects_damaged_pages(void **state)
 	(void)state;
 	if (test_host_be())
 		skip();
-	blk_ftrace_page_fmt_default(&f, PAGE);
+	assert_non_null(f);
 	/* a commit beyond the page */
 	page_init(&pg, 0);
 	{
@@ -173,41 +180,32 @@ static void rejects_damaged_pages(void **state)
 
 		memcpy(pg.p + 8, &c, 8);
 	}
-	assert_int_equal(blk_ftrace_page_walk(&f, pg.p, sizeof(pg.p), collect, &s, &missed),
+	assert_int_equal(blk_ftrace_page_walk(f, pg.p, sizeof(pg.p), collect, &s, &missed),
 			 -EINVAL);
 	/* a large event longer than the data */
 	page_init(&pg, 0);
 	put32(&pg, hdr(0, 1));
 	put32(&pg, 4000);
 	page_commit(&pg, 0);
-	assert_int_equal(blk_ftrace_page_walk(&f, pg.p, sizeof(pg.p), collect, &s, &missed),
+	assert_int_equal(blk_ftrace_page_walk(f, pg.p, sizeof(pg.p), collect, &s, &missed),
 			 -EINVAL);
 	/* shorter than a header */
-	assert_int_equal(blk_ftrace_page_walk(&f, pg.p, 10, collect, &s, &missed), -EINVAL);
+	assert_int_equal(blk_ftrace_page_walk(f, pg.p, 10, collect, &s, &missed), -EINVAL);
+	blk_ftrace_pages_free(f);
 }
-
-static const char header_page[] = "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
-				  "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
-				  "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
-				  "\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
 
 static void parses_header_page(void **state)
 {
-	struct blk_ftrace_page_fmt f;
+	struct blk_ftrace_pages *f;
 
 	(void)state;
-	memset(&f, 0, sizeof(f));
-	assert_int_equal(blk_ftrace_page_fmt_parse(header_page, &f), 0);
-	assert_int_equal(f.ts_off, 0);
-	assert_int_equal(f.commit_off, 8);
-	assert_int_equal(f.commit_size, 8);
-	assert_int_equal(f.data_off, 16);
-	assert_int_equal(f.data_size, 4080);
-	f.data_off = 99;
-	assert_int_equal(blk_ftrace_page_fmt_parse("\tfield: u64 timestamp;\toffset:0;\tsize:8;\n",
-						   &f),
-			 -EINVAL);
-	assert_int_equal(f.data_off, 99);
+	f = blk_ftrace_pages_new(header_page);
+	assert_non_null(f);
+	assert_int_equal(blk_ftrace_pages_size(f), 4096);
+	blk_ftrace_pages_free(f);
+	errno = 0;
+	assert_null(blk_ftrace_pages_new("\tfield: u64 timestamp;\toffset:0;\tsize:8;\n"));
+	assert_int_equal(errno, EINVAL);
 }
 
 /* as 6.18 prints them (sched_switch), and a kprobe event with a $comm string */

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The blk tracer's ring-buffer pages (per_cpu/cpuN/trace_pipe_raw) turned into classic
+ * per-device records, one converter per CPU. Internal to kernel/ (the tracefs backend and
+ * its unit test).
+ *
+ * In the ring buffer each blk entry is a struct blk_io_trace whose first 8 bytes (magic,
+ * sequence) hold the kernel's struct trace_entry (type, flags, preempt count, pid) and whose
+ * time is not set: the entry's ring-buffer time stamp is its time. The converter gives each
+ * record what the "bin" output of trace_pipe gave it (magic, the time stamp) and what the
+ * relay path's kernel adds (per-device sequence numbers, a process note the first time a
+ * pid is seen), so the records are the ones the trace_pipe path wrote, byte for byte.
+ */
+#ifndef BLK_KERNEL_TFSCONV_H
+#define BLK_KERNEL_TFSCONV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "blk/event.h"
+
+struct blk_tfsconv;
+
+/* The name of @pid for its process note: fill @buf (@len bytes) and return it, or NULL. */
+typedef const char *(*blk_tfsconv_comm_fn)(void *ctx, uint32_t pid, char *buf, size_t len);
+
+/**
+ * blk_tfsconv_new() - a converter for the ring of CPU @cpu
+ * @header_page: the text of events/header_page (the page layout, read by libtraceevent)
+ * @devnos: the @ndevs devices traced, in the order of their record streams
+ * @comm: names a pid for its process note (NULL: /proc, then "unknown")
+ * Return: the converter, or NULL with errno set (EINVAL: @header_page not understood).
+ */
+struct blk_tfsconv *blk_tfsconv_new(const char *header_page, const uint32_t *devnos, int ndevs,
+				    uint32_t cpu, blk_tfsconv_comm_fn comm, void *ctx);
+
+/* The size of a ring-buffer page (sub-buffer) as header_page gives it. */
+int blk_tfsconv_page_size(const struct blk_tfsconv *c);
+
+/**
+ * blk_tfsconv_page() - convert every entry of one ring-buffer page (@len bytes as read) into
+ * the devices' stages
+ * @last: set to the time of the page's last entry (left alone for an empty page)
+ * Return: the number of blk entries in the page, or -errno (-EINVAL: not a page,
+ * -ENOMEM).
+ */
+int blk_tfsconv_page(struct blk_tfsconv *c, const void *page, size_t len, uint64_t *last);
+
+/* Stage @ev (a note of the caller's: the start time stamp) for device index @dev. */
+int blk_tfsconv_put(struct blk_tfsconv *c, int dev, const struct blk_event *ev);
+
+/*
+ * The records staged for device index @dev: @len bytes, @events of them I/O events (the
+ * rest notes). blk_tfsconv_clear() empties the stage once they are delivered.
+ */
+const unsigned char *blk_tfsconv_staged(const struct blk_tfsconv *c, int dev, size_t *len,
+					unsigned long *events);
+void blk_tfsconv_clear(struct blk_tfsconv *c, int dev);
+
+/* Bytes of entries that were not blk records (skipped), and events the pages say were lost. */
+uint64_t blk_tfsconv_skipped(const struct blk_tfsconv *c);
+uint64_t blk_tfsconv_missed(const struct blk_tfsconv *c);
+
+void blk_tfsconv_free(struct blk_tfsconv *c);
+
+#endif /* BLK_KERNEL_TFSCONV_H */
