@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "blk/frame.h"
 #include "blk/net.h"
 #include "trace-run.h"
 
@@ -108,6 +109,77 @@ static int open_files(struct bt_run *r, struct bt_src *s)
 		}
 	}
 	return 0;
+}
+
+/*
+ * After @s's file for output @i, CPU @cpu failed (a full disk): count what the file holds,
+ * whole records only, into *@cnt, and cut off a partial record at its end so that the file
+ * reads cleanly. The events are counted as the backends count them: the records that are
+ * not notes, or every record for a source whose records are all its own notes (--iowait's
+ * waits, s->ops->unit). Return 0 or -errno.
+ */
+static int count_written(const struct bt_src *s, int i, int cpu, struct bt_count *cnt)
+{
+	size_t cap = 1u << 20, len = 0;
+	unsigned char *buf = malloc(cap);
+	uint64_t events = 0, good = 0;
+	char path[4200];
+	int fd, swapped = -1, ret = 0, eof = 0;
+
+	file_path(s, i, cpu, path, sizeof(path));
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (!buf || fd < 0) {
+		ret = buf ? -errno : -ENOMEM;
+		goto out;
+	}
+	while (!eof) {
+		ssize_t n = read(fd, buf + len, cap - len);
+		size_t off = 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			goto out;
+		}
+		eof = n == 0;
+		len += (size_t)n;
+		for (;;) {
+			struct blk_event ev;
+			long rl = blk_frame(buf + off, len - off, &swapped, &ev);
+
+			if (rl < 0)
+				eof = 1; /* not a record: what follows is not counted */
+			if (rl <= 0)
+				break;
+			if (s->ops->unit || !blk_event_is_notify(&ev))
+				events++;
+			off += (size_t)rl;
+			good += (uint64_t)rl;
+		}
+		memmove(buf, buf + off, len - off);
+		len -= off;
+		if (len == cap) {
+			unsigned char *nb = realloc(buf, cap * 2);
+
+			if (!nb) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	if (ftruncate(fd, (off_t)good))
+		ret = -errno;
+	cnt->unwritten = cnt->events > events ? cnt->events - events : 0;
+	cnt->events = events;
+	cnt->bytes = good;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return ret;
 }
 
 /* ---- -o -: the ordering window and its writer ---- */
@@ -364,6 +436,16 @@ static void print_summary(struct bt_run *r, FILE *f, uint64_t late)
 				(unsigned long long)ev, unit, s->ops->unit ? "lost" : "dropped",
 				(unsigned long long)lost,
 				(unsigned long long)((bytes + 1023) / 1024));
+			/* what was read from the kernel but is not in the files, and why */
+			for (int k = 0; k < r->ncpus; k++) {
+				struct bt_count *cnt = &s->cnt[slot(r, i, k)];
+
+				if (cnt->failed)
+					fprintf(f, "  Not written: %llu %s of CPU %d: %s\n",
+						(unsigned long long)cnt->unwritten, unit,
+						r->cpus[k],
+						blk_output_error(s->out[slot(r, i, k)]));
+			}
 			if (skipped)
 				warning("%llu bytes of the kernel's stream of %s were not records and were skipped",
 					(unsigned long long)skipped, s->name[i]);
@@ -709,6 +791,20 @@ int trace_run(struct bt_run *r)
 			if (s->out[x] && blk_output_finish(s->out[x]) &&
 			    !(rk < s->nreaders && s->rd[rk].err)) {
 				error("%s", blk_output_error(s->out[x]));
+				failed = 1;
+			}
+			/* the summary counts what the file holds, and what it lost */
+			if (s->out[x] && blk_output_error(s->out[x])[0]) {
+				int i = (int)(x / (size_t)r->ncpus),
+				    k = (int)(x % (size_t)r->ncpus);
+
+				s->cnt[x].failed = 1;
+				ret = count_written(s, i, r->cpus[k], &s->cnt[x]);
+				if (ret) {
+					file_path(s, i, r->cpus[k], err, sizeof(err));
+					error("cannot count the records written to '%s': %s", err,
+					      strerror(-ret));
+				}
 				failed = 1;
 			}
 		}
