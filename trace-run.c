@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "blk/devname.h"
 #include "blk/frame.h"
 #include "blk/net.h"
 #include "trace-run.h"
@@ -304,16 +305,14 @@ static int stdout_close(struct bt_run *r, uint64_t *late)
 
 /* ---- what the backends read ---- */
 
-static int on_records(void *ctx, int i, int k, const unsigned char *p, size_t n,
-		      unsigned long events)
+/* @n bytes of whole records of output @i, CPU index @k, to where the run writes them */
+static int put_records(struct bt_reader *rd, int i, int k, const unsigned char *p, size_t n)
 {
-	struct bt_reader *rd = ctx;
 	struct bt_src *s = rd->src;
 	struct bt_run *r = rd->run;
 	size_t x = slot(r, i, k);
 	int ret;
 
-	s->cnt[x].events += events;
 	s->cnt[x].bytes += n;
 	if (r->net) {
 		ret = blk_net_send_data(s->nfd[x], s->name[i], (uint32_t)r->cpus[k],
@@ -335,6 +334,43 @@ static int on_records(void *ctx, int i, int k, const unsigned char *p, size_t n,
 	if (ret && !rd->err)
 		rd->err = ret;
 	return ret;
+}
+
+/*
+ * Before the first records (@p) of a block device's stream: the note that names the
+ * device (trace.h BLK_TN_DEVNAME), at the time of the first of them, so that the tools
+ * can call the device by its name. Return 0 or -errno.
+ */
+static int put_devname(struct bt_reader *rd, int i, int k, const unsigned char *p, size_t n)
+{
+	struct bt_run *r = rd->run;
+	unsigned char rec[sizeof(struct blk_io_trace2) + BLK_DEVNAME_MAX];
+	struct blk_event first, note;
+	int swapped = -1;
+
+	if (blk_frame(p, n, &swapped, &first) <= 0 || swapped)
+		return 0;
+	blk_devname_encode(&note, r->devs[i].devno, rd->src->name[i], first.time,
+			   (uint32_t)r->cpus[k]);
+	return put_records(rd, i, k, rec, blk_event_encode(&note, rec));
+}
+
+static int on_records(void *ctx, int i, int k, const unsigned char *p, size_t n,
+		      unsigned long events)
+{
+	struct bt_reader *rd = ctx;
+	struct bt_src *s = rd->src;
+	struct bt_count *cnt = &s->cnt[slot(rd->run, i, k)];
+	int ret;
+
+	if (s == &rd->run->src[0] && !cnt->named) {
+		cnt->named = 1;
+		ret = put_devname(rd, i, k, p, n);
+		if (ret)
+			return ret;
+	}
+	cnt->events += events;
+	return put_records(rd, i, k, p, n);
 }
 
 static void on_mark(void *ctx, int i, int k, uint64_t time)

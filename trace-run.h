@@ -54,6 +54,7 @@ struct bt_count {
 	uint64_t events, bytes;
 	uint64_t unwritten;
 	int failed; /* the output failed: unwritten counts, blk_output_error() says why */
+	int named; /* the device name note is written (block devices' streams) */
 };
 
 struct bt_run;
