@@ -363,13 +363,13 @@ static int on_records(void *ctx, int i, int k, const unsigned char *p, size_t n,
 	struct bt_count *cnt = &s->cnt[slot(rd->run, i, k)];
 	int ret;
 
+	cnt->events += events;
 	if (s == &rd->run->src[0] && !cnt->named) {
 		cnt->named = 1;
 		ret = put_devname(rd, i, k, p, n);
 		if (ret)
 			return ret;
 	}
-	cnt->events += events;
 	return put_records(rd, i, k, p, n);
 }
 
