@@ -59,6 +59,25 @@ fi
 kill -INT $bt
 wait $bt
 
+# a user without the privilege to trace: non-zero, blktrace's message
+if command -v setpriv >/dev/null; then
+	# the tools in a directory anyone can read (the tree's may not be)
+	np=$(mktemp -d /tmp/t0531.XXXXXX)
+	cp "$BTRACE" "$TOP/blktrace" "$TOP/blkparse" "$np/"
+	chmod 755 "$np" "$np/btrace" "$np/blktrace" "$np/blkparse"
+	(cd / && setpriv --reuid=65534 --regid=65534 --clear-groups sh "$np/btrace" -w 1 "$loop" \
+		>"$w/noperm.out" 2>"$w/noperm.err")
+	rc=$?
+	rm -rf "$np"
+	if [ $rc != 0 ] && grep -q "blktrace: " "$w/noperm.err"; then
+		pass "btrace as an unprivileged user: exit $rc, $(head -n 1 "$w/noperm.err")"
+	else
+		fail "btrace as an unprivileged user: rc=$rc err: $(head -c 300 "$w/noperm.err")"
+	fi
+else
+	skip "btrace as an unprivileged user (no setpriv: util-linux)"
+fi
+
 # and a run that works: exit 0, the events printed
 (cd "$w" && "$BTRACE" -w 3 "$loop" >ok.out 2>ok.err; echo $? >rc) &
 bt=$!
