@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "blk/devname.h"
+#include "blk/frame.h"
 #include "blk/net.h"
 #include "trace-run.h"
 
@@ -108,6 +110,77 @@ static int open_files(struct bt_run *r, struct bt_src *s)
 		}
 	}
 	return 0;
+}
+
+/*
+ * After @s's file for output @i, CPU @cpu failed (a full disk): count what the file holds,
+ * whole records only, into *@cnt, and cut off a partial record at its end so that the file
+ * reads cleanly. The events are counted as the backends count them: the records that are
+ * not notes, or every record for a source whose records are all its own notes (--iowait's
+ * waits, s->ops->unit). Return 0 or -errno.
+ */
+static int count_written(const struct bt_src *s, int i, int cpu, struct bt_count *cnt)
+{
+	size_t cap = 1u << 20, len = 0;
+	unsigned char *buf = malloc(cap);
+	uint64_t events = 0, good = 0;
+	char path[4200];
+	int fd, swapped = -1, ret = 0, eof = 0;
+
+	file_path(s, i, cpu, path, sizeof(path));
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (!buf || fd < 0) {
+		ret = buf ? -errno : -ENOMEM;
+		goto out;
+	}
+	while (!eof) {
+		ssize_t n = read(fd, buf + len, cap - len);
+		size_t off = 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			goto out;
+		}
+		eof = n == 0;
+		len += (size_t)n;
+		for (;;) {
+			struct blk_event ev;
+			long rl = blk_frame(buf + off, len - off, &swapped, &ev);
+
+			if (rl < 0)
+				eof = 1; /* not a record: what follows is not counted */
+			if (rl <= 0)
+				break;
+			if (s->ops->unit || !blk_event_is_notify(&ev))
+				events++;
+			off += (size_t)rl;
+			good += (uint64_t)rl;
+		}
+		memmove(buf, buf + off, len - off);
+		len -= off;
+		if (len == cap) {
+			unsigned char *nb = realloc(buf, cap * 2);
+
+			if (!nb) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	if (ftruncate(fd, (off_t)good))
+		ret = -errno;
+	cnt->unwritten = cnt->events > events ? cnt->events - events : 0;
+	cnt->events = events;
+	cnt->bytes = good;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return ret;
 }
 
 /* ---- -o -: the ordering window and its writer ---- */
@@ -232,16 +305,14 @@ static int stdout_close(struct bt_run *r, uint64_t *late)
 
 /* ---- what the backends read ---- */
 
-static int on_records(void *ctx, int i, int k, const unsigned char *p, size_t n,
-		      unsigned long events)
+/* @n bytes of whole records of output @i, CPU index @k, to where the run writes them */
+static int put_records(struct bt_reader *rd, int i, int k, const unsigned char *p, size_t n)
 {
-	struct bt_reader *rd = ctx;
 	struct bt_src *s = rd->src;
 	struct bt_run *r = rd->run;
 	size_t x = slot(r, i, k);
 	int ret;
 
-	s->cnt[x].events += events;
 	s->cnt[x].bytes += n;
 	if (r->net) {
 		ret = blk_net_send_data(s->nfd[x], s->name[i], (uint32_t)r->cpus[k],
@@ -263,6 +334,43 @@ static int on_records(void *ctx, int i, int k, const unsigned char *p, size_t n,
 	if (ret && !rd->err)
 		rd->err = ret;
 	return ret;
+}
+
+/*
+ * Before the first records (@p) of a block device's stream: the note that names the
+ * device (trace.h BLK_TN_DEVNAME), at the time of the first of them, so that the tools
+ * can call the device by its name. Return 0 or -errno.
+ */
+static int put_devname(struct bt_reader *rd, int i, int k, const unsigned char *p, size_t n)
+{
+	struct bt_run *r = rd->run;
+	unsigned char rec[sizeof(struct blk_io_trace2) + BLK_DEVNAME_MAX];
+	struct blk_event first, note;
+	int swapped = -1;
+
+	if (blk_frame(p, n, &swapped, &first) <= 0 || swapped)
+		return 0;
+	blk_devname_encode(&note, r->devs[i].devno, rd->src->name[i], first.time,
+			   (uint32_t)r->cpus[k]);
+	return put_records(rd, i, k, rec, blk_event_encode(&note, rec));
+}
+
+static int on_records(void *ctx, int i, int k, const unsigned char *p, size_t n,
+		      unsigned long events)
+{
+	struct bt_reader *rd = ctx;
+	struct bt_src *s = rd->src;
+	struct bt_count *cnt = &s->cnt[slot(rd->run, i, k)];
+	int ret;
+
+	cnt->events += events;
+	if (s == &rd->run->src[0] && !cnt->named) {
+		cnt->named = 1;
+		ret = put_devname(rd, i, k, p, n);
+		if (ret)
+			return ret;
+	}
+	return put_records(rd, i, k, p, n);
 }
 
 static void on_mark(void *ctx, int i, int k, uint64_t time)
@@ -364,6 +472,16 @@ static void print_summary(struct bt_run *r, FILE *f, uint64_t late)
 				(unsigned long long)ev, unit, s->ops->unit ? "lost" : "dropped",
 				(unsigned long long)lost,
 				(unsigned long long)((bytes + 1023) / 1024));
+			/* what was read from the kernel but is not in the files, and why */
+			for (int k = 0; k < r->ncpus; k++) {
+				struct bt_count *cnt = &s->cnt[slot(r, i, k)];
+
+				if (cnt->failed)
+					fprintf(f, "  Not written: %llu %s of CPU %d: %s\n",
+						(unsigned long long)cnt->unwritten, unit,
+						r->cpus[k],
+						blk_output_error(s->out[slot(r, i, k)]));
+			}
 			if (skipped)
 				warning("%llu bytes of the kernel's stream of %s were not records and were skipped",
 					(unsigned long long)skipped, s->name[i]);
@@ -709,6 +827,20 @@ int trace_run(struct bt_run *r)
 			if (s->out[x] && blk_output_finish(s->out[x]) &&
 			    !(rk < s->nreaders && s->rd[rk].err)) {
 				error("%s", blk_output_error(s->out[x]));
+				failed = 1;
+			}
+			/* the summary counts what the file holds, and what it lost */
+			if (s->out[x] && blk_output_error(s->out[x])[0]) {
+				int i = (int)(x / (size_t)r->ncpus),
+				    k = (int)(x % (size_t)r->ncpus);
+
+				s->cnt[x].failed = 1;
+				ret = count_written(s, i, r->cpus[k], &s->cnt[x]);
+				if (ret) {
+					file_path(s, i, r->cpus[k], err, sizeof(err));
+					error("cannot count the records written to '%s': %s", err,
+					      strerror(-ret));
+				}
 				failed = 1;
 			}
 		}

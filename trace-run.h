@@ -45,9 +45,16 @@ struct bt_opts {
 	unsigned int iowait_maxactive; /* --iowait-maxactive */
 };
 
-/* Counters of one output stream (written by the one thread that reads it). */
+/*
+ * Counters of one output stream (written by the one thread that reads it). After a failed
+ * file output, events and bytes are what its file holds, and unwritten the events read
+ * from the kernel that are not in it.
+ */
 struct bt_count {
 	uint64_t events, bytes;
+	uint64_t unwritten;
+	int failed; /* the output failed: unwritten counts, blk_output_error() says why */
+	int named; /* the device name note is written (block devices' streams) */
 };
 
 struct bt_run;

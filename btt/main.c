@@ -3,6 +3,7 @@
  * btt: analyse a merged block trace (as written by blkparse -d) and report the time
  * spent in each phase of an I/O's life, per device and for the system.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -413,6 +414,77 @@ static void __attribute__((noreturn)) open_failed(const char *input)
 	exit(1);
 }
 
+/* in @base, the ".blktrace." of a name NAME.blktrace.N (N decimal), or NULL */
+static const char *cpu_suffix(const char *base)
+{
+	const char *p, *last = NULL;
+
+	for (p = strstr(base, ".blktrace."); p; p = strstr(p + 1, ".blktrace."))
+		last = p;
+	if (!last || last == base || !last[10] ||
+	    strspn(last + 10, "0123456789") != strlen(last + 10))
+		return NULL;
+	return last;
+}
+
+/* the number of files NAME.blktrace.N (N decimal) in @dir, @base being NAME's last part */
+static int count_cpu_files(const char *dir, const char *base, size_t blen)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		const char *p = de->d_name;
+
+		if (strncmp(p, base, blen) || strncmp(p + blen, ".blktrace.", 10))
+			continue;
+		if (cpu_suffix(p) == p + blen)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * -i names one CPU's file of a trace of several (NAME.blktrace.N beside NAME.blktrace.M):
+ * btt would read its events as the whole trace, and report from a part of the I/Os (a
+ * request queued on one CPU and completed on another gets a wrong completion, or none).
+ * Refuse it with the merge that makes the file btt wants. btt 2.09 reads such a file.
+ * An I/O-wait side file (NAME.iowait.blktrace.N) is merged by blkparse -i NAME as well.
+ */
+static void refuse_cpu_file(const char *input)
+{
+	const char *slash = strrchr(input, '/'), *base = slash ? slash + 1 : input;
+	const char *dot = cpu_suffix(base);
+	char dir[4096], name[4096];
+	size_t blen, nlen;
+	int n;
+
+	if (!dot)
+		return;
+	blen = (size_t)(dot - base);
+	if (slash == input)
+		snprintf(dir, sizeof(dir), "/");
+	else if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - input), input);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	n = count_cpu_files(dir, base, blen);
+	if (n < 2)
+		return;
+	nlen = (size_t)(dot - input);
+	if (blen > 7 && !strncmp(dot - 7, ".iowait", 7))
+		nlen -= 7;
+	snprintf(name, sizeof(name), "%.*s", (int)nlen, input);
+	error("'%s' is one of %d per-CPU files of a trace: btt reads the trace merged into one file",
+	      input, n);
+	hint("run 'blkparse -i %s -d %s.bin -O' and then 'btt -i %s.bin'", name, name, name);
+	exit(1);
+}
+
 int main(int argc, char **argv)
 {
 	struct btt b = {.opts = BTT_OPTS_INIT};
@@ -429,6 +501,7 @@ int main(int argc, char **argv)
 	parse_args(argc, argv, &cl);
 	if (cl.ch_schema)
 		return print_schema(&cl);
+	refuse_cpu_file(cl.input); /* before any output file is made */
 	b.opts.input = cl.input;
 	rc = btt_init(&b);
 	if (rc < 0)

@@ -269,7 +269,7 @@ static void on_bio(void *ctx, const struct btt_bio *b)
 	late_note(xo);
 	blk_event_rwbs(&q, rwbs);
 	r = (struct blk_io_row){
-		.device = dip->name,
+		.device = devs_out_name(dip),
 		.major = BLK_MAJOR(b->device),
 		.minor = BLK_MINOR(b->device),
 		.pid = b->pid,
@@ -335,7 +335,7 @@ static void on_note(void *ctx, const struct blk_event *ev)
 	if (w.flags & BLK_IOWAIT_F_IO) {
 		dip = devs_find(xo->devs, w.io_dev);
 		if (dip)
-			snprintf(dname, sizeof(dname), "%s", dip->name);
+			snprintf(dname, sizeof(dname), "%s", devs_out_name(dip));
 		else
 			snprintf(dname, sizeof(dname), "%u,%u", BLK_MAJOR(w.io_dev),
 				 BLK_MINOR(w.io_dev));

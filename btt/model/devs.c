@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Devices and processes: lookup and creation, the -D filter and order, the -M name map
- * (see devs.h).
+ * and the names the trace's notes give (see devs.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -78,6 +78,7 @@ static void make_labels(struct btt_dev *dip, const char *map_name)
 {
 	unsigned int ma = BLK_MAJOR(dip->device), mi = BLK_MINOR(dip->device);
 
+	dip->mapped = !!map_name;
 	if (map_name) {
 		snprintf(dip->name, sizeof(dip->name), "%s", map_name);
 		snprintf(dip->label, sizeof(dip->label), "%s", map_name);
@@ -107,6 +108,9 @@ struct btt_dev *devs_get_slow(struct btt_devs *d, uint32_t device, uint64_t time
 		if (d->maps[i].device == device)
 			map_name = d->maps[i].name;
 	make_labels(dip, map_name);
+	for (size_t i = 0; i < d->ntnames; i++)
+		if (d->tnames[i].device == device)
+			memcpy(dip->trace_name, d->tnames[i].name, sizeof(dip->trace_name));
 	d->v = array_grow(d->v, &d->alloc, d->n, sizeof(*d->v));
 	d->v[d->n++] = dip;
 	if (dip->shown)
@@ -202,6 +206,24 @@ void devs_sort_procs(struct btt_devs *d)
 		qsort(d->procs, d->nprocs, sizeof(*d->procs), proc_cmp);
 }
 
+void devs_name_from_trace(struct btt_devs *d, uint32_t device, const char *name)
+{
+	struct btt_dev *dip = devs_find(d, device);
+
+	if (dip) {
+		if (!dip->trace_name[0])
+			snprintf(dip->trace_name, sizeof(dip->trace_name), "%s", name);
+		return;
+	}
+	for (size_t i = 0; i < d->ntnames; i++)
+		if (d->tnames[i].device == device)
+			return;
+	d->tnames = array_grow(d->tnames, &d->atnames, d->ntnames, sizeof(*d->tnames));
+	d->tnames[d->ntnames].device = device;
+	snprintf(d->tnames[d->ntnames].name, sizeof(d->tnames[d->ntnames].name), "%s", name);
+	d->ntnames++;
+}
+
 int devs_load_map(struct btt_devs *d, const char *path)
 {
 	FILE *fp = fopen(path, "r");
@@ -244,5 +266,6 @@ void devs_release(struct btt_devs *d)
 	free(d->procs);
 	free(d->pids);
 	free(d->maps);
+	free(d->tnames);
 	devs_init(d, NULL);
 }

@@ -21,6 +21,8 @@
  *	its events, as btt 2.09 does
  * @name: "8,0", or the -M name: what btt puts in file names
  * @label: "(  8,  0)", or the -M name: what btt prints in its tables
+ * @mapped: @name and @label are the -M name
+ * @trace_name: the name the trace's device name note gives (trace.h BLK_TN_DEVNAME), or ""
  * @first_ns: time of the event that named it first
  * @last_ns: time of the last event the model took on it
  */
@@ -32,8 +34,19 @@ struct btt_dev {
 	int pre_culling;
 	char name[BTT_LABEL_LEN];
 	char label[BTT_LABEL_LEN];
+	int mapped;
+	char trace_name[BTT_LABEL_LEN];
 	uint64_t first_ns, last_ns;
 };
+
+/*
+ * The name btt's newer outputs (Perfetto, the export) give @dip: the -M name, else the
+ * trace's name for it, else "8,0". The classic report keeps @name and @label.
+ */
+static inline const char *devs_out_name(const struct btt_dev *dip)
+{
+	return !dip->mapped && dip->trace_name[0] ? dip->trace_name : dip->name;
+}
 
 /**
  * struct btt_proc - a process, by name (pids whose notes give the same name share one);
@@ -77,6 +90,8 @@ struct btt_devs {
 	struct btt_proc *last_proc;
 	struct btt_devmap *maps;
 	size_t nmaps;
+	struct btt_devmap *tnames; /* names from the trace's notes, of devices not yet seen */
+	size_t ntnames, atnames;
 };
 
 /* @filter: the -D list (NULL: every device is shown); kept, not copied */
@@ -87,6 +102,12 @@ void devs_init(struct btt_devs *d, const char *filter);
  * "Device" or does not parse). 0 or -errno.
  */
 int devs_load_map(struct btt_devs *d, const char *path);
+
+/*
+ * The trace names @device @name (a device name note): the device's trace_name, now or when
+ * it appears (the first name of a device stays).
+ */
+void devs_name_from_trace(struct btt_devs *d, uint32_t device, const char *name);
 
 /* the device @device, or NULL */
 struct btt_dev *devs_find(struct btt_devs *d, uint32_t device);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blk/devname.h"
 #include "model/alloc.h"
 #include "common.h"
 #include "model/iomodel.h"
@@ -492,6 +493,10 @@ static void do_notify(struct iomodel *m, const struct blk_event *ev)
 		name[n] = '\0';
 		name[strcspn(name, "/")] = '\0';
 		procs_register(m->devs, ev->pid, name);
+	} else if (blk_event_is_devname(ev)) {
+		/* the tracer's name for the device: for the Perfetto and export labels */
+		if (!blk_devname_decode(ev, name, sizeof(name)))
+			devs_name_from_trace(m->devs, ev->device, name);
 	} else if (act == BLK_TN_ACTION(BLK_TN_MESSAGE)) {
 		/* a message counts as an event of its device: it may create the device,
 		 * and is dropped while the device waits for its first Q */

@@ -411,7 +411,7 @@ static void remarks(struct pfout *p)
 {
 	for (size_t i = 0; i < p->ndev; i++) {
 		const struct dstate *ds = &p->dev[i];
-		const char *name = p->v->devs->v[i]->name;
+		const char *name = devs_out_name(p->v->devs->v[i]);
 
 		if (!ds->c_before_q)
 			continue;

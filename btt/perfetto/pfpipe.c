@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -323,7 +324,7 @@ void pfpipe_device(struct pfpipe *pp, const struct btt_dev *dev)
 	struct cmd_device *c = put(pp, C_DEVICE, sizeof(*c), dev->idx, 0);
 
 	c->device = dev->device;
-	memcpy(c->name, dev->name, sizeof(c->name));
+	snprintf(c->name, sizeof(c->name), "%s", devs_out_name(dev));
 }
 
 void pfpipe_rec(struct pfpipe *pp, const struct pf_rec *r, uint64_t now)

@@ -2,7 +2,8 @@
 # The relay path on a real kernel: Debian's stock kernel in qemu (tests/vm/), our blktrace
 # tracing null_blk and a virtio disk through BLKTRACESETUP and the debugfs relay files,
 # stopped by SIGINT; every I/O of the workload must come back, the trace must be torn down,
-# and both blkparse versions must print the same for the files.
+# the files must name the device (a device name note), and both blkparse versions must print
+# the same for the files.
 . "$(dirname "$0")/../lib.sh"
 
 vm="$TOP/tests/vm"
@@ -74,6 +75,15 @@ check() { # label outdir [backend: relay (default) or tracefs]
 		pass "$label: summary with counted events, no drops: $(grep Total "$d/blktrace.stdout" | tr -s ' ')"
 	else
 		fail "$label: summary: $(tr '\n' ' ' <"$d/blktrace.stdout")"
+	fi
+	# the device name note (issue 37) at the head of each file with records, relay too
+	PYTHONPATH="$TOP/tests/gen" python3 -B "$TOP/tests/gen/devname.py" list "$d"/trace/trace.blktrace.* \
+		>"$d/devname.txt" 2>&1
+	if [ -s "$d/devname.txt" ] && [ "$(awk '{ print $5 }' "$d/devname.txt" | sort -u | wc -l)" = 1 ] &&
+		awk '$5 !~ /^[a-z][a-z0-9_-]*$/ { exit 1 }' "$d/devname.txt"; then
+		pass "$label: the files name the device: $(awk '{ print $3, $5 }' "$d/devname.txt" | sort -u)"
+	else
+		fail "$label: device name notes: $(head -c 300 "$d/devname.txt")"
 	fi
 	if [ -x /usr/bin/blkparse ]; then
 		/usr/bin/blkparse -i trace -D "$d/trace" >"$d/ref.txt" 2>/dev/null
