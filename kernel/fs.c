@@ -104,22 +104,3 @@ int blk_online_cpus(int *cpus, int max)
 	}
 	return n;
 }
-
-int blk_may_trace(void)
-{
-	FILE *f = fopen("/proc/self/status", "re");
-	char line[256];
-	int ret = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "CapEff:", 7))
-			continue;
-		/* CAP_SYS_ADMIN is capability 21 */
-		ret = (int)((strtoull(line + 7, NULL, 16) >> 21) & 1);
-		break;
-	}
-	fclose(f);
-	return ret;
-}

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "blk/kernel.h"
+#include "holder.h"
 #include "iowait-int.h"
 #include "util.h"
 
@@ -493,14 +494,6 @@ int iw_choose(struct iw_backend *b, char *why, size_t len)
 
 /* ---- blktrace -k ---- */
 
-static int pid_alive(int pid)
-{
-	char p[64];
-
-	snprintf(p, sizeof(p), "/proc/%d", pid);
-	return !access(p, F_OK);
-}
-
 int blk_iowait_kill(const char *tracefs, char *msg, size_t len)
 {
 	char p[KPATH], line[512];
@@ -518,7 +511,7 @@ int blk_iowait_kill(const char *tracefs, char *msg, size_t len)
 		if (strncmp(de->d_name, INST_PREFIX, strlen(INST_PREFIX)))
 			continue;
 		pid = atoi(de->d_name + strlen(INST_PREFIX));
-		if (pid > 0 && pid_alive(pid)) {
+		if (pid > 0 && blk_pid_alive(pid)) {
 			/* a running tracer: turned off, it notices and removes it itself */
 			snprintf(p, sizeof(p), "%s/instances/%s/tracing_on", tracefs, de->d_name);
 			if (!blk_ftrace_write(p, "0"))
@@ -550,7 +543,7 @@ int blk_iowait_kill(const char *tracefs, char *msg, size_t len)
 		if (sp)
 			*sp = '\0';
 		pid = atoi(g + 1 + strlen(KPROBE_PREFIX));
-		if (pid > 0 && pid_alive(pid))
+		if (pid > 0 && blk_pid_alive(pid))
 			continue;
 		if (blk_ftrace_kprobe_del(tracefs, g + 1))
 			failed++;

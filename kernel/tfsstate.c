@@ -10,7 +10,7 @@
 
 #include "tfsstate.h"
 
-static int put(const struct tfs_state *s, const char *rel, const char *v)
+int tfs_state_set(const struct tfs_state *s, const char *rel, const char *v)
 {
 	char p[KPATH];
 
@@ -30,13 +30,13 @@ int tfs_state_put_back(const struct tfs_state *s, unsigned int what)
 		if (r && !ret)   \
 			ret = r; \
 	} while (0)
-	KEEP(put(s, "tracing_on", "0"));
+	KEEP(tfs_state_set(s, "tracing_on", "0"));
 	if (what & TFS_PUT_BIN) {
 		snprintf(v, sizeof(v), "%d", s->bin);
-		KEEP(put(s, "options/bin", v));
+		KEEP(tfs_state_set(s, "options/bin", v));
 	}
 	if ((what & TFS_PUT_TRACER) && s->tracer[0])
-		KEEP(put(s, "current_tracer", s->tracer));
+		KEEP(tfs_state_set(s, "current_tracer", s->tracer));
 	for (int i = 0; (what & TFS_PUT_DEVS) && i < s->ndevs; i++) {
 		const struct tfs_state_dev *d = &s->devs[i];
 
@@ -44,11 +44,11 @@ int tfs_state_put_back(const struct tfs_state *s, unsigned int what)
 		KEEP(write_str(p, "0"));
 	}
 	if ((what & TFS_PUT_BUF) && s->buf_kb[0])
-		KEEP(put(s, "buffer_size_kb", s->buf_kb));
+		KEEP(tfs_state_set(s, "buffer_size_kb", s->buf_kb));
 	if ((what & TFS_PUT_CLOCK) && s->clock[0])
-		KEEP(put(s, "trace_clock", s->clock));
+		KEEP(tfs_state_set(s, "trace_clock", s->clock));
 	snprintf(v, sizeof(v), "%d", s->was_on);
-	KEEP(put(s, "tracing_on", v));
+	KEEP(tfs_state_set(s, "tracing_on", v));
 #undef KEEP
 	return ret;
 }

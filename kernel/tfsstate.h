@@ -40,6 +40,9 @@ enum {
 	TFS_PUT_ALL = 0x1f,
 };
 
+/* Write @v to @rel under @s->dir (a tracefs file). 0 or -errno. */
+int tfs_state_set(const struct tfs_state *s, const char *rel, const char *v);
+
 /**
  * tfs_state_put_back() - write the settings of @what back as @s found them, tracing off
  * first and tracing_on as found last

@@ -40,7 +40,6 @@ struct blk_tfs {
 	struct tfs_dev *devs;
 	int ndevs;
 	unsigned long long base_lost[MAX_CPUS_TRACKED];
-	char saved[512];
 };
 
 static int tpath(const struct blk_tfs *t, char *buf, size_t len, const char *rel)
@@ -59,11 +58,7 @@ static int tread(const struct blk_tfs *t, const char *rel, char *buf, size_t len
 
 static int twrite(const struct blk_tfs *t, const char *rel, const char *s)
 {
-	char p[KPATH];
-
-	if (tpath(t, p, sizeof(p), rel))
-		return -ENAMETOOLONG;
-	return write_str(p, s);
+	return tfs_state_set(&t->st, rel, s);
 }
 
 /* "[local] global counter" -> "local" */
@@ -199,9 +194,6 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 	}
 	t->ndevs = ndevs;
 	t->st.ndevs = ndevs;
-	snprintf(t->saved, sizeof(t->saved),
-		 "tracing_on=%d current_tracer=%s trace_clock=%s options/bin=%d buffer_size_kb=%s",
-		 t->st.was_on, t->st.tracer, t->st.clock, t->st.bin, t->st.buf_kb);
 	/* kept where blktrace -k finds it after a SIGKILL; tracing goes on without it (no /run) */
 	t->state_kept = !tfs_state_save(&t->st);
 
@@ -315,11 +307,6 @@ const char *blk_tfs_comm(struct blk_tfs *t, uint32_t pid, char *buf, size_t len)
 	}
 	fclose(f);
 	return NULL;
-}
-
-const char *blk_tfs_saved(const struct blk_tfs *t)
-{
-	return t->saved;
 }
 
 int blk_tfs_close(struct blk_tfs *t)

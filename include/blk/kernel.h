@@ -28,13 +28,6 @@ int blk_find_debugfs(const char *hint, int mount_it, char *buf, size_t len);
 /* The same for tracefs (/sys/kernel/tracing, or debugfs/tracing). */
 int blk_find_tracefs(int mount_it, char *buf, size_t len);
 
-/**
- * blk_may_trace() - does this process hold CAP_SYS_ADMIN, which both ways of tracing a block
- * device need (the BLKTRACESETUP ioctl, and tracefs's files)?
- * Return: 1 yes, 0 no, -errno when /proc/self/status cannot tell.
- */
-int blk_may_trace(void);
-
 /* Online CPUs (from /sys/devices/system/cpu/online): fills @cpus, returns the count or -errno. */
 int blk_online_cpus(int *cpus, int max);
 
@@ -104,9 +97,6 @@ int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wa
  * Return: 0 if there was nothing, 1 with a message in @msg, or -errno with the reason.
  */
 int blk_iowait_kill(const char *tracefs, char *msg, size_t len);
-
-/* What blk_tfs_close() restores, for messages: "current_tracer=nop, ...". */
-const char *blk_tfs_saved(const struct blk_tfs *t);
 
 /*
  * Header of each record read from trace_pipe in the "bin" format (the read path before
