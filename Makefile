@@ -28,7 +28,7 @@ TRACEFS_CFLAGS := $(shell pkg-config --cflags libtracefs libtraceevent 2>/dev/nu
 	echo -I/usr/include/tracefs -I/usr/include/traceevent)
 LDLIBS_TRACEFS := $(shell pkg-config --libs libtracefs libtraceevent 2>/dev/null || \
 	echo -ltracefs -ltraceevent)
-kernel/tracefs.o kernel/tfsconv.o kernel/ftrace.o tests/unit/test-tfsconv.o: CPPFLAGS += $(TRACEFS_CFLAGS)
+kernel/tracefs.o kernel/tfsback.o kernel/tfsconv.o kernel/ftrace.o tests/unit/test-tfsconv.o: CPPFLAGS += $(TRACEFS_CFLAGS)
 
 # One library per layer; each uses the core library, none uses another one:
 #   lib/libblk.a                     the core (include/blk/), linked by every tool
@@ -47,7 +47,7 @@ EXPORT_LIB := lib/export/libblkexport.a
 ALL_LIB_SRC := $(LIB_SRC) $(PERFETTO_SRC) $(EXPORT_SRC)
 
 KERNEL_SRC := kernel/fs.c kernel/relay.c kernel/tracefs.c kernel/tfsconv.c kernel/util.c \
-	kernel/ftrace.c kernel/holder.c kernel/tfsstate.c \
+	kernel/ftrace.c kernel/holder.c kernel/tfsstate.c kernel/tfsspool.c kernel/tfsback.c \
 	kernel/waitjoin.c kernel/wakefilter.c kernel/iowait.c kernel/iowait-src.c
 KERNEL_OBJ := $(KERNEL_SRC:.c=.o)
 TOOLS := blkparse blktrace blkiomon
@@ -125,6 +125,9 @@ tests/unit/test-ftrace: tests/unit/test-ftrace.o kernel/ftrace.o $(LIB)
 
 tests/unit/test-tfsconv: tests/unit/test-tfsconv.o kernel/tfsconv.o kernel/ftrace.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_TRACEFS) $(LDLIBS_Z)
+
+tests/unit/test-tfsspool: tests/unit/test-tfsspool.o kernel/tfsspool.o
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS)
 
 tests/unit/test-waitjoin: tests/unit/test-waitjoin.o kernel/waitjoin.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)

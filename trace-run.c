@@ -80,6 +80,8 @@ static void check_outputs(struct bt_run *r)
 			die("cannot create '%s': %s", path, strerror(errno));
 		if (!stat(path, &st) && S_ISDIR(st.st_mode))
 			die("cannot create '%s': %s", path, strerror(EISDIR));
+		if (i == 0)
+			snprintf(r->spool_dir, sizeof(r->spool_dir), "%s", dir);
 	}
 }
 
@@ -619,6 +621,7 @@ static int setup_block(struct bt_run *r)
 		.nbuf = r->o->nbuf,
 		.buf_default = !r->o->buf_given,
 		.debugfs = r->o->debugfs,
+		.spool_dir = r->spool_dir[0] ? r->spool_dir : NULL,
 	};
 	if (r->o->backend != BACKEND_TRACEFS) {
 		s->ops = &blk_backend_relay;

@@ -114,6 +114,7 @@ struct bt_run {
 	struct bt_stdout so;
 	int to_stdout;
 	int net; /* network client (-h) */
+	char spool_dir[4200]; /* per-CPU files: their directory (for the tracefs backend's pages) */
 	int draining; /* stop requested: read what is left, then end (atomic) */
 	int reader_failed; /* a reader ended with an error (atomic) */
 	volatile sig_atomic_t *stop; /* set by the signal handler */

@@ -16,7 +16,9 @@
 # medians over the rounds: IOPS, the loss against none, that loss over
 # the kernel's own loss (the goal: at most 1.1), the events recorded and dropped, the
 # tracer's CPU (user + system of blktrace, from /usr/bin/time; blkparse's apart) and its CPU
-# per event. The machine may be shared: the load average is printed before and after, and
+# per event, and the same for its CPU while the workload ran (live_s, read from /proc just
+# before it is stopped: what it took from the workload; per-CPU files are converted from the
+# kept pages after that). The machine may be shared: the load average is printed before and after, and
 # every round's IOPS.
 #
 #   bench/bench-tracer-cost.sh [--runs N] [--seconds S] [--configs "none kernel ..."]
@@ -96,7 +98,7 @@ tracer_of() { # PID -> the blktrace processes below it
 }
 
 one() { # config round -> "config iops cpu_s events dropped parse_cpu_s"
-	local c=$1 d=$TMP/$1-$2 bt= bin=$TOP_OURS args=() iops ev=0 on tr
+	local c=$1 d=$TMP/$1-$2 bt= bin=$TOP_OURS args=() iops ev=0 on tr tp p
 	mkdir -p "$d"
 	case $c in
 	none) ;;
@@ -132,18 +134,23 @@ one() { # config round -> "config iops cpu_s events dropped parse_cpu_s"
 		echo "$on" >"$T/tracing_on"
 	elif [ -n "$bt" ]; then
 		# the tracer is a child of /usr/bin/time (which ignores SIGINT), below $bt
-		kill -INT $(tracer_of "$bt") 2>/dev/null
+		tp=$(tracer_of "$bt")
+		# its CPU while the workload ran (what it took from it), before it ends
+		for p in $tp; do awk '{ print $14 + $15 }' "/proc/$p/stat"; done |
+			awk -v hz="$(getconf CLK_TCK)" '{ t += $1 } END { printf "%.2f\n", t / hz }' >"$d/live.txt"
+		kill -INT $tp 2>/dev/null
 		wait $bt
 		cat "$d/out.txt" "$d/err.txt" 2>/dev/null | grep -q "Total:" || { echo "$prog: $c round $2: the tracer failed: $(head -c 300 "$d/err.txt")" >&2; return 1; }
 	fi
 	cat "$d/out.txt" "$d/err.txt" >"$d/summary.txt" 2>/dev/null
-	awk -v c="$c" -v iops="$iops" -v ev="$ev" -v f="$d/time.txt" -v pf="$d/ptime.txt" -v s="$d/summary.txt" 'BEGIN {
+	awk -v c="$c" -v iops="$iops" -v ev="$ev" -v f="$d/time.txt" -v pf="$d/ptime.txt" -v s="$d/summary.txt" -v lf="$d/live.txt" 'BEGIN {
+		live = 0; if ((getline l < lf) > 0) live = l + 0
 		cpu = 0; if ((getline l < f) > 0) { split(l, x, " "); cpu = x[1] + x[2] }
 		pcpu = 0; if ((getline l < pf) > 0) { split(l, x, " "); pcpu = x[1] + x[2] }
 		drop = 0
 		while ((getline l < s) > 0) if (l ~ /^  Total:.* events/) {
 			split(l, y, " "); ev = y[2]; sub(/.*dropped /, "", l); drop = l + 0 }
-		printf "%s %s %.2f %d %d %.2f\n", c, iops, cpu, ev, drop, pcpu }'
+		printf "%s %s %.2f %d %d %.2f %.2f\n", c, iops, cpu, ev, drop, pcpu, live }'
 	rm -f "$d"/*.blktrace.* 2>/dev/null
 }
 
@@ -171,20 +178,23 @@ python3 -c '
 import statistics, sys
 v = {}
 for l in open(sys.argv[1]):
-    c, iops, cpu, ev, drop, pcpu = l.split()
-    v.setdefault(c, []).append((float(iops), float(cpu), int(ev), int(drop), float(pcpu)))
-m = {c: [statistics.median(x[i] for x in xs) for i in range(5)] for c, xs in v.items()}
+    c, iops, cpu, ev, drop, pcpu, live = l.split()
+    v.setdefault(c, []).append((float(iops), float(cpu), int(ev), int(drop), float(pcpu), float(live)))
+m = {c: [statistics.median(x[i] for x in xs) for i in range(6)] for c, xs in v.items()}
 none = m.get("none", [0])[0]
 kloss = none - m["kernel"][0] if "kernel" in m and none else None
-print("%-7s %9s %7s %9s %10s %8s %9s %11s %9s" % ("config", "IOPS", "loss%", "x_kernel", "events", "dropped", "cpu_s", "us/event", "parse_s"))
+print("%-7s %9s %7s %9s %10s %8s %9s %11s %7s %9s %9s" % ("config", "IOPS", "loss%", "x_kernel", "events", "dropped", "cpu_s", "us/event", "live_s", "live_us/e", "parse_s"))
 for c in sys.argv[2].split():
     if c not in m:
         continue
-    iops, cpu, ev, drop, pcpu = m[c]
+    iops, cpu, ev, drop, pcpu, live = m[c]
     loss = "%.1f" % (100 * (none - iops) / none) if none and c != "none" else "-"
     ratio = "%.2f" % ((none - iops) / kloss) if kloss and c not in ("none", "kernel") else "-"
     per = "%.3f" % (cpu * 1e6 / ev) if ev and c not in ("none", "kernel") else "-"
-    print("%-7s %9.0f %7s %9s %10d %8d %9s %11s %9s" % (c, iops, loss, ratio, ev, drop,
-        "%.2f" % cpu if c not in ("none", "kernel") else "-", per, "%.2f" % pcpu if c == "pipe" else "-"))
+    traced = c not in ("none", "kernel")
+    lper = "%.3f" % (live * 1e6 / ev) if ev and traced else "-"
+    print("%-7s %9.0f %7s %9s %10d %8d %9s %11s %7s %9s %9s" % (c, iops, loss, ratio, ev, drop,
+        "%.2f" % cpu if traced else "-", per, "%.2f" % live if traced else "-", lper,
+        "%.2f" % pcpu if c == "pipe" else "-"))
 print("IOPS per round: " + "; ".join("%s %s" % (c, " ".join("%.0f" % x[0] for x in v[c])) for c in sys.argv[2].split() if c in v))
 ' "$rows" "$configs"

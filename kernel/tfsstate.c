@@ -47,6 +47,8 @@ int tfs_state_put_back(const struct tfs_state *s, unsigned int what)
 		KEEP(tfs_state_set(s, "buffer_size_kb", s->buf_kb));
 	if ((what & TFS_PUT_CLOCK) && s->clock[0])
 		KEEP(tfs_state_set(s, "trace_clock", s->clock));
+	if ((what & TFS_PUT_CMDLINES) && s->cmdlines[0])
+		KEEP(tfs_state_set(s, "saved_cmdlines_size", s->cmdlines));
 	snprintf(v, sizeof(v), "%d", s->was_on);
 	KEEP(tfs_state_set(s, "tracing_on", v));
 #undef KEEP
@@ -77,6 +79,8 @@ int tfs_state_save(const struct tfs_state *s)
 	fprintf(f, "pid %d\ndir %s\ntracing_on %d\ncurrent_tracer %s\ntrace_clock %s\n", s->pid,
 		s->dir, s->was_on, s->tracer, s->clock);
 	fprintf(f, "options/bin %d\nbuffer_size_kb %s\n", s->bin, s->buf_kb);
+	if (s->cmdlines[0])
+		fprintf(f, "saved_cmdlines_size %s\n", s->cmdlines);
 	for (int i = 0; i < s->ndevs; i++)
 		fprintf(f, "dev %s\n", s->devs[i].name);
 	if (fflush(f) || fsync(fd))
@@ -122,6 +126,8 @@ static int state_line(struct tfs_state *s, char *line)
 		s->bin = atoi(v);
 	else if (!strcmp(line, "buffer_size_kb"))
 		snprintf(s->buf_kb, sizeof(s->buf_kb), "%s", v);
+	else if (!strcmp(line, "saved_cmdlines_size"))
+		snprintf(s->cmdlines, sizeof(s->cmdlines), "%s", v);
 	else if (!strcmp(line, "dev")) {
 		struct tfs_state_dev *d = realloc(s->devs, (size_t)(s->ndevs + 1) * sizeof(*d));
 
@@ -168,7 +174,9 @@ void tfs_state_forget(int pid)
 
 void tfs_state_describe(const struct tfs_state *s, char *buf, size_t len)
 {
-	snprintf(buf, len,
-		 "current_tracer=%s trace_clock=%s buffer_size_kb=%s options/bin=%d tracing_on=%d",
-		 s->tracer, s->clock, s->buf_kb[0] ? s->buf_kb : "?", s->bin, s->was_on);
+	snprintf(
+		buf, len,
+		"current_tracer=%s trace_clock=%s buffer_size_kb=%s%s%s options/bin=%d tracing_on=%d",
+		s->tracer, s->clock, s->buf_kb[0] ? s->buf_kb : "?",
+		s->cmdlines[0] ? " saved_cmdlines_size=" : "", s->cmdlines, s->bin, s->was_on);
 }

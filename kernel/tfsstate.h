@@ -26,6 +26,7 @@ struct tfs_state {
 	char dir[KPATH_DIR]; /* the tracefs mount */
 	int was_on, bin;
 	char tracer[64], clock[32], buf_kb[32];
+	char cmdlines[32]; /* saved_cmdlines_size */
 	struct tfs_state_dev *devs;
 	int ndevs;
 };
@@ -37,7 +38,8 @@ enum {
 	TFS_PUT_DEVS = 1 << 2, /* each device's trace/enable to 0 */
 	TFS_PUT_BUF = 1 << 3,
 	TFS_PUT_CLOCK = 1 << 4,
-	TFS_PUT_ALL = 0x1f,
+	TFS_PUT_CMDLINES = 1 << 5,
+	TFS_PUT_ALL = 0x3f,
 };
 
 /* Write @v to @rel under @s->dir (a tracefs file). 0 or -errno. */

@@ -37,6 +37,12 @@ struct blk_backend_cfg {
 	unsigned int buf_kb, nbuf; /* buffer size (KiB) and count, as -b and -n give them */
 	int buf_default; /* neither -b nor -n given: the backend may size its buffers itself */
 	const char *debugfs; /* -r, or NULL: where to look for debugfs */
+	/*
+	 * tracefs only: a directory on the output's file system where the raw ring-buffer
+	 * pages may be kept while tracing runs and converted when it stops (per-CPU files:
+	 * nobody reads the records before the end), or NULL to convert them as they are read.
+	 */
+	const char *spool_dir;
 	/* I/O wait backend only (--iowait): */
 	const char *iowait_source; /* "auto" (or NULL), "module", "kprobe", "sched" */
 	int iowait_all; /* sched source: keep the sleeps without an I/O in flight too */

@@ -9,7 +9,7 @@ BT="$TOP/blktrace"
 tracer_setup "blktrace tests" "$OUT/bt" 64M
 
 state() {
-	for f in tracing_on current_tracer trace_clock options/bin; do
+	for f in tracing_on current_tracer trace_clock options/bin saved_cmdlines_size; do
 		echo "$f=$(cat "$T/$f")"
 	done
 	echo "buffer_size_kb=$(cat "$T/buffer_size_kb")"

@@ -20,7 +20,7 @@ tracer_setup "cleanup after SIGKILL" "$OUT/t0505" 16M
 
 state() {
 	local f
-	for f in tracing_on current_tracer trace_clock options/bin buffer_size_kb; do
+	for f in tracing_on current_tracer trace_clock options/bin buffer_size_kb saved_cmdlines_size; do
 		echo "$f=$(cat "$T/$f")"
 	done
 	echo "enable=$(cat "/sys/block/$name/trace/enable")"

@@ -66,10 +66,32 @@ check() { # label outdir [backend: relay (default) or tracefs]
 		grep -q "using the tracefs blk tracer" "$d/blktrace.stderr" &&
 			pass "$label: the tracefs backend was used" ||
 			fail "$label: the tracefs backend was not used (stderr: $(head -c 200 "$d/blktrace.stderr"))"
+		# a ring not yet expanded ("7 (expanded: 1408)") is put back at the size it expands
+		# to, which the kernel rounds to its pages (1410)
+		kb() { sed -n 's/^buffer_size_kb=\(.*expanded: \)\{0,1\}\([0-9]*\).*/\2/p' "$1"; }
+		if [ -s "$d/tracefs-before.txt" ] &&
+			cmp -s <(grep -v '^buffer_size_kb=' "$d/tracefs-before.txt") <(grep -v '^buffer_size_kb=' "$d/tracefs-after.txt") &&
+			[ "$(kb "$d/tracefs-after.txt")" -ge "$(kb "$d/tracefs-before.txt")" ] &&
+			[ "$(kb "$d/tracefs-after.txt")" -le "$(($(kb "$d/tracefs-before.txt") + 4))" ]; then
+			pass "$label: tracefs settings as found after the run: $(tr '\n' ' ' <"$d/tracefs-after.txt")"
+		else
+			fail "$label: tracefs settings before: $(tr '\n' ' ' <"$d/tracefs-before.txt" 2>&1), after: $(tr '\n' ' ' <"$d/tracefs-after.txt" 2>&1)"
+		fi
 	elif grep -q "tracefs" "$d/blktrace.stderr"; then
 		fail "$label: the relay backend was used (stderr: $(head -c 200 "$d/blktrace.stderr"))"
 	else
 		pass "$label: the relay backend was used"
+	fi
+	if [ "$backend" = tracefs ] && [ -s "$d/blkparse.txt" ]; then
+		# converted at the end, after the workload's processes exited: named all the same
+		names=$(awk '$6 == "Q" { print $NF }' "$d/blkparse.txt" | sort | uniq -c | tr -s ' ' | tr '\n' ' ')
+		if [ -n "$names" ] && ! awk '$6 == "Q" && $NF !~ /^\[dd\]$/ { exit 1 }' "$d/blkparse.txt" >/dev/null; then
+			fail "$label: Q events without their process's name: $names"
+		elif [ -n "$names" ]; then
+			pass "$label: every Q event names its (exited) process: $names"
+		else
+			fail "$label: no Q events in blkparse's text"
+		fi
 	fi
 	if grep -qE "^  Total: +[1-9][0-9]* events \(dropped 0\)" "$d/blktrace.stdout"; then
 		pass "$label: summary with counted events, no drops: $(grep Total "$d/blktrace.stdout" | tr -s ' ')"

@@ -197,6 +197,14 @@ traced() {
 	[ "$(cat /sys/block/$DEVNAME/trace/enable 2>/dev/null)" = 1 ] || [ -e "/sys/kernel/debug/block/$DEVNAME/dropped" ]
 }
 
+# the global tracefs settings a tracer may change (the tracefs backend puts each back)
+tracefs_settings() {
+	local t=/sys/kernel/debug/tracing f
+	for f in tracing_on current_tracer trace_clock buffer_size_kb saved_cmdlines_size options/bin; do
+		echo "$f=$(cat "$t/$f" 2>/dev/null)"
+	done
+}
+
 # The controller runs in the background: waits for the trace to be set up, runs the workload,
 # stops the tracer with SIGINT. The tracer itself runs in the foreground, because a command
 # started with '&' by a non-interactive shell has SIGINT ignored (a tracer relying on the
@@ -393,6 +401,7 @@ run_one() {
 	cd /out || return
 	timeout 5 blktrace -V >/out/blktrace-version.txt 2>&1
 
+	tracefs_settings >/out/tracefs-before.txt
 	rm -f /tmp/bt.pid
 	controller &
 	CTLPID=$!
@@ -414,6 +423,8 @@ run_one() {
 	status tracer_rc $rc
 	log "blktrace exit status $rc ($(sed -n 's/^tracer_stop=//p' /out/status))"
 	cat /out/blktrace.stdout /out/blktrace.stderr
+
+	tracefs_settings >/out/tracefs-after.txt
 
 	# run-trace --post: what the test wants done once the tracer has exited
 	if [ -f "$RUNDIR/post.sh" ]; then

@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The tracefs backend (blk_backend_tracefs): the blk tracer set up through a blk_tfs session
+ * (tracefs.c), each CPU's ring-buffer pages read from trace_pipe_raw with libtracefs and
+ * turned into classic per-CPU records (tfsconv.c) as they are read, or, for per-CPU files,
+ * kept as they are until the trace stops (tfsspool.c) and turned into records then.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracefs.h>
+
+#include "blk/backend.h"
+#include "blk/event.h"
+#include "blk/kernel.h"
+#include "tfsconv.h"
+#include "tfsspool.h"
+#include "util.h"
+
+/* pages read per call at most, so that a busy CPU's records are delivered as they come */
+#define TFS_READ_PAGES 256
+/* per CPU, when neither -b nor -n is given: 1/256 of the memory over the CPUs, in these bounds */
+#define TFS_DEFAULT_MIN_KB 16384u
+#define TFS_DEFAULT_MAX_KB 65536u
+#define TFS_MAX_KB 262144u /* growing after losses stops here */
+/*
+ * pids whose names the kernel keeps while pages wait for the end (saved_cmdlines_size; 128
+ * by default): ~80 KiB of kernel memory, read per new pid at the end
+ */
+#define TFS_CMDLINES 4096u
+
+struct tfs_cpu {
+	int fd; /* per_cpu/cpuN/trace_pipe_raw */
+	struct tracefs_cpu *tcpu; /* libtracefs's reader of it */
+	unsigned char *page;
+	int size; /* of a page as trace_pipe_raw hands it out */
+	struct blk_tfsconv *conv;
+	struct tfs_spool *spool; /* per-CPU files: the pages kept until the end, else NULL */
+};
+
+struct tfs_backend {
+	struct blk_backend base;
+	const struct blk_backend_cfg *cfg;
+	char dir[KPATH_DIR];
+	struct blk_tfs *t;
+	struct tfs_cpu *cpu;
+	unsigned int kb; /* ring buffer per CPU now */
+	int grow; /* may grow the ring after losses */
+	unsigned long long *seen_lost; /* per CPU index, at the last tick */
+	uint64_t start_mono;
+	uint32_t start_real[2];
+	int ts_sent;
+	int stopped; /* stop() was called (atomic): the spools are converted */
+};
+
+static const char *tfs_comm(void *ctx, uint32_t pid, char *buf, size_t len)
+{
+	return blk_tfs_comm(ctx, pid, buf, len);
+}
+
+/* the timestamp note the relay path's kernel writes at start: wall and trace time paired */
+static int tfs_timestamp(struct tfs_backend *b)
+{
+	struct blk_event ev;
+
+	for (int i = 0; i < b->cfg->ndevs; i++) {
+		memset(&ev, 0, sizeof(ev));
+		ev.time = b->start_mono;
+		ev.action = BLK_TN_ACTION(BLK_TN_TIMESTAMP);
+		ev.pid = (uint32_t)getpid();
+		ev.device = b->cfg->devs[i].devno;
+		ev.cpu = (uint32_t)b->cfg->cpus[0];
+		ev.pdu = (const unsigned char *)b->start_real;
+		ev.pdu_len = sizeof(b->start_real);
+		ev.version = BLK_IO_TRACE_VERSION;
+		if (blk_tfsconv_put(b->cpu[0].conv, i, &ev))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static uint64_t tfs_mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int tfs_backend_close(struct blk_backend *bb, char *err, size_t len)
+{
+	struct tfs_backend *b = (struct tfs_backend *)bb;
+	int ret;
+
+	if (!b)
+		return 0;
+	for (int k = 0; b->cpu && k < b->cfg->ncpus; k++) {
+		struct tfs_cpu *c = &b->cpu[k];
+
+		if (c->tcpu)
+			tracefs_cpu_free_fd(c->tcpu);
+		if (c->fd >= 0)
+			close(c->fd);
+		free(c->page);
+		blk_tfsconv_free(c->conv);
+		tfs_spool_free(c->spool);
+	}
+	free(b->cpu);
+	free(b->seen_lost);
+	ret = blk_tfs_close(b->t);
+	if (ret)
+		kerr(err, len, "could not restore every tracefs setting in '%s': %s", b->dir,
+		     strerror(-ret));
+	free(b);
+	return ret;
+}
+
+/* the default ring size per CPU (KiB) for @ncpus CPUs */
+static unsigned int default_kb(int ncpus)
+{
+	unsigned long long kb = 0;
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "MemTotal:", 9))
+				kb = strtoull(line + 9, NULL, 10);
+		fclose(f);
+	}
+	kb = kb / 256 / (unsigned long long)(ncpus > 0 ? ncpus : 1);
+	if (kb < TFS_DEFAULT_MIN_KB)
+		kb = TFS_DEFAULT_MIN_KB;
+	if (kb > TFS_DEFAULT_MAX_KB)
+		kb = TFS_DEFAULT_MAX_KB;
+	return (unsigned int)kb;
+}
+
+/*
+ * The page size trace_pipe_raw hands out: buffer_subbuf_size_kb where the kernel has it
+ * (6.8 and later), else the page of header_page's layout.
+ */
+static int tfs_page_size(struct tfs_backend *b, const struct blk_tfsconv *conv)
+{
+	char p[KPATH], v[32];
+	long kb;
+
+	snprintf(p, sizeof(p), "%s/buffer_subbuf_size_kb", b->dir);
+	if (!read_str(p, v, sizeof(v)) && (kb = strtol(v, NULL, 10)) > 0 && kb <= 1024)
+		return (int)kb * 1024;
+	return blk_tfsconv_page_size(conv);
+}
+
+/* Open each CPU's trace_pipe_raw and make its reader and converter. Return 0 or -errno. */
+static int tfs_open_cpus(struct tfs_backend *b, char *err, size_t len)
+{
+	const struct blk_backend_cfg *cfg = b->cfg;
+	uint32_t devnos[64];
+	char p[KPATH], hp[4096];
+	int ret, size;
+
+	snprintf(p, sizeof(p), "%s/events/header_page", b->dir);
+	ret = read_str(p, hp, sizeof(hp));
+	if (ret) {
+		kerr(err, len, "cannot read '%s': %s", p, strerror(-ret));
+		return ret;
+	}
+	for (int i = 0; i < cfg->ndevs; i++)
+		devnos[i] = cfg->devs[i].devno;
+	for (int k = 0; k < cfg->ncpus; k++) {
+		struct tfs_cpu *c = &b->cpu[k];
+
+		c->conv = blk_tfsconv_new(hp, devnos, cfg->ndevs, (uint32_t)cfg->cpus[k], tfs_comm,
+					  b->t);
+		if (!c->conv) {
+			ret = -errno;
+			kerr(err, len, "cannot read the ring-buffer page layout in '%s': %s", p,
+			     strerror(-ret));
+			return ret;
+		}
+		size = c->size = tfs_page_size(b, c->conv);
+		c->page = malloc((size_t)size);
+		if (!c->page)
+			return -ENOMEM;
+		c->fd = blk_tfs_open_cpu(b->t, cfg->cpus[k]);
+		if (c->fd < 0) {
+			kerr(err, len, "cannot open '%s/per_cpu/cpu%d/trace_pipe_raw': %s", b->dir,
+			     cfg->cpus[k], strerror(-c->fd));
+			return c->fd;
+		}
+		c->tcpu = tracefs_cpu_alloc_fd(c->fd, size, true);
+		if (!c->tcpu)
+			return errno ? -errno : -ENOMEM;
+		/* no room for it there: the pages are converted as they are read */
+		if (cfg->spool_dir)
+			c->spool = tfs_spool_new(cfg->spool_dir, (size_t)size);
+	}
+	return 0;
+}
+
+static struct blk_backend *tfs_backend_open(const struct blk_backend_cfg *cfg, char *err,
+					    size_t len)
+{
+	struct tfs_backend *b = calloc(1, sizeof(*b));
+	const char *names[64];
+	int ret;
+
+	if (!b || cfg->ndevs > 64)
+		goto nomem;
+	b->base.ops = &blk_backend_tracefs;
+	b->cfg = cfg;
+	b->cpu = calloc((size_t)cfg->ncpus, sizeof(*b->cpu));
+	b->seen_lost = calloc((size_t)cfg->ncpus, sizeof(*b->seen_lost));
+	if (!b->cpu || !b->seen_lost)
+		goto nomem;
+	for (int k = 0; k < cfg->ncpus; k++)
+		b->cpu[k].fd = -1;
+	ret = blk_find_tracefs(1, b->dir, sizeof(b->dir));
+	if (ret) {
+		kerr(err, len, "tracefs is not available: %s", strerror(-ret));
+		goto fail;
+	}
+	for (int i = 0; i < cfg->ndevs; i++) {
+		names[i] = cfg->devs[i].sysname;
+		snprintf(cfg->devs[i].name, sizeof(cfg->devs[i].name), "%s", cfg->devs[i].sysname);
+	}
+	/* the relay path's buffers are per device; this ring is shared by all of them */
+	b->grow = cfg->buf_default;
+	b->kb = cfg->buf_default ? default_kb(cfg->ncpus) : cfg->buf_kb * cfg->nbuf;
+	/* pages kept to the end: their pids' names must still be known then */
+	b->t = blk_tfs_open(b->dir, names, cfg->ndevs, (uint32_t)cfg->act_mask, b->kb,
+			    cfg->spool_dir ? TFS_CMDLINES : 0, err, len);
+	if (!b->t) {
+		ret = -errno;
+		goto fail;
+	}
+	ret = tfs_open_cpus(b, err, len);
+	if (ret)
+		goto fail;
+	return &b->base;
+nomem:
+	ret = -ENOMEM;
+	kerr(err, len, "out of memory");
+fail:
+	if (b && b->cfg) {
+		char ignored[256];
+
+		tfs_backend_close(&b->base, ignored, sizeof(ignored));
+	} else {
+		free(b);
+	}
+	errno = -ret;
+	return NULL;
+}
+
+static int tfs_backend_start(struct blk_backend *bb, char *err, size_t len)
+{
+	struct tfs_backend *b = (struct tfs_backend *)bb;
+	struct timespec real;
+	int ret;
+
+	clock_gettime(CLOCK_REALTIME, &real);
+	b->start_real[0] = (uint32_t)real.tv_sec;
+	b->start_real[1] = (uint32_t)real.tv_nsec;
+	/* the readers run already: start_mono set (last) says the pair is there to send */
+	__atomic_store_n(&b->start_mono, tfs_mono_now(), __ATOMIC_RELEASE);
+	ret = blk_tfs_start(b->t);
+	if (ret)
+		kerr(err, len, "cannot start tracing in '%s': %s", b->dir, strerror(-ret));
+	return ret;
+}
+
+/* hand CPU index @k's staged records to @sink; @got: pages were read, the last at @last */
+static int deliver(struct tfs_backend *b, int k, int got, uint64_t last, uint64_t now,
+		   const struct blk_backend_sink *sink, char *err, size_t len)
+{
+	struct tfs_cpu *c = &b->cpu[k];
+
+	for (int i = 0; i < b->cfg->ndevs; i++) {
+		unsigned long events;
+		size_t n;
+		const unsigned char *p = blk_tfsconv_staged(c->conv, i, &n, &events);
+
+		if (n) {
+			int ret = sink->records(sink->ctx, i, k, p, n, events);
+
+			blk_tfsconv_clear(c->conv, i);
+			if (ret) {
+				kerr(err, len, "%s", strerror(-ret));
+				return ret;
+			}
+		}
+		/* one ring carries every device of this CPU, in time order */
+		if (sink->mark)
+			sink->mark(sink->ctx, i, k,
+				   got && last ? last : now - BLK_BACKEND_SLACK_NS);
+	}
+	return 0;
+}
+
+static int convert(struct tfs_backend *b, int k, const void *page, size_t n, uint64_t *last,
+		   char *err, size_t len)
+{
+	int ret = blk_tfsconv_page(b->cpu[k].conv, page, n, last);
+
+	if (ret == -ENOMEM)
+		kerr(err, len, "out of memory converting the records of CPU %d", b->cfg->cpus[k]);
+	else if (ret < 0)
+		kerr(err, len, "CPU %d: trace_pipe_raw gave a page that is not one",
+		     b->cfg->cpus[k]);
+	return ret < 0 ? ret : 0;
+}
+
+/* wait at most @wait_ms for the ring to have pages to read (tracing_buffers_poll) */
+static void wait_ring(struct tfs_cpu *c, int wait_ms)
+{
+	struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+
+	if (wait_ms > 0)
+		poll(&pfd, 1, wait_ms);
+}
+
+/* the next page of CPU index @k's ring into its page buffer: its bytes, 0 for none, -errno */
+static int read_page(struct tfs_backend *b, int k, char *err, size_t len)
+{
+	int n = tracefs_cpu_read(b->cpu[k].tcpu, b->cpu[k].page, true);
+
+	if (n < 0 && errno != EAGAIN && errno != EINTR) {
+		n = -errno;
+		kerr(err, len, "reading trace_pipe_raw of CPU %d: %s", b->cfg->cpus[k],
+		     strerror(-n));
+		return n;
+	}
+	return n < 0 ? 0 : n;
+}
+
+/*
+ * Per-CPU files: while tracing runs, the pages go to the spool as they are; once stopped
+ * (or when the spool's file fails) they come back and are converted, a batch per call.
+ * Return as read() does, or 2 when the spool is done and the ring is read as it comes.
+ */
+static int spool_read(struct tfs_backend *b, int k, int wait_ms,
+		      const struct blk_backend_sink *sink, char *err, size_t len)
+{
+	struct tfs_cpu *c = &b->cpu[k];
+	int ret, got = 0;
+	uint64_t last = 0;
+
+	if (!__atomic_load_n(&b->stopped, __ATOMIC_ACQUIRE) && !tfs_spool_failed(c->spool)) {
+		wait_ring(c, wait_ms);
+		for (int pages = 0; pages < TFS_READ_PAGES; pages++) {
+			int n = read_page(b, k, err, len);
+
+			if (n <= 0) {
+				if (n < 0)
+					return n;
+				break;
+			}
+			got = 1;
+			if (tfs_spool_add(c->spool, c->page, (size_t)n))
+				break;
+		}
+		/* the file failed (a full disk): what it kept is converted from now on */
+		if (!tfs_spool_failed(c->spool))
+			return got;
+		got = 0;
+	}
+	for (int pages = 0; pages < TFS_READ_PAGES; pages++) {
+		const void *p = tfs_spool_next(c->spool, &ret);
+
+		if (!p) {
+			if (ret) {
+				kerr(err, len, "reading back the pages kept for CPU %d: %s",
+				     b->cfg->cpus[k], strerror(-ret));
+				return ret;
+			}
+			break;
+		}
+		if ((ret = convert(b, k, p, (size_t)c->size, &last, err, len)))
+			return ret;
+		got = 1;
+	}
+	if (!got) {
+		tfs_spool_free(c->spool);
+		c->spool = NULL;
+		return 2;
+	}
+	ret = deliver(b, k, 1, last, tfs_mono_now(), sink, err, len);
+	return ret ? ret : 1;
+}
+
+static int tfs_backend_read(struct blk_backend *bb, int k, int wait_ms,
+			    const struct blk_backend_sink *sink, char *err, size_t len)
+{
+	struct tfs_backend *b = (struct tfs_backend *)bb;
+	struct tfs_cpu *c = &b->cpu[k];
+	uint64_t now, last = 0;
+	int ret, got = 0;
+
+	if (k == 0 && !b->ts_sent && __atomic_load_n(&b->start_mono, __ATOMIC_ACQUIRE)) {
+		b->ts_sent = 1;
+		if (tfs_timestamp(b)) {
+			kerr(err, len, "out of memory converting the records of CPU %d",
+			     b->cfg->cpus[k]);
+			return -ENOMEM;
+		}
+	}
+	if (c->spool) {
+		ret = spool_read(b, k, wait_ms, sink, err, len);
+		if (ret != 2)
+			return ret;
+		wait_ms = 0;
+	}
+	wait_ring(c, wait_ms);
+	now = tfs_mono_now();
+	for (int pages = 0; pages < TFS_READ_PAGES; pages++) {
+		int n = read_page(b, k, err, len);
+
+		if (n < 0)
+			return n;
+		if (!n)
+			break;
+		if ((ret = convert(b, k, c->page, (size_t)n, &last, err, len)))
+			return ret;
+		got = 1;
+	}
+	ret = deliver(b, k, got, last, now, sink, err, len);
+	return ret ? ret : got;
+}
+
+static int tfs_backend_tick(struct blk_backend *bb, char *msg, size_t len)
+{
+	struct tfs_backend *b = (struct tfs_backend *)bb;
+	unsigned long long lost = 0;
+	char p[KPATH], v[32];
+	int worst = -1;
+
+	for (int i = 0; i < b->cfg->ndevs; i++) {
+		snprintf(p, sizeof(p), "/sys/class/block/%s/trace/enable", b->cfg->devs[i].sysname);
+		if (!read_str(p, v, sizeof(v)) && !strcmp(v, "0")) {
+			kerr(msg, len,
+			     "tracing of '%s' was turned off from outside ('%s' is 0: stopped by 'blktrace -k'?); ending the trace",
+			     b->cfg->devs[i].path, p);
+			return -ESHUTDOWN;
+		}
+	}
+	for (int k = 0; k < b->cfg->ncpus; k++) {
+		unsigned long long now = blk_tfs_lost(b->t, b->cfg->cpus[k]);
+
+		if (now > b->seen_lost[k]) {
+			if (worst < 0 || now - b->seen_lost[k] > lost) {
+				lost = now - b->seen_lost[k];
+				worst = k;
+			}
+			b->seen_lost[k] = now;
+		}
+	}
+	if (worst >= 0 && b->grow && b->kb < TFS_MAX_KB) {
+		unsigned int kb = b->kb * 4 > TFS_MAX_KB ? TFS_MAX_KB : b->kb * 4;
+
+		if (blk_tfs_resize(b->t, kb)) {
+			b->grow = 0;
+			kerr(msg, len, "%llu events lost on CPU %d; could not grow the ring buffer",
+			     lost, b->cfg->cpus[worst]);
+			return 1;
+		}
+		kerr(msg, len,
+		     "%llu events lost on CPU %d: tracefs ring buffer grown from %u to %u KiB per CPU",
+		     lost, b->cfg->cpus[worst], b->kb, kb);
+		b->kb = kb;
+		return 1;
+	}
+	return 0;
+}
+
+static int tfs_backend_stop(struct blk_backend *bb)
+{
+	struct tfs_backend *b = (struct tfs_backend *)bb;
+	int ret = blk_tfs_stop(b->t);
+
+	__atomic_store_n(&b->stopped, 1, __ATOMIC_RELEASE);
+	return ret;
+}
+
+static uint64_t tfs_backend_lost(struct blk_backend *bb, int dev, int k)
+{
+	struct tfs_backend *b = (struct tfs_backend *)bb;
+
+	uint64_t stats = blk_tfs_lost(b->t, b->cfg->cpus[k]);
+	uint64_t pages = blk_tfsconv_missed(b->cpu[k].conv);
+
+	(void)dev; /* the ring buffer is shared by the devices: its losses count for each */
+	/* the ring's counters, or what the pages said was missed where that is more */
+	return pages > stats ? pages : stats;
+}
+
+static uint64_t tfs_backend_skipped(struct blk_backend *bb, int dev, int k)
+{
+	/* a CPU's pipe is shared by the devices: count what it skipped once */
+	return dev == 0 ? blk_tfsconv_skipped(((struct tfs_backend *)bb)->cpu[k].conv) : 0;
+}
+
+const struct blk_backend_ops blk_backend_tracefs = {
+	.name = "tracefs",
+	.open = tfs_backend_open,
+	.start = tfs_backend_start,
+	.read = tfs_backend_read,
+	.tick = tfs_backend_tick,
+	.stop = tfs_backend_stop,
+	.lost = tfs_backend_lost,
+	.skipped = tfs_backend_skipped,
+	.close = tfs_backend_close,
+};
