@@ -120,10 +120,10 @@ tests/unit/test-schema tests/unit/test-http tests/unit/test-export: tests/unit/t
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_EXPORT) $(LDLIBS_Z)
 
 # unit tests of kernel/ code: the pure parts of the module they test
-tests/unit/test-ftrace: tests/unit/test-ftrace.o kernel/ftrace.o $(LIB)
+tests/unit/test-ftrace: tests/unit/test-ftrace.o kernel/ftrace.o kernel/holder.o kernel/util.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_TRACEFS) $(LDLIBS_Z)
 
-tests/unit/test-tfsconv: tests/unit/test-tfsconv.o kernel/tfsconv.o kernel/ftrace.o $(LIB)
+tests/unit/test-tfsconv: tests/unit/test-tfsconv.o kernel/tfsconv.o kernel/ftrace.o kernel/holder.o kernel/util.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_TRACEFS) $(LDLIBS_Z)
 
 tests/unit/test-tfsspool: tests/unit/test-tfsspool.o kernel/tfsspool.o

@@ -64,6 +64,7 @@ struct iw_backend {
 	char note[512];
 	struct blk_ftrace_inst *inst;
 	char probes[MAX_PROBES][96]; /* GROUP/EVENT of the kprobe events we added */
+	struct tracefs_dynevent *probe_ev[MAX_PROBES]; /* and each as libtracefs has it */
 	int nprobes;
 	unsigned int maxactive;
 	struct evmap map[MAX_MAP];

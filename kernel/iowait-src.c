@@ -303,22 +303,37 @@ long long iw_missed_now(const struct iw_backend *b)
 
 void iw_remove_probes(struct iw_backend *b)
 {
-	while (b->nprobes > 0)
-		blk_ftrace_kprobe_del(b->tfs, b->probes[--b->nprobes]);
+	while (b->nprobes > 0) {
+		b->nprobes--;
+		blk_ftrace_kprobe_del(b->probe_ev[b->nprobes]);
+		b->probe_ev[b->nprobes] = NULL;
+	}
+}
+
+/* define GROUP/EVENT on @fn (@retprobe: a return probe); kept in b->probes when it is */
+static int add_probe(struct iw_backend *b, const char *group, const char *event, const char *fn,
+		     const char *fetch, int retprobe, unsigned int maxactive)
+{
+	int ret = blk_ftrace_kprobe_add(group, event, fn, fetch, retprobe, maxactive,
+					&b->probe_ev[b->nprobes]);
+
+	if (!ret)
+		snprintf(b->probes[b->nprobes++], sizeof(b->probes[0]), "%s/%s", group, event);
+	return ret;
 }
 
 /* Define the kprobe events (kprobe_events is global). Return 0 or -errno (reason in @why). */
 static int add_probes(struct iw_backend *b, char *why, size_t len)
 {
-	char group[64], line[256];
+	char group[64], event[96];
 	int ret, have_io_schedule = 0;
 
 	snprintf(group, sizeof(group), KPROBE_PREFIX "%d", (int)getpid());
 	for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
 		const char *fn = funcs[i].name;
 
-		snprintf(line, sizeof(line), "p:%s/enter_%s %s comm=$comm", group, fn, fn);
-		ret = blk_ftrace_kprobe_add(b->tfs, line);
+		snprintf(event, sizeof(event), "enter_%s", fn);
+		ret = add_probe(b, group, event, fn, "comm=$comm", 0, 0);
 		if (ret) {
 			if (ret == -EPERM || ret == -EACCES) {
 				char ld[64];
@@ -330,13 +345,11 @@ static int add_probes(struct iw_backend *b, char *why, size_t len)
 			}
 			continue; /* not in this kernel (blk_io_schedule before 5.9) */
 		}
-		snprintf(b->probes[b->nprobes++], sizeof(b->probes[0]), "%s/enter_%s", group, fn);
-		snprintf(line, sizeof(line), "r%u:%s/exit_%s %s", b->maxactive, group, fn, fn);
-		ret = blk_ftrace_kprobe_add(b->tfs, line);
-		if (ret == -EINVAL) {
+		snprintf(event, sizeof(event), "exit_%s", fn);
+		ret = add_probe(b, group, event, fn, NULL, 1, b->maxactive);
+		if (ret == -EINVAL && b->maxactive) {
 			/* a maxactive the kernel does not take: its default */
-			snprintf(line, sizeof(line), "r:%s/exit_%s %s", group, fn, fn);
-			ret = blk_ftrace_kprobe_add(b->tfs, line);
+			ret = add_probe(b, group, event, fn, NULL, 1, 0);
 			b->maxactive = 0;
 		}
 		if (ret) {
@@ -344,7 +357,6 @@ static int add_probes(struct iw_backend *b, char *why, size_t len)
 			     strerror(-ret));
 			return ret;
 		}
-		snprintf(b->probes[b->nprobes++], sizeof(b->probes[0]), "%s/exit_%s", group, fn);
 		if (funcs[i].func == BLK_IOWAIT_FN_IO_SCHEDULE)
 			have_io_schedule = 1;
 	}
@@ -496,11 +508,10 @@ int iw_choose(struct iw_backend *b, char *why, size_t len)
 
 int blk_iowait_kill(const char *tracefs, char *msg, size_t len)
 {
-	char p[KPATH], line[512];
+	char p[KPATH];
 	DIR *d;
 	struct dirent *de;
 	int stopped = 0, removed = 0, failed = 0;
-	FILE *f;
 
 	msg[0] = '\0';
 	snprintf(p, sizeof(p), "%s/instances", tracefs);
@@ -532,26 +543,12 @@ int blk_iowait_kill(const char *tracefs, char *msg, size_t len)
 		closedir(d);
 	/* kprobe events left by a tracer that is gone */
 	snprintf(p, sizeof(p), "%s/kprobe_events", tracefs);
-	f = fopen(p, "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		char *g = strchr(line, ':'), *sp;
-		int pid;
+	if (!access(p, F_OK)) {
+		int kfailed;
 
-		if (!g || strncmp(g + 1, KPROBE_PREFIX, strlen(KPROBE_PREFIX)))
-			continue;
-		sp = strchr(g + 1, ' ');
-		if (sp)
-			*sp = '\0';
-		pid = atoi(g + 1 + strlen(KPROBE_PREFIX));
-		if (pid > 0 && blk_pid_alive(pid))
-			continue;
-		if (blk_ftrace_kprobe_del(tracefs, g + 1))
-			failed++;
-		else
-			removed++;
+		removed += blk_ftrace_kprobe_del_left(KPROBE_PREFIX, &kfailed);
+		failed += kfailed;
 	}
-	if (f)
-		fclose(f);
 	if (failed) {
 		errf(msg, len, "could not remove %d left-over I/O wait tracefs entries", failed);
 		return -EBUSY;

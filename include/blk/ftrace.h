@@ -137,11 +137,30 @@ int blk_ftrace_inst_free(struct blk_ftrace_inst *in);
 
 /* ---- kprobe events (the global kprobe_events file) ---- */
 
-/* Append @line to @tracefs/kprobe_events (never truncating it). Return 0 or -errno. */
-int blk_ftrace_kprobe_add(const char *tracefs, const char *line);
+struct tracefs_dynevent; /* libtracefs's dynamic event */
 
-/* Remove kprobe event "GROUP/EVENT". Return 0, or -errno (ENOENT: not there). */
-int blk_ftrace_kprobe_del(const char *tracefs, const char *group_event);
+/**
+ * blk_ftrace_kprobe_add() - define kprobe event @group/@event on function @fn (through
+ * libtracefs's dynamic events: kprobe_events is appended to, never truncated)
+ * @fetch: its fetch arguments ("comm=$comm"), or NULL
+ * @retprobe: a return probe (kretprobe), with @maxactive instances at most (0: the
+ *	kernel's default)
+ * @out: set to the event, for blk_ftrace_kprobe_del()
+ * Return: 0 or -errno (EPERM under lockdown, ENOENT or EINVAL for a function the kernel
+ * cannot probe, EINVAL also for a maxactive it does not take).
+ */
+int blk_ftrace_kprobe_add(const char *group, const char *event, const char *fn, const char *fetch,
+			  int retprobe, unsigned int maxactive, struct tracefs_dynevent **out);
+
+/* Remove kprobe event @ev (its events disabled first) and free it. Return 0 or -errno. */
+int blk_ftrace_kprobe_del(struct tracefs_dynevent *ev);
+
+/*
+ * Remove the kprobe events left by tracers that are gone: groups named @prefix followed by
+ * the pid of a process that no longer runs. Return how many were removed; *@failed counts
+ * those that could not be.
+ */
+int blk_ftrace_kprobe_del_left(const char *prefix, int *failed);
 
 /*
  * nmissed of "GROUP/EVENT" in kprobe_profile (where 6.1 names it EVENT alone: the first

@@ -91,6 +91,18 @@ cat $T/kprobe_events >/out/kprobe_events.after
 cat /sys/kernel/debug/kprobes/list >/out/kprobes.after 2>&1
 ls $T/events | grep -c blk_iowait >/out/events.after
 WL
+# after a SIGKILL: what the killed tracer left, then blktrace -k, then what is left
+cat >"$w/post-kill.sh" <<'WL'
+T=/sys/kernel/tracing
+cat $T/kprobe_events >/out/kprobe_events.killed
+ls $T/instances >/out/instances.killed
+blktrace -k -d "$DEV" >/out/k.out 2>&1
+echo "exit $?" >>/out/k.out
+ls $T/instances >/out/instances.after
+cat $T/kprobe_events >/out/kprobe_events.after
+cat /sys/kernel/debug/kprobes/list >/out/kprobes.after 2>&1
+ls $T/events | grep -c blk_iowait >/out/events.after
+WL
 
 # the runs share one boot of the VM (tests/vm/batch.sh): each is staged here, the VM runs them
 # in turn (null_blk and the module loaded for each run and removed after it), then each is
@@ -123,6 +135,9 @@ stage "$w/kprobe-term" --workload "$w/reads.sh" --stop-signal TERM -- --iowait=k
 	echo 'dd if="$DEV" of=/dev/null bs=4096 count=3000 iflag=direct 2>/dev/null'
 } >"$w/many-reads.sh"
 stage "$w/kprobe-full" --workload "$w/many-reads.sh" --out-limit 64 -- --iowait=kprobe
+# the kprobe source killed with SIGKILL (no cleanup runs), then blktrace -k (the last
+# --post given is the one used)
+stage "$w/kprobe-kill" --workload "$w/reads.sh" --stop-signal KILL --post "$w/post-kill.sh" -- --iowait=kprobe
 [ -n "$ko" ] && stage "$w/missed-module" --module "$ko" --module-params "maxactive=1" --workload "$w/concurrent.sh" -- --iowait
 stage "$w/missed-kprobe" --workload "$w/concurrent.sh" -- --iowait --iowait-maxactive=1
 nruns=$(find "$B" -name '*.args' | wc -l)
@@ -307,6 +322,20 @@ if ran "$d"; then
 	fi
 else
 	fail "kprobe source, output disk full: $(notran "$d")"
+fi
+
+# 2d. SIGKILL: the kprobe events (libtracefs's dynamic events) and the instance stay; blktrace -k
+# removes them, saying so
+d="$w/kprobe-kill"
+if ran "$d"; then
+	if grep -q "blktrace_iowait_[0-9]*/" "$d/kprobe_events.killed" && grep -q blktrace-iowait "$d/instances.killed" &&
+		grep -q "^exit 0" "$d/k.out" && grep -q "left-over tracefs entries removed" "$d/k.out" && clean_after "$d"; then
+		pass "kprobe source, SIGKILL: $(grep -c . "$d/kprobe_events.killed") kprobe events left, blktrace -k removes them and the instance: $(grep -m1 'left-over' "$d/k.out" | head -c 160)"
+	else
+		fail "kprobe source, SIGKILL then -k: stop=$(get "$d" tracer_stop) killed: $(head -c 200 "$d/kprobe_events.killed") $(cat "$d/instances.killed" 2>/dev/null); -k: $(head -c 300 "$d/k.out"); after: $(head -c 200 "$d/kprobe_events.after") $(cat "$d/instances.after" 2>/dev/null)"
+	fi
+else
+	fail "kprobe source, SIGKILL: $(notran "$d")"
 fi
 
 # 3. maxactive 1, four readers at once: missed waits counted and reported

@@ -18,8 +18,9 @@
 #                           qemu is stopped after the sum of its runs' limits and 30 s
 #   --settle SEC            pause between trace setup and workload (default 1)
 #   --stop-timeout SEC      how long the tracer may take to exit after SIGINT (default 20)
-#   --stop-signal SIG       what stops the tracer after the workload: INT (default), TERM or HUP
-#                           (status tracer_stop=sigint, sigterm, sighup)
+#   --stop-signal SIG       what stops the tracer after the workload: INT (default), TERM, HUP
+#                           or KILL (nothing of the tracer's cleanup runs: --post sees what it left)
+#                           (status tracer_stop=sigint, sigterm, sighup, sigkill)
 #   --out-limit KB          the tracer's output directory a tmpfs of KB KiB: a disk that fills
 #                           up during the trace
 #   --nullb-params "..."    null_blk module parameters (default "nr_devices=1 irqmode=1")
@@ -219,7 +220,7 @@ add_run() {
 		[[ $v =~ ^[0-9]+$ ]] || bad "not a number: $v"
 	done
 	[[ $settle =~ ^[0-9]+(\.[0-9]+)?$ ]] || bad "--settle: not a number: $settle"
-	case $stop_signal in INT | TERM | HUP) ;; *) bad "--stop-signal must be INT, TERM or HUP" ;; esac
+	case $stop_signal in INT | TERM | HUP | KILL) ;; *) bad "--stop-signal must be INT, TERM, HUP or KILL" ;; esac
 	[[ $out_limit =~ ^[0-9]*$ ]] || bad "--out-limit: not a number: $out_limit"
 	[[ $nullb_params =~ ^[A-Za-z0-9_=,\ .-]*$ ]] || bad "bad --nullb-params"
 	[[ $extra_mod_params =~ ^[A-Za-z0-9_=,\ .-]*$ ]] || bad "bad --module-params"
