@@ -26,6 +26,11 @@ d="$OUT/vm-kill"
 rm -rf "$d"; mkdir -p "$d"
 cat >"$d.workload" <<'WL'
 for i in 0 1 2 3 4 5 6 7; do io_write $((i * 8192)) 4096; io_read $((i * 12288)) 4096; done
+# a second tracer on the busy device names the one that holds it (found under debugfs
+# block/NAME, the relay files it reads), without hinting -k
+echo "$BTPID" >/out/first.pid
+timeout 10 blktrace -d "$DEV" -D /tmp -o second >/out/second.out 2>&1
+echo "exit $?" >>/out/second.out
 sleep 1
 blktrace -k -d "$DEV" >/out/kill.out 2>&1
 echo "exit $?" >>/out/kill.out
@@ -129,6 +134,13 @@ if vm_run_ended "$d"; then
 		pass "VM relay: blktrace -k during a trace: the tracer ended by itself, exit 0 ($(head -n1 "$d/blktrace.stderr"))"
 	else
 		fail "VM relay: -k during a trace: stop=$(get tracer_stop) rc=$(get tracer_rc) k: $(tr '\n' ' ' <"$d/kill.out") stderr: $(head -c 300 "$d/blktrace.stderr")"
+	fi
+	first=$(cat "$d/first.pid" 2>/dev/null)
+	if [ -n "$first" ] && grep -q "is being traced by process $first (blktrace); stop it first (kill -INT $first)" "$d/second.out" &&
+		! grep -q -- "-k" "$d/second.out" && grep -q "^exit 1$" "$d/second.out"; then
+		pass "VM relay: a second tracer names the process that holds the device: $(head -n1 "$d/second.out")"
+	else
+		fail "VM relay: second tracer on the busy device (first: pid ${first:-?}): $(tr '\n' ' ' <"$d/second.out" 2>/dev/null)"
 	fi
 	if "$vm/check-ios.py" "$d/expected.txt" "$d/parsed.txt" >"$d/check-ios.txt"; then
 		pass "VM relay: trace stopped by -k: $(tail -n 1 "$d/check-ios.txt" | sed 's/^check-ios: //')"
