@@ -19,7 +19,7 @@
 # per event, and the same for its CPU while the workload ran (live_s, read from /proc just
 # before it is stopped: what it took from the workload; per-CPU files are converted from the
 # kept pages after that). The machine may be shared: the load average is printed before and after, and
-# every round's IOPS.
+# every round's IOPS, and each round's own ratio to the kernel's loss with their median.
 #
 #   bench/bench-tracer-cost.sh [--runs N] [--seconds S] [--configs "none kernel ..."]
 #
@@ -197,4 +197,13 @@ for c in sys.argv[2].split():
         "%.2f" % cpu if traced else "-", per, "%.2f" % live if traced else "-", lper,
         "%.2f" % pcpu if c == "pipe" else "-"))
 print("IOPS per round: " + "; ".join("%s %s" % (c, " ".join("%.0f" % x[0] for x in v[c])) for c in sys.argv[2].split() if c in v))
+# the same ratio within each round (its own none and kernel, run next to it: a slow spell of a
+# shared machine falls on all three), and its median: steadier than the ratio of medians
+if "none" in v and "kernel" in v:
+    per = {}
+    for c in sys.argv[2].split():
+        if c in v and c not in ("none", "kernel"):
+            per[c] = [(n[0] - x[0]) / (n[0] - k[0]) for n, k, x in zip(v["none"], v["kernel"], v[c]) if n[0] > k[0]]
+    print("x_kernel per round: " + "; ".join("%s %s (median %.2f)" % (c, " ".join("%.2f" % r for r in rs),
+        statistics.median(rs)) for c, rs in per.items() if rs))
 ' "$rows" "$configs"
