@@ -150,7 +150,10 @@ MAN1 = $(wildcard doc/*.1)
 MAN8 = $(wildcard doc/*.8)
 MAN4 = $(wildcard doc/*.4)
 
-.PHONY: install uninstall
+.PHONY: install uninstall progs
+# progs: only the installed programs (debian/rules builds these, not the tests' generators)
+progs: $(INSTALL_PROGS)
+
 install: $(INSTALL_PROGS)
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man4 \
 		$(DESTDIR)$(MANDIR)/man8

@@ -293,30 +293,17 @@ PY
 )
 [ "${res%% *}" = ok ] && pass "doc/clickhouse.md: btt's latency table from SQL = MIN, AVG, MAX, N computed from the rows (${res#ok } device-stage lines)" ||
 	fail "doc/clickhouse.md: btt's latency table: $res"
-# the agent: the script parses, the units verify
-awk -v dir="$w" '/^```sh$/ { n++; f = dir "/agent-" n ".sh"; next }
-	/^```ini$/ { m++; f = dir "/unit-" m ".ini"; next }
-	/^```/ { f = ""; next } f { print > f }' "$DOC"
-if sh -n "$w/agent-1.sh" 2>"$w/agent.err" && sh -n "$w/agent-2.sh" 2>>"$w/agent.err"; then
-	pass "doc/clickhouse.md: the agent script and its defaults parse (sh -n)"
+# the agent's configuration as the page shows it: the packaged agent (agent/) reads it as
+# written (its units and a round: t1600)
+awk '/^```conf$/ { f = 1; next } /^```/ { f = 0 } f' "$DOC" >"$w/agent.conf"
+touch "$w/agent.password"
+sed -i -e "s|^PASSWORD_FILE=.*|PASSWORD_FILE=$w/agent.password|" -e "s|^DEVICES=.*|DEVICES=/dev/test0|" "$w/agent.conf"
+if out=$("$TOP/agent/blktrace-ng-agent" --check "$w/agent.conf" 2>&1) &&
+	grep -qx "DEST=clickhouses://blk_writer@clickhouse.example.net:8443/blk?distributed=1" <<<"$out" &&
+	grep -qx "TRACE_SECONDS=30" <<<"$out" && grep -qx "INTERVAL_MINUTES=15" <<<"$out"; then
+	pass "doc/clickhouse.md: blktrace-ng-agent --check accepts the agent's configuration as shown: $(tr '\n' ' ' <<<"$out" | head -c 200)"
 else
-	fail "doc/clickhouse.md: agent script: $(cat "$w/agent.err")"
-fi
-if command -v systemd-analyze >/dev/null; then
-	mkdir -p "$w/units"
-	cp "$w/agent-1.sh" "$w/units/agent" && chmod +x "$w/units/agent"
-	cp "$w/agent-2.sh" "$w/units/defaults"
-	sed -e "s|/usr/local/sbin/blk-fleet-agent|$w/units/agent|" \
-		-e "s|/etc/default/blk-fleet-agent|$w/units/defaults|" "$w/unit-1.ini" >"$w/units/blk-fleet-agent.service"
-	cp "$w/unit-2.ini" "$w/units/blk-fleet-agent.timer"
-	if systemd-analyze verify "$w/units/blk-fleet-agent.timer" "$w/units/blk-fleet-agent.service" \
-		>"$w/units.err" 2>&1 && [ ! -s "$w/units.err" ]; then
-		pass "doc/clickhouse.md: the service and the timer pass systemd-analyze verify"
-	else
-		fail "doc/clickhouse.md: units: $(head -c 300 "$w/units.err")"
-	fi
-else
-	skip "doc/clickhouse.md: the systemd units (systemd-analyze missing)"
+	fail "doc/clickhouse.md: the agent's configuration: $(tr '\n' ' ' <<<"$out" | head -c 300)"
 fi
 
 # ---- the server killed in the middle of an export ----
