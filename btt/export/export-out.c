@@ -226,6 +226,10 @@ static int open_export(struct export_out *xo)
 	eo.trace_id = id;
 	eo.batch_rows = xo->o->export_batch;
 	eo.pipelined = 1; /* compress and send while the model runs */
+	eo.password_file = xo->o->password_file;
+	eo.password = getenv("CLICKHOUSE_PASSWORD"); /* never on the command line */
+	eo.ca_file = xo->o->ca_file;
+	eo.insecure = xo->o->insecure;
 	xo->x = blk_export_open(xo->o->export_dest, &eo, xo->err, sizeof(xo->err));
 	if (!xo->x) {
 		failed(xo, errno);
