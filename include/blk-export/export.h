@@ -135,7 +135,8 @@ struct blk_export;
  * and a message in @err: EINVAL (bad @dest or options), ENOENT (no such table or database),
  * EPROTO (the table's columns differ), ECONNREFUSED, ETIMEDOUT, EADDRNOTAVAIL and the other
  * errors of blk_http_post() (the server cannot be reached), EACCES (the server refused our
- * user), ENOTDIR, EACCES... (tsv: the directory or files cannot be made).
+ * user, or a password file that others than its owner may read), EKEYREJECTED (the server's
+ * certificate is not trusted), ENOTDIR, EACCES... (tsv: the directory or files cannot be made).
  */
 struct blk_export *blk_export_open(const char *dest, const struct blk_export_opts *o, char *err,
 				   size_t errlen);
