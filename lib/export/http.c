@@ -269,6 +269,11 @@ static int setup(struct blk_http *h, char *err, size_t errlen)
 	 */
 	SET(CURLOPT_MAXAGE_CONN, 2L);
 	SET(CURLOPT_TCP_NODELAY, 1L);
+	/*
+	 * straight to the server, as before libcurl: no proxy from http_proxy and the like, which
+	 * would carry a password meant for a loopback server over the network
+	 */
+	SET(CURLOPT_PROXY, "");
 	if (c->tls) {
 		SET(CURLOPT_SSL_VERIFYPEER, c->insecure ? 0L : 1L);
 		SET(CURLOPT_SSL_VERIFYHOST, c->insecure ? 0L : 2L);

@@ -145,7 +145,7 @@ else
 fi
 # the check can see one: the old way, the password in the URL's query, shows in the log
 if command -v curl >/dev/null; then
-	curl -s --cacert "$CA" -d 'SELECT 1' \
+	curl -s --noproxy "*" --cacert "$CA" -d 'SELECT 1' \
 		"https://127.0.0.1:$CH_HTTPS/?user=pw&password=$CH_PASSWORD" >/dev/null
 	sleep 0.5
 	grep -rqF "$CH_PASSWORD" "$logs" &&
