@@ -180,6 +180,15 @@ static void check_export_args(const struct cmdline *cl)
 	if (!o->export_dest && (o->export_host || o->export_batch))
 		usage_error("option '%s' needs '--export'",
 			    o->export_host ? "--host" : "--export-batch");
+	if (o->password_file && access(o->password_file, R_OK) < 0) {
+		error("option '--password-file': cannot read '%s': %s", o->password_file,
+		      strerror(errno));
+		exit(1);
+	}
+	if (o->ca_file && access(o->ca_file, R_OK) < 0) {
+		error("option '--ca-file': cannot read '%s': %s", o->ca_file, strerror(errno));
+		exit(1);
+	}
 	if (!o->export_dest && (o->password_file || o->ca_file || o->insecure))
 		usage_error("option '%s' needs '--export'", o->password_file ? "--password-file"
 							    : o->ca_file     ? "--ca-file"

@@ -388,7 +388,7 @@ static int transfer_error(struct blk_http *h, CURLcode rc, char *err, size_t err
 	case CURLE_SSL_CACERT_BADFILE:
 		snprintf(err, errlen, "cannot use CA file '%s': %s",
 			 h->conf.ca_file ? h->conf.ca_file : "(the system's)", why);
-		return -ENOENT;
+		return -EINVAL;
 	case CURLE_SSL_CONNECT_ERROR:
 		snprintf(err, errlen, "TLS handshake with '%s' failed: %s", h->peer, why);
 		return -EPROTO;

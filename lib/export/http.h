@@ -91,7 +91,7 @@ struct blk_http_post {
  * Return: 0 with @r filled, whatever its status; or -errno with a message in @err:
  * -EADDRNOTAVAIL (the host name does not resolve), -ECONNREFUSED, -ETIMEDOUT, -ECONNRESET
  * (also: the connection ended before a complete response), -EPIPE, -EHOSTUNREACH,
- * -ENETUNREACH, -EKEYREJECTED (the peer's certificate is not trusted), -ENOENT (the CA file),
+ * -ENETUNREACH, -EKEYREJECTED (the peer's certificate is not trusted), -EINVAL (the CA file),
  * -EPROTO (TLS handshake, or another failure), -EMSGSIZE (response too long), -ENOMEM.
  */
 int blk_http_post(struct blk_http *h, const struct blk_http_post *p, struct blk_http_resp *r,

@@ -5,7 +5,7 @@
 # - clickhouses:// with --ca-file and --password-file (mode 600) lands every row: as many as
 #   the plain export of the same trace; CLICKHOUSE_PASSWORD works the same;
 # - a certificate from another CA (or the system's CAs only) is refused: one line, status 1;
-#   --insecure skips the check;
+#   so are a CA file of junk and one that does not exist; --insecure skips the check;
 # - a wrong password, a password file readable by others, a password in the destination, a
 #   password over plain HTTP to a host that is not loopback: one line each, status 1;
 # - the password is in no process's command line while the export runs, and in no line of
@@ -111,6 +111,15 @@ st=$?
 got=$(rows tls3)
 [ $st = 0 ] && [ "$got" = "$want" ] && pass "--insecure: no certificate check, every row ($got)" ||
 	fail "--insecure: status $st, $got rows: $(head -n2 "$w/insecure.err")"
+
+echo "not a certificate" >"$w/other/junk.pem"
+$BTT -i "$BIN" --export="$HTTPS/tls3" --host=h --ca-file="$w/other/junk.pem" \
+	--password-file="$w/pw" >/dev/null 2>"$w/junk.err"
+[ $? = 1 ] && one_line "--ca-file that holds no certificate" "$w/junk.err" \
+	"cannot use CA file '$w/other/junk.pem'" || fail "a CA file of junk: not status 1: $(head -n2 "$w/junk.err")"
+$BTT -i "$BIN" --export="$HTTPS/tls3" --host=h --ca-file="$w/nosuch.pem" >/dev/null 2>"$w/nosuch.err"
+[ $? = 1 ] && one_line "--ca-file that does not exist" "$w/nosuch.err" \
+	"option '--ca-file': cannot read '$w/nosuch.pem': No such file" || fail "no CA file: not status 1: $(head -n2 "$w/nosuch.err")"
 
 # ---- passwords refused ----
 printf 'not-the-password\n' >"$w/bad"
