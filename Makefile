@@ -20,6 +20,11 @@ ifeq ($(shell pkg-config --exists libdeflate 2>/dev/null && echo y),y)
 override CPPFLAGS += -DBLK_HAVE_LIBDEFLATE
 LDLIBS_EXPORT := -ldeflate
 endif
+# libcurl (tests/packages.txt: libcurl4-openssl-dev): the export's HTTP and HTTPS
+# (lib/export/http.c), linked with libblkexport like libdeflate
+CURL_CFLAGS := $(shell pkg-config --cflags libcurl 2>/dev/null)
+LDLIBS_EXPORT += $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
+lib/export/http.o: CPPFLAGS += $(CURL_CFLAGS)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 # libtracefs and libtraceevent (tests/packages.txt): the tracefs backend reads the blk
 # tracer's ring-buffer pages and the I/O wait instance's events with them (kernel/tracefs.c,

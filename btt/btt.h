@@ -35,6 +35,9 @@ struct btt_opts {
 	const char *export_dest; /* --export */
 	const char *export_host; /* --host (NULL: the hostname) */
 	unsigned int export_batch; /* --export-batch (0: the library's) */
+	const char *password_file; /* --password-file */
+	const char *ca_file; /* --ca-file */
+	int insecure; /* --insecure */
 	double range_delta; /* -d */
 	double t_start, t_end; /* -t, -T */
 	double plat_freq; /* -L */

@@ -30,6 +30,7 @@ struct cmdline {
 
 /* the fleet export (export-out.c) */
 enum { OPT_EXPORT = 320, OPT_HOST, OPT_CH_SCHEMA, OPT_CLUSTER, OPT_EXPORT_BATCH };
+enum { OPT_PASSWORD_FILE = 340, OPT_CA_FILE, OPT_INSECURE };
 enum { OPT_PERCENTILES = 256, OPT_PERCENTILES_ONLY, OPT_IOWAIT_ONLY };
 enum { OPT_PERFETTO = 300 };
 
@@ -68,6 +69,9 @@ static const struct option long_opts[] = {
 	{"clickhouse-schema", no_argument, NULL, OPT_CH_SCHEMA},
 	{"cluster", required_argument, NULL, OPT_CLUSTER},
 	{"export-batch", required_argument, NULL, OPT_EXPORT_BATCH},
+	{"password-file", required_argument, NULL, OPT_PASSWORD_FILE},
+	{"ca-file", required_argument, NULL, OPT_CA_FILE},
+	{"insecure", no_argument, NULL, OPT_INSECURE},
 	{"percentiles", no_argument, NULL, OPT_PERCENTILES},
 	{"percentiles-only", no_argument, NULL, OPT_PERCENTILES_ONLY},
 	{"perfetto", required_argument, NULL, OPT_PERFETTO},
@@ -108,9 +112,12 @@ static const char *const help[][3] = {
 	{"-X, --easy-parse-avgs", "", "also NAME.xvg (with -o)"},
 	{"-z, --q2d-latencies", "NAME", "per-IO Q2D latencies to NAME_<dev>_q2d.dat"},
 	{"-Z, --do-active", "", "write <dev>_live.dat and sys_live.dat"},
-	{"    --export", "DEST", "every I/O: clickhouse://HOST[:PORT]/DB or tsv:DIR"},
+	{"    --export", "DEST", "every I/O: clickhouse[s]://[USER@]HOST[:PORT]/DB or tsv:DIR"},
 	{"    --host", "NAME", "the rows' host label (default: the hostname)"},
 	{"    --export-batch", "ROWS", "rows per INSERT (default 65536)"},
+	{"    --password-file", "FILE", "ClickHouse's password (else $CLICKHOUSE_PASSWORD)"},
+	{"    --ca-file", "FILE", "clickhouses://: trust the CAs in FILE (PEM)"},
+	{"    --insecure", "", "no certificate check; a password over plain HTTP"},
 	{"    --clickhouse-schema", "", "print the export's tables (DDL) and exit"},
 	{"    --cluster", "NAME", "with --clickhouse-schema: Distributed tables too"},
 	{"    --percentiles", "", "add Q2C/D2C/Q2D percentiles after the report"},
@@ -165,7 +172,7 @@ static void check_export_args(const struct cmdline *cl)
 
 	if (o->export_dest && blk_export_dest_parse(o->export_dest, &d, err, sizeof(err)) < 0) {
 		error("option '--export': %s", err);
-		hint("DEST is clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE[?distributed=1] or tsv:DIR");
+		hint("DEST is clickhouse[s]://[USER@]HOST[:PORT]/DATABASE[?distributed=1] or tsv:DIR");
 		exit(1);
 	}
 	if (o->export_host && (!o->export_host[0] || strlen(o->export_host) > BLK_ROW_STR_MAX))
@@ -173,6 +180,19 @@ static void check_export_args(const struct cmdline *cl)
 	if (!o->export_dest && (o->export_host || o->export_batch))
 		usage_error("option '%s' needs '--export'",
 			    o->export_host ? "--host" : "--export-batch");
+	if (o->password_file && access(o->password_file, R_OK) < 0) {
+		error("option '--password-file': cannot read '%s': %s", o->password_file,
+		      strerror(errno));
+		exit(1);
+	}
+	if (o->ca_file && access(o->ca_file, R_OK) < 0) {
+		error("option '--ca-file': cannot read '%s': %s", o->ca_file, strerror(errno));
+		exit(1);
+	}
+	if (!o->export_dest && (o->password_file || o->ca_file || o->insecure))
+		usage_error("option '%s' needs '--export'", o->password_file ? "--password-file"
+							    : o->ca_file     ? "--ca-file"
+									     : "--insecure");
 	if (cl->cluster && !cl->ch_schema)
 		usage_error("option '--cluster' (here '%s') needs '--clickhouse-schema'",
 			    cl->cluster);
@@ -289,6 +309,15 @@ static void parse_args(int argc, char **argv, struct cmdline *cl)
 			break;
 		case OPT_CLUSTER:
 			cl->cluster = optarg;
+			break;
+		case OPT_PASSWORD_FILE:
+			o->password_file = optarg;
+			break;
+		case OPT_CA_FILE:
+			o->ca_file = optarg;
+			break;
+		case OPT_INSECURE:
+			o->insecure = 1;
 			break;
 		case OPT_EXPORT_BATCH:
 			o->export_batch = (unsigned int)parse_opt_num(optarg, "--export-batch", 1,

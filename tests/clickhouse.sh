@@ -15,10 +15,68 @@
 # Its configuration has a cluster "blk_two_shards": two shards on this same server, whose
 # tables live in the databases shard1 and shard2 (each replica's <default_database>), so a
 # Distributed table over it really spreads rows over two tables. A user "ro" is read-only.
+#
+# With CH_TLS=1 before ch_start, it also serves HTTPS on CH_HTTPS, with a certificate for
+# 127.0.0.1 and localhost signed by a throw-away CA made for it ($CH_DIR/tls/ca.pem; openssl),
+# and has a user "pw" whose password is $CH_PASSWORD. CH_LOG_LEVEL: the server log's level
+# (default information; trace logs every request's URI).
 
 CH_SERVER=${CH_SERVER:-/usr/sbin/clickhouse-server}
 CH_PID=""
 CH_DIR=""
+CH_TLS=${CH_TLS:-}
+CH_PASSWORD=${CH_PASSWORD:-pw-$$-$RANDOM$RANDOM}
+
+# ch_make_ca DIR NAME: a throw-away CA in DIR/NAME.pem, its key in DIR/NAME.key
+ch_make_ca() {
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=blktrace-ng test $2" \
+		-keyout "$1/$2.key" -out "$1/$2.pem" >/dev/null 2>&1
+}
+
+# The CA, the server's certificate for 127.0.0.1 and localhost, and the DH parameters that
+# 18.16 wants in openSSL/server ("-dsaparam": seconds, not minutes)
+ch_make_tls() {
+	local d="$CH_DIR/tls"
+	mkdir -p "$d" &&
+		ch_make_ca "$d" ca &&
+		openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout "$d/server.key" \
+			-out "$d/server.csr" >/dev/null 2>&1 &&
+		printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$d/ext.cnf" &&
+		openssl x509 -req -in "$d/server.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" \
+			-CAcreateserial -days 2 -extfile "$d/ext.cnf" -out "$d/server.pem" >/dev/null 2>&1 &&
+		openssl dhparam -dsaparam -out "$d/dh.pem" 2048 >/dev/null 2>&1
+}
+
+ch_tls_config() {
+	[ -n "$CH_TLS" ] || return 0
+	cat <<EOF
+    <https_port>$CH_HTTPS</https_port>
+    <openSSL>
+        <server>
+            <certificateFile>$CH_DIR/tls/server.pem</certificateFile>
+            <privateKeyFile>$CH_DIR/tls/server.key</privateKeyFile>
+            <dhParamsFile>$CH_DIR/tls/dh.pem</dhParamsFile>
+            <verificationMode>none</verificationMode>
+            <loadDefaultCAFile>false</loadDefaultCAFile>
+            <cacheSessions>true</cacheSessions>
+            <disableProtocols>sslv2,sslv3</disableProtocols>
+            <preferServerCiphers>true</preferServerCiphers>
+        </server>
+    </openSSL>
+EOF
+}
+
+ch_tls_user() {
+	[ -n "$CH_TLS" ] || return 0
+	cat <<EOF
+        <pw>
+            <password>$CH_PASSWORD</password>
+            <networks><ip>127.0.0.1</ip></networks>
+            <profile>default</profile>
+            <quota>default</quota>
+        </pw>
+EOF
+}
 
 ch_client() {
 	clickhouse-client --host 127.0.0.1 --port "$CH_TCP" "$@"
@@ -29,7 +87,7 @@ ch_write_config() {
 <?xml version="1.0"?>
 <yandex>
     <logger>
-        <level>information</level>
+        <level>${CH_LOG_LEVEL:-information}</level>
         <log>$CH_DIR/log/server.log</log>
         <errorlog>$CH_DIR/log/error.log</errorlog>
         <size>100M</size>
@@ -37,6 +95,7 @@ ch_write_config() {
     </logger>
     <listen_host>127.0.0.1</listen_host>
     <http_port>$CH_HTTP</http_port>
+$(ch_tls_config)
     <tcp_port>$CH_TCP</tcp_port>
     <path>$CH_DIR/data/</path>
     <tmp_path>$CH_DIR/tmp/</tmp_path>
@@ -82,6 +141,7 @@ EOF
             <profile>readonly</profile>
             <quota>default</quota>
         </ro>
+$(ch_tls_user)
     </users>
     <quotas><default></default></quotas>
 </yandex>
@@ -118,14 +178,14 @@ ch_start() {
 		return 1
 	}
 	mkdir -p "$CH_DIR/log" "$CH_DIR/data" "$CH_DIR/tmp"
-	# two free ports at once, so that they differ, below the kernel's ephemeral range: a port
+	# free ports at once, so that they differ, below the kernel's ephemeral range: a port
 	# from bind(0) is one that any outgoing connection may take as its own, and one did take
 	# the server's between a kill -9 and its restart in a CI run ("Address already in use")
-	read -r CH_HTTP CH_TCP < <(python3 -c '
+	read -r CH_HTTP CH_TCP CH_HTTPS < <(python3 -c '
 import random, socket
 low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
 got = []
-while len(got) < 2:
+while len(got) < 3:
     p = random.randrange(10000, max(low, 10002))
     x = socket.socket()
     try:
@@ -135,6 +195,11 @@ while len(got) < 2:
     if p not in [g.getsockname()[1] for g in got]:
         got.append(x)
 print(*[x.getsockname()[1] for x in got])')
+	if [ -n "$CH_TLS" ] && ! ch_make_tls; then
+		CH_SKIP="openssl could not make the test's CA and certificate"
+		rm -rf "$CH_DIR"
+		return 1
+	fi
 	ch_write_config
 	trap ch_stop EXIT
 	trap 'exit 129' HUP

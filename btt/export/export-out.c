@@ -173,16 +173,19 @@ static void failed(struct export_out *xo, int e)
 	const char *db = "DB";
 	struct blk_export_dest d;
 	char ignored[8];
+	int ch = 0;
 
 	blk_export_discard(xo->x);
 	xo->x = NULL;
 	error("%s", xo->err);
 	if (!blk_export_dest_parse(xo->o->export_dest, &d, ignored, sizeof(ignored)) &&
-	    d.kind == BLK_EXPORT_CLICKHOUSE)
+	    d.kind == BLK_EXPORT_CLICKHOUSE) {
 		db = d.database;
+		ch = 1;
+	}
 	switch (e) {
 	case ENOENT:
-		if (!strncmp(xo->o->export_dest, "clickhouse:", 11))
+		if (ch)
 			hint("create the tables first: btt --clickhouse-schema | clickhouse-client --database %s --multiquery",
 			     db);
 		break;
@@ -190,7 +193,10 @@ static void failed(struct export_out *xo, int e)
 	case EHOSTUNREACH:
 	case ENETUNREACH:
 	case ETIMEDOUT:
-		hint("is the server running? clickhouse:// takes its HTTP port (8123 unless given)");
+		if (ch && d.tls)
+			hint("is the server running? clickhouses:// takes its HTTPS port (8443 unless given)");
+		else
+			hint("is the server running? clickhouse:// takes its HTTP port (8123 unless given)");
 		break;
 	case EEXIST:
 		hint("export the trace with the batch size of its first export (--export-batch)");
@@ -226,6 +232,10 @@ static int open_export(struct export_out *xo)
 	eo.trace_id = id;
 	eo.batch_rows = xo->o->export_batch;
 	eo.pipelined = 1; /* compress and send while the model runs */
+	eo.password_file = xo->o->password_file;
+	eo.password = getenv("CLICKHOUSE_PASSWORD"); /* never on the command line */
+	eo.ca_file = xo->o->ca_file;
+	eo.insecure = xo->o->insecure;
 	xo->x = blk_export_open(xo->o->export_dest, &eo, xo->err, sizeof(xo->err));
 	if (!xo->x) {
 		failed(xo, errno);

@@ -2,8 +2,12 @@
 /*
  * The fleet export: rows of the tables of schema.h, in batches, to a destination.
  *
- *   clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE[?distributed=1]
- *       ClickHouse's HTTP interface (PORT 8123 by default): each batch is one
+ *   clickhouse://[USER@]HOST[:PORT]/DATABASE[?distributed=1]
+ *   clickhouses://[USER@]HOST[:PORT]/DATABASE[?distributed=1]
+ *       ClickHouse's HTTP interface (PORT 8123 by default), or its HTTPS interface (PORT
+ *       8443 by default; the server's certificate checked unless the options say insecure),
+ *       on one connection kept open (libcurl); the user and the password (the options', never
+ *       in the destination) by basic authentication, never in the URL. Each batch is one
  *       INSERT INTO DATABASE.io (columns) FORMAT RowBinary, its body gzip-framed. With
  *       distributed=1 the rows go to io_all and iowait_all (schema.h's Distributed tables)
  *       with insert_distributed_sync=1.
@@ -43,6 +47,7 @@
 #define BLK_EXPORT_MAX_BATCH_ROWS 1000000u
 #define BLK_EXPORT_MAX_BATCH_BYTES (256u << 20)
 #define BLK_EXPORT_CLICKHOUSE_PORT 8123
+#define BLK_EXPORT_CLICKHOUSES_PORT 8443
 
 enum blk_export_kind {
 	BLK_EXPORT_CLICKHOUSE,
@@ -55,15 +60,16 @@ struct blk_export_dest {
 	char host[256]; /* clickhouse: name or address (IPv6 without brackets) */
 	int port;
 	char database[65];
+	int tls; /* clickhouses:// */
 	char user[65]; /* "" for the server's default user */
-	char password[129];
 	int distributed; /* insert into io_all/iowait_all, insert_distributed_sync=1 */
 	char dir[4096]; /* tsv */
 };
 
 /*
  * blk_export_dest_parse() - parse @s (the forms above) into @d
- * Return: 0, or -EINVAL with a message in @err that quotes the bad part.
+ * Return: 0, or -EINVAL with a message in @err that quotes the bad part (a password in the
+ * destination is refused, and not quoted).
  */
 int blk_export_dest_parse(const char *s, struct blk_export_dest *d, char *err, size_t errlen);
 
@@ -92,6 +98,16 @@ struct blk_export_opts {
 	 * No batch is sent after one that failed. tsv: no effect.
 	 */
 	int pipelined;
+	/*
+	 * ClickHouse's password (copied), or NULL; @password_file, if set, names a file that
+	 * holds it (its first line) and that only its owner may read (else -EACCES). A password
+	 * over plain clickhouse:// to a host that is not loopback is refused (-EINVAL) unless
+	 * @insecure.
+	 */
+	const char *password;
+	const char *password_file;
+	const char *ca_file; /* clickhouses://: the CAs to trust (PEM); NULL: the system's */
+	int insecure; /* clickhouses://: no certificate check; clickhouse://: a password allowed */
 };
 #define BLK_EXPORT_OPTS_INIT     \
 	{                        \
@@ -119,7 +135,8 @@ struct blk_export;
  * and a message in @err: EINVAL (bad @dest or options), ENOENT (no such table or database),
  * EPROTO (the table's columns differ), ECONNREFUSED, ETIMEDOUT, EADDRNOTAVAIL and the other
  * errors of blk_http_post() (the server cannot be reached), EACCES (the server refused our
- * user), ENOTDIR, EACCES... (tsv: the directory or files cannot be made).
+ * user, or a password file that others than its owner may read), EKEYREJECTED (the server's
+ * certificate is not trusted), ENOTDIR, EACCES... (tsv: the directory or files cannot be made).
  */
 struct blk_export *blk_export_open(const char *dest, const struct blk_export_opts *o, char *err,
 				   size_t errlen);

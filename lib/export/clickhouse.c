@@ -71,18 +71,6 @@ static void table_name(const struct blk_export *x, const struct blk_table *t, ch
 	snprintf(out, outlen, "%s.%s%s", x->d.database, t->name, x->d.distributed ? "_all" : "");
 }
 
-static void add_auth(const struct blk_export *x, struct blk_strbuf *sb)
-{
-	if (x->d.user[0]) {
-		blk_strbuf_addstr(sb, "&user=");
-		blk_http_url_encode(sb, x->d.user);
-	}
-	if (x->d.password[0]) {
-		blk_strbuf_addstr(sb, "&password=");
-		blk_http_url_encode(sb, x->d.password);
-	}
-}
-
 /* The "Code: N" that starts ClickHouse's error messages, or -1. */
 static int ch_code(const struct blk_http_resp *r)
 {
@@ -163,36 +151,21 @@ static void pause_ms(unsigned int ms)
 		;
 }
 
-static struct blk_http_post post_of(const struct blk_export *x, const char *target,
-				    const void *body, size_t n)
-{
-	struct blk_http_post p = {
-		.host = x->d.host,
-		.port = x->d.port,
-		.target = target,
-		.body = body,
-		.body_len = n,
-		.connect_ms = x->o.connect_ms,
-		.timeout_ms = x->o.timeout_ms,
-	};
-	return p;
-}
-
 /* Run the query @sql; its answer (TabSeparated) in @r's body. Return 0 or -errno. */
 static int query(const struct blk_export *x, const char *sql, const char *doing,
 		 struct blk_http_resp *r, char *err, size_t errlen)
 {
-	struct blk_strbuf target = BLK_STRBUF_INIT;
-	struct blk_http_post p;
+	struct blk_http_post p = {
+		.target = "/?wait_end_of_query=1",
+		.body = sql,
+		.body_len = strlen(sql),
+		.may_repeat = 1, /* only queries that change nothing */
+	};
 	int ret, sent;
 
-	blk_strbuf_addstr(&target, "/?wait_end_of_query=1");
-	add_auth(x, &target);
-	p = post_of(x, cstr(&target), sql, strlen(sql));
-	ret = blk_http_post(&p, r, &sent, err, errlen);
+	ret = blk_http_post(x->http, &p, r, &sent, err, errlen);
 	if (!ret && r->status != 200)
 		ret = http_error(x, r, doing, err, errlen);
-	blk_strbuf_release(&target);
 	return ret;
 }
 
@@ -364,7 +337,7 @@ static int insert(struct blk_export *x, const struct export_batch *b, const char
 {
 	struct blk_http_resp r = BLK_HTTP_RESP_INIT;
 	struct blk_strbuf sql = BLK_STRBUF_INIT, target = BLK_STRBUF_INIT;
-	struct blk_http_post p;
+	struct blk_http_post p = {0};
 	char name[100], doing[160];
 	int ret;
 
@@ -377,10 +350,11 @@ static int insert(struct blk_export *x, const struct export_batch *b, const char
 	blk_strbuf_addf(&target, "&query_id=%s", qid);
 	if (x->d.distributed)
 		blk_strbuf_addstr(&target, "&insert_distributed_sync=1");
-	add_auth(x, &target);
-	p = post_of(x, cstr(&target), x->snd->body.buf, x->snd->body.len);
-	p.content_encoding = "gzip";
-	ret = blk_http_post(&p, &r, sent, err, errlen);
+	p.target = cstr(&target);
+	p.gzip = 1;
+	p.body = x->snd->body.buf;
+	p.body_len = x->snd->body.len;
+	ret = blk_http_post(x->http, &p, &r, sent, err, errlen);
 	if (*sent)
 		x->snd->work.bytes_sent += x->snd->body.len;
 	if (!ret && r.status != 200) {
@@ -610,8 +584,11 @@ void blk_export_ch_stop(struct blk_export *x, int abandon)
 {
 	struct ch_sender *s = x->snd;
 
-	if (!s)
+	if (!s) {
+		blk_http_close(x->http);
+		x->http = NULL;
 		return;
+	}
 	pthread_mutex_lock(&s->lock);
 	s->quit = 1;
 	if (abandon)
@@ -625,12 +602,29 @@ void blk_export_ch_stop(struct blk_export *x, int abandon)
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 	x->snd = NULL;
+	blk_http_close(x->http);
+	x->http = NULL;
 }
 
 int blk_export_ch_open(struct blk_export *x, char *err, size_t errlen)
 {
+	struct blk_http_conf c = {
+		.host = x->d.host,
+		.port = x->d.port,
+		.tls = x->d.tls,
+		.ca_file = x->ca_file,
+		.insecure = x->o.insecure,
+		.user = x->d.user[0] ? x->d.user : NULL,
+		.password = x->password,
+		.connect_ms = x->o.connect_ms,
+		.timeout_ms = x->o.timeout_ms,
+	};
+
 	snprintf(x->peer, sizeof(x->peer), strchr(x->d.host, ':') ? "[%s]:%d" : "%s:%d", x->d.host,
 		 x->d.port);
+	x->http = blk_http_open(&c, err, errlen);
+	if (!x->http)
+		return -errno;
 	for (int i = 0; i < BLK_TABLE_NR; i++) {
 		int ret = check_table(x, blk_schema_table((enum blk_table_id)i), err, errlen);
 

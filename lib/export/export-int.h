@@ -29,11 +29,12 @@ struct export_batch {
 };
 
 struct ch_sender; /* clickhouse.c: the thread that stores the batches */
+struct blk_http; /* http.h */
 
 struct blk_export {
 	struct blk_export_dest d;
 	struct blk_export_opts o; /* with defaults filled in; strings are ours below */
-	char *host, *trace_id;
+	char *host, *trace_id, *password, *ca_file;
 	uint64_t export_id;
 	struct export_batch b[BLK_TABLE_NR];
 	struct blk_export_stats st;
@@ -44,6 +45,7 @@ struct blk_export {
 	char *path[BLK_TABLE_NR], *tmp[BLK_TABLE_NR];
 	/* clickhouse */
 	struct ch_sender *snd;
+	struct blk_http *http; /* the connection: the caller's until the sender starts, then its */
 	char peer[300]; /* "host:port", for messages */
 };
 
@@ -57,8 +59,8 @@ struct blk_export {
  * @err): after its first error the sender stores nothing more, and every later call returns
  * that error. blk_export_ch_stats() adds the sender's counts (batches, batches_present,
  * rows_present, retries, checks, bytes_sent) to @st. blk_export_ch_stop() ends the sender (with
- * @abandon, a batch not yet taken is dropped and no attempt is retried) and frees it; NULL
- * x->snd is fine.
+ * @abandon, a batch not yet taken is dropped and no attempt is retried) and frees it, and
+ * closes the connection; NULL x->snd and x->http are fine.
  */
 __hidden int blk_export_ch_open(struct blk_export *x, char *err, size_t errlen);
 __hidden int blk_export_ch_submit(struct blk_export *x, struct export_batch *b, char *err,

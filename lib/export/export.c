@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/stat.h>
 
 #include "export-int.h"
@@ -85,12 +87,12 @@ static int parse_options(const char *s, const char *p, struct blk_export_dest *d
 
 static int parse_clickhouse(const char *s, struct blk_export_dest *d, char *err, size_t errlen)
 {
-	const char *p = s + strlen("clickhouse://"), *slash = strchr(p, '/'), *at, *h, *hend;
+	const char *p = strstr(s, "://") + 3, *slash = strchr(p, '/'), *at, *h, *hend;
 	const char *db, *q;
 
 	if (!slash)
 		return bad_dest(s, err, errlen, "no database (clickhouse://HOST:PORT/DATABASE)");
-	/* USER[:PASSWORD]@ (the last '@' before the path ends it) */
+	/* USER@ (the last '@' before the path ends it) */
 	at = NULL;
 	for (q = p; q < slash; q++)
 		if (*q == '@')
@@ -98,15 +100,18 @@ static int parse_clickhouse(const char *s, struct blk_export_dest *d, char *err,
 	if (at) {
 		const char *colon = memchr(p, ':', (size_t)(at - p)), *uend = colon ? colon : at;
 
+		if (colon)
+			return bad_dest(
+				s, err, errlen,
+				"a password in the destination is refused (it would show in 'ps'): give it in a file only you can read (--password-file FILE) or in CLICKHOUSE_PASSWORD");
 		if (uend == p)
 			return bad_dest(s, err, errlen, "empty user name before '@'");
 		for (q = p; q < uend; q++)
 			if (!host_char(*q))
 				return bad_dest(s, err, errlen, "bad character '%c' in user name",
 						*q);
-		if (copy_part(d->user, sizeof(d->user), p, uend) ||
-		    (colon && copy_part(d->password, sizeof(d->password), colon + 1, at)))
-			return bad_dest(s, err, errlen, "user name or password too long");
+		if (copy_part(d->user, sizeof(d->user), p, uend))
+			return bad_dest(s, err, errlen, "user name too long");
 		p = at + 1;
 	}
 	/* HOST, [IPV6] */
@@ -132,7 +137,7 @@ static int parse_clickhouse(const char *s, struct blk_export_dest *d, char *err,
 		return bad_dest(s, err, errlen, "no host (clickhouse://HOST:PORT/DATABASE)");
 	if (copy_part(d->host, sizeof(d->host), h, hend))
 		return bad_dest(s, err, errlen, "host name too long");
-	d->port = BLK_EXPORT_CLICKHOUSE_PORT;
+	d->port = d->tls ? BLK_EXPORT_CLICKHOUSES_PORT : BLK_EXPORT_CLICKHOUSE_PORT;
 	if (p < slash) {
 		char port[16];
 		long v = 0;
@@ -162,8 +167,9 @@ int blk_export_dest_parse(const char *s, struct blk_export_dest *d, char *err, s
 	memset(d, 0, sizeof(*d));
 	if (!s)
 		s = "";
-	if (!strncmp(s, "clickhouse://", 13)) {
+	if (!strncmp(s, "clickhouse://", 13) || !strncmp(s, "clickhouses://", 14)) {
 		d->kind = BLK_EXPORT_CLICKHOUSE;
+		d->tls = s[10] == 's';
 		return parse_clickhouse(s, d, err, errlen);
 	}
 	if (!strncmp(s, "tsv:", 4)) {
@@ -175,7 +181,8 @@ int blk_export_dest_parse(const char *s, struct blk_export_dest *d, char *err, s
 		strcpy(d->dir, s + 4);
 		return 0;
 	}
-	return bad_dest(s, err, errlen, "not clickhouse://HOST[:PORT]/DATABASE or tsv:DIR");
+	return bad_dest(s, err, errlen,
+			"not clickhouse[s]://[USER@]HOST[:PORT]/DATABASE or tsv:DIR");
 }
 
 /* ---- ids ---- */
@@ -485,8 +492,94 @@ void blk_export_get_stats(const struct blk_export *x, struct blk_export_stats *s
 
 /* ---- open, close ---- */
 
+/* The password in @path's first line, into x->password; only its owner may read @path. */
+static int read_password_file(struct blk_export *x, const char *path, char *err, size_t errlen)
+{
+	char buf[1024];
+	struct stat st;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		e = errno;
+		snprintf(err, errlen, "cannot read password file '%s': %s", path, strerror(e));
+		if (fd >= 0)
+			close(fd);
+		return -e;
+	}
+	if (st.st_mode & 077) {
+		close(fd);
+		snprintf(
+			err, errlen,
+			"password file '%s' has mode %04o: others than its owner may read it (chmod 600 '%s')",
+			path, (unsigned int)(st.st_mode & 07777), path);
+		return -EACCES;
+	}
+	do {
+		n = read(fd, buf, sizeof(buf) - 1);
+	} while (n < 0 && errno == EINTR);
+	e = errno;
+	close(fd);
+	if (n < 0) {
+		snprintf(err, errlen, "cannot read password file '%s': %s", path, strerror(e));
+		return -e;
+	}
+	buf[n] = 0;
+	buf[strcspn(buf, "\r\n")] = 0;
+	if (!buf[0]) {
+		snprintf(err, errlen, "password file '%s' holds no password (its first line)",
+			 path);
+		return -EINVAL;
+	}
+	x->password = strdup(buf);
+	memset(buf, 0, sizeof(buf));
+	return x->password ? 0 : -ENOMEM;
+}
+
+/* localhost, 127.0.0.0/8, ::1: a password sent in clear does not leave the machine */
+static int loopback(const char *host)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	if (!strcmp(host, "localhost"))
+		return 1;
+	if (inet_pton(AF_INET, host, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	return inet_pton(AF_INET6, host, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
+/* The password of the options; refused in clear to another machine unless insecure. */
+static int set_password(struct blk_export *x, const struct blk_export_opts *o, char *err,
+			size_t errlen)
+{
+	int ret;
+
+	if (x->d.kind != BLK_EXPORT_CLICKHOUSE)
+		return 0;
+	if (o->password_file) {
+		if ((ret = read_password_file(x, o->password_file, err, errlen)))
+			return ret;
+	} else if (o->password && o->password[0]) {
+		if (!(x->password = strdup(o->password)))
+			return -ENOMEM;
+	}
+	if (o->ca_file && !(x->ca_file = strdup(o->ca_file)))
+		return -ENOMEM;
+	if (x->password && !x->d.tls && !o->insecure && !loopback(x->d.host)) {
+		snprintf(
+			err, errlen,
+			"a password over plain HTTP to '%s' would cross the network in clear: use clickhouses:// (or --insecure)",
+			x->d.host);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int set_opts(struct blk_export *x, const struct blk_export_opts *o, char *err, size_t errlen)
 {
+	int ret;
+
 	x->o = *o;
 	if (!o->host || !o->host[0] || strlen(o->host) > BLK_ROW_STR_MAX) {
 		snprintf(err, errlen, "the host label must have 1 to %d bytes", BLK_ROW_STR_MAX);
@@ -531,7 +624,13 @@ static int set_opts(struct blk_export *x, const struct blk_export_opts *o, char 
 	x->o.host = x->host;
 	x->o.trace_id = x->trace_id;
 	x->export_id = export_id_of(x->host, x->trace_id);
-	return 0;
+	ret = set_password(x, o, err, errlen);
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	x->o.password = x->password;
+	x->o.password_file = NULL;
+	x->o.ca_file = x->ca_file;
+	return ret;
 }
 
 static void export_free(struct blk_export *x, int abandon)
@@ -544,6 +643,10 @@ static void export_free(struct blk_export *x, int abandon)
 	}
 	free(x->host);
 	free(x->trace_id);
+	if (x->password)
+		memset(x->password, 0, strlen(x->password));
+	free(x->password);
+	free(x->ca_file);
 	free(x);
 }
 

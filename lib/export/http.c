@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * An HTTP/1.1 client for one request per connection: enough for ClickHouse's HTTP interface.
+ * The export's HTTP client: POSTs through libcurl on one connection kept open between
+ * requests (HTTP or HTTPS), enough for ClickHouse's HTTP interface; gzip and percent-encoding.
  */
 #include <errno.h>
-#include <netdb.h>
-#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <unistd.h>
-#include <sys/socket.h>
-#include <sys/types.h>
+#include <time.h>
+#include <curl/curl.h>
 #include <zlib.h>
 #ifdef BLK_HAVE_LIBDEFLATE
 #include <libdeflate.h>
@@ -23,172 +21,6 @@ void blk_http_resp_release(struct blk_http_resp *r)
 {
 	blk_strbuf_release(&r->body);
 	r->status = 0;
-}
-
-/* The next line in [p, end): its end (before CR LF or LF) in *eol; return the next line. */
-static const char *next_line(const char *p, const char *end, const char **eol)
-{
-	const char *nl = memchr(p, '\n', (size_t)(end - p));
-
-	if (!nl)
-		return NULL;
-	*eol = (nl > p && nl[-1] == '\r') ? nl - 1 : nl;
-	return nl + 1;
-}
-
-static int is_header(const char *p, const char *eol, const char *name)
-{
-	size_t n = strlen(name);
-
-	return (size_t)(eol - p) > n && p[n] == ':' && !strncasecmp(p, name, n);
-}
-
-/* The header's value, without surrounding blanks. */
-static void header_value(const char *p, const char *eol, const char **v, const char **vend)
-{
-	p = (const char *)memchr(p, ':', (size_t)(eol - p)) + 1;
-	while (p < eol && (*p == ' ' || *p == '\t'))
-		p++;
-	while (eol > p && (eol[-1] == ' ' || eol[-1] == '\t'))
-		eol--;
-	*v = p;
-	*vend = eol;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* The chunked body from @p: 1 complete, 0 incomplete, -EBADMSG. */
-static int parse_chunked(const char *p, const char *end, struct blk_http_resp *r)
-{
-	for (;;) {
-		const char *eol, *next = next_line(p, end, &eol), *q;
-		size_t size = 0;
-		int ndig = 0, h;
-
-		if (!next)
-			return 0;
-		for (q = p; q < eol && (h = hexval(*q)) >= 0; q++) {
-			if (++ndig > 8)
-				return -EBADMSG;
-			size = size * 16 + (size_t)h;
-		}
-		if (!ndig || (q < eol && *q != ';' && *q != ' ' && *q != '\t'))
-			return -EBADMSG;
-		if (size > BLK_HTTP_MAX_RESPONSE)
-			return -EBADMSG;
-		p = next;
-		if (!size) {
-			/* trailers, up to an empty line */
-			for (;;) {
-				next = next_line(p, end, &eol);
-				if (!next)
-					return 0;
-				if (eol == p)
-					return 1;
-				p = next;
-			}
-		}
-		if ((size_t)(end - p) < size + 1)
-			return 0;
-		blk_strbuf_add(&r->body, p, size);
-		p += size;
-		if (*p == '\r') {
-			if (end - p < 2)
-				return 0;
-			p++;
-		}
-		if (*p != '\n')
-			return -EBADMSG;
-		p++;
-	}
-}
-
-int blk_http_parse(const char *buf, size_t len, int eof, struct blk_http_resp *r)
-{
-	const char *p = buf, *end = buf + len, *eol, *next;
-	long long clen;
-	int chunked, status;
-
-	blk_strbuf_reset(&r->body);
-	r->status = 0;
-again:
-	next = next_line(p, end, &eol);
-	if (!next)
-		return (size_t)(end - p) >= 8 && memcmp(p, "HTTP/1.", 7) ? -EBADMSG : 0;
-	if (eol - p < 12 || memcmp(p, "HTTP/1.", 7) || p[7] < '0' || p[7] > '9' || p[8] != ' ' ||
-	    p[9] < '1' || p[9] > '5' || p[10] < '0' || p[10] > '9' || p[11] < '0' || p[11] > '9' ||
-	    (eol - p > 12 && p[12] != ' '))
-		return -EBADMSG;
-	status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
-	clen = -1;
-	chunked = 0;
-	for (p = next;; p = next) {
-		const char *v, *vend;
-
-		next = next_line(p, end, &eol);
-		if (!next)
-			return 0;
-		if (eol == p)
-			break;
-		if (*p == ' ' || *p == '\t' || !memchr(p, ':', (size_t)(eol - p)))
-			return -EBADMSG;
-		if (is_header(p, eol, "Content-Length")) {
-			long long n = 0;
-
-			header_value(p, eol, &v, &vend);
-			if (v == vend || vend - v > 12)
-				return -EBADMSG;
-			for (; v < vend; v++) {
-				if (*v < '0' || *v > '9')
-					return -EBADMSG;
-				n = n * 10 + (*v - '0');
-			}
-			if (clen >= 0 && clen != n)
-				return -EBADMSG;
-			clen = n;
-		} else if (is_header(p, eol, "Transfer-Encoding")) {
-			header_value(p, eol, &v, &vend);
-			if (vend - v != 7 || strncasecmp(v, "chunked", 7))
-				return -EBADMSG; /* we never ask for other codings */
-			chunked = 1;
-		} else if (is_header(p, eol, "Content-Encoding")) {
-			header_value(p, eol, &v, &vend);
-			if (!(vend - v == 8 && !strncasecmp(v, "identity", 8)))
-				return -EBADMSG; /* we send no Accept-Encoding */
-		}
-	}
-	p = next;
-	if (status < 200) {
-		if (status == 101)
-			return -EBADMSG;
-		goto again;
-	}
-	r->status = status;
-	if (status == 204 || status == 304)
-		return 1;
-	if (chunked)
-		return parse_chunked(p, end, r);
-	if (clen >= 0) {
-		if (clen > BLK_HTTP_MAX_RESPONSE)
-			return -EBADMSG;
-		if ((long long)(end - p) < clen)
-			return 0;
-		blk_strbuf_add(&r->body, p, (size_t)clen);
-		return 1;
-	}
-	if (!eof)
-		return 0;
-	blk_strbuf_add(&r->body, p, (size_t)(end - p));
-	return 1;
 }
 
 void blk_http_first_line(const struct blk_http_resp *r, char *out, size_t outlen)
@@ -293,182 +125,324 @@ int blk_http_gzip_zlib(struct blk_strbuf *out, const void *p, size_t n, int leve
 	return 0;
 }
 
-static int wait_fd(int fd, short events, unsigned int ms)
-{
-	struct pollfd pfd = {.fd = fd, .events = events};
-	int n;
+/* One connection to one server: a libcurl easy handle, which keeps the connection open. */
+struct blk_http {
+	CURL *c;
+	struct curl_slist *hdr, *hdr_gzip; /* without, with Content-Encoding: gzip */
+	struct blk_http_conf conf;
+	char peer[300]; /* "host:port", for messages */
+	char base[300]; /* "http[s]://host:port" */
+	char cerr[CURL_ERROR_SIZE];
+	/* the request under way */
+	const char *body;
+	size_t body_len, pos;
+	int rewind_ok, sent, too_long, silent;
+	struct blk_http_resp *r;
+	struct timespec last; /* the last byte that moved */
+	curl_off_t last_dl, last_ul;
+};
 
-	do {
-		n = poll(&pfd, 1, (int)ms);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	return n ? 0 : -ETIMEDOUT;
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_ret;
+
+static void curl_init(void)
+{
+	curl_init_ret = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-static int connect_one(const struct addrinfo *ai, unsigned int ms)
+static size_t on_read(char *buf, size_t size, size_t nitems, void *arg)
 {
-	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-			ai->ai_protocol);
-	int e = 0;
-	socklen_t len = sizeof(e);
+	struct blk_http *h = arg;
+	size_t n = size * nitems;
 
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
-		return fd;
-	if (errno != EINPROGRESS) {
-		e = -errno;
-		goto fail;
-	}
-	if ((e = wait_fd(fd, POLLOUT, ms)))
-		goto fail;
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) < 0) {
-		e = -errno;
-		goto fail;
-	}
-	if (!e)
-		return fd;
-	e = -e;
-fail:
-	close(fd);
-	return e;
+	h->sent = 1; /* the request is under way: the server may act on it */
+	if (n > h->body_len - h->pos)
+		n = h->body_len - h->pos;
+	memcpy(buf, h->body + h->pos, n);
+	h->pos += n;
+	return n;
 }
 
-static int send_all(int fd, const char *p, size_t n, unsigned int ms, int more, int *sent)
+/*
+ * libcurl sends a request again, on a new connection, when a connection it kept open turns
+ * out dead before any answer: harmless for a query, but an INSERT the server may have taken
+ * must not go twice behind the export's back: it fails instead, and the export asks first.
+ */
+static int on_seek(void *arg, curl_off_t offset, int origin)
 {
-	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
-		int e;
+	struct blk_http *h = arg;
 
-		if (w > 0) {
-			*sent = 1;
-			p += w;
-			n -= (size_t)w;
-			continue;
-		}
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 && errno != EAGAIN)
-			return -errno;
-		if ((e = wait_fd(fd, POLLOUT, ms)))
-			return e;
+	if (origin != SEEK_SET || offset != 0 || (!h->rewind_ok && h->pos))
+		return CURL_SEEKFUNC_CANTSEEK;
+	h->pos = 0;
+	return CURL_SEEKFUNC_OK;
+}
+
+static size_t on_write(char *p, size_t size, size_t nmemb, void *arg)
+{
+	struct blk_http *h = arg;
+	size_t n = size * nmemb;
+
+	if (h->r->body.len + n > BLK_HTTP_MAX_RESPONSE) {
+		h->too_long = 1;
+		return 0;
+	}
+	blk_strbuf_add(&h->r->body, p, n);
+	return n;
+}
+
+static long ms_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t->tv_sec) * 1000L + (now.tv_nsec - t->tv_nsec) / 1000000L;
+}
+
+/* The longest silence of the peer: no byte moving either way for timeout_ms ends it. */
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	struct blk_http *h = arg;
+
+	(void)dltotal;
+	(void)ultotal;
+	if (dlnow != h->last_dl || ulnow != h->last_ul) {
+		h->last_dl = dlnow;
+		h->last_ul = ulnow;
+		clock_gettime(CLOCK_MONOTONIC, &h->last);
+		return 0;
+	}
+	if (ms_since(&h->last) >= (long)h->conf.timeout_ms) {
+		h->silent = 1;
+		return 1;
 	}
 	return 0;
 }
 
-/* Read until the response is complete: 0, or -errno (a message naming the peer in @err). */
-static int read_response(int fd, const struct blk_http_post *p, const char *peer,
-			 struct blk_http_resp *r, char *err, size_t errlen)
+static int setup(struct blk_http *h, char *err, size_t errlen)
 {
-	struct blk_strbuf in = BLK_STRBUF_INIT;
-	int ret;
+	const struct blk_http_conf *c = &h->conf;
+	CURL *e = h->c;
+	int ok = 1;
 
-	for (;;) {
-		ssize_t n;
-
-		if ((ret = wait_fd(fd, POLLIN, p->timeout_ms))) {
-			if (ret == -ETIMEDOUT)
-				snprintf(err, errlen, "no answer from '%s' in %u ms", peer,
-					 p->timeout_ms);
-			else
-				snprintf(err, errlen, "cannot read from '%s': %s", peer,
-					 strerror(-ret));
-			break;
-		}
-		n = recv(fd, blk_strbuf_reserve(&in, 65536), 65536, 0);
-		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			ret = -errno;
-			snprintf(err, errlen, "cannot read from '%s': %s", peer, strerror(-ret));
-			break;
-		}
-		in.len += (size_t)n;
-		if (in.len > BLK_HTTP_MAX_RESPONSE) {
-			ret = -EMSGSIZE;
-			snprintf(err, errlen, "response from '%s' longer than %d bytes", peer,
-				 BLK_HTTP_MAX_RESPONSE);
-			break;
-		}
-		ret = blk_http_parse(in.buf, in.len, n == 0, r);
-		if (ret == 1) {
-			ret = 0;
-			break;
-		}
-		if (ret < 0) {
-			snprintf(err, errlen, "'%s' answered with something that is not HTTP",
-				 peer);
-			break;
-		}
-		if (n == 0) {
-			ret = -ECONNRESET;
-			snprintf(err, errlen,
-				 "connection to '%s' closed before a complete response", peer);
-			break;
-		}
+	snprintf(h->peer, sizeof(h->peer), strchr(c->host, ':') ? "[%s]:%d" : "%s:%d", c->host,
+		 c->port);
+	snprintf(h->base, sizeof(h->base), "%s://%s", c->tls ? "https" : "http", h->peer);
+	/* no Expect: 100-continue (a round trip more); the body is no form */
+	h->hdr = curl_slist_append(NULL, "Expect:");
+	if (h->hdr)
+		h->hdr = curl_slist_append(h->hdr, "Content-Type:");
+	if (h->hdr)
+		h->hdr = curl_slist_append(h->hdr, "Accept:");
+	h->hdr_gzip = curl_slist_append(NULL, "Expect:");
+	if (h->hdr_gzip)
+		h->hdr_gzip = curl_slist_append(h->hdr_gzip, "Content-Type:");
+	if (h->hdr_gzip)
+		h->hdr_gzip = curl_slist_append(h->hdr_gzip, "Accept:");
+	if (h->hdr_gzip)
+		h->hdr_gzip = curl_slist_append(h->hdr_gzip, "Content-Encoding: gzip");
+	if (!h->hdr || !h->hdr_gzip) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
-	blk_strbuf_release(&in);
-	return ret;
+#define SET(opt, v) (ok = ok && curl_easy_setopt(e, opt, v) == CURLE_OK)
+	SET(CURLOPT_NOSIGNAL, 1L);
+	SET(CURLOPT_ERRORBUFFER, h->cerr);
+	SET(CURLOPT_PROTOCOLS_STR, c->tls ? "https" : "http");
+	SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	SET(CURLOPT_USERAGENT, "blktrace-ng");
+	SET(CURLOPT_POST, 1L);
+	SET(CURLOPT_READFUNCTION, on_read);
+	SET(CURLOPT_READDATA, h);
+	SET(CURLOPT_SEEKFUNCTION, on_seek);
+	SET(CURLOPT_SEEKDATA, h);
+	SET(CURLOPT_WRITEFUNCTION, on_write);
+	SET(CURLOPT_WRITEDATA, h);
+	SET(CURLOPT_NOPROGRESS, 0L);
+	SET(CURLOPT_XFERINFOFUNCTION, on_progress);
+	SET(CURLOPT_XFERINFODATA, h);
+	SET(CURLOPT_CONNECTTIMEOUT_MS, (long)c->connect_ms);
+	/*
+	 * below the keep_alive_timeout of ClickHouse's shipped config.xml (3 s): no request on a
+	 * connection that the server is closing (libcurl sees one it has closed already)
+	 */
+	SET(CURLOPT_MAXAGE_CONN, 2L);
+	SET(CURLOPT_TCP_NODELAY, 1L);
+	/*
+	 * straight to the server, as before libcurl: no proxy from http_proxy and the like, which
+	 * would carry a password meant for a loopback server over the network
+	 */
+	SET(CURLOPT_PROXY, "");
+	if (c->tls) {
+		SET(CURLOPT_SSL_VERIFYPEER, c->insecure ? 0L : 1L);
+		SET(CURLOPT_SSL_VERIFYHOST, c->insecure ? 0L : 2L);
+		if (c->ca_file)
+			SET(CURLOPT_CAINFO, c->ca_file);
+	}
+	if (c->user || c->password) {
+		SET(CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		SET(CURLOPT_USERNAME, c->user && c->user[0] ? c->user : "default");
+		SET(CURLOPT_PASSWORD, c->password ? c->password : "");
+	}
+#undef SET
+	if (!ok) {
+		snprintf(err, errlen, "libcurl refuses an option: %s",
+			 h->cerr[0] ? h->cerr : "too old?");
+		return -EPROTO;
+	}
+	return 0;
 }
 
-int blk_http_post(const struct blk_http_post *p, struct blk_http_resp *r, int *sent, char *err,
-		  size_t errlen)
+struct blk_http *blk_http_open(const struct blk_http_conf *c, char *err, size_t errlen)
 {
-	struct addrinfo hints = {
-		.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
-	struct blk_strbuf head = BLK_STRBUF_INIT;
-	struct addrinfo *ai, *a;
-	char port[16], peer[300];
-	int fd = -1, ret, sret;
+	struct blk_http *h;
+	int ret;
 
-	*sent = 0;
-	snprintf(port, sizeof(port), "%d", p->port);
-	snprintf(peer, sizeof(peer), strchr(p->host, ':') ? "[%s]:%d" : "%s:%d", p->host, p->port);
-	ret = getaddrinfo(p->host, port, &hints, &ai);
+	pthread_once(&curl_once, curl_init);
+	if (curl_init_ret != CURLE_OK) {
+		snprintf(err, errlen, "cannot start libcurl: %s",
+			 curl_easy_strerror(curl_init_ret));
+		errno = EPROTO;
+		return NULL;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h || !(h->c = curl_easy_init())) {
+		free(h);
+		snprintf(err, errlen, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	h->conf = *c;
+	ret = setup(h, err, errlen);
 	if (ret) {
-		snprintf(err, errlen, "cannot resolve '%s': %s", p->host,
-			 ret == EAI_SYSTEM ? strerror(errno) : gai_strerror(ret));
+		blk_http_close(h);
+		errno = -ret;
+		return NULL;
+	}
+	return h;
+}
+
+void blk_http_close(struct blk_http *h)
+{
+	if (!h)
+		return;
+	curl_easy_cleanup(h->c);
+	curl_slist_free_all(h->hdr);
+	curl_slist_free_all(h->hdr_gzip);
+	free(h);
+}
+
+/* What a failed transfer means: -errno and a message naming the peer. */
+static int transfer_error(struct blk_http *h, CURLcode rc, char *err, size_t errlen)
+{
+	const char *why = h->cerr[0] ? h->cerr : curl_easy_strerror(rc);
+	long oserr = 0;
+
+	curl_easy_getinfo(h->c, CURLINFO_OS_ERRNO, &oserr);
+	switch (rc) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+		snprintf(err, errlen, "cannot resolve '%s': %s", h->conf.host, why);
 		return -EADDRNOTAVAIL;
+	case CURLE_COULDNT_CONNECT:
+		if (!oserr)
+			oserr = ECONNREFUSED;
+		snprintf(err, errlen, "cannot connect to '%s': %s", h->peer, strerror((int)oserr));
+		return -(int)oserr;
+	case CURLE_OPERATION_TIMEDOUT:
+		snprintf(err, errlen, "cannot connect to '%s': no answer (timed out)", h->peer);
+		return -ETIMEDOUT;
+	case CURLE_ABORTED_BY_CALLBACK:
+		if (h->pos < h->body_len)
+			snprintf(err, errlen, "'%s' took no data for %u ms", h->peer,
+				 h->conf.timeout_ms);
+		else
+			snprintf(err, errlen, "no answer from '%s' in %u ms", h->peer,
+				 h->conf.timeout_ms);
+		return -ETIMEDOUT;
+	case CURLE_WRITE_ERROR:
+		if (!h->too_long)
+			break;
+		snprintf(err, errlen, "response from '%s' longer than %d bytes", h->peer,
+			 BLK_HTTP_MAX_RESPONSE);
+		return -EMSGSIZE;
+	case CURLE_SEND_ERROR:
+		snprintf(err, errlen, "cannot send to '%s': %s", h->peer,
+			 oserr ? strerror((int)oserr) : why);
+		return oserr == ECONNRESET ? -ECONNRESET : -EPIPE;
+	case CURLE_RECV_ERROR:
+		snprintf(err, errlen, "cannot read from '%s': %s", h->peer,
+			 oserr ? strerror((int)oserr) : why);
+		return -ECONNRESET;
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_SEND_FAIL_REWIND:
+		snprintf(err, errlen, "connection to '%s' closed before a complete response",
+			 h->peer);
+		return -ECONNRESET;
+	case CURLE_PEER_FAILED_VERIFICATION:
+		snprintf(err, errlen,
+			 "the certificate of '%s' is not trusted: %s (a private CA: --ca-file)",
+			 h->peer, why);
+		return -EKEYREJECTED;
+	case CURLE_SSL_CACERT_BADFILE:
+		snprintf(err, errlen, "cannot use CA file '%s': %s",
+			 h->conf.ca_file ? h->conf.ca_file : "(the system's)", why);
+		return -EINVAL;
+	case CURLE_SSL_CONNECT_ERROR:
+		snprintf(err, errlen, "TLS handshake with '%s' failed: %s", h->peer, why);
+		return -EPROTO;
+	case CURLE_OUT_OF_MEMORY:
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	default:
+		break;
 	}
-	ret = -EHOSTUNREACH;
-	for (a = ai; a && fd < 0; a = a->ai_next) {
-		fd = connect_one(a, p->connect_ms);
-		if (fd < 0)
-			ret = fd;
-	}
-	freeaddrinfo(ai);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot connect to '%s': %s", peer,
-			 ret == -ETIMEDOUT ? "no answer (timed out)" : strerror(-ret));
-		return ret;
-	}
-	blk_strbuf_addf(&head,
-			"POST %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: blktrace-ng\r\n"
-			"Content-Length: %zu\r\n",
-			p->target, peer, p->body_len);
-	if (p->content_encoding)
-		blk_strbuf_addf(&head, "Content-Encoding: %s\r\n", p->content_encoding);
-	blk_strbuf_addstr(&head, "Connection: close\r\n\r\n");
-	sret = send_all(fd, head.buf, head.len, p->timeout_ms, p->body_len > 0, sent);
-	if (!sret)
-		sret = send_all(fd, p->body, p->body_len, p->timeout_ms, 0, sent);
-	blk_strbuf_release(&head);
-	if (sret == -ETIMEDOUT) {
-		snprintf(err, errlen, "'%s' took no data for %u ms", peer, p->timeout_ms);
-		ret = sret;
+	snprintf(err, errlen, "request to '%s' failed: %s", h->peer, why);
+	return -EPROTO;
+}
+
+int blk_http_post(struct blk_http *h, const struct blk_http_post *p, struct blk_http_resp *r,
+		  int *sent, char *err, size_t errlen)
+{
+	struct blk_strbuf url = BLK_STRBUF_INIT;
+	CURLcode rc;
+	long status = 0;
+	int ret = 0;
+
+	blk_strbuf_reset(&r->body);
+	r->status = 0;
+	h->body = p->body;
+	h->body_len = p->body_len;
+	h->pos = 0;
+	h->rewind_ok = p->may_repeat;
+	h->sent = h->too_long = h->silent = 0;
+	h->r = r;
+	h->cerr[0] = 0;
+	h->last_dl = h->last_ul = 0;
+	clock_gettime(CLOCK_MONOTONIC, &h->last);
+	blk_strbuf_addstr(&url, h->base);
+	blk_strbuf_addstr(&url, p->target);
+	blk_strbuf_reserve(&url, 0)[0] = 0;
+	if (curl_easy_setopt(h->c, CURLOPT_URL, url.buf) != CURLE_OK ||
+	    curl_easy_setopt(h->c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)p->body_len) !=
+		    CURLE_OK ||
+	    curl_easy_setopt(h->c, CURLOPT_HTTPHEADER, p->gzip ? h->hdr_gzip : h->hdr) !=
+		    CURLE_OK) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
 		goto out;
 	}
-	/*
-	 * A server that refuses a request early answers and closes without reading it all: our
-	 * send then fails, and its answer, which says why, is what to report.
-	 */
-	ret = read_response(fd, p, peer, r, err, errlen);
-	if (sret && ret) {
-		snprintf(err, errlen, "cannot send to '%s': %s", peer, strerror(-sret));
-		ret = sret;
+	rc = curl_easy_perform(h->c);
+	if (rc == CURLE_OK) {
+		curl_easy_getinfo(h->c, CURLINFO_RESPONSE_CODE, &status);
+		r->status = (int)status;
+	} else {
+		ret = transfer_error(h, rc, err, errlen);
 	}
 out:
-	close(fd);
+	*sent = h->sent;
+	h->r = NULL;
+	blk_strbuf_release(&url);
 	return ret;
 }

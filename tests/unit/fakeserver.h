@@ -110,10 +110,28 @@ static inline void fake_serve(int lfd, const struct fake_step *steps, int n)
 			_exit(10 + i);
 		free(req);
 		if (s->action == FAKE_REPLY || s->action == FAKE_REPLY_EARLY) {
+			static const char cc[] = "Connection: close\r\n";
 			size_t rl = s->reply_len ? s->reply_len : strlen(s->reply);
+			const char *eol = memchr(s->reply, '\n', rl);
+			size_t hl = eol ? (size_t)(eol + 1 - s->reply) : 0, n = 0;
+			char *out = malloc(rl + sizeof(cc));
 
-			if (write(fd, s->reply, rl) != (ssize_t)rl)
+			/*
+			 * One connection per step: the client must not keep it for the next. One
+			 * write: a close with the request unread resets the connection, and drops
+			 * what is not sent yet.
+			 */
+			memcpy(out, s->reply, hl);
+			n = hl;
+			if (hl) {
+				memcpy(out + n, cc, sizeof(cc) - 1);
+				n += sizeof(cc) - 1;
+			}
+			memcpy(out + n, s->reply + hl, rl - hl);
+			n += rl - hl;
+			if (write(fd, out, n) != (ssize_t)n)
 				_exit(101);
+			free(out);
 		}
 		if (s->action == FAKE_STALL)
 			sleep(2);

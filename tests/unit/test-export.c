@@ -32,19 +32,20 @@ static const struct dest_case {
 	int kind;
 	const char *host;
 	int port;
-	const char *db, *user, *password;
-	int distributed;
+	const char *db, *user;
+	int tls, distributed;
 } dest_cases[] = {
-	{"clickhouse://127.0.0.1:8123/blk", BLK_EXPORT_CLICKHOUSE, "127.0.0.1", 8123, "blk", "", "",
+	{"clickhouse://127.0.0.1:8123/blk", BLK_EXPORT_CLICKHOUSE, "127.0.0.1", 8123, "blk", "", 0,
 	 0},
 	{"clickhouse://ch.example.com/fleet_1", BLK_EXPORT_CLICKHOUSE, "ch.example.com", 8123,
-	 "fleet_1", "", "", 0},
+	 "fleet_1", "", 0, 0},
 	{"clickhouse://writer@db-2:9123/x?distributed=1", BLK_EXPORT_CLICKHOUSE, "db-2", 9123, "x",
-	 "writer", "", 1},
-	{"clickhouse://w:p@ss@h:1/d?distributed=0", BLK_EXPORT_CLICKHOUSE, "h", 1, "d", "w", "p@ss",
-	 0},
-	{"clickhouse://[::1]:8124/blk", BLK_EXPORT_CLICKHOUSE, "::1", 8124, "blk", "", "", 0},
-	{"clickhouse://[fe80::1]/blk", BLK_EXPORT_CLICKHOUSE, "fe80::1", 8123, "blk", "", "", 0},
+	 "writer", 0, 1},
+	{"clickhouse://[::1]:8124/blk", BLK_EXPORT_CLICKHOUSE, "::1", 8124, "blk", "", 0, 0},
+	{"clickhouse://[fe80::1]/blk", BLK_EXPORT_CLICKHOUSE, "fe80::1", 8123, "blk", "", 0, 0},
+	{"clickhouses://ch.example.com/fleet", BLK_EXPORT_CLICKHOUSE, "ch.example.com", 8443,
+	 "fleet", "", 1, 0},
+	{"clickhouses://w@h:9440/d", BLK_EXPORT_CLICKHOUSE, "h", 9440, "d", "w", 1, 0},
 };
 
 static void test_dest(void **state)
@@ -64,7 +65,7 @@ static void test_dest(void **state)
 		assert_int_equal(d.port, c->port);
 		assert_string_equal(d.database, c->db);
 		assert_string_equal(d.user, c->user);
-		assert_string_equal(d.password, c->password);
+		assert_int_equal(d.tls, c->tls);
 		assert_int_equal(d.distributed, c->distributed);
 	}
 	assert_int_equal(blk_export_dest_parse("tsv:/tmp/x y", &d, err, sizeof(err)), 0);
@@ -75,10 +76,10 @@ static void test_dest(void **state)
 static const struct bad_dest {
 	const char *s, *msg;
 } bad_dests[] = {
-	{"", "bad destination '': not clickhouse://HOST[:PORT]/DATABASE or tsv:DIR"},
-	{NULL, "bad destination '': not clickhouse://HOST[:PORT]/DATABASE or tsv:DIR"},
-	{"http://h/db", "not clickhouse://HOST[:PORT]/DATABASE or tsv:DIR"},
-	{"clickhouse:/h/db", "not clickhouse://"},
+	{"", "bad destination '': not clickhouse[s]://[USER@]HOST[:PORT]/DATABASE or tsv:DIR"},
+	{NULL, "bad destination '': not clickhouse[s]://[USER@]HOST[:PORT]/DATABASE or tsv:DIR"},
+	{"http://h/db", "not clickhouse[s]://[USER@]HOST[:PORT]/DATABASE or tsv:DIR"},
+	{"clickhouse:/h/db", "not clickhouse[s]://"},
 	{"clickhouse://h", "no database (clickhouse://HOST:PORT/DATABASE)"},
 	{"clickhouse://h/", "database '' is not a name"},
 	{"clickhouse://h/a.b", "database 'a.b' is not a name"},
@@ -97,7 +98,9 @@ static const struct bad_dest {
 	{"clickhouse://h/db?distributed=2", "unknown option 'distributed=2'"},
 	{"clickhouse://h/db?", ""}, /* an empty option list is fine */
 	{"tsv:", "no directory (tsv:DIR)"},
-	{"clickhouse://me:secret@h:x/db", "bad destination 'clickhouse://me:***@h:x/db': port 'x'"},
+	{"clickhouse://me:secret@h:x/db",
+	 "bad destination 'clickhouse://me:***@h:x/db': a password in the destination is refused"},
+	{"clickhouses://me:secret@h/db", "(--password-file FILE) or in CLICKHOUSE_PASSWORD"},
 };
 
 static void test_dest_bad(void **state)
@@ -610,8 +613,8 @@ static void test_ch_open_errors(void **state)
 		 0},
 	};
 	static const struct fake_step dist[] = {
-		{FAKE_REPLY, "DESCRIBE TABLE db.io_all FORMAT|&user=w&password=p%26", describe_io,
-		 0},
+		{FAKE_REPLY, "DESCRIBE TABLE db.io_all FORMAT|Authorization: Basic dzpwJg==\r\n",
+		 describe_io, 0},
 		{FAKE_REPLY, "DESCRIBE TABLE db.iowait_all FORMAT",
 		 "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nx\ty\n", 0},
 	};
@@ -644,7 +647,8 @@ static void test_ch_open_errors(void **state)
 	fake_server_start(&fs, dist, (int)N(dist));
 	o.host = "h";
 	o.trace_id = "t";
-	snprintf(dest, sizeof(dest), "clickhouse://w:p&@127.0.0.1:%d/db?distributed=1", fs.port);
+	o.password = "p&";
+	snprintf(dest, sizeof(dest), "clickhouse://w@127.0.0.1:%d/db?distributed=1", fs.port);
 	assert_null(blk_export_open(dest, &o, err, sizeof(err)));
 	assert_int_equal(errno, EPROTO);
 	snprintf(
@@ -670,7 +674,7 @@ static void test_ch_distributed(void **state)
 		{FAKE_REPLY,
 		 "SELECT countIf(batch_id = |FROM db.io_all WHERE host = ", OK200(4) "0\t0\n", 0},
 		{FAKE_REPLY,
-		 "POST /?query=INSERT%20INTO%20db.io_all%20%28host|&insert_distributed_sync=1&user=w&password=p%26 HTTP/1.1",
+		 "POST /?query=INSERT%20INTO%20db.io_all%20%28host|&insert_distributed_sync=1 HTTP/1.1|Authorization: Basic dzpwJg==\r\n",
 		 OK200(0), 0},
 	};
 	struct blk_export_opts o = BLK_EXPORT_OPTS_INIT;
@@ -682,12 +686,54 @@ static void test_ch_distributed(void **state)
 	fake_server_start(&fs, steps, (int)N(steps));
 	o.host = "h";
 	o.trace_id = "t";
-	snprintf(dest, sizeof(dest), "clickhouse://w:p&@127.0.0.1:%d/db?distributed=1", fs.port);
+	o.password = "p&";
+	snprintf(dest, sizeof(dest), "clickhouse://w@127.0.0.1:%d/db?distributed=1", fs.port);
 	x = blk_export_open(dest, &o, err, sizeof(err));
 	assert_non_null(x);
 	add_rows(x, 3, 0, err, sizeof(err));
 	assert_int_equal(blk_export_close(x, NULL, err, sizeof(err)), 0);
 	assert_int_equal(fake_server_wait(&fs), 0);
+}
+
+/* The password: from a file only its owner reads; never in clear to another machine. */
+static void test_ch_password(void **state)
+{
+	struct blk_export_opts o = BLK_EXPORT_OPTS_INIT;
+	char err[600], *dir = tmpdir(), path[300];
+	FILE *f;
+
+	(void)state;
+	o.host = "h";
+	o.trace_id = "t";
+	snprintf(path, sizeof(path), "%s/pw", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("s3cret\n", f);
+	fclose(f);
+	assert_int_equal(chmod(path, 0644), 0);
+	o.password_file = path;
+	assert_null(blk_export_open("clickhouses://w@127.0.0.1:1/db", &o, err, sizeof(err)));
+	assert_int_equal(errno, EACCES);
+	assert_non_null(strstr(err, "has mode 0644"));
+	assert_non_null(strstr(err, "chmod 600"));
+	assert_null(strstr(err, "s3cret"));
+	/* mode 600: read, then refused in clear to a host that is not loopback */
+	assert_int_equal(chmod(path, 0600), 0);
+	assert_null(blk_export_open("clickhouse://w@192.0.2.1:1/db", &o, err, sizeof(err)));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(err, "a password over plain HTTP to '192.0.2.1'"));
+	o.password_file = NULL;
+	o.password = "x";
+	assert_null(blk_export_open("clickhouse://w@db.example.com/db", &o, err, sizeof(err)));
+	assert_int_equal(errno, EINVAL);
+	/* loopback (nothing listens on port 1): the password is no reason to refuse */
+	assert_null(blk_export_open("clickhouse://w@[::1]:1/db", &o, err, sizeof(err)));
+	assert_int_not_equal(errno, EINVAL);
+	assert_null(blk_export_open("clickhouse://w@127.0.0.1:1/db", &o, err, sizeof(err)));
+	assert_int_not_equal(errno, EINVAL);
+	unlink(path);
+	rmdir(dir);
+	free(dir);
 }
 
 /* What the server holds contradicts the batch: never sent, an error. */
@@ -770,6 +816,7 @@ int main(void)
 		cmocka_unit_test(test_ch_refused_pipelined),
 		cmocka_unit_test(test_ch_open_errors),
 		cmocka_unit_test(test_ch_distributed),
+		cmocka_unit_test(test_ch_password),
 		cmocka_unit_test(test_ch_exists),
 		cmocka_unit_test(test_ch_gave_up),
 	};
