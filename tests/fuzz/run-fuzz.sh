@@ -94,10 +94,12 @@ if ! printf '%s\n' $all_src | sort -u | xargs -P 2 -I{} bash -c 'compile {}'; th
 	echo "fuzz: 0 passed, 1 failed"
 	exit 1
 fi
+# the export's HTTP (in btt's objects) is libcurl's
+libs=$(pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
 for t in $targets; do
 	# shellcheck disable=SC2046,SC2086
 	if ! clang -g -fsanitize=fuzzer,address,undefined -o "tests/fuzz/fuzz-$t" \
-		$(objs_of ${target_src[$t]} $lib_src) -lz -lm; then
+		$(objs_of ${target_src[$t]} $lib_src) $libs -lz -lm; then
 		echo "run-fuzz: link of tests/fuzz/fuzz-$t failed" >&2
 		echo "fuzz: 0 passed, 1 failed"
 		exit 1

@@ -23,7 +23,7 @@ enum fake_action {
 	FAKE_REPLY, /* read the request, send .reply, close */
 	FAKE_CLOSE, /* read the request, close without a reply (a lost answer) */
 	FAKE_CLOSE_EARLY, /* read the head and half the body, close (a lost request) */
-	FAKE_REPLY_EARLY, /* read the head only, send .reply, close (a server that refuses) */
+	FAKE_REPLY_EARLY, /* read the head only, send .reply, close gracefully (a server that refuses) */
 	FAKE_STALL, /* read the request, then wait 2 s without answering */
 };
 
@@ -132,6 +132,18 @@ static inline void fake_serve(int lfd, const struct fake_step *steps, int n)
 			if (write(fd, out, n) != (ssize_t)n)
 				_exit(101);
 			free(out);
+		}
+		if (s->action == FAKE_REPLY_EARLY) {
+			char sink[65536];
+
+			/*
+			 * A server that refuses early closes gracefully: with the body unread, a
+			 * plain close resets the connection, and a reset that reaches the client
+			 * before it has read the answer discards it (seen under valgrind)
+			 */
+			shutdown(fd, SHUT_WR);
+			while (read(fd, sink, sizeof(sink)) > 0)
+				;
 		}
 		if (s->action == FAKE_STALL)
 			sleep(2);

@@ -220,7 +220,7 @@ static void test_post(void **state)
 		print_error("cut request: %d %s\n", ret, err);
 	assert_true(ret == -ECONNRESET || ret == -EPIPE);
 	assert_int_equal(sent, 1);
-	/* a server that answers before reading the body (and closes): its answer is what counts */
+	/* a server that answers before reading the body (and closes gracefully): its answer counts */
 	p = post_of(body, big);
 	ret = blk_http_post(h, &p, &r, &sent, err, sizeof(err));
 	if (ret)
