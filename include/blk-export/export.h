@@ -83,7 +83,7 @@ struct blk_export_opts {
 	const char *trace_id;
 	unsigned int batch_rows; /* 0: BLK_EXPORT_BATCH_ROWS */
 	size_t batch_bytes; /* 0: BLK_EXPORT_BATCH_BYTES */
-	int gzip_level; /* -1: 1 (fast); 0: stored, framed but not compressed; up to 9 */
+	int gzip_level; /* -1: 0 to loopback, else 1 (fast); 0: stored, framed but not compressed; up to 9 */
 	unsigned int connect_ms; /* 0: 5000 */
 	unsigned int timeout_ms; /* longest silence of the server; 0: 60000 */
 	unsigned int retries; /* attempts after the first, on connection loss; 0: 8 */

@@ -603,8 +603,13 @@ static int set_opts(struct blk_export *x, const struct blk_export_opts *o, char 
 		x->o.batch_rows = BLK_EXPORT_BATCH_ROWS;
 	if (!x->o.batch_bytes)
 		x->o.batch_bytes = BLK_EXPORT_BATCH_BYTES;
+	/*
+	 * gzip frames every body (a body cut short is refused); compressing it pays only over a
+	 * network: to loopback, level 1 costs btt and the server more CPU than the bytes it
+	 * saves (bench/bench-export.sh, doc/clickhouse.md)
+	 */
 	if (x->o.gzip_level < 0)
-		x->o.gzip_level = 1;
+		x->o.gzip_level = loopback(x->d.host) ? 0 : 1;
 	if (!x->o.connect_ms)
 		x->o.connect_ms = 5000;
 	if (!x->o.timeout_ms)
