@@ -16,7 +16,7 @@
 #include <kbuffer.h>
 #include <tracefs.h>
 
-#include "blk/ftrace.h"
+#include "ftrace.h"
 #include "holder.h"
 #include "util.h"
 

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "blk/backend.h"
-#include "blk/ftrace.h"
+#include "ftrace.h"
 #include "blk/iowait.h"
 #include "blk/waitjoin.h"
 #include "blk/wakefilter.h"

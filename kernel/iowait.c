@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "blk/backend.h"
-#include "blk/ftrace.h"
+#include "ftrace.h"
 #include "blk/iowait.h"
 #include "blk/kernel.h"
 #include "blk/waitjoin.h"

@@ -20,6 +20,7 @@
 #include "blk/kernel.h"
 #include "tfsconv.h"
 #include "tfsspool.h"
+#include "tracefs.h"
 #include "util.h"
 
 /* pages read per call at most, so that a busy CPU's records are delivered as they come */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blk/ftrace.h"
+#include "ftrace.h"
 #include "blk/trace.h"
 #include "tfsconv.h"
 

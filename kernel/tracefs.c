@@ -17,6 +17,7 @@
 #include "blk/kernel.h"
 #include "holder.h"
 #include "tfsstate.h"
+#include "tracefs.h"
 #include "util.h"
 
 #define MAX_CPUS_TRACKED 4096

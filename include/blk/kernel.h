@@ -51,39 +51,6 @@ long long blk_relay_dropped(const char *debugfs, const char *name);
 
 /* ---- tracefs blk tracer ---- */
 
-struct blk_tfs;
-
-/**
- * blk_tfs_open() - save the state of tracefs at @dir and of @ndevs devices' trace
- * attributes (@sysnames: block names such as "loop0"), then set up the blk tracer for them
- * with @act_mask (categories, 0 = all) and @buf_kb per-CPU buffer (0 = keep); @cmdlines:
- * the kernel keeps the names of at least that many pids (saved_cmdlines_size; 0 = keep),
- * for records converted long after their process may have gone
- * Return: a session (restore with blk_tfs_close()), or NULL with errno set and @err filled.
- */
-struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int ndevs,
-			     uint32_t act_mask, unsigned int buf_kb, unsigned int cmdlines,
-			     char *err, size_t errlen);
-
-/* Start (tracing_on=1) / stop (tracing_on=0) recording. Return 0 or -errno. */
-int blk_tfs_start(struct blk_tfs *t);
-int blk_tfs_stop(struct blk_tfs *t);
-
-/* Set the ring buffer to @kb KiB per CPU (buffer_size_kb; put back on close). 0 or -errno. */
-int blk_tfs_resize(struct blk_tfs *t, unsigned int kb);
-
-/* Open per_cpu/cpuN/trace_pipe_raw (non-blocking). Return an fd or -errno. */
-int blk_tfs_open_cpu(struct blk_tfs *t, int cpu);
-
-/* Events lost on @cpu since blk_tfs_open() (overrun + dropped). */
-unsigned long long blk_tfs_lost(struct blk_tfs *t, int cpu);
-
-/* The kernel's saved name of @pid (saved_cmdlines), or NULL; @buf holds it. */
-const char *blk_tfs_comm(struct blk_tfs *t, uint32_t pid, char *buf, size_t len);
-
-/* Put everything back as found and free @t (NULL allowed). Return 0 or the first -errno. */
-int blk_tfs_close(struct blk_tfs *t);
-
 /*
  * blk_tfs_kill() - blktrace -k through tracefs: when the blk tracer is in use, turn off
  * tracing of the devices (@sysnames), then wait up to @wait_ms for the tracer reading the

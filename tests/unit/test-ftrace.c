@@ -10,7 +10,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "blk/ftrace.h"
+#include "../../kernel/ftrace.h"
 #include "helpers.h"
 
 #define PAGE 4096
