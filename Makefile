@@ -21,9 +21,10 @@ override CPPFLAGS += -DBLK_HAVE_LIBDEFLATE
 LDLIBS_EXPORT := -ldeflate
 endif
 # libcurl (tests/packages.txt: libcurl4-openssl-dev): the export's HTTP and HTTPS
-# (lib/export/http.c), linked with libblkexport like libdeflate
+# (lib/export/http.c). Its headers at build time; the library itself is loaded when the
+# export first connects (dlopen), so btt's runs without --export do not pay for it.
 CURL_CFLAGS := $(shell pkg-config --cflags libcurl 2>/dev/null)
-LDLIBS_EXPORT += $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
+LDLIBS_EXPORT += -ldl
 lib/export/http.o: CPPFLAGS += $(CURL_CFLAGS)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 # libtracefs and libtraceevent (tests/packages.txt): the tracefs backend reads the blk
