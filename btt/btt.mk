@@ -64,6 +64,13 @@ tests/unit/test-seekstat.o: CPPFLAGS += -Ibtt
 tests/unit/test-seekstat: tests/unit/test-seekstat.o btt/report/seekstat.o btt/report/seekspill.o tests/unit/rbtree.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
+# the seek streams read ahead, against streams worked out by the test
+tests/unit/test-seekahead.o: CPPFLAGS += -Ibtt
+tests/unit/test-seekahead: tests/unit/test-seekahead.o btt/report/seekahead.o btt/report/seek.o \
+		btt/report/outfile.o btt/model/alloc.o btt/report/seekstat.o btt/report/seekspill.o \
+		common.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
+
 # the compact trees of queued I/Os against the same pointer red-black tree
 tests/unit/test-qtree.o: CPPFLAGS += -Ibtt
 tests/unit/test-qtree: tests/unit/test-qtree.o btt/model/qtree.o btt/model/u64map.o tests/unit/rbtree.o $(LIB)

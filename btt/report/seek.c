@@ -13,6 +13,7 @@
 #include "common.h"
 #include "report/outfile.h"
 #include "report/seek.h"
+#include "report/seekahead.h"
 #include "report/seekstat.h"
 
 struct seeki {
@@ -21,8 +22,11 @@ struct seeki {
 	int finished;
 	long long tot_seeks;
 	double total_sectors;
-	long long last_start, last_end;
-	int absolute; /* -a */
+	struct seek_pos pos;
+	uint64_t fp; /* seek_fingerprint() of the stream */
+	struct seekahead *ahead; /* NULL: none */
+	uint32_t dev;
+	int d2d;
 	int recorded; /* -s or -m: seek_record() */
 	FILE *rfp, *wfp, *cfp;
 	char *rfn, *wfn, *cfn;
@@ -50,7 +54,7 @@ struct seeki *seeki_new(const char *name, const char *dev, const char *kind, int
 	}
 	sip->sps_on = sps;
 	sip->recorded = name || sps;
-	sip->absolute = absolute;
+	sip->pos.absolute = absolute;
 	return sip;
 }
 
@@ -68,23 +72,32 @@ static long long wrap_add(long long a, long long b)
 	return (long long)((unsigned long long)a + (unsigned long long)b);
 }
 
-static long long seek_dist(struct seeki *sip, long long start, long long end)
+long long seek_distance(struct seek_pos *pos, uint64_t sector, uint32_t nsec)
 {
+	long long start = (long long)sector;
+	long long end = wrap_add(start, nsec);
 	long long dist;
 
-	if (sip->absolute) {
-		dist = wrap_sub(start, sip->last_end);
-	} else if ((sip->last_start <= start && start <= sip->last_end) ||
-		   (sip->last_start <= end && end <= sip->last_end)) {
+	if (pos->absolute) {
+		dist = wrap_sub(start, pos->last_end);
+	} else if ((pos->last_start <= start && start <= pos->last_end) ||
+		   (pos->last_start <= end && end <= pos->last_end)) {
 		dist = 0;
-	} else if (start > sip->last_end) {
-		dist = wrap_sub(start, sip->last_end);
+	} else if (start > pos->last_end) {
+		dist = wrap_sub(start, pos->last_end);
 	} else {
-		dist = wrap_sub(start, sip->last_start);
+		dist = wrap_sub(start, pos->last_start);
 	}
-	sip->last_start = start;
-	sip->last_end = end;
+	pos->last_start = start;
+	pos->last_end = end;
 	return dist;
+}
+
+void seeki_ahead(struct seeki *sip, struct seekahead *sa, uint32_t dev, int d2d)
+{
+	sip->ahead = sa;
+	sip->dev = dev;
+	sip->d2d = d2d;
 }
 
 /* one window: seeks per second, or the count when the window has no length */
@@ -126,16 +139,16 @@ static __attribute__((noinline)) void seek_record(struct seeki *sip, uint64_t ti
 
 void seeki_add(struct seeki *sip, uint64_t time, uint64_t sector, uint32_t nsec, int is_read)
 {
-	long long start = (long long)sector;
-	long long end = wrap_add(start, nsec);
-	long long dist = seek_dist(sip, start, end);
+	long long dist = seek_distance(&sip->pos, sector, nsec);
+	uint64_t mag;
 
 	if (sip->recorded)
 		seek_record(sip, time, dist, is_read);
-	dist = dist < 0 ? wrap_sub(0, dist) : dist; /* llabs(), LLONG_MIN staying itself */
+	mag = seek_magnitude(dist);
 	sip->tot_seeks++;
-	sip->total_sectors += (double)dist;
-	if (seekstat_add(sip->dist, (uint64_t)dist))
+	sip->total_sectors += (double)(long long)mag;
+	sip->fp = seek_fingerprint(sip->fp, mag);
+	if (seekstat_add(sip->dist, mag))
 		die("%s", seekstat_error(sip->dist));
 }
 
@@ -149,9 +162,20 @@ double seeki_mean(const struct seeki *sip)
 	return sip->total_sectors / (double)sip->tot_seeks;
 }
 
+/* the statistics from the stream read ahead, when it is this one: 1, else 0 */
+static int adopt(struct seeki *sip)
+{
+	if (sip->finished || !sip->ahead ||
+	    !seekahead_take(sip->ahead, sip->dev, sip->d2d, (uint64_t)sip->tot_seeks, sip->fp,
+			    &sip->res))
+		return 0;
+	sip->finished = 1;
+	return 1;
+}
+
 static void finish(struct seeki *sip)
 {
-	if (sip->finished)
+	if (sip->finished || adopt(sip))
 		return;
 	sip->finished = 1;
 	if (seekstat_finish(sip->dist, &sip->res))
@@ -186,7 +210,7 @@ void seeki_prepare(struct seeki *const *v, size_t n)
 		die("out of memory");
 	pp->ss = ss;
 	for (size_t i = 0; i < n; i++)
-		if (v[i] && !v[i]->finished && seekstat_long(v[i]->dist))
+		if (v[i] && !v[i]->finished && !adopt(v[i]) && seekstat_long(v[i]->dist))
 			ss[pp->n++] = v[i]->dist;
 	/* one long stream is left to finish() as it is */
 	if (pp->n >= 2) {

@@ -11,6 +11,28 @@
 #include <stdint.h>
 
 struct seeki;
+struct seekahead;
+
+/* where the last I/O of a stream lay, for the distance to the next */
+struct seek_pos {
+	long long last_start, last_end;
+	int absolute; /* -a: from the last end, signed */
+};
+
+/* the distance of an I/O of @nsec sectors at @sector from the one before (signed) */
+long long seek_distance(struct seek_pos *pos, uint64_t sector, uint32_t nsec);
+/* the distance as the statistics take it: its magnitude (LLONG_MIN stays itself) */
+static inline uint64_t seek_magnitude(long long dist)
+{
+	return dist < 0 ? 0 - (uint64_t)dist : (uint64_t)dist;
+}
+/* the fingerprint of a stream of magnitudes, @h after the one before @v (0 to start) */
+static inline uint64_t seek_fingerprint(uint64_t h, uint64_t v)
+{
+	h ^= v;
+	h = (h << 29 | h >> 35) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 31);
+}
 
 /*
  * A stream of device @dev (its file name) and @kind ("q2q", "d2d"); with @name (-s), the
@@ -19,6 +41,11 @@ struct seeki;
 struct seeki *seeki_new(const char *name, const char *dev, const char *kind, int sps, int absolute);
 /* an I/O of @nsec sectors at @sector, at @time */
 void seeki_add(struct seeki *sip, uint64_t time, uint64_t sector, uint32_t nsec, int is_read);
+/*
+ * The stream is device @dev's (@d2d: its Ds, else its Qs): when @sa (NULL: none) read the
+ * same stream ahead, its statistics are taken from there.
+ */
+void seeki_ahead(struct seeki *sip, struct seekahead *sa, uint32_t dev, int d2d);
 /*
  * Before the report: the long streams of @v (NULLs allowed) do their bounded-memory pass
  * two at a time, on a second thread, with runs half as long (the memory of one pass).

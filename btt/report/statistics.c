@@ -9,6 +9,7 @@
 #include "common.h"
 #include "model/alloc.h"
 #include "report/seek.h"
+#include "report/seekahead.h"
 #include "report/statistics.h"
 
 static double secs(uint64_t t)
@@ -150,6 +151,8 @@ static void new_dev(struct stats *s, const struct btt_dev *dip)
 	*d = (struct dev_stats){.last_q = NO_TIME, .start_time = secs(dip->first_ns)};
 	d->q2q_seek = seeki_new(s->seek_name, dip->name, "q2q", s->sps, s->seek_absolute);
 	d->d2d_seek = seeki_new(s->seek_name, dip->name, "d2d", s->sps, s->seek_absolute);
+	seeki_ahead(d->q2q_seek, s->ahead, dip->device, 0);
+	seeki_ahead(d->d2d_seek, s->ahead, dip->device, 1);
 	if (s->ndev == 2)
 		sys_copy(s);
 }
@@ -275,6 +278,7 @@ struct stats *stats_new(const struct btt_view *v)
 	s->all_data = v->opts->all_data;
 	if (iomodel_subscribe(v->model, &sub) < 0)
 		die("internal error: too many subscribers");
+	s->ahead = seekahead_start(v->opts);
 	return s;
 }
 
@@ -303,6 +307,7 @@ void stats_free(struct stats *s)
 		seeki_free(s->dev[i].q2q_seek);
 		seeki_free(s->dev[i].d2d_seek);
 	}
+	seekahead_free(s->ahead);
 	free(s->dev);
 	for (size_t i = 0; i < s->nproc; i++)
 		region_release(&s->proc[i].regions);

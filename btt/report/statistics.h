@@ -13,6 +13,7 @@
 #include "report/ranges.h"
 
 struct btt_view;
+struct seekahead;
 struct btt_devs;
 struct btt_proc;
 
@@ -94,6 +95,7 @@ struct stats {
 	size_t nproc, aproc;
 	struct range_gap gap;
 	const char *seek_name; /* -s */
+	struct seekahead *ahead; /* the seek streams read ahead, or NULL */
 	int sps, seek_absolute, all_data; /* -m, -a, -A */
 };
 
