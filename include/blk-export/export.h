@@ -8,7 +8,9 @@
  *       8443 by default; the server's certificate checked unless the options say insecure),
  *       on one connection kept open (libcurl); the user and the password (the options', never
  *       in the destination) by basic authentication, never in the URL. Each batch is one
- *       INSERT INTO DATABASE.io (columns) FORMAT RowBinary, its body gzip-framed. With
+ *       INSERT INTO DATABASE.io (columns) FORMAT Native: one block, its rows encoded as
+ *       RowBinary while the batch fills and turned into columns by the sender; gzip-compressed
+ *       unless the gzip level is 0 (the default to a loopback host). With
  *       distributed=1 the rows go to io_all and iowait_all (schema.h's Distributed tables)
  *       with insert_distributed_sync=1.
  *   tsv:DIR
@@ -20,9 +22,9 @@
  * BLK_EXPORT_BATCH_ROWS rows or BLK_EXPORT_BATCH_BYTES encoded bytes (or the options'
  * limits), and before a row of another UTC day, so that a batch is one part of one
  * partition of a MergeTree table: one INSERT that the server applies whole or not at all.
- * Memory is one batch of encoded rows per table and one compressed copy of the batch being
- * sent (at most 3 x the batch bytes; pipelined, one more batch of rows: 4 x), whatever
- * the trace length.
+ * Memory is one batch of encoded rows per table and the body of the batch being sent, its
+ * Native copy (and, compressed, that copy compressed): at most 3 x the batch bytes, 4 x
+ * compressed; pipelined, one more batch of rows), whatever the trace length.
  *
  * No row twice. Each row carries the export's id (a hash of the host label and the trace
  * identity, see blk_export_opts) and its batch's id (a hash of the export id, the table, the
@@ -83,7 +85,7 @@ struct blk_export_opts {
 	const char *trace_id;
 	unsigned int batch_rows; /* 0: BLK_EXPORT_BATCH_ROWS */
 	size_t batch_bytes; /* 0: BLK_EXPORT_BATCH_BYTES */
-	int gzip_level; /* -1: 0 to loopback, else 1 (fast); 0: stored, framed but not compressed; up to 9 */
+	int gzip_level; /* -1: 0 to loopback, else 1 (fast); 0: not compressed; up to 9 */
 	unsigned int connect_ms; /* 0: 5000 */
 	unsigned int timeout_ms; /* longest silence of the server; 0: 60000 */
 	unsigned int retries; /* attempts after the first, on connection loss; 0: 8 */

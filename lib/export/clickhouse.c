@@ -35,9 +35,9 @@ enum {
 
 /*
  * The sender. Its lock guards @cur while @pending, the flags, @error/@err and @st; @work,
- * @probe and @body are the thread's own. A batch is handed over only when the sender is
- * idle, by swapping buffers of rows with @cur (never copied): the rows in memory are the
- * batches being filled and the one being stored, and one compressed copy. The sender takes
+ * @probe, @body and @native are the thread's own. A batch is handed over only when the sender
+ * is idle, by swapping buffers of rows with @cur (never copied): the rows in memory are the
+ * batches being filled and the one being stored, and its body (Native; compressed, both). The sender takes
  * longer over a batch (compress, send, the server's INSERT) than btt's model takes to fill
  * the next, so a queue of waiting batches would only hold memory.
  */
@@ -55,7 +55,8 @@ struct ch_sender {
 	struct blk_export_stats st; /* the sender's counts, as of the last batch stored */
 	struct blk_export_stats work; /* the same, being counted */
 	int probe[BLK_TABLE_NR]; /* an earlier export may hold the table's next batch: ask first */
-	struct blk_strbuf body; /* the compressed batch */
+	struct blk_strbuf body; /* the batch as sent: Native, gzip-compressed unless level 0 */
+	struct blk_strbuf native; /* the batch in Native format, before compression */
 };
 
 /* @sb's bytes as a C string (a strbuf always has room for the NUL) */
@@ -344,14 +345,14 @@ static int insert(struct blk_export *x, const struct export_batch *b, const char
 	table_name(x, b->t, name, sizeof(name));
 	blk_strbuf_addf(&sql, "INSERT INTO %s (", name);
 	blk_schema_table_names(&sql, b->t, ", ");
-	blk_strbuf_addstr(&sql, ") FORMAT RowBinary");
+	blk_strbuf_addstr(&sql, ") FORMAT Native");
 	blk_strbuf_addstr(&target, "/?query=");
 	blk_http_url_encode(&target, cstr(&sql));
 	blk_strbuf_addf(&target, "&query_id=%s", qid);
 	if (x->d.distributed)
 		blk_strbuf_addstr(&target, "&insert_distributed_sync=1");
 	p.target = cstr(&target);
-	p.gzip = 1;
+	p.gzip = x->o.gzip_level > 0;
 	p.body = x->snd->body.buf;
 	p.body_len = x->snd->body.len;
 	ret = blk_http_post(x->http, &p, &r, sent, err, errlen);
@@ -366,6 +367,31 @@ static int insert(struct blk_export *x, const struct export_batch *b, const char
 	blk_strbuf_release(&sql);
 	blk_strbuf_release(&target);
 	return ret;
+}
+
+/*
+ * The body of batch @b's INSERT: its rows as one Native block (a body cut short is refused:
+ * the block says how many rows each column holds), gzip-compressed unless at level 0.
+ */
+static int encode(struct blk_export *x, const struct export_batch *b, char *err, size_t errlen)
+{
+	struct ch_sender *s = x->snd;
+	int level = x->o.gzip_level, ret;
+
+	blk_strbuf_reset(&s->body);
+	blk_strbuf_reset(&s->native);
+	ret = blk_schema_rowbinary_to_native(level > 0 ? &s->native : &s->body, b->t, b->raw.buf,
+					     b->raw.len, b->nrows);
+	if (ret) {
+		snprintf(err, errlen, "internal error: batch %" PRIu64 " is no rows of '%s'", b->no,
+			 b->t->name);
+		return ret;
+	}
+	if (level > 0 && (ret = blk_http_gzip(&s->body, s->native.buf, s->native.len, level))) {
+		snprintf(err, errlen, "cannot compress a batch: %s", strerror(-ret));
+		return ret;
+	}
+	return 0;
 }
 
 /* Whether blk_export_ch_stop() asked the sender to end now. */
@@ -427,16 +453,9 @@ static int store(struct blk_export *x, struct export_batch *b, char *err, size_t
 			}
 		}
 		if (!check) {
-			if (!compressed) {
-				blk_strbuf_reset(&s->body);
-				if ((ret = blk_http_gzip(&s->body, b->raw.buf, b->raw.len,
-							 x->o.gzip_level))) {
-					snprintf(err, errlen, "cannot compress a batch: %s",
-						 strerror(-ret));
-					return ret;
-				}
-				compressed = 1;
-			}
+			if (!compressed && (ret = encode(x, b, err, errlen)))
+				return ret;
+			compressed = 1;
 			ret = insert(x, b, qid, &sent, err, errlen);
 			if (!ret)
 				return 0;
@@ -598,6 +617,7 @@ void blk_export_ch_stop(struct blk_export *x, int abandon)
 	pthread_join(s->thread, NULL);
 	blk_strbuf_release(&s->cur.raw);
 	blk_strbuf_release(&s->body);
+	blk_strbuf_release(&s->native);
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	free(s);

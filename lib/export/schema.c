@@ -235,6 +235,124 @@ void blk_schema_row_rowbinary(struct blk_strbuf *sb, const struct blk_table *t,
 	sb->len = (size_t)(p - sb->buf);
 }
 
+/* a LEB128 length at *@p (before @end) into *@n; 0, or -1 when it does not fit */
+static int get_len(const unsigned char **p, const unsigned char *end, size_t *n)
+{
+	unsigned int shift = 0;
+
+	*n = 0;
+	while (*p < end && shift < 64) {
+		unsigned char b = *(*p)++;
+
+		*n |= (size_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return 0;
+		shift += 7;
+	}
+	return -1;
+}
+
+/* a LEB128 length at @p; past it */
+static char *put_len(char *p, size_t n)
+{
+	do {
+		*p++ = (char)((n & 0x7f) | (n > 0x7f ? 0x80 : 0));
+		n >>= 7;
+	} while (n);
+	return p;
+}
+
+/* the bytes of a LEB128 length */
+static size_t len_size(size_t n)
+{
+	size_t k = 1;
+
+	while (n >>= 7)
+		k++;
+	return k;
+}
+
+/* a string as a LEB128 length and its bytes at @p; past it */
+static char *put_str(char *p, const char *s)
+{
+	size_t n = strlen(s);
+
+	p = put_len(p, n);
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* the width of a fixed-size column's values, or 0 for a string */
+static size_t col_width(enum blk_col_type type)
+{
+	return type == BLK_COL_STRING ? 0 : type == BLK_COL_UINT64 ? 8 : 4;
+}
+
+/* the bytes of column @c's name and type in a Native block */
+static size_t col_header(const struct blk_column *c)
+{
+	size_t a = strlen(c->name), b = strlen(blk_schema_col_type_name(c->type));
+
+	return len_size(a) + a + len_size(b) + b;
+}
+
+int blk_schema_rowbinary_to_native(struct blk_strbuf *sb, const struct blk_table *t,
+				   const void *rows, size_t len, uint64_t nrows)
+{
+	const unsigned char *p, *end = (const unsigned char *)rows + len;
+	size_t size[BLK_ROW_MAX_COLS] = {0}, n, total;
+	char *out, *cur[BLK_ROW_MAX_COLS];
+
+	/* the size of each column's values: fixed, or its strings' (a first pass) */
+	p = rows;
+	for (uint64_t r = 0; r < nrows; r++)
+		for (unsigned int c = 0; c < t->ncols; c++) {
+			size_t w = col_width(t->cols[c].type);
+			const unsigned char *start = p;
+
+			if (!w) {
+				if (get_len(&p, end, &n) || (size_t)(end - p) < n)
+					return -EINVAL;
+				w = (size_t)(p - start) + n;
+			} else if ((size_t)(end - p) < w) {
+				return -EINVAL;
+			}
+			p = start + w;
+			size[c] += w;
+		}
+	if (p != end)
+		return -EINVAL;
+	/* the block: its column and row counts, then each column's name, type and values */
+	total = len_size(t->ncols) + len_size(nrows);
+	for (unsigned int c = 0; c < t->ncols; c++)
+		total += col_header(&t->cols[c]) + size[c];
+	out = blk_strbuf_reserve(sb, total);
+	out = put_len(put_len(out, t->ncols), nrows);
+	for (unsigned int c = 0; c < t->ncols; c++) {
+		out = put_str(out, t->cols[c].name);
+		out = put_str(out, blk_schema_col_type_name(t->cols[c].type));
+		cur[c] = out;
+		out += size[c];
+	}
+	/* the values, each to its column (the second pass) */
+	p = rows;
+	for (uint64_t r = 0; r < nrows; r++)
+		for (unsigned int c = 0; c < t->ncols; c++) {
+			size_t w = col_width(t->cols[c].type);
+			const unsigned char *start = p;
+
+			if (!w) {
+				get_len(&p, end, &n);
+				w = (size_t)(p - start) + n;
+			}
+			memcpy(cur[c], start, w);
+			cur[c] += w;
+			p = start + w;
+		}
+	sb->len += total;
+	return 0;
+}
+
 static void tsv_str(struct blk_strbuf *sb, const char *s, size_t n)
 {
 	char *p = blk_strbuf_reserve(sb, 2 * n);

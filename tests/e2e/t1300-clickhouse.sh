@@ -179,7 +179,7 @@ else
 fi
 expect gz0 $A --host h-gz0
 if $GEN --start $START $A --host h-gz0 --gzip 0 --stats "$URL/blk" 2>"$w/gz0.err"; then
-	check_rows "gzip level 0 (stored)" gz0 blk.io h-gz0
+	check_rows "gzip level 0 (not compressed)" gz0 blk.io h-gz0
 else
 	fail "export with --gzip 0: status $?: $(head -c 300 "$w/gz0.err")"
 fi

@@ -431,7 +431,7 @@ static int group_setup(void **state)
 			OK200(4) #a "\t" #b "\n", 0                                                                 \
 	}
 #define INSERT_IO \
-	"POST /?query=INSERT%20INTO%20db.io%20%28host%2C%20device%2C|%20batch_id%29%20FORMAT%20RowBinary&query_id=blktrace-ng-|Content-Encoding: gzip\r\n"
+	"POST /?query=INSERT%20INTO%20db.io%20%28host%2C%20device%2C|%20batch_id%29%20FORMAT%20Native&query_id=blktrace-ng-|Content-Length: "
 
 static struct blk_export *open_fake(const struct fake_server *fs, const char *opt,
 				    struct blk_export_opts *o, char *err, size_t errlen)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of lib/export/schema.c: the RowBinary and TSV encoders against hand-written bytes,
+ * Unit tests of lib/export/schema.c: the RowBinary, Native and TSV encoders against hand-written bytes,
  * the values of a row (derived intervals, string limits), the DDL.
  */
 #include <stdarg.h>
@@ -80,6 +80,45 @@ static void test_rowbinary(void **state)
 	}
 	assert_int_equal((unsigned char)sb.buf[0], 0xac);
 	assert_int_equal((unsigned char)sb.buf[1], 0x02);
+	blk_strbuf_release(&sb);
+}
+
+/* two rows as one Native block: hand-written bytes; a batch that is not whole is refused */
+static void test_native(void **state)
+{
+	struct blk_strbuf rows = BLK_STRBUF_INIT, sb = BLK_STRBUF_INIT;
+	union blk_value a[4] = {sval("ab"), {.u = 0x01020304}, {.i = -2}, {.u = 5}};
+	union blk_value b[4] = {sval(""), {.u = 7}, {.i = 1}, {.u = 0x1122334455667788ULL}};
+	static const unsigned char want[] = {
+		4,    2, /* columns, rows */
+		1,    's',  6,	  'S',	't',  'r',  'i',  'n',	'g', 2,	  'a', 'b',  0, /* "ab", "" */
+		3,    'u',  '3',  '2',	6,    'U',  'I',  'n',	't', '3', '2', 0x04, 0x03, 0x02,
+		0x01, 7,    0,	  0,	0,    3,    'i',  '3',	'2', 5,	  'I', 'n',  't',  '3',
+		'2',  0xfe, 0xff, 0xff, 0xff, 1,    0,	  0,	0,   3,	  'u', '6',  '4',  6,
+		'U',  'I',  'n',  't',	'6',  '4',  5,	  0,	0,   0,	  0,   0,    0,	   0,
+		0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,
+	};
+
+	(void)state;
+	blk_schema_row_rowbinary(&rows, &ttab, a);
+	blk_schema_row_rowbinary(&rows, &ttab, b);
+	assert_int_equal(blk_schema_rowbinary_to_native(&sb, &ttab, rows.buf, rows.len, 2), 0);
+	assert_bytes(&sb, want, sizeof(want));
+	/* no rows: the counts alone */
+	blk_strbuf_reset(&sb);
+	assert_int_equal(blk_schema_rowbinary_to_native(&sb, &ttab, rows.buf, 0, 0), 0);
+	assert_int_equal(sb.len, 2 + 9 + 11 + 10 + 11);
+	/* a row short, a row too many, a row cut inside, the row count wrong */
+	blk_strbuf_reset(&sb);
+	assert_int_equal(blk_schema_rowbinary_to_native(&sb, &ttab, rows.buf, rows.len - 1, 2),
+			 -EINVAL);
+	assert_int_equal(blk_schema_rowbinary_to_native(&sb, &ttab, rows.buf, rows.len, 1),
+			 -EINVAL);
+	assert_int_equal(blk_schema_rowbinary_to_native(&sb, &ttab, rows.buf, rows.len, 3),
+			 -EINVAL);
+	assert_int_equal(blk_schema_rowbinary_to_native(&sb, &ttab, rows.buf, 2, 1), -EINVAL);
+	assert_int_equal(sb.len, 0);
+	blk_strbuf_release(&rows);
 	blk_strbuf_release(&sb);
 }
 
@@ -305,10 +344,10 @@ static void test_ident(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rowbinary),     cmocka_unit_test(test_tsv),
-		cmocka_unit_test(test_intervals),     cmocka_unit_test(test_io_values),
-		cmocka_unit_test(test_iowait_values), cmocka_unit_test(test_ddl),
-		cmocka_unit_test(test_ident),
+		cmocka_unit_test(test_rowbinary), cmocka_unit_test(test_native),
+		cmocka_unit_test(test_tsv),	  cmocka_unit_test(test_intervals),
+		cmocka_unit_test(test_io_values), cmocka_unit_test(test_iowait_values),
+		cmocka_unit_test(test_ddl),	  cmocka_unit_test(test_ident),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
