@@ -58,41 +58,6 @@ struct seeki *seeki_new(const char *name, const char *dev, const char *kind, int
 	return sip;
 }
 
-/*
- * @a - @b and @a + @b modulo 2^64, as the reference's long long arithmetic gives them on
- * sectors at or beyond 2^63 (a damaged trace), without signed overflow.
- */
-static long long wrap_sub(long long a, long long b)
-{
-	return (long long)((unsigned long long)a - (unsigned long long)b);
-}
-
-static long long wrap_add(long long a, long long b)
-{
-	return (long long)((unsigned long long)a + (unsigned long long)b);
-}
-
-long long seek_distance(struct seek_pos *pos, uint64_t sector, uint32_t nsec)
-{
-	long long start = (long long)sector;
-	long long end = wrap_add(start, nsec);
-	long long dist;
-
-	if (pos->absolute) {
-		dist = wrap_sub(start, pos->last_end);
-	} else if ((pos->last_start <= start && start <= pos->last_end) ||
-		   (pos->last_start <= end && end <= pos->last_end)) {
-		dist = 0;
-	} else if (start > pos->last_end) {
-		dist = wrap_sub(start, pos->last_end);
-	} else {
-		dist = wrap_sub(start, pos->last_start);
-	}
-	pos->last_start = start;
-	pos->last_end = end;
-	return dist;
-}
-
 void seeki_ahead(struct seeki *sip, struct seekahead *sa, uint32_t dev, int d2d)
 {
 	sip->ahead = sa;

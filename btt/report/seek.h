@@ -19,8 +19,31 @@ struct seek_pos {
 	int absolute; /* -a: from the last end, signed */
 };
 
-/* the distance of an I/O of @nsec sectors at @sector from the one before (signed) */
-long long seek_distance(struct seek_pos *pos, uint64_t sector, uint32_t nsec);
+/*
+ * The distance of an I/O of @nsec sectors at @sector from the one before (signed): sums and
+ * differences modulo 2^64, as the reference's long long arithmetic gives them on sectors at or
+ * beyond 2^63 (a damaged trace), without signed overflow
+ */
+static inline long long seek_distance(struct seek_pos *pos, uint64_t sector, uint32_t nsec)
+{
+	long long start = (long long)sector;
+	long long end = (long long)(sector + nsec);
+	long long dist;
+
+	if (pos->absolute) {
+		dist = (long long)((uint64_t)start - (uint64_t)pos->last_end);
+	} else if ((pos->last_start <= start && start <= pos->last_end) ||
+		   (pos->last_start <= end && end <= pos->last_end)) {
+		dist = 0;
+	} else if (start > pos->last_end) {
+		dist = (long long)((uint64_t)start - (uint64_t)pos->last_end);
+	} else {
+		dist = (long long)((uint64_t)start - (uint64_t)pos->last_start);
+	}
+	pos->last_start = start;
+	pos->last_end = end;
+	return dist;
+}
 /* the distance as the statistics take it: its magnitude (LLONG_MIN stays itself) */
 static inline uint64_t seek_magnitude(long long dist)
 {

@@ -164,7 +164,8 @@ static int curl_api_load(struct curl_api *a, char *err, size_t errlen)
 	};
 
 	if (!lib) {
-		snprintf(err, errlen, "cannot load libcurl: %s (install it: apt-get install libcurl4)",
+		snprintf(err, errlen,
+			 "cannot load libcurl: %s (install it: apt-get install libcurl4)",
 			 dlerror());
 		return -1;
 	}
