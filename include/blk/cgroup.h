@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Cgroup notes (the record layouts are in trace.h: BLK_TN_CGROUP, BLK_TN_CGPATH): their
+ * encoding for the tracer, and the map a reader builds from them (lib/cgmap.c) to name the
+ * cgroup of each event.
+ */
+#ifndef BLK_CGROUP_H
+#define BLK_CGROUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "blk/event.h"
+#include "blk/trace.h"
+
+/* Whether @ev is a cgroup run note / a cgroup path note (by its action). */
+static inline int blk_event_is_cgroup(const struct blk_event *ev)
+{
+	return (uint32_t)ev->action == BLK_TN_ACTION(BLK_TN_CGROUP);
+}
+
+static inline int blk_event_is_cgpath(const struct blk_event *ev)
+{
+	return (uint32_t)ev->action == BLK_TN_ACTION(BLK_TN_CGPATH);
+}
+
+/* Whether the kernel never tags events of @action with a cgroup: plugs and unplugs. */
+static inline int blk_cgroup_untagged(uint64_t action)
+{
+	unsigned int code = (unsigned int)(action & 0xffff);
+
+	return code == BLK_TA_PLUG || code == BLK_TA_UNPLUG_IO || code == BLK_TA_UNPLUG_TIMER;
+}
+
+/**
+ * blk_cgroup_note_encode() - the header of a cgroup note of @code (BLK_TN_CGROUP or
+ * BLK_TN_CGPATH) for @device on @cpu at @time, with the @len bytes at @pdu as payload,
+ * into *@ev (version 7; encode it with blk_event_encode()). @pdu must stay valid while
+ * @ev is used.
+ */
+static inline void blk_cgroup_note_encode(struct blk_event *ev, unsigned int code, uint32_t device,
+					  uint32_t cpu, uint64_t time, const void *pdu,
+					  uint16_t len)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->time = time;
+	ev->action = BLK_TN_ACTION(code);
+	ev->device = device;
+	ev->cpu = cpu;
+	ev->version = BLK_IO_TRACE_VERSION;
+	ev->pdu = (const unsigned char *)pdu;
+	ev->pdu_len = len;
+}
+
+/*
+ * What a reader knows of cgroups: the runs of events each note names, per device and CPU,
+ * and the paths of the ids. Opaque; one per run of a tool, used by one thread.
+ */
+struct blk_cgmap;
+
+/* Counts of what could not be used, for the tool to say. */
+struct blk_cgmap_stats {
+	uint64_t runs, paths; /* notes taken */
+	uint64_t bad; /* notes too short, with a path too long or not printable: skipped */
+	uint64_t unnamed; /* ids seen in runs without a path note (named by number) */
+};
+
+struct blk_cgmap *blk_cgmap_new(void);
+void blk_cgmap_free(struct blk_cgmap *m);
+
+/**
+ * blk_cgmap_note() - take the cgroup note @ev (run or path; other records are left alone)
+ * Return: 1 taken, 0 not a cgroup note, -EINVAL a cgroup note that is damaged (counted,
+ * skipped), -ENOMEM.
+ */
+int blk_cgmap_note(struct blk_cgmap *m, const struct blk_event *ev);
+
+/**
+ * blk_cgmap_lookup() - the cgroup id of the event @ev (by its device, CPU and sequence
+ * number), from the run notes taken so far
+ * Return: 1 with *@id set, 0 when no run names it or it is a plug or unplug (*@id = 0).
+ */
+int blk_cgmap_lookup(struct blk_cgmap *m, const struct blk_event *ev, uint64_t *id);
+
+/*
+ * The path of cgroup @id from its path note, or NULL if none was taken. The string lives
+ * as long as @m.
+ */
+const char *blk_cgmap_path(const struct blk_cgmap *m, uint64_t id);
+
+/* Whether any cgroup note was taken. */
+int blk_cgmap_any(const struct blk_cgmap *m);
+
+/* What was taken and skipped so far (unnamed: counted at blk_cgmap_stats() time). */
+void blk_cgmap_stats(const struct blk_cgmap *m, struct blk_cgmap_stats *st);
+
+#endif /* BLK_CGROUP_H */

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Cgroup ids named by their paths (kernel/cgpath.c): the kernel's cgroup id of an I/O (the
+ * blk_cgroup trace option's) is the inode number of the cgroup's directory in the hierarchy
+ * of the io (cgroup v2) or blkio (v1) controller; the resolver finds that hierarchy, walks
+ * it, and keeps what it found. Private to kernel/ (the tracefs backend).
+ */
+#ifndef BLK_KERNEL_CGPATH_H
+#define BLK_KERNEL_CGPATH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct blk_cgpath;
+
+/**
+ * blk_cgpath_new() - a resolver for the hierarchy of the block I/O controller: the cgroup
+ * v1 mount with the blkio controller, else the cgroup v2 mount (from /proc/self/mounts),
+ * walked once now (so that cgroups removed before the trace ends are still known)
+ * Return: the resolver, or NULL with errno set (ENOENT: no such mount).
+ */
+struct blk_cgpath *blk_cgpath_new(void);
+
+/**
+ * blk_cgpath_lookup() - the path of cgroup @id below the hierarchy's root ("/" for the
+ * root, "/a/b"), into @buf (@len bytes); an id not known yet walks the hierarchy again
+ * (once per id). Safe from several threads.
+ * Return: @buf, or NULL when no directory has that id (counted once per id).
+ */
+const char *blk_cgpath_lookup(struct blk_cgpath *r, uint64_t id, char *buf, size_t len);
+
+/* The ids asked for that were found nowhere. */
+unsigned long blk_cgpath_unknown(struct blk_cgpath *r);
+
+/* The mount walked ("/sys/fs/cgroup/blkio") and its kind: 1 (v1 blkio) or 2 (v2). */
+const char *blk_cgpath_root(const struct blk_cgpath *r, int *version);
+
+void blk_cgpath_free(struct blk_cgpath *r);
+
+#endif /* BLK_KERNEL_CGPATH_H */
