@@ -202,6 +202,13 @@ const char *blk_cgpath_lookup(struct blk_cgpath *r, uint64_t id, char *buf, size
 	return ret;
 }
 
+void blk_cgpath_refresh(struct blk_cgpath *r)
+{
+	pthread_mutex_lock(&r->mu);
+	walk_all(r);
+	pthread_mutex_unlock(&r->mu);
+}
+
 unsigned long blk_cgpath_unknown(struct blk_cgpath *r)
 {
 	unsigned long n;

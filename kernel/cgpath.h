@@ -29,6 +29,12 @@ struct blk_cgpath *blk_cgpath_new(void);
  */
 const char *blk_cgpath_lookup(struct blk_cgpath *r, uint64_t id, char *buf, size_t len);
 
+/*
+ * Walk the hierarchy again now (from the tracer's periodic tick): cgroups made while it
+ * traces are known by their paths even if they are gone when their ids are looked up.
+ */
+void blk_cgpath_refresh(struct blk_cgpath *r);
+
 /* The ids asked for that were found nowhere. */
 unsigned long blk_cgpath_unknown(struct blk_cgpath *r);
 

@@ -60,6 +60,7 @@ struct tfs_backend {
 	int stopped; /* stop() was called (atomic): the spools are converted */
 	struct blk_cgpath *cgpath; /* --origin: cgroup ids to paths, NULL if no hierarchy */
 	unsigned long cg_unknown; /* cgroup ids not found, as said last */
+	unsigned int ticks;
 	char what[KPATH_DIR + 128]; /* describe() */
 };
 
@@ -491,6 +492,9 @@ static int tfs_backend_tick(struct blk_backend *bb, char *msg, size_t len)
 			b->seen_lost[k] = now;
 		}
 	}
+	/* every 2 s (8 ticks): cgroups made meanwhile, for pages converted after they are gone */
+	if (b->cgpath && ++b->ticks % 8 == 0)
+		blk_cgpath_refresh(b->cgpath);
 	if (b->cgpath && blk_cgpath_unknown(b->cgpath) > b->cg_unknown) {
 		int v;
 		const char *root = blk_cgpath_root(b->cgpath, &v);
