@@ -923,6 +923,14 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 		warning("%%z may be early: the input is a merged trace (its events start at 0) and its first event has no process note to date it");
 		hint("%%z takes that event to be at the start of tracing; the per-CPU trace files give the exact time");
 	}
+	if (r.cg) {
+		struct blk_cgmap_stats cs;
+
+		blk_cgmap_stats(r.cg, &cs);
+		if (cs.bad)
+			warning("%llu cgroup notes of blktrace --origin were damaged and skipped: the events they name show no cgroup (%%g 0,0, %%G -)",
+				(unsigned long long)cs.bad);
+	}
 	parse_waits_report(r.waits);
 	parse_waits_free(r.waits);
 	if (r.hidden_cgroup && !o.show_cgroup) {

@@ -134,6 +134,19 @@ if [ -x $RB ]; then
 			fail "blkparse 1.2.0 $o on the --origin files: rc=$r1 $(head -c 300 "$d/ref$o.err") $(diff "$d/ref$o.txt" "$d/plain/ref$o.txt" | head -5)"
 		fi
 	done
+	# ours prints for them what the reference prints (the notes show nowhere by default)
+	for o in "" -s -q; do
+		(cd "$d" && $BLKPARSE -i t $o >"ours$o.txt" 2>"ours$o.err")
+		check_same "our blkparse $o on the --origin files prints what blkparse 1.2.0 prints" \
+			"$d/ref$o.txt" "$d/ours$o.txt"
+	done
+	if have_modelled_glibc; then
+		(cd "$d" && $RB -i t -t >ref-t.txt 2>&1 && $BLKPARSE -i t -t >ours-t.txt 2>&1)
+		check_same "our blkparse -t on the --origin files: the reference's text, stale times included" \
+			"$d/ref-t.txt" "$d/ours-t.txt"
+	else
+		skip "blkparse -t on the --origin files (the host's glibc is not the modelled one: doc/blkparse.1 -t)"
+	fi
 	nq=$(awk '$6 == "Q"' "$d/ref.txt" | wc -l)
 	[ "$nq" = $((NA + NB)) ] && pass "blkparse 1.2.0 prints the $nq queued reads" ||
 		fail "blkparse 1.2.0 prints $nq Q, want $((NA + NB))"
@@ -144,6 +157,18 @@ if [ -x $RB ]; then
 		fail "blkparse 1.2.0 -i - < merged file: $nq Q; $(head -c 300 "$d/rm.err")"
 else
 	skip "blkparse 1.2.0 on --origin files (no /usr/bin/blkparse: apt-get install blktrace)"
+fi
+
+# 3b. btt on the merged file: the notes change nothing
+strip_notes "$d/merged.bin" "$d/merged-plain.bin"
+BTT="$TOP/btt/btt"
+(cd "$d" && $BTT -i merged.bin >btt.txt 2>&1 && $BTT -i merged-plain.bin >btt-plain.txt 2>&1)
+sed -i 's/merged-plain\.bin/merged.bin/g' "$d/btt-plain.txt"
+check_same "btt on the merged --origin file: the notes change nothing" "$d/btt-plain.txt" "$d/btt.txt"
+if [ -x /usr/bin/btt ]; then
+	(cd "$d" && /usr/bin/btt -i merged.bin >rbtt.txt 2>&1 && /usr/bin/btt -i merged-plain.bin >rbtt-plain.txt 2>&1)
+	sed -i 's/merged-plain\.bin/merged.bin/g' "$d/rbtt-plain.txt"
+	check_same "btt 2.09 on the merged --origin file: the notes change nothing" "$d/rbtt-plain.txt" "$d/rbtt.txt"
 fi
 
 # 4. -o - | blkparse -i -
@@ -195,4 +220,36 @@ if [ $rc = 1 ] && grep -q -- "--origin' needs the tracefs backend" "$w/relay.err
 	pass "--origin --backend=relay: refused with the remedy: $(head -n 1 "$w/relay.err")"
 else
 	fail "--origin --backend=relay: rc=$rc $(head -c 300 "$w/relay.err")"
+fi
+
+# 7. damaged notes: a path with a control byte, a run of no events: counted and said, the
+# events they name show no cgroup, nothing else changes
+d="$w/files" x="$w/damaged"
+mkdir -p "$x"
+cp "$d"/t.blktrace.* "$x/"
+python3 - "$x" <<'PY'
+import glob, struct, sys
+done = set()
+for f in sorted(glob.glob(sys.argv[1] + '/t.blktrace.*')):
+    d = bytearray(open(f, 'rb').read())
+    o = 0
+    while o + 48 <= len(d):
+        a, pl = struct.unpack_from('<I', d, o + 28)[0], struct.unpack_from('<H', d, o + 46)[0]
+        code = a & 0xffff if a & (1 << 26) else None
+        if code == 0x43 and 'path' not in done:
+            d[o + 48 + 9] = 7  # a control byte in the path
+            done.add('path')
+        elif code == 0x42 and 'path' in done and 'run' not in done:
+            struct.pack_into('<I', d, o + 48 + 12, 0)  # a run of no events
+            done.add('run')
+        o += 48 + pl
+    open(f, 'wb').write(d)
+PY
+(cd "$x" && $BLKPARSE -i t -f '%a %G %g\n' >cg.txt 2>cg.err)
+rc=$?
+if [ $rc = 0 ] && grep -q "cgroup notes of blktrace --origin were damaged and skipped" "$x/cg.err" &&
+	[ "$(grep -c '^Q' "$x/cg.txt")" = $((NA + NB)) ]; then
+	pass "damaged notes: counted and said, every event still printed: $(head -n 1 "$x/cg.err")"
+else
+	fail "damaged notes: rc=$rc $(head -c 300 "$x/cg.err")"
 fi
