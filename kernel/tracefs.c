@@ -407,7 +407,7 @@ int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wa
 {
 	struct blk_tfs t;
 	char buf[256], p[KPATH], comm[64];
-	int ret = 0, pid;
+	int ret = 0, pid, cg;
 
 	memset(&t, 0, sizeof(t));
 	snprintf(t.st.dir, sizeof(t.st.dir), "%s", dir);
@@ -453,9 +453,15 @@ int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wa
 		kerr(msg, len, "cannot reset '%s/options/bin'", dir);
 		return -EIO;
 	}
+	/* --origin's option: off, the kernel's default (a kernel without it has no file) */
+	cg = !tread(&t, "options/blk_cgroup", buf, sizeof(buf)) && atoi(buf);
+	if (cg && twrite(&t, "options/blk_cgroup", "0")) {
+		kerr(msg, len, "cannot reset '%s/options/blk_cgroup'", dir);
+		return -EIO;
+	}
 	kerr(msg, len,
-	     "reset the tracefs blk tracer left set up in '%s' (current_tracer=nop options/bin=0); "
+	     "reset the tracefs blk tracer left set up in '%s' (current_tracer=nop options/bin=0%s); "
 	     "no %s says what trace_clock and buffer_size_kb were",
-	     dir, TFS_STATE_FILE);
+	     dir, cg ? " options/blk_cgroup=0" : "", TFS_STATE_FILE);
 	return 2;
 }

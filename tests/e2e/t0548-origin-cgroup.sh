@@ -213,6 +213,32 @@ else
 	wait $bt
 fi
 
+# 5b. the same without the state file (/run not writable, or removed): -k turns it off
+(cd "$d" && exec "$BT" --origin -d "$loop" >/dev/null 2>err2.txt) &
+bt=$!
+if wait_tracing; then
+	clock=$(sed -n 's/.*\[\(.*\)\].*/\1/p' "$T/trace_clock") kb=$(sed 's/ .*//' "$T/buffer_size_kb")
+	kill -KILL $bt
+	wait $bt 2>/dev/null
+	oldclock=$(sed -n 's/^trace_clock //p' /run/blktrace-ng/tracefs.state)
+	oldkb=$(sed -n 's/^buffer_size_kb //p' /run/blktrace-ng/tracefs.state)
+	rm -f /run/blktrace-ng/tracefs.state
+	"$BT" -k -d "$loop" >"$d/k2.out" 2>&1
+	now=$(cat "$T/options/blk_cgroup")
+	[ -n "$oldclock" ] && echo "$oldclock" >"$T/trace_clock"
+	[ -n "$oldkb" ] && echo "$oldkb" >"$T/buffer_size_kb"
+	if [ "$now" = 0 ] && grep -q "options/blk_cgroup=0" "$d/k2.out"; then
+		pass "without the state file, blktrace -k turns blk_cgroup off and says so: $(tr '\n' ' ' <"$d/k2.out")"
+	else
+		fail "without the state file: blk_cgroup $now after -k (clock was $clock, $kb KiB): $(tr '\n' ' ' <"$d/k2.out")"
+	fi
+	echo "$was" >"$T/options/blk_cgroup"
+else
+	fail "SIGKILL without state file: the tracer did not start: $(head -c 300 "$d/err2.txt")"
+	kill -INT $bt
+	wait $bt
+fi
+
 # 6. bad use: --origin with the relay backend, one clear error naming the remedy
 "$BT" --origin --backend=relay -d "$loop" -w 1 >/dev/null 2>"$w/relay.err"
 rc=$?
