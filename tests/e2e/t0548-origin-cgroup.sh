@@ -38,6 +38,13 @@ mkdir "$B/$CA" "$B/$CB" "$B/$CB/sub" || {
 trap 'rmdir "$B/$CA" "$B/$CB/sub" "$B/$CB" 2>/dev/null; losetup -d "$loop" 2>/dev/null' EXIT
 ida=$(stat -c %i "$B/$CA") idb=$(stat -c %i "$B/$CB/sub")
 was=$(cat "$T/options/blk_cgroup")
+tstate() { # the top-level tracefs settings the tracer and -k touch
+	local f
+	for f in tracing_on current_tracer trace_clock options/bin options/blk_cgroup buffer_size_kb; do
+		echo "$f=$(cat "$T/$f")"
+	done
+}
+before=$(tstate)
 
 # in_cgroup CGROUP COUNT SKIP: a dd reading COUNT 4 KiB blocks O_DIRECT, in CGROUP
 in_cgroup() {
@@ -213,7 +220,8 @@ else
 	wait $bt
 fi
 
-# 5b. the same without the state file (/run not writable, or removed): -k turns it off
+# 5b. the same without the state file (/run not writable, or removed): -k turns it off (what
+# -k cannot know then, trace_clock, buffer_size_kb and tracing_on, the test puts back)
 (cd "$d" && exec "$BT" --origin -d "$loop" >/dev/null 2>err2.txt) &
 bt=$!
 if wait_tracing; then
@@ -222,11 +230,13 @@ if wait_tracing; then
 	wait $bt 2>/dev/null
 	oldclock=$(sed -n 's/^trace_clock //p' /run/blktrace-ng/tracefs.state)
 	oldkb=$(sed -n 's/^buffer_size_kb //p' /run/blktrace-ng/tracefs.state)
+	oldon=$(sed -n 's/^tracing_on //p' /run/blktrace-ng/tracefs.state)
 	rm -f /run/blktrace-ng/tracefs.state
 	"$BT" -k -d "$loop" >"$d/k2.out" 2>&1
 	now=$(cat "$T/options/blk_cgroup")
 	[ -n "$oldclock" ] && echo "$oldclock" >"$T/trace_clock"
 	[ -n "$oldkb" ] && echo "$oldkb" >"$T/buffer_size_kb"
+	[ -n "$oldon" ] && echo "$oldon" >"$T/tracing_on"
 	if [ "$now" = 0 ] && grep -q "options/blk_cgroup=0" "$d/k2.out"; then
 		pass "without the state file, blktrace -k turns blk_cgroup off and says so: $(tr '\n' ' ' <"$d/k2.out")"
 	else
@@ -278,4 +288,11 @@ if [ $rc = 0 ] && grep -q "cgroup notes of blktrace --origin were damaged and sk
 	pass "damaged notes: counted and said, every event still printed: $(head -n 1 "$x/cg.err")"
 else
 	fail "damaged notes: rc=$rc $(head -c 300 "$x/cg.err")"
+fi
+
+now=$(tstate)
+if [ "$now" = "$before" ]; then
+	pass "every tracefs setting as found at the end"
+else
+	fail "tracefs settings at the end differ: $(diff <(echo "$before") <(echo "$now") | tr '\n' ' ')"
 fi
