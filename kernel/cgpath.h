@@ -29,16 +29,23 @@ struct blk_cgpath *blk_cgpath_new(void);
  */
 const char *blk_cgpath_lookup(struct blk_cgpath *r, uint64_t id, char *buf, size_t len);
 
-/*
- * Walk the hierarchy again now (from the tracer's periodic tick): cgroups made while it
- * traces are known by their paths even if they are gone when their ids are looked up.
+/**
+ * blk_cgpath_refresh() - walk the hierarchy again now (from the tracer's periodic tick):
+ * cgroups made while it traces are known by their paths even if they are gone when their
+ * ids are looked up
  */
 void blk_cgpath_refresh(struct blk_cgpath *r);
 
-/* The ids asked for that were found nowhere. */
+/**
+ * blk_cgpath_unknown() - the ids asked for that were found nowhere
+ * Return: their number.
+ */
 unsigned long blk_cgpath_unknown(struct blk_cgpath *r);
 
-/* The mount walked ("/sys/fs/cgroup/blkio") and its kind: 1 (v1 blkio) or 2 (v2). */
+/**
+ * blk_cgpath_root() - the mount walked and, in *@version, its kind: 1 (v1 blkio) or 2 (v2)
+ * Return: the mount point ("/sys/fs/cgroup/blkio"), valid while @r lives.
+ */
 const char *blk_cgpath_root(const struct blk_cgpath *r, int *version);
 
 void blk_cgpath_free(struct blk_cgpath *r);

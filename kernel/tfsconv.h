@@ -40,9 +40,11 @@ struct blk_tfsconv *blk_tfsconv_new(const char *header_page, const uint32_t *dev
  */
 typedef const char *(*blk_tfsconv_cgpath_fn)(void *ctx, uint64_t id, char *buf, size_t len);
 
-/*
- * Whatever the option: an entry the blk_cgroup option tagged (BLK_TA_CGROUP, the id before
- * its payload) becomes the untagged record and, for an event, a cgroup run note (trace.h
+/**
+ * blk_tfsconv_set_cgpath() - name cgroup ids with @fn (and @ctx) in path notes
+ *
+ * Whatever is set: an entry the blk_cgroup option tagged (BLK_TA_CGROUP, the id before its
+ * payload) becomes the untagged record and, for an event, a cgroup run note (trace.h
  * BLK_TN_CGROUP). With @fn, each stream also gets a path note for each id, before the
  * first run note naming it, where @fn knows the path.
  */

@@ -66,6 +66,10 @@ struct blk_cgmap_stats {
 	uint64_t unnamed; /* ids seen in runs without a path note (named by number) */
 };
 
+/**
+ * blk_cgmap_new() - an empty map
+ * Return: the map (free with blk_cgmap_free(), NULL allowed there), or NULL (no memory).
+ */
 struct blk_cgmap *blk_cgmap_new(void);
 void blk_cgmap_free(struct blk_cgmap *m);
 
@@ -83,16 +87,22 @@ int blk_cgmap_note(struct blk_cgmap *m, const struct blk_event *ev);
  */
 int blk_cgmap_lookup(struct blk_cgmap *m, const struct blk_event *ev, uint64_t *id);
 
-/*
- * The path of cgroup @id from its path note, or NULL if none was taken. The string lives
- * as long as @m.
+/**
+ * blk_cgmap_path() - the path of cgroup @id from its path note
+ * Return: the path (it lives as long as @m), or NULL if no note gave one.
  */
 const char *blk_cgmap_path(const struct blk_cgmap *m, uint64_t id);
 
-/* Whether any cgroup note was taken. */
+/**
+ * blk_cgmap_any() - whether any cgroup note was taken
+ * Return: 1 if a run or path note was taken, else 0.
+ */
 int blk_cgmap_any(const struct blk_cgmap *m);
 
-/* What was taken and skipped so far (unnamed: counted at blk_cgmap_stats() time). */
+/**
+ * blk_cgmap_stats() - what was taken and skipped so far into *@st (the ids without a
+ * path are counted now, over every run taken)
+ */
 void blk_cgmap_stats(const struct blk_cgmap *m, struct blk_cgmap_stats *st);
 
 #endif /* BLK_CGROUP_H */
