@@ -21,6 +21,7 @@
 struct cg_entry {
 	uint64_t ino;
 	char *path; /* NULL: looked for and not found */
+	int asked; /* its id was looked up */
 };
 
 struct blk_cgpath {
@@ -29,7 +30,7 @@ struct blk_cgpath {
 	int version;
 	struct cg_entry *e;
 	size_t n, cap;
-	unsigned long unknown;
+	unsigned long unknown, named;
 };
 
 /* the id as the directory's inode number can show it */
@@ -73,6 +74,7 @@ static int add(struct blk_cgpath *r, uint64_t ino, const char *path)
 	}
 	r->e[r->n].ino = ino;
 	r->e[r->n].path = p;
+	r->e[r->n].asked = 0;
 	r->n++;
 	return 0;
 }
@@ -194,6 +196,11 @@ const char *blk_cgpath_lookup(struct blk_cgpath *r, uint64_t id, char *buf, size
 			add(r, ino, NULL);
 		}
 	}
+	e = e ? e : find(r, ino);
+	if (e && e->path && !e->asked)
+		r->named++;
+	if (e)
+		e->asked = 1;
 	if (e && e->path && strlen(e->path) < len) {
 		memcpy(buf, e->path, strlen(e->path) + 1);
 		ret = buf;
@@ -223,6 +230,16 @@ const char *blk_cgpath_root(const struct blk_cgpath *r, int *version)
 {
 	*version = r->version;
 	return r->root;
+}
+
+unsigned long blk_cgpath_named(struct blk_cgpath *r)
+{
+	unsigned long n;
+
+	pthread_mutex_lock(&r->mu);
+	n = r->named;
+	pthread_mutex_unlock(&r->mu);
+	return n;
 }
 
 void blk_cgpath_free(struct blk_cgpath *r)

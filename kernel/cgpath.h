@@ -43,6 +43,12 @@ void blk_cgpath_refresh(struct blk_cgpath *r);
 unsigned long blk_cgpath_unknown(struct blk_cgpath *r);
 
 /**
+ * blk_cgpath_named() - the ids asked for that were found (each counted once)
+ * Return: their number.
+ */
+unsigned long blk_cgpath_named(struct blk_cgpath *r);
+
+/**
  * blk_cgpath_root() - the mount walked and, in *@version, its kind: 1 (v1 blkio) or 2 (v2)
  * Return: the mount point ("/sys/fs/cgroup/blkio"), valid while @r lives.
  */

@@ -550,6 +550,25 @@ static uint64_t tfs_backend_skipped(struct blk_backend *bb, int dev, int k)
 	return dev == 0 ? blk_tfsconv_skipped(((struct tfs_backend *)bb)->cpu[k].conv) : 0;
 }
 
+/* the summary's line about --origin: the cgroups named, and those only numbered */
+static int tfs_backend_report(struct blk_backend *bb, char *msg, size_t len)
+{
+	struct tfs_backend *b = (struct tfs_backend *)bb;
+	const char *root;
+	int v;
+
+	if (!b->cfg->origin)
+		return 0;
+	if (!b->cgpath) {
+		kerr(msg, len, "Cgroups: named by number only (no blkio/io cgroup hierarchy)");
+		return 1;
+	}
+	root = blk_cgpath_root(b->cgpath, &v);
+	kerr(msg, len, "Cgroups: %lu named from %s, %lu not found there (named by number)",
+	     blk_cgpath_named(b->cgpath), root, blk_cgpath_unknown(b->cgpath));
+	return 1;
+}
+
 static const char *tfs_backend_describe(struct blk_backend *bb)
 {
 	struct tfs_backend *b = (struct tfs_backend *)bb;
@@ -568,4 +587,5 @@ const struct blk_backend_ops blk_backend_tracefs = {
 	.skipped = tfs_backend_skipped,
 	.close = tfs_backend_close,
 	.describe = tfs_backend_describe,
+	.report = tfs_backend_report,
 };

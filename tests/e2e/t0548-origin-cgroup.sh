@@ -85,6 +85,11 @@ if [ $rc = 0 ] && [ "$during" = 1 ] && [ "$after" = "$was" ] &&
 else
 	fail "blktrace --origin: rc=$rc blk_cgroup during=$during after=$after (was $was): $(tr '\n' ' ' <"$d/err.txt" | head -c 400)"
 fi
+if grep -q "^  Cgroups: 2 named from $B, 0 not found there (named by number)$" "$d/out.txt"; then
+	pass "the summary says how the cgroups were named: $(grep Cgroups "$d/out.txt")"
+else
+	fail "the summary's cgroup line: $(tr '\n' ' ' <"$d/out.txt")"
+fi
 (cd "$d" && $BLKPARSE -i t -f '%a %G %g\n' >cg.txt 2>cg.err)
 got=$(counts "$d/cg.txt")
 if [ "$got" = "$want" ]; then
