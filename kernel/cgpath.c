@@ -216,30 +216,18 @@ void blk_cgpath_refresh(struct blk_cgpath *r)
 	pthread_mutex_unlock(&r->mu);
 }
 
-unsigned long blk_cgpath_unknown(struct blk_cgpath *r)
+void blk_cgpath_counts(struct blk_cgpath *r, unsigned long *named, unsigned long *unknown)
 {
-	unsigned long n;
-
 	pthread_mutex_lock(&r->mu);
-	n = r->unknown;
+	*named = r->named;
+	*unknown = r->unknown;
 	pthread_mutex_unlock(&r->mu);
-	return n;
 }
 
 const char *blk_cgpath_root(const struct blk_cgpath *r, int *version)
 {
 	*version = r->version;
 	return r->root;
-}
-
-unsigned long blk_cgpath_named(struct blk_cgpath *r)
-{
-	unsigned long n;
-
-	pthread_mutex_lock(&r->mu);
-	n = r->named;
-	pthread_mutex_unlock(&r->mu);
-	return n;
 }
 
 void blk_cgpath_free(struct blk_cgpath *r)

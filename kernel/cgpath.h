@@ -37,16 +37,10 @@ const char *blk_cgpath_lookup(struct blk_cgpath *r, uint64_t id, char *buf, size
 void blk_cgpath_refresh(struct blk_cgpath *r);
 
 /**
- * blk_cgpath_unknown() - the ids asked for that were found nowhere
- * Return: their number.
+ * blk_cgpath_counts() - the ids asked for that were found (*@named) and that were found
+ * nowhere (*@unknown), each counted once
  */
-unsigned long blk_cgpath_unknown(struct blk_cgpath *r);
-
-/**
- * blk_cgpath_named() - the ids asked for that were found (each counted once)
- * Return: their number.
- */
-unsigned long blk_cgpath_named(struct blk_cgpath *r);
+void blk_cgpath_counts(struct blk_cgpath *r, unsigned long *named, unsigned long *unknown);
 
 /**
  * blk_cgpath_root() - the mount walked and, in *@version, its kind: 1 (v1 blkio) or 2 (v2)

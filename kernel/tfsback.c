@@ -469,6 +469,7 @@ static int tfs_backend_tick(struct blk_backend *bb, char *msg, size_t len)
 {
 	struct tfs_backend *b = (struct tfs_backend *)bb;
 	unsigned long long lost = 0;
+	unsigned long named = 0, unknown = 0;
 	char p[KPATH], v[32];
 	int worst = -1;
 
@@ -495,11 +496,13 @@ static int tfs_backend_tick(struct blk_backend *bb, char *msg, size_t len)
 	/* every 2 s (8 ticks): cgroups made meanwhile, for pages converted after they are gone */
 	if (b->cgpath && ++b->ticks % 8 == 0)
 		blk_cgpath_refresh(b->cgpath);
-	if (b->cgpath && blk_cgpath_unknown(b->cgpath) > b->cg_unknown) {
+	if (b->cgpath)
+		blk_cgpath_counts(b->cgpath, &named, &unknown);
+	if (b->cgpath && unknown > b->cg_unknown) {
 		int v;
 		const char *root = blk_cgpath_root(b->cgpath, &v);
 
-		b->cg_unknown = blk_cgpath_unknown(b->cgpath);
+		b->cg_unknown = unknown;
 		kerr(msg, len,
 		     "%lu cgroup id(s) not found under %s (removed before blktrace looked): named by number",
 		     b->cg_unknown, root);
@@ -554,6 +557,7 @@ static uint64_t tfs_backend_skipped(struct blk_backend *bb, int dev, int k)
 static int tfs_backend_report(struct blk_backend *bb, char *msg, size_t len)
 {
 	struct tfs_backend *b = (struct tfs_backend *)bb;
+	unsigned long named, unknown;
 	const char *root;
 	int v;
 
@@ -564,8 +568,9 @@ static int tfs_backend_report(struct blk_backend *bb, char *msg, size_t len)
 		return 1;
 	}
 	root = blk_cgpath_root(b->cgpath, &v);
-	kerr(msg, len, "Cgroups: %lu named from %s, %lu not found there (named by number)",
-	     blk_cgpath_named(b->cgpath), root, blk_cgpath_unknown(b->cgpath));
+	blk_cgpath_counts(b->cgpath, &named, &unknown);
+	kerr(msg, len, "Cgroups: %lu named from %s, %lu not found there (named by number)", named,
+	     root, unknown);
 	return 1;
 }
 

@@ -173,8 +173,7 @@ static int announce_cgroup(struct blk_tfsconv *c, int dev, uint64_t id, uint64_t
 	}
 	st->cgs[st->ncgs++] = id;
 	memcpy(pdu, &id, 8);
-	blk_cgroup_note_encode(&n, BLK_TN_CGPATH, c->devnos[dev], c->cpu, ts, pdu,
-			       (uint16_t)(8 + len));
+	blk_event_note(&n, BLK_TN_CGPATH, c->devnos[dev], c->cpu, ts, pdu, (uint16_t)(8 + len));
 	return blk_tfsconv_put(c, dev, &n);
 }
 
@@ -203,7 +202,7 @@ static int cgroup_run(struct blk_tfsconv *c, int dev, uint64_t id, uint32_t seq,
 	}
 	if (announce_cgroup(c, dev, id, ts))
 		return -ENOMEM;
-	blk_cgroup_note_encode(&n, BLK_TN_CGROUP, c->devnos[dev], c->cpu, ts, &pdu, sizeof(pdu));
+	blk_event_note(&n, BLK_TN_CGROUP, c->devnos[dev], c->cpu, ts, &pdu, sizeof(pdu));
 	if (blk_tfsconv_put(c, dev, &n))
 		return -ENOMEM;
 	st->run_open = 1;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Cgroup notes (the record layouts are in trace.h: BLK_TN_CGROUP, BLK_TN_CGPATH): their
- * encoding for the tracer, and the map a reader builds from them (lib/cgmap.c) to name the
+ * Cgroup notes (the record layouts are in trace.h: BLK_TN_CGROUP, BLK_TN_CGPATH; made with
+ * blk_event_note()), and the map a reader builds from them (lib/cgmap.c) to name the
  * cgroup of each event.
  */
 #ifndef BLK_CGROUP_H
@@ -9,7 +9,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "blk/event.h"
 #include "blk/trace.h"
@@ -31,26 +30,6 @@ static inline int blk_cgroup_untagged(uint64_t action)
 	unsigned int code = (unsigned int)(action & 0xffff);
 
 	return code == BLK_TA_PLUG || code == BLK_TA_UNPLUG_IO || code == BLK_TA_UNPLUG_TIMER;
-}
-
-/**
- * blk_cgroup_note_encode() - the header of a cgroup note of @code (BLK_TN_CGROUP or
- * BLK_TN_CGPATH) for @device on @cpu at @time, with the @len bytes at @pdu as payload,
- * into *@ev (version 7; encode it with blk_event_encode()). @pdu must stay valid while
- * @ev is used.
- */
-static inline void blk_cgroup_note_encode(struct blk_event *ev, unsigned int code, uint32_t device,
-					  uint32_t cpu, uint64_t time, const void *pdu,
-					  uint16_t len)
-{
-	memset(ev, 0, sizeof(*ev));
-	ev->time = time;
-	ev->action = BLK_TN_ACTION(code);
-	ev->device = device;
-	ev->cpu = cpu;
-	ev->version = BLK_IO_TRACE_VERSION;
-	ev->pdu = (const unsigned char *)pdu;
-	ev->pdu_len = len;
 }
 
 /*

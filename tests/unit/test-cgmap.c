@@ -23,7 +23,7 @@ static int run_note(struct blk_cgmap *m, uint32_t dev, uint32_t cpu, uint64_t id
 	struct blk_cgroup_pdu pdu = {.id = id, .first = first, .count = count};
 	struct blk_event ev;
 
-	blk_cgroup_note_encode(&ev, BLK_TN_CGROUP, dev, cpu, 1000, &pdu, sizeof(pdu));
+	blk_event_note(&ev, BLK_TN_CGROUP, dev, cpu, 1000, &pdu, sizeof(pdu));
 	return blk_cgmap_note(m, &ev);
 }
 
@@ -34,7 +34,7 @@ static int path_note(struct blk_cgmap *m, uint64_t id, const char *path, size_t 
 
 	memcpy(pdu, &id, 8);
 	memcpy(pdu + 8, path, len);
-	blk_cgroup_note_encode(&ev, BLK_TN_CGPATH, DEV, 0, 1000, pdu, (uint16_t)(8 + len));
+	blk_event_note(&ev, BLK_TN_CGPATH, DEV, 0, 1000, pdu, (uint16_t)(8 + len));
 	return blk_cgmap_note(m, &ev);
 }
 
@@ -127,12 +127,12 @@ static void paths_and_damage(void **state)
 	/* damaged: empty path, a control byte, a run too short or of no events */
 	assert_int_equal(path_note(m, 46, "", 0), -EINVAL);
 	assert_int_equal(path_note(m, 47, "/a\nb", 4), -EINVAL);
-	blk_cgroup_note_encode(&ev, BLK_TN_CGROUP, DEV, 0, 1, shortpdu, sizeof(shortpdu));
+	blk_event_note(&ev, BLK_TN_CGROUP, DEV, 0, 1, shortpdu, sizeof(shortpdu));
 	assert_int_equal(blk_cgmap_note(m, &ev), -EINVAL);
 	assert_int_equal(run_note(m, DEV, 0, 45, 1, 0), -EINVAL);
 	assert_null(blk_cgmap_path(m, 47));
 	/* not a cgroup note */
-	blk_cgroup_note_encode(&ev, BLK_TN_DEVNAME, DEV, 0, 1, "loop0", 5);
+	blk_event_note(&ev, BLK_TN_DEVNAME, DEV, 0, 1, "loop0", 5);
 	assert_int_equal(blk_cgmap_note(m, &ev), 0);
 	/* an id without a path, named twice: one unnamed */
 	assert_int_equal(run_note(m, DEV, 0, 45, 1, 2), 1);
