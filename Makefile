@@ -43,7 +43,7 @@ kernel/tracefs.o kernel/tfsback.o kernel/tfsconv.o kernel/ftrace.o tests/unit/te
 # Link a library before libblk.a: $(PERFETTO_LIB) $(LIB), $(EXPORT_LIB) $(LIB) $(LDLIBS_EXPORT).
 LIB_SRC := lib/event.c lib/reader.c lib/merge.c lib/pipesort.c lib/strbuf.c lib/output.c \
 	lib/format.c lib/acct.c lib/acct-print.c lib/log.c lib/hist.c \
-	lib/frame.c lib/window.c lib/wallclock.c lib/iowait.c lib/printq.c
+	lib/frame.c lib/window.c lib/wallclock.c lib/iowait.c lib/printq.c lib/cgmap.c
 LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB := lib/libblk.a
 PERFETTO_SRC := lib/perfetto/protobuf.c lib/perfetto/perfetto.c lib/perfetto/perfetto-event.c
@@ -54,7 +54,7 @@ ALL_LIB_SRC := $(LIB_SRC) $(PERFETTO_SRC) $(EXPORT_SRC)
 
 KERNEL_SRC := kernel/fs.c kernel/relay.c kernel/tracefs.c kernel/tfsconv.c kernel/util.c \
 	kernel/ftrace.c kernel/holder.c kernel/tfsstate.c kernel/tfsspool.c kernel/tfsback.c \
-	kernel/waitjoin.c kernel/wakefilter.c kernel/iowait.c kernel/iowait-src.c
+	kernel/waitjoin.c kernel/wakefilter.c kernel/iowait.c kernel/iowait-src.c kernel/cgpath.c
 KERNEL_OBJ := $(KERNEL_SRC:.c=.o)
 TOOLS := blkparse blktrace blkiomon
 GEN := $(patsubst %.c,%,$(wildcard tests/gen/*.c))

@@ -59,6 +59,7 @@ static const struct option long_opts[] = {
 	{"iowait", optional_argument, NULL, 1002},
 	{"iowait-all", no_argument, NULL, 1003},
 	{"iowait-maxactive", required_argument, NULL, 1004},
+	{"origin", no_argument, NULL, 1005},
 	{"help", no_argument, NULL, 1001},
 	{NULL, 0, NULL, 0},
 };
@@ -91,6 +92,8 @@ static void usage(FILE *f)
 		"                             SOURCE module, kprobe, sched, or auto (the first there)\n"
 		"      --iowait-all           sched source: keep the sleeps without an I/O in flight too\n"
 		"      --iowait-maxactive=N   kprobe source: waits followed at once (default 2 x CPUs)\n"
+		"      --origin               also record each I/O's cgroup (its id and path, in notes the\n"
+		"                             classic tools skip; tracefs backend)\n"
 		"  -V, -v, --version          print the version\n"
 		"      --help                 this text\n");
 }
@@ -225,6 +228,9 @@ static void parse_args(int argc, char **argv, struct bt_opts *o)
 			o->iowait_maxactive =
 				(unsigned int)parse_opt_num(optarg, "--iowait-maxactive", 1, 4096);
 			break;
+		case 1005:
+			o->origin = 1;
+			break;
 		default:
 			usage(stderr);
 			exit(1);
@@ -242,6 +248,10 @@ static void parse_args(int argc, char **argv, struct bt_opts *o)
 		die("options '--iowait-all' and '--iowait-maxactive' go with '--iowait'");
 	if (o->iowait && (o->listen || o->kill))
 		die("option '--iowait' records with a trace: not with -l or -k");
+	if (o->origin && o->backend == BACKEND_RELAY)
+		die("option '--origin' needs the tracefs backend for now (the relay path does not record cgroups yet): use --backend=tracefs or auto");
+	if (o->origin && (o->listen || o->kill))
+		die("option '--origin' records with a trace: not with -l or -k");
 	if (o->output && strcmp(o->output, "-") && o->ndevs > 1)
 		die("option '-o': one output name cannot be used for %d devices (use -D, or -o -)",
 		    o->ndevs);

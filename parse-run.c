@@ -17,6 +17,7 @@
 #include "compat/classicmem.h"
 #include "compat/parse-model.h"
 #include "blk/acct.h"
+#include "blk/cgroup.h"
 #include "blk/format.h"
 #include "blk/iowait.h"
 #include "blk/merge.h"
@@ -69,6 +70,7 @@ struct parse_run {
 	enum blk_wall_kind wall_kind;
 	struct blk_fmt_ctx wall; /* only its wall-clock fields are used */
 	uint64_t hidden_cgroup; /* cgroup-tagged notes the classic tool hides */
+	struct blk_cgmap *cg; /* the tracer's cgroup notes (blk/cgroup.h), NULL before one */
 	struct parse_waits *waits; /* I/O wait notes (parse-iowait.h), NULL if not used */
 	int waits_live; /* waits may be held: side files, or a note taken (else emit is a no-op) */
 	uint64_t bad_cpu;
@@ -111,6 +113,14 @@ static int write_dump(struct parse_run *r, const struct blk_event *ev)
 		return -EIO;
 	}
 	return 0;
+}
+
+/* a cgroup note of blktrace --origin: kept for the events it names. 0 or -ENOMEM. */
+static int take_cgroup(struct parse_run *r, const struct blk_event *ev)
+{
+	if (!r->cg && !(r->cg = blk_cgmap_new()))
+		return -ENOMEM;
+	return blk_cgmap_note(r->cg, ev) == -ENOMEM ? -ENOMEM : 0;
 }
 
 /* on_record() for what is not a record to merge: the end, a bad CPU, notes, messages */
@@ -168,6 +178,8 @@ static int __attribute__((noinline)) on_other(struct parse_run *r, enum blk_merg
 	default:
 		if (is_cgroup_note(ev))
 			r->hidden_cgroup++;
+		else if ((blk_event_is_cgroup(ev) || blk_event_is_cgpath(ev)) && take_cgroup(r, ev))
+			return -ENOMEM;
 		break;
 	}
 	blk_cmem_note_done(r->cmem);
@@ -284,6 +296,15 @@ static uint32_t print_event(struct parse_run *r, struct blk_acct_dev *d, int cpu
 			memcpy(&c.cg_gen, shown.pdu + 4, 4);
 			shown.pdu += 8;
 			shown.pdu_len -= 8;
+		}
+	} else if (r->cg) {
+		uint64_t id;
+
+		/* blktrace --origin's notes name the cgroup the kernel tagged the event with */
+		if (blk_cgmap_lookup(r->cg, ev, &id)) {
+			c.cg_ino = (uint32_t)id;
+			c.cg_gen = (uint32_t)(id >> 32);
+			c.cg_path = blk_cgmap_path(r->cg, id);
 		}
 	}
 	ret = blk_acct_event(r->acct, d, cpu, ev, &c);
@@ -902,6 +923,14 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 		warning("%%z may be early: the input is a merged trace (its events start at 0) and its first event has no process note to date it");
 		hint("%%z takes that event to be at the start of tracing; the per-CPU trace files give the exact time");
 	}
+	if (r.cg) {
+		struct blk_cgmap_stats cs;
+
+		blk_cgmap_stats(r.cg, &cs);
+		if (cs.bad)
+			warning("%llu cgroup notes of blktrace --origin were damaged and skipped: the events they name show no cgroup (%%g 0,0, %%G -)",
+				(unsigned long long)cs.bad);
+	}
 	parse_waits_report(r.waits);
 	parse_waits_free(r.waits);
 	if (r.hidden_cgroup && !o.show_cgroup) {
@@ -915,5 +944,6 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 	blk_strbuf_release(&r.line);
 	blk_acct_free(r.acct);
 	blk_wallclock_free(r.clock);
+	blk_cgmap_free(r.cg);
 	return r.failed ? 1 : 0;
 }

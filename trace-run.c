@@ -622,8 +622,11 @@ static int setup_block(struct bt_run *r)
 		.buf_default = !r->o->buf_given,
 		.debugfs = r->o->debugfs,
 		.spool_dir = r->spool_dir[0] ? r->spool_dir : NULL,
+		.origin = r->o->origin,
 	};
-	if (r->o->backend != BACKEND_TRACEFS) {
+	if (r->o->origin) {
+		snprintf(why, sizeof(why), "--origin: the relay path does not record cgroups yet");
+	} else if (r->o->backend != BACKEND_TRACEFS) {
 		s->ops = &blk_backend_relay;
 		s->be = s->ops->open(&s->cfg, why, sizeof(why));
 		if (s->be)
@@ -639,12 +642,14 @@ static int setup_block(struct bt_run *r)
 		error("cannot trace through tracefs: %s", err);
 		if (e == EBUSY && strstr(err, "no process reads it"))
 			hint("'blktrace -k -d DEV' puts back the tracefs settings a killed blktrace left");
-		if (why[0])
+		if (why[0] && !r->o->origin)
 			hint("the relay path failed too: %s", why);
 		return -1;
 	}
 	fprintf(stderr, "%s: using the tracefs blk tracer (%s)\n", progname(),
 		why[0] ? why : "--backend=tracefs");
+	if (s->ops->describe && s->ops->describe(s->be))
+		fprintf(stderr, "%s: %s\n", progname(), s->ops->describe(s->be));
 	return 0;
 }
 

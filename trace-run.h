@@ -43,6 +43,7 @@ struct bt_opts {
 	const char *iowait; /* --iowait[=SOURCE]: NULL (off), "auto", "module", "kprobe", "sched" */
 	int iowait_all; /* --iowait-all */
 	unsigned int iowait_maxactive; /* --iowait-maxactive */
+	int origin; /* --origin: each I/O's cgroup (tracefs backend) */
 };
 
 /*

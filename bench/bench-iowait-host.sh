@@ -17,7 +17,11 @@
 # same for every configuration): the tracer's steady state (its waking filter is learnt in
 # the first second), not its start.
 #
-#   bench/bench-iowait-host.sh [--reads N] [--runs N] [--fio] [--warmup S]   (root; takes the tests' kernel lock)
+# --configs LIST picks the configurations (default "none blk iowait"); "origin" is blktrace
+# --origin (the cgroup of each I/O, issue 39: blk_cgroup on, its notes written).
+#
+#   bench/bench-iowait-host.sh [--reads N] [--runs N] [--fio] [--warmup S] [--configs LIST]
+#   (root; takes the tests' kernel lock)
 #
 # Environment: OURS (default ./blktrace), BASE (a second blktrace, config "base").
 # Exit 0 done, 1 a run failed, 2 usage, 77 cannot run here (not root, no loop device, no
@@ -27,14 +31,15 @@ cd "$(dirname "$0")/.." || exit 1
 prog=bench-iowait-host
 OURS=${OURS:-./blktrace}
 BASE=${BASE:-}
-reads=20000 runs=3 fio=0 warmup=1.5
+reads=20000 runs=3 fio=0 warmup=1.5 configs=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--reads) reads=${2:?}; shift 2 ;;
 	--runs) runs=${2:?}; shift 2 ;;
 	--fio) fio=1; shift ;;
 	--warmup) warmup=${2:?}; shift 2 ;;
-	*) sed -n '3,22p' "$0" >&2; exit 2 ;;
+	--configs) configs=${2:?}; shift 2 ;;
+	*) sed -n '3,25p' "$0" >&2; exit 2 ;;
 	esac
 done
 [ "$(id -u)" = 0 ] || { echo "$prog: SKIP: needs root" >&2; exit 77; }
@@ -78,6 +83,7 @@ one() { # config run -> "config reads_per_s clat cpu_s waits lost"
 	case $c in
 	blk) args=(-d "$loop") ;;
 	iowait) args=(-d "$loop" --iowait) ;;
+	origin) args=(-d "$loop" --origin) ;;
 	base) args=(-d "$loop" --iowait) bin=$TOP_BASE ;;
 	esac
 	if [ $c != none ]; then
@@ -85,7 +91,7 @@ one() { # config run -> "config reads_per_s clat cpu_s waits lost"
 		bt=$!
 		# recording: the blk tracer on, and for --iowait its instance
 		for _ in $(seq 100); do
-			[ "$(cat "$T/tracing_on")" = 1 ] && { [ $c = blk ] || grep -qs '^1' "$T"/instances/blktrace-iowait-*/tracing_on; } && break
+			[ "$(cat "$T/tracing_on")" = 1 ] && { { [ $c = blk ] || [ $c = origin ]; } || grep -qs '^1' "$T"/instances/blktrace-iowait-*/tracing_on; } && break
 			sleep 0.05
 		done
 		sleep 0.2
@@ -106,7 +112,7 @@ one() { # config run -> "config reads_per_s clat cpu_s waits lost"
 }
 TOP_OURS=$(readlink -f "$OURS")
 TOP_BASE=${BASE:+$(readlink -f "$BASE")}
-configs="none blk iowait${BASE:+ base}"
+configs=${configs:-"none blk iowait${BASE:+ base}"}
 rows=$TMP/rows
 : >"$rows"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -116,7 +122,7 @@ for r in $(seq "$runs"); do
 		one $c "$r" >>"$rows" || exit 1
 	done
 done
-echo "blktrace --iowait (sched source) on $(uname -r), $(nproc) CPUs: $([ $fio = 1 ] && echo fio psync || echo dd) O_DIRECT 4 KiB x $reads from a loop device ($warmup s of reads before), $runs interleaved runs each, medians; load average $load0 before, $(cut -d' ' -f1-3 /proc/loadavg) after"
+echo "blktrace ($configs) on $(uname -r), $(nproc) CPUs: $([ $fio = 1 ] && echo fio psync || echo dd) O_DIRECT 4 KiB x $reads from a loop device ($warmup s of reads before), $runs interleaved runs each, medians; load average $load0 before, $(cut -d' ' -f1-3 /proc/loadavg) after"
 [ -n "$BASE" ] && echo "base: $TOP_BASE; iowait: $TOP_OURS"
 python3 -c '
 import statistics, sys
@@ -134,9 +140,9 @@ for c in v:
     iops, clat, cpu, w, lost = m[c]
     loss = lambda ref: "%.2f" % (100 * (m[ref][0] - iops) / m[ref][0]) if ref in m else "-"
     print("%-7s %10.0f %7s %7s %9s %7s %14s %8s %7.0f" % (
-        c, iops, loss("none"), loss("blk") if c not in ("none", "blk") else "-",
+        c, iops, loss("none"), loss("blk") if c not in ("none", "blk") and "blk" in m else "-",
         "-" if clat is None else "%d" % clat,
         "-" if clat is None or m["none"][1] is None else "%+d" % (clat - m["none"][1]),
-        "-" if c == "none" else "%.2f" % cpu, "-" if c in ("none", "blk") else "%.2f" % w, lost))
+        "-" if c == "none" else "%.2f" % cpu, "-" if c in ("none", "blk", "origin") else "%.2f" % w, lost))
 print("reads/s per run: " + "; ".join("%s %s" % (c, " ".join("%.0f" % x[0] for x in xs)) for c, xs in v.items()))
 ' "$rows" "$reads"

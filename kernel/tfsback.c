@@ -18,6 +18,7 @@
 #include "blk/backend.h"
 #include "blk/event.h"
 #include "blk/kernel.h"
+#include "cgpath.h"
 #include "tfsconv.h"
 #include "tfsspool.h"
 #include "tracefs.h"
@@ -57,11 +58,20 @@ struct tfs_backend {
 	uint32_t start_real[2];
 	int ts_sent;
 	int stopped; /* stop() was called (atomic): the spools are converted */
+	struct blk_cgpath *cgpath; /* --origin: cgroup ids to paths, NULL if no hierarchy */
+	unsigned long cg_unknown; /* cgroup ids not found, as said last */
+	unsigned int ticks;
+	char what[KPATH_DIR + 128]; /* describe() */
 };
 
 static const char *tfs_comm(void *ctx, uint32_t pid, char *buf, size_t len)
 {
 	return blk_tfs_comm(ctx, pid, buf, len);
+}
+
+static const char *tfs_cgpath(void *ctx, uint64_t id, char *buf, size_t len)
+{
+	return blk_cgpath_lookup(ctx, id, buf, len);
 }
 
 /* the timestamp note the relay path's kernel writes at start: wall and trace time paired */
@@ -113,6 +123,7 @@ static int tfs_backend_close(struct blk_backend *bb, char *err, size_t len)
 	}
 	free(b->cpu);
 	free(b->seen_lost);
+	blk_cgpath_free(b->cgpath);
 	ret = blk_tfs_close(b->t);
 	if (ret)
 		kerr(err, len, "could not restore every tracefs setting in '%s': %s", b->dir,
@@ -184,6 +195,8 @@ static int tfs_open_cpus(struct tfs_backend *b, char *err, size_t len)
 			     strerror(-ret));
 			return ret;
 		}
+		if (b->cgpath)
+			blk_tfsconv_set_cgpath(c->conv, tfs_cgpath, b->cgpath);
 		size = c->size = tfs_page_size(b, c->conv);
 		c->page = malloc((size_t)size);
 		if (!c->page)
@@ -235,10 +248,28 @@ static struct blk_backend *tfs_backend_open(const struct blk_backend_cfg *cfg, c
 	b->kb = cfg->buf_default ? default_kb(cfg->ncpus) : cfg->buf_kb * cfg->nbuf;
 	/* pages kept to the end: their pids' names must still be known then */
 	b->t = blk_tfs_open(b->dir, names, cfg->ndevs, (uint32_t)cfg->act_mask, b->kb,
-			    cfg->spool_dir ? TFS_CMDLINES : 0, err, len);
+			    cfg->spool_dir ? TFS_CMDLINES : 0, cfg->origin, err, len);
 	if (!b->t) {
 		ret = -errno;
 		goto fail;
+	}
+	if (cfg->origin) {
+		const char *root;
+		int v;
+
+		/* no hierarchy mounted: the ids are still recorded, named by number */
+		b->cgpath = blk_cgpath_new();
+		if (b->cgpath) {
+			root = blk_cgpath_root(b->cgpath, &v);
+			snprintf(
+				b->what, sizeof(b->what),
+				"--origin: the cgroup of each I/O, named from the cgroup v%d hierarchy at %s",
+				v, root);
+		} else {
+			snprintf(
+				b->what, sizeof(b->what),
+				"--origin: the cgroup of each I/O, by id only (no cgroup hierarchy of the blkio/io controller is mounted)");
+		}
 	}
 	ret = tfs_open_cpus(b, err, len);
 	if (ret)
@@ -438,6 +469,7 @@ static int tfs_backend_tick(struct blk_backend *bb, char *msg, size_t len)
 {
 	struct tfs_backend *b = (struct tfs_backend *)bb;
 	unsigned long long lost = 0;
+	unsigned long named = 0, unknown = 0;
 	char p[KPATH], v[32];
 	int worst = -1;
 
@@ -460,6 +492,21 @@ static int tfs_backend_tick(struct blk_backend *bb, char *msg, size_t len)
 			}
 			b->seen_lost[k] = now;
 		}
+	}
+	/* every 2 s (8 ticks): cgroups made meanwhile, for pages converted after they are gone */
+	if (b->cgpath && ++b->ticks % 8 == 0)
+		blk_cgpath_refresh(b->cgpath);
+	if (b->cgpath)
+		blk_cgpath_counts(b->cgpath, &named, &unknown);
+	if (b->cgpath && unknown > b->cg_unknown) {
+		int v;
+		const char *root = blk_cgpath_root(b->cgpath, &v);
+
+		b->cg_unknown = unknown;
+		kerr(msg, len,
+		     "%lu cgroup id(s) not found under %s (removed before blktrace looked): named by number",
+		     b->cg_unknown, root);
+		return 1;
 	}
 	if (worst >= 0 && b->grow && b->kb < TFS_MAX_KB) {
 		unsigned int kb = b->kb * 4 > TFS_MAX_KB ? TFS_MAX_KB : b->kb * 4;
@@ -506,6 +553,34 @@ static uint64_t tfs_backend_skipped(struct blk_backend *bb, int dev, int k)
 	return dev == 0 ? blk_tfsconv_skipped(((struct tfs_backend *)bb)->cpu[k].conv) : 0;
 }
 
+/* the summary's line about --origin: the cgroups named, and those only numbered */
+static int tfs_backend_report(struct blk_backend *bb, char *msg, size_t len)
+{
+	struct tfs_backend *b = (struct tfs_backend *)bb;
+	unsigned long named, unknown;
+	const char *root;
+	int v;
+
+	if (!b->cfg->origin)
+		return 0;
+	if (!b->cgpath) {
+		kerr(msg, len, "Cgroups: named by number only (no blkio/io cgroup hierarchy)");
+		return 1;
+	}
+	root = blk_cgpath_root(b->cgpath, &v);
+	blk_cgpath_counts(b->cgpath, &named, &unknown);
+	kerr(msg, len, "Cgroups: %lu named from %s, %lu not found there (named by number)", named,
+	     root, unknown);
+	return 1;
+}
+
+static const char *tfs_backend_describe(struct blk_backend *bb)
+{
+	struct tfs_backend *b = (struct tfs_backend *)bb;
+
+	return b->what[0] ? b->what : NULL;
+}
+
 const struct blk_backend_ops blk_backend_tracefs = {
 	.name = "tracefs",
 	.open = tfs_backend_open,
@@ -516,4 +591,6 @@ const struct blk_backend_ops blk_backend_tracefs = {
 	.lost = tfs_backend_lost,
 	.skipped = tfs_backend_skipped,
 	.close = tfs_backend_close,
+	.describe = tfs_backend_describe,
+	.report = tfs_backend_report,
 };

@@ -5,11 +5,13 @@
  * becomes the record the trace_pipe "bin" path wrote (see tfsconv.h).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ftrace.h"
+#include "blk/cgroup.h"
 #include "blk/trace.h"
 #include "tfsconv.h"
 
@@ -25,6 +27,13 @@ struct stage {
 	unsigned long events;
 	uint32_t seq;
 	struct pidset pids;
+	/* the open cgroup run (trace.h BLK_TN_CGROUP): its note's payload in buf */
+	int run_open;
+	size_t run_off;
+	uint64_t run_id;
+	uint32_t run_next, run_count;
+	uint64_t *cgs; /* the ids whose path note this stream carries */
+	size_t ncgs, capcgs;
 };
 
 struct blk_tfsconv {
@@ -36,6 +45,8 @@ struct blk_tfsconv {
 	uint64_t skipped, missed;
 	blk_tfsconv_comm_fn comm;
 	void *ctx;
+	blk_tfsconv_cgpath_fn cgpath;
+	void *cgctx;
 };
 
 /* where struct trace_entry ends in the entry: the blk_io_trace fields the kernel sets */
@@ -135,6 +146,73 @@ static int announce(struct blk_tfsconv *c, int dev, const struct blk_event *ev)
 	return blk_tfsconv_put(c, dev, &n);
 }
 
+/* the path note of cgroup @id, once per stream, where the path is known */
+static int announce_cgroup(struct blk_tfsconv *c, int dev, uint64_t id, uint64_t ts)
+{
+	struct stage *st = &c->st[dev];
+	unsigned char pdu[8 + BLK_CGPATH_MAX + 1];
+	struct blk_event n;
+	size_t len;
+
+	for (size_t i = 0; i < st->ncgs; i++)
+		if (st->cgs[i] == id)
+			return 0;
+	if (!c->cgpath || !c->cgpath(c->cgctx, id, (char *)pdu + 8, sizeof(pdu) - 8))
+		return 0;
+	len = strnlen((char *)pdu + 8, BLK_CGPATH_MAX);
+	if (!len)
+		return 0;
+	if (st->ncgs == st->capcgs) {
+		size_t cap = st->capcgs ? st->capcgs * 2 : 16;
+		uint64_t *ncgs = realloc(st->cgs, cap * sizeof(*ncgs));
+
+		if (!ncgs)
+			return -ENOMEM;
+		st->cgs = ncgs;
+		st->capcgs = cap;
+	}
+	st->cgs[st->ncgs++] = id;
+	memcpy(pdu, &id, 8);
+	blk_event_note(&n, BLK_TN_CGPATH, c->devnos[dev], c->cpu, ts, pdu, (uint16_t)(8 + len));
+	return blk_tfsconv_put(c, dev, &n);
+}
+
+/* one more event in the open run: its note's count, in the stage, grows */
+static void cgroup_run_grow(struct stage *st)
+{
+	st->run_next++;
+	st->run_count++;
+	memcpy(st->buf + st->run_off + offsetof(struct blk_cgroup_pdu, count), &st->run_count,
+	       sizeof(st->run_count));
+}
+
+/*
+ * Event @seq of device @dev at @ts was tagged with cgroup @id: one more in the open run,
+ * or a new run note (trace.h BLK_TN_CGROUP) before it. Return 0 or -ENOMEM.
+ */
+static int cgroup_run(struct blk_tfsconv *c, int dev, uint64_t id, uint32_t seq, uint64_t ts)
+{
+	struct stage *st = &c->st[dev];
+	struct blk_cgroup_pdu pdu = {.id = id, .first = seq, .count = 1};
+	struct blk_event n;
+
+	if (st->run_open && st->run_id == id && st->run_next == seq) {
+		cgroup_run_grow(st);
+		return 0;
+	}
+	if (announce_cgroup(c, dev, id, ts))
+		return -ENOMEM;
+	blk_event_note(&n, BLK_TN_CGROUP, c->devnos[dev], c->cpu, ts, &pdu, sizeof(pdu));
+	if (blk_tfsconv_put(c, dev, &n))
+		return -ENOMEM;
+	st->run_open = 1;
+	st->run_off = st->len - sizeof(pdu);
+	st->run_id = id;
+	st->run_next = seq + 1;
+	st->run_count = 1;
+	return 0;
+}
+
 static int dev_index(const struct blk_tfsconv *c, uint32_t devno)
 {
 	for (int i = 0; i < c->ndevs; i++)
@@ -159,8 +237,9 @@ static int convert_entry(struct blk_tfsconv *c, const unsigned char *data, int s
 	struct blk_io_trace t;
 	struct stage *st;
 	uint32_t head[2] = {BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION, 0};
+	uint64_t cg = 0;
 	size_t len;
-	int dev, ret;
+	int dev, ret, tagged = 0;
 
 	if (size < (int)sizeof(t))
 		goto skip;
@@ -171,6 +250,13 @@ static int convert_entry(struct blk_tfsconv *c, const unsigned char *data, int s
 	if (dev < 0)
 		return 1;
 	st = &c->st[dev];
+	if ((t.action & BLK_TA_CGROUP) && t.pdu_len >= sizeof(cg)) {
+		/* the blk_cgroup option's id: carried in a note, the record left untagged */
+		memcpy(&cg, data + sizeof(t), sizeof(cg));
+		t.action &= ~BLK_TA_CGROUP;
+		t.pdu_len = (uint16_t)(t.pdu_len - sizeof(cg));
+		tagged = 1;
+	}
 	if (!(t.action & BLK_TC_ACT(BLK_TC_NOTIFY))) {
 		ret = pidset_add(&st->pids, t.pid);
 		if (ret > 0) {
@@ -186,6 +272,16 @@ static int convert_entry(struct blk_tfsconv *c, const unsigned char *data, int s
 		if (ret < 0)
 			return -ENOMEM;
 		head[1] = ++st->seq;
+		if (tagged) {
+			if (cgroup_run(c, dev, cg, head[1], ts))
+				return -ENOMEM;
+		} else if (st->run_open && st->run_next == head[1] &&
+			   blk_cgroup_untagged(t.action)) {
+			/* a plug or unplug in the run: passed over (trace.h BLK_TN_CGROUP) */
+			cgroup_run_grow(st);
+		} else {
+			st->run_open = 0;
+		}
 		st->events++;
 	}
 	len = sizeof(t) + t.pdu_len;
@@ -193,7 +289,12 @@ static int convert_entry(struct blk_tfsconv *c, const unsigned char *data, int s
 		return -ENOMEM;
 	memcpy(st->buf + st->len, head, sizeof(head));
 	memcpy(st->buf + st->len + 8, &ts, 8);
-	memcpy(st->buf + st->len + 16, data + 16, len - 16);
+	if (tagged) {
+		memcpy(st->buf + st->len + 16, (const unsigned char *)&t + 16, sizeof(t) - 16);
+		memcpy(st->buf + st->len + sizeof(t), data + sizeof(t) + sizeof(cg), t.pdu_len);
+	} else {
+		memcpy(st->buf + st->len + 16, data + 16, len - 16);
+	}
 	st->len += len;
 	return 1;
 skip:
@@ -282,6 +383,14 @@ void blk_tfsconv_clear(struct blk_tfsconv *c, int dev)
 {
 	c->st[dev].len = 0;
 	c->st[dev].events = 0;
+	/* a run's note is in the batch handed on: the next event starts a new one */
+	c->st[dev].run_open = 0;
+}
+
+void blk_tfsconv_set_cgpath(struct blk_tfsconv *c, blk_tfsconv_cgpath_fn fn, void *ctx)
+{
+	c->cgpath = fn;
+	c->cgctx = ctx;
 }
 
 uint64_t blk_tfsconv_skipped(const struct blk_tfsconv *c)
@@ -301,6 +410,7 @@ void blk_tfsconv_free(struct blk_tfsconv *c)
 	for (int i = 0; c->st && i < c->ndevs; i++) {
 		free(c->st[i].buf);
 		free(c->st[i].pids.slot);
+		free(c->st[i].cgs);
 	}
 	blk_ftrace_pages_free(c->pages);
 	free(c->st);

@@ -34,6 +34,22 @@ typedef const char *(*blk_tfsconv_comm_fn)(void *ctx, uint32_t pid, char *buf, s
 struct blk_tfsconv *blk_tfsconv_new(const char *header_page, const uint32_t *devnos, int ndevs,
 				    uint32_t cpu, blk_tfsconv_comm_fn comm, void *ctx);
 
+/*
+ * The path of cgroup @id (the kernel's cgroup id) in the io/blkio controller's hierarchy:
+ * fill @buf (@len bytes) and return it, or NULL if not known.
+ */
+typedef const char *(*blk_tfsconv_cgpath_fn)(void *ctx, uint64_t id, char *buf, size_t len);
+
+/**
+ * blk_tfsconv_set_cgpath() - name cgroup ids with @fn (and @ctx) in path notes
+ *
+ * Whatever is set: an entry the blk_cgroup option tagged (BLK_TA_CGROUP, the id before its
+ * payload) becomes the untagged record and, for an event, a cgroup run note (trace.h
+ * BLK_TN_CGROUP). With @fn, each stream also gets a path note for each id, before the
+ * first run note naming it, where @fn knows the path.
+ */
+void blk_tfsconv_set_cgpath(struct blk_tfsconv *c, blk_tfsconv_cgpath_fn fn, void *ctx);
+
 /* The size of a ring-buffer page (sub-buffer) as header_page gives it. */
 int blk_tfsconv_page_size(const struct blk_tfsconv *c);
 

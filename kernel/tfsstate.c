@@ -49,6 +49,8 @@ int tfs_state_put_back(const struct tfs_state *s, unsigned int what)
 		KEEP(tfs_state_set(s, "trace_clock", s->clock));
 	if ((what & TFS_PUT_CMDLINES) && s->cmdlines[0])
 		KEEP(tfs_state_set(s, "saved_cmdlines_size", s->cmdlines));
+	if ((what & TFS_PUT_CGROUP) && s->cgroup[0])
+		KEEP(tfs_state_set(s, "options/blk_cgroup", s->cgroup));
 	snprintf(v, sizeof(v), "%d", s->was_on);
 	KEEP(tfs_state_set(s, "tracing_on", v));
 #undef KEEP
@@ -81,6 +83,8 @@ int tfs_state_save(const struct tfs_state *s)
 	fprintf(f, "options/bin %d\nbuffer_size_kb %s\n", s->bin, s->buf_kb);
 	if (s->cmdlines[0])
 		fprintf(f, "saved_cmdlines_size %s\n", s->cmdlines);
+	if (s->cgroup[0])
+		fprintf(f, "options/blk_cgroup %s\n", s->cgroup);
 	for (int i = 0; i < s->ndevs; i++)
 		fprintf(f, "dev %s\n", s->devs[i].name);
 	if (fflush(f) || fsync(fd))
@@ -128,6 +132,8 @@ static int state_line(struct tfs_state *s, char *line)
 		snprintf(s->buf_kb, sizeof(s->buf_kb), "%s", v);
 	else if (!strcmp(line, "saved_cmdlines_size"))
 		snprintf(s->cmdlines, sizeof(s->cmdlines), "%s", v);
+	else if (!strcmp(line, "options/blk_cgroup"))
+		snprintf(s->cgroup, sizeof(s->cgroup), "%s", v);
 	else if (!strcmp(line, "dev")) {
 		struct tfs_state_dev *d = realloc(s->devs, (size_t)(s->ndevs + 1) * sizeof(*d));
 
@@ -176,7 +182,8 @@ void tfs_state_describe(const struct tfs_state *s, char *buf, size_t len)
 {
 	snprintf(
 		buf, len,
-		"current_tracer=%s trace_clock=%s buffer_size_kb=%s%s%s options/bin=%d tracing_on=%d",
+		"current_tracer=%s trace_clock=%s buffer_size_kb=%s%s%s%s%s options/bin=%d tracing_on=%d",
 		s->tracer, s->clock, s->buf_kb[0] ? s->buf_kb : "?",
-		s->cmdlines[0] ? " saved_cmdlines_size=" : "", s->cmdlines, s->bin, s->was_on);
+		s->cmdlines[0] ? " saved_cmdlines_size=" : "", s->cmdlines,
+		s->cgroup[0] ? " options/blk_cgroup=" : "", s->cgroup, s->bin, s->was_on);
 }

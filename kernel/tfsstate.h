@@ -27,6 +27,7 @@ struct tfs_state {
 	int was_on, bin;
 	char tracer[64], clock[32], buf_kb[32];
 	char cmdlines[32]; /* saved_cmdlines_size */
+	char cgroup[8]; /* options/blk_cgroup, when blktrace --origin set it ("" if not) */
 	struct tfs_state_dev *devs;
 	int ndevs;
 };
@@ -39,7 +40,8 @@ enum {
 	TFS_PUT_BUF = 1 << 3,
 	TFS_PUT_CLOCK = 1 << 4,
 	TFS_PUT_CMDLINES = 1 << 5,
-	TFS_PUT_ALL = 0x3f,
+	TFS_PUT_CGROUP = 1 << 6,
+	TFS_PUT_ALL = 0x7f,
 };
 
 /* Write @v to @rel under @s->dir (a tracefs file). 0 or -errno. */

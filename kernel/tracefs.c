@@ -30,7 +30,7 @@ struct tfs_dev {
 
 struct blk_tfs {
 	struct tfs_state st; /* as found: dir, settings, the devices traced */
-	int buf_changed, cmdlines_changed;
+	int buf_changed, cmdlines_changed, cgroup_set;
 	int tracer_set, clock_set;
 	int touched; /* something was changed: restore on close */
 	int state_kept; /* st is in TFS_STATE_FILE, for blktrace -k after a SIGKILL */
@@ -98,7 +98,7 @@ static int pipe_holder(char *comm, size_t len)
 
 struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int ndevs,
 			     uint32_t act_mask, unsigned int buf_kb, unsigned int cmdlines,
-			     char *err, size_t errlen)
+			     int cgroup, char *err, size_t errlen)
 {
 	struct blk_tfs *t = calloc(1, sizeof(*t));
 	char buf[4096], p[KPATH];
@@ -174,6 +174,15 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 	if (cmdlines && !tread(t, "saved_cmdlines_size", buf, sizeof(buf)) &&
 	    strtoul(buf, NULL, 10) < cmdlines)
 		snprintf(t->st.cmdlines, sizeof(t->st.cmdlines), "%s", buf);
+	if (cgroup) {
+		if ((ret = tread(t, "options/blk_cgroup", buf, sizeof(buf)))) {
+			kerr(err, errlen,
+			     "--origin needs the blk tracer's blk_cgroup option, but '%s/options/blk_cgroup' cannot be read: %s (a kernel without CONFIG_BLK_CGROUP?)",
+			     dir, strerror(-ret));
+			goto fail;
+		}
+		snprintf(t->st.cgroup, sizeof(t->st.cgroup), "%d", atoi(buf));
+	}
 	for (int i = 0; i < ndevs; i++) {
 		struct tfs_dev *d = &t->devs[i];
 
@@ -239,6 +248,12 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 	t->tracer_set = 1;
 	if ((ret = twrite(t, "current_tracer", "blk")))
 		goto werr;
+	if (cgroup) {
+		/* the tracer's flags are global: every instance's blk tracer tags I/O while set */
+		t->cgroup_set = 1;
+		if ((ret = twrite(t, "options/blk_cgroup", "1")))
+			goto werr;
+	}
 	/* options/bin is left as found: the raw pages are the ring's entries whatever it says */
 	/* old contents would be read as records: start empty */
 	if ((ret = twrite(t, "trace", "")))
@@ -337,6 +352,7 @@ int blk_tfs_close(struct blk_tfs *t)
 		what |= t->buf_changed ? TFS_PUT_BUF : 0;
 		what |= t->clock_set ? TFS_PUT_CLOCK : 0;
 		what |= t->cmdlines_changed ? TFS_PUT_CMDLINES : 0;
+		what |= t->cgroup_set ? TFS_PUT_CGROUP : 0;
 		for (int i = 0; i < t->ndevs; i++)
 			what |= t->devs[i].enabled ? TFS_PUT_DEVS : 0;
 		ret = tfs_state_put_back(&t->st, what);
@@ -391,7 +407,7 @@ int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wa
 {
 	struct blk_tfs t;
 	char buf[256], p[KPATH], comm[64];
-	int ret = 0, pid;
+	int ret = 0, pid, cg;
 
 	memset(&t, 0, sizeof(t));
 	snprintf(t.st.dir, sizeof(t.st.dir), "%s", dir);
@@ -437,9 +453,15 @@ int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wa
 		kerr(msg, len, "cannot reset '%s/options/bin'", dir);
 		return -EIO;
 	}
+	/* --origin's option: off, the kernel's default (a kernel without it has no file) */
+	cg = !tread(&t, "options/blk_cgroup", buf, sizeof(buf)) && atoi(buf);
+	if (cg && twrite(&t, "options/blk_cgroup", "0")) {
+		kerr(msg, len, "cannot reset '%s/options/blk_cgroup'", dir);
+		return -EIO;
+	}
 	kerr(msg, len,
-	     "reset the tracefs blk tracer left set up in '%s' (current_tracer=nop options/bin=0); "
+	     "reset the tracefs blk tracer left set up in '%s' (current_tracer=nop options/bin=0%s); "
 	     "no %s says what trace_clock and buffer_size_kb were",
-	     dir, TFS_STATE_FILE);
+	     dir, cg ? " options/blk_cgroup=0" : "", TFS_STATE_FILE);
 	return 2;
 }

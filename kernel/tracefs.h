@@ -17,12 +17,13 @@ struct blk_tfs;
  * attributes (@sysnames: block names such as "loop0"), then set up the blk tracer for them
  * with @act_mask (categories, 0 = all) and @buf_kb per-CPU buffer (0 = keep); @cmdlines:
  * the kernel keeps the names of at least that many pids (saved_cmdlines_size; 0 = keep),
- * for records converted long after their process may have gone
+ * for records converted long after their process may have gone; @cgroup: turn the blk
+ * tracer's blk_cgroup option on (put back as found on close)
  * Return: a session (restore with blk_tfs_close()), or NULL with errno set and @err filled.
  */
 struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int ndevs,
 			     uint32_t act_mask, unsigned int buf_kb, unsigned int cmdlines,
-			     char *err, size_t errlen);
+			     int cgroup, char *err, size_t errlen);
 
 /* Start (tracing_on=1) / stop (tracing_on=0) recording. Return 0 or -errno. */
 int blk_tfs_start(struct blk_tfs *t);

@@ -255,6 +255,18 @@ int blk_format_render(const struct blk_format *f, const struct blk_event *ev,
 			blk_strbuf_add_padded(sb, tmp, (size_t)n, op->width, fl);
 			break;
 		}
+		case 'G': {
+			/* the cgroup's path, else its id in decimal, else "-" (no cgroup) */
+			uint64_t id = (uint64_t)c->cg_gen << 32 | c->cg_ino;
+
+			if (c->cg_path)
+				put_str(sb, c->cg_path, op);
+			else if (id)
+				blk_strbuf_add_u64(sb, id, op->width, fl);
+			else
+				put_str(sb, "-", op);
+			break;
+		}
 		case 'M':
 			blk_strbuf_add_s64(sb, (int)BLK_MAJOR(ev->device), op->width, fl);
 			break;

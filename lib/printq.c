@@ -42,8 +42,11 @@ struct pq_line {
 	uint32_t wall_off; /* the wall clock (have_wall) */
 	uint32_t len; /* PQ_TEXT: the text's length; else the PC payload's */
 	uint16_t error, pdu_len;
-	uint8_t version, kind, has_pc, have_wall;
+	uint8_t version, kind, has_pc, have_wall; /* have_wall: | PQ_CGPATH */
 };
+
+/* a cgroup path (%G): its pointer is in the arena just before the event's payload */
+#define PQ_CGPATH 2
 
 /* the wall clock of a context, as kept in the arena */
 struct pq_wall {
@@ -123,10 +126,14 @@ static void render(struct blk_printq *q, const struct pq_batch *b)
 			}
 			c.cg_ino = l->cg_ino;
 			c.cg_gen = l->cg_gen;
-			c.have_wall = l->have_wall;
+			c.cg_path = NULL;
+			if (l->have_wall & PQ_CGPATH)
+				memcpy(&c.cg_path, b->arena + l->pdu_off - sizeof(c.cg_path),
+				       sizeof(c.cg_path));
+			c.have_wall = l->have_wall & 1;
 			c.wall_sec = 0;
 			c.wall_nsec = 0;
-			if (l->have_wall) {
+			if (l->have_wall & 1) {
 				struct pq_wall w;
 
 				memcpy(&w, b->arena + l->wall_off, sizeof(w));
@@ -321,7 +328,8 @@ int blk_printq_event(struct blk_printq *q, const struct blk_format *f, const str
 {
 	int share_pc = c->pc_pdu == ev->pdu && c->pc_pdu_len <= ev->pdu_len;
 	size_t need = ev->pdu_len + (c->pc_pdu && !share_pc ? c->pc_pdu_len : 0) +
-		      (c->have_wall ? sizeof(struct pq_wall) : 0);
+		      (c->have_wall ? sizeof(struct pq_wall) : 0) +
+		      (c->cg_path ? sizeof(c->cg_path) : 0);
 	struct pq_batch *b = q->cur;
 	struct pq_line *l;
 
@@ -334,6 +342,10 @@ int blk_printq_event(struct blk_printq *q, const struct blk_format *f, const str
 	l->kind = PQ_EVENT;
 	copy_line(l, ev, c);
 	l->f = f;
+	if (c->cg_path) {
+		put(b, &c->cg_path, sizeof(c->cg_path));
+		l->have_wall |= PQ_CGPATH;
+	}
 	l->pdu_off = put(b, ev->pdu, ev->pdu_len);
 	l->has_pc = c->pc_pdu != NULL;
 	l->len = c->pc_pdu ? c->pc_pdu_len : 0;

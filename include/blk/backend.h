@@ -43,6 +43,11 @@ struct blk_backend_cfg {
 	 * nobody reads the records before the end), or NULL to convert them as they are read.
 	 */
 	const char *spool_dir;
+	/*
+	 * tracefs only (--origin): turn the blk tracer's blk_cgroup option on and carry each
+	 * event's cgroup in notes (trace.h BLK_TN_CGROUP, BLK_TN_CGPATH).
+	 */
+	int origin;
 	/* I/O wait backend only (--iowait): */
 	const char *iowait_source; /* "auto" (or NULL), "module", "kprobe", "sched" */
 	int iowait_all; /* sched source: keep the sleeps without an I/O in flight too */

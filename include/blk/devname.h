@@ -28,14 +28,8 @@ static inline int blk_event_is_devname(const struct blk_event *ev)
 static inline void blk_devname_encode(struct blk_event *ev, uint32_t device, const char *name,
 				      uint64_t time, uint32_t cpu)
 {
-	memset(ev, 0, sizeof(*ev));
-	ev->time = time;
-	ev->action = BLK_TN_ACTION(BLK_TN_DEVNAME);
-	ev->device = device;
-	ev->cpu = cpu;
-	ev->version = BLK_IO_TRACE_VERSION;
-	ev->pdu = (const unsigned char *)name;
-	ev->pdu_len = (uint16_t)strnlen(name, BLK_DEVNAME_MAX);
+	blk_event_note(ev, BLK_TN_DEVNAME, device, cpu, time, name,
+		       (uint16_t)strnlen(name, BLK_DEVNAME_MAX));
 }
 
 /**

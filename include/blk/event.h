@@ -6,6 +6,7 @@
 #define BLK_EVENT_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "blk/trace.h"
 
@@ -49,6 +50,24 @@ static inline int blk_event_is_notify(const struct blk_event *ev)
 static inline int blk_event_is_write(const struct blk_event *ev)
 {
 	return blk_event_has_cat(ev, BLK_TC_WRITE);
+}
+
+/**
+ * blk_event_note() - a version-7 note of @code (BLK_TN_*) for @device on @cpu at @time, with
+ * the @len bytes at @pdu as payload, into *@ev (sequence, sector, bytes, pid and error 0;
+ * encode it with blk_event_encode()). @pdu must stay valid while @ev is used.
+ */
+static inline void blk_event_note(struct blk_event *ev, unsigned int code, uint32_t device,
+				  uint32_t cpu, uint64_t time, const void *pdu, uint16_t len)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->time = time;
+	ev->action = BLK_TN_ACTION(code);
+	ev->device = device;
+	ev->cpu = cpu;
+	ev->version = BLK_IO_TRACE_VERSION;
+	ev->pdu = (const unsigned char *)pdu;
+	ev->pdu_len = len;
 }
 
 /* The length of the record @ev was decoded from: its version's header and the payload. */

@@ -22,6 +22,7 @@ struct blk_fmt_ctx {
 	const unsigned char *pc_pdu; /* payload to dump in hex (PC requests), or NULL */
 	unsigned int pc_pdu_len;
 	uint32_t cg_ino, cg_gen; /* cgroup id of the record (%g), 0,0 if none */
+	const char *cg_path; /* its path (%G), NULL if not known (%G prints the id) */
 	int have_wall; /* wall clock of time 0 known (for %z) */
 	int64_t wall_sec;
 	long wall_nsec;

@@ -167,6 +167,54 @@ enum blk_tn {
 #define BLK_TN_DEVNAME 0x41
 #define BLK_DEVNAME_MAX 63
 
+/*
+ * Cgroup notes (blktrace-ng's own, not written by any kernel): which cgroup each I/O event
+ * was charged to, recorded by blktrace --origin. The kernel's blk_cgroup trace option tags
+ * an event with BLK_TA_CGROUP and puts the cgroup id (8 bytes) before its payload; the
+ * classic 1.2.0 tools reject such events, so the tracer writes the event untagged, as it
+ * would be without the option, and carries the id in these notes instead:
+ *
+ * BLK_TN_CGROUP, a run: the events of the note's device and CPU whose sequence numbers are
+ * @first to @first + @count - 1 were tagged with cgroup @id, except plugs and unplugs
+ * (BLK_TA_PLUG, BLK_TA_UNPLUG_IO, BLK_TA_UNPLUG_TIMER), which the kernel never tags and a
+ * run passes over (they come between a request's G and D). A version-7 notify record:
+ *
+ *   magic|7, sequence 0, time = that of the run's first event, sector 0, bytes 0,
+ *   action = BLK_TN_ACTION(BLK_TN_CGROUP), pid 0, device and cpu = the events', error 0,
+ *   pdu_len = sizeof(struct blk_cgroup_pdu), then the payload below.
+ *
+ * It comes before the run's first event in the same stream (per-CPU file, -o - stream,
+ * network stream), so a reader knows an event's cgroup when it reads the event, and
+ * blkparse -d, which writes notes as it reads them, keeps it ahead of them. A run ends where
+ * the cgroup changes, at another untagged event, and where the tracer hands a batch of records
+ * on: one note per run of a task's I/O rather than one per event (a record is 48 bytes, a
+ * note 64), and exact whatever order a reader merges the streams in, since an event is named
+ * by its device, CPU and sequence number, which merging, -o - and -d keep.
+ *
+ * BLK_TN_CGPATH: the path of cgroup @id in the hierarchy of the io (v2) or blkio (v1)
+ * controller, "/" for its root, as in /proc/PID/cgroup. Same header as above but
+ * time = that of the run note it comes before, pdu_len = 8 + the path's length (1 to
+ * BLK_CGPATH_MAX), then the id (u64) and the path's bytes (no NUL). Written once per stream,
+ * before the first run note that names the id; an id whose directory the tracer did not
+ * find (the cgroup was removed before it looked) gets no path note: tools name it by number.
+ *
+ * The id is the kernel's cgroup id: the inode number of the cgroup's directory (on 64-bit
+ * kernels; on 32-bit ones the inode number in the low half and a generation in the high
+ * half), printed by blkparse 1.3.0's %g as "%x,%x" of its low and high halves. Payloads are
+ * in the byte order of the host that wrote them (the magic tells which). The classic tools
+ * skip notify records whose code they do not know (checked by tests/e2e/t0548).
+ */
+#define BLK_TN_CGROUP 0x42
+#define BLK_TN_CGPATH 0x43
+#define BLK_CGPATH_MAX 4000
+
+struct blk_cgroup_pdu {
+	uint64_t id; /* the cgroup id (kernel's cgroup_id(), as in the tagged payload) */
+	uint32_t first; /* sequence number of the run's first event */
+	uint32_t count; /* events in the run */
+};
+_Static_assert(sizeof(struct blk_cgroup_pdu) == 16, "cgroup run payload is 16 bytes");
+
 /* Where a wait was measured. */
 enum blk_iowait_source {
 	BLK_IOWAIT_SRC_UNKNOWN = 0,

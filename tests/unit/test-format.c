@@ -194,6 +194,23 @@ static void test_format_pdu_field(void **state)
 	render_ok("<%20P>", &ev, &c, "<12 00 00 00 24 00 ..>"); /* width ignored */
 }
 
+static void test_format_cgroup(void **state)
+{
+	struct blk_event ev = fixed_event();
+	struct blk_fmt_ctx c = fixed_ctx();
+
+	(void)state;
+	/* no cgroup: %g as blkparse 1.3.0 prints an untagged record, %G a dash */
+	render_ok("<%g|%G>", &ev, &c, "<0,0|->");
+	/* an id without a known path: %G prints it in decimal */
+	c.cg_ino = 0x2d;
+	render_ok("<%g|%G|%-4G|%4G>", &ev, &c, "<2d,0|45|45  |  45>");
+	c.cg_gen = 1;
+	render_ok("<%g|%G>", &ev, &c, "<2d,1|4294967341>");
+	c.cg_path = "/cgexpB/sub";
+	render_ok("<%G|%-13G|>", &ev, &c, "</cgexpB/sub|/cgexpB/sub  |>");
+}
+
 static void test_format_wall(void **state)
 {
 	struct blk_event ev = fixed_event();
@@ -520,6 +537,7 @@ int main(void)
 		cmocka_unit_test(test_format_cases),
 		cmocka_unit_test(test_format_null_comm),
 		cmocka_unit_test(test_format_pdu_field),
+		cmocka_unit_test(test_format_cgroup),
 		cmocka_unit_test(test_format_wall),
 		cmocka_unit_test(test_format_compile_errors),
 		cmocka_unit_test(test_format_elapsed),

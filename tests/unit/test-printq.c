@@ -107,6 +107,9 @@ static void make_event(unsigned int i, struct blk_event *ev, unsigned char *pdu,
 	c->elapsed = i % 3 ? BLK_NO_ELAPSED : i * 1000ull;
 	c->cg_ino = i;
 	c->cg_gen = i + 1;
+	/* a cgroup path (%G) on every 3rd: its pointer rides in the arena before the payload */
+	if (i % 3 == 0)
+		c->cg_path = i % 2 ? "/db/writer" : "/";
 }
 
 /* Queue @n lines (every 97th a text line, every 5th with the format @f) and render them the
@@ -149,7 +152,7 @@ static void test_same_as_direct(void **state)
 	char path[64], err[128];
 	struct blk_strbuf want = BLK_STRBUF_INIT;
 	struct blk_format *f = blk_format_compile(
-		"%D %2c %8s %5T.%9t %p %a %d %S + %n %u %C %P %z %g\\n", err, sizeof(err));
+		"%D %2c %8s %5T.%9t %p %a %d %S + %n %u %C %P %z %g %G\\n", err, sizeof(err));
 	struct blk_output *o;
 	struct blk_printq *q;
 	size_t n;

@@ -15,7 +15,9 @@
 
 #include <libgen.h>
 
+#include "blk/cgroup.h"
 #include "blk/kernel.h"
+#include "../../kernel/ftrace.h"
 #include "../../kernel/tfsconv.h"
 #include "helpers.h"
 
@@ -286,12 +288,143 @@ static void lost_events_in_page_headers(void **state)
 	free(hp.p);
 }
 
+
+/*
+ * Pages the blk tracer wrote with its blk_cgroup option on (tests/data/tfs-6.18-cg.*: loop0,
+ * 4 direct reads in a cgroup of id 297, 3 in one of id 311, 2 in the root, id 1; on CPU 0,
+ * completions on either CPU): every tagged entry becomes the untagged record (its payload
+ * without the id), and the run and path notes before them give each event, through
+ * lib/cgmap.c, the id the kernel tagged it with; plugs and unplugs none.
+ */
+struct tagged {
+	uint64_t id[512]; /* by sequence number: the entry's tag, 0 untagged */
+	uint16_t pdu_len[512]; /* the entry's payload without the id */
+	uint32_t n; /* events */
+};
+
+static int expect_entry(void *arg, const struct blk_ftrace_rec *r)
+{
+	struct tagged *t = arg;
+	struct blk_io_trace e;
+
+	if (r->len < sizeof(e))
+		return 0;
+	memcpy(&e, r->data, sizeof(e));
+	if (e.device != 0x700000 || (e.action & BLK_TC_ACT(BLK_TC_NOTIFY)))
+		return 0;
+	assert_true(t->n + 1 < 512);
+	t->n++;
+	t->id[t->n] = 0;
+	t->pdu_len[t->n] = e.pdu_len;
+	if (e.action & BLK_TA_CGROUP) {
+		assert_true(e.pdu_len >= 8);
+		memcpy(&t->id[t->n], r->data + sizeof(e), 8);
+		t->pdu_len[t->n] = (uint16_t)(e.pdu_len - 8);
+	}
+	return 0;
+}
+
+static const char *fake_cgpath(void *ctx, uint64_t id, char *buf, size_t len)
+{
+	(*(int *)ctx)++;
+	if (id == 311)
+		return NULL; /* not found: named by number */
+	snprintf(buf, len, id == 1 ? "/" : "/cg-%llu", (unsigned long long)id);
+	return buf;
+}
+
+static void cgroup_tags_become_notes(void **state)
+{
+	struct blob hp = load("tfs-6.18.header_page");
+	uint32_t devno = 0x700000;
+	int tagged_cpus = 0;
+
+	(void)state;
+	for (uint32_t cpu = 0; cpu < 2; cpu++) {
+		char name[64];
+		struct blob raw;
+		struct tagged want = {{0}, {0}, 0};
+		struct blk_ftrace_pages *pg = blk_ftrace_pages_new((const char *)hp.p);
+		struct blk_tfsconv *c = blk_tfsconv_new((const char *)hp.p, &devno, 1, cpu,
+							 fake_comm, NULL);
+		struct blk_cgmap *m = blk_cgmap_new();
+		const unsigned char *p;
+		uint64_t missed, last = 0;
+		unsigned long events;
+		uint32_t got = 0, named = 0;
+		size_t n, off = 0;
+		int asked = 0, paths = 0;
+
+		assert_non_null(pg);
+		assert_non_null(c);
+		assert_non_null(m);
+		snprintf(name, sizeof(name), "tfs-6.18-cg.cpu%u.raw", cpu);
+		raw = load(name);
+		assert_true(blk_ftrace_page_walk(pg, raw.p, PAGE, expect_entry, &want, &missed) >=
+			    0);
+		blk_tfsconv_set_cgpath(c, fake_cgpath, &asked);
+		assert_true(blk_tfsconv_page(c, raw.p, PAGE, &last) >= 0);
+		p = blk_tfsconv_staged(c, 0, &n, &events);
+		assert_int_equal(events, want.n);
+		while (off < n) {
+			struct blk_io_trace t;
+			struct blk_event ev;
+			uint64_t id;
+
+			assert_true(off + sizeof(t) <= n);
+			memcpy(&t, p + off, sizeof(t));
+			memset(&ev, 0, sizeof(ev));
+			ev.sequence = t.sequence;
+			ev.action = t.action;
+			ev.device = t.device;
+			ev.cpu = t.cpu;
+			ev.pdu = p + off + sizeof(t);
+			ev.pdu_len = t.pdu_len;
+			ev.version = BLK_IO_TRACE_VERSION;
+			off += sizeof(t) + t.pdu_len;
+			/* no record is tagged any more */
+			assert_int_equal(t.action & BLK_TA_CGROUP, 0);
+			if (blk_event_is_notify(&ev)) {
+				paths += blk_event_is_cgpath(&ev);
+				assert_true(blk_cgmap_note(m, &ev) >= 0);
+				continue;
+			}
+			got++;
+			assert_int_equal(t.sequence, got);
+			assert_int_equal(t.pdu_len, want.pdu_len[got]);
+			blk_cgmap_lookup(m, &ev, &id);
+			assert_int_equal(id, want.id[got]);
+			named += id != 0;
+			if (id == 297)
+				assert_string_equal(blk_cgmap_path(m, id), "/cg-297");
+			if (id == 1)
+				assert_string_equal(blk_cgmap_path(m, id), "/");
+			if (id == 311)
+				assert_null(blk_cgmap_path(m, id));
+		}
+		assert_int_equal(off, n);
+		assert_int_equal(got, want.n);
+		if (named) {
+			tagged_cpus++;
+			/* asked once per id, until found (311: asked again at each run) */
+			assert_true(asked >= paths);
+		}
+		blk_cgmap_free(m);
+		blk_tfsconv_free(c);
+		blk_ftrace_pages_free(pg);
+		free(raw.p);
+	}
+	assert_true(tagged_cpus >= 1);
+	free(hp.p);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(same_records_as_bin),
 		cmocka_unit_test(notes_other_devices_and_foreign_entries),
 		cmocka_unit_test(lost_events_in_page_headers),
+		cmocka_unit_test(cgroup_tags_become_notes),
 	};
 	char self[4096];
 
