@@ -40,7 +40,12 @@ struct cgroups {
 	struct bios *shared, *own; /* the bios followed: btt's, or ours */
 	struct blk_cgmap *map;
 	int following;
-	uint64_t t_follow; /* the time of the first cgroup note */
+	/*
+	 * the time of the first event after the first cgroup note (a note's own time need
+	 * not be on the events' clock: blkparse -d makes the events' relative, not the notes')
+	 */
+	uint64_t t_follow;
+	int t_follow_set;
 	/* the bio made by the event being taken (its made hook comes before our event call) */
 	uint32_t made_id;
 	int made;
@@ -65,6 +70,10 @@ static void on_event(void *ctx, const struct blk_event *ev)
 	struct cgroups *c = ctx;
 	uint64_t id;
 
+	if (!c->t_follow_set) {
+		c->t_follow = ev->time;
+		c->t_follow_set = 1;
+	}
 	if (c->own) {
 		c->made = 0;
 		if (bios_event(c->own, ev) < 0)
@@ -162,10 +171,8 @@ static void on_note(void *ctx, const struct blk_event *ev)
 		die("out of memory for the cgroup notes");
 	if (ret < 0)
 		c->notes_bad++;
-	if (ret > 0 && !c->following) {
-		c->t_follow = ev->time;
+	if (ret > 0 && !c->following)
 		follow(c);
-	}
 }
 
 static void *cgroups_new(const struct btt_view *v, void *opened)
