@@ -12,6 +12,7 @@
 #include "perfetto/perfetto-out.h"
 #include "report/active-periods.h"
 #include "report/event-files.h"
+#include "report/cgroups.h"
 #include "report/iops-mbps.h"
 #include "report/iostat.h"
 #include "report/latency.h"
@@ -32,6 +33,7 @@ const struct btt_output_ops *const btt_outputs[] = {
 	&iostat_output, /* -I */
 	&perfetto_output, /* --perfetto */
 	&waits_output, /* I/O wait by process */
+	&cgroups_output, /* I/O by cgroup (a trace with cgroup notes) */
 	&ranges_output, /* the range data (stdout, or NAME.dat) */
 };
 

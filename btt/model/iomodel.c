@@ -128,6 +128,15 @@ int iomodel_subscribe(struct iomodel *m, const struct btt_io_sub *s)
 	return 0;
 }
 
+int iomodel_follow_events(struct iomodel *m, void (*fn)(void *ctx, const struct blk_event *ev),
+			  void *ctx)
+{
+	if (m->nevent == MAX_SUBS)
+		return -ENOSPC;
+	m->event[m->nevent++] = (struct note_cb){fn, ctx};
+	return 0;
+}
+
 /* the first event: the records' layout follows what the subscribers asked for */
 static void seal(struct iomodel *m)
 {

@@ -224,6 +224,16 @@ struct iomodel *iomodel_new(struct btt_devs *devs, const struct iomodel_opts *o)
  */
 int iomodel_subscribe(struct iomodel *m, const struct btt_io_sub *sub);
 
+/**
+ * iomodel_follow_events() - from the next event on, have @fn (with @ctx) take every event
+ * the model takes, as btt_io_sub.event does: for a subscriber that learns only from a note
+ * that it needs them (a trace without such notes costs it nothing). Allowed at any time,
+ * from a note callback too.
+ * Return: 0, or -ENOSPC past 16 callbacks of events.
+ */
+int iomodel_follow_events(struct iomodel *m, void (*fn)(void *ctx, const struct blk_event *ev),
+			  void *ctx);
+
 /* Model one event (its payload is only read during the call). */
 void iomodel_event(struct iomodel *m, const struct blk_event *ev);
 

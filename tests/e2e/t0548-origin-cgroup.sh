@@ -176,7 +176,25 @@ strip_notes "$d/merged.bin" "$d/merged-plain.bin"
 BTT="$TOP/btt/btt"
 (cd "$d" && $BTT -i merged.bin >btt.txt 2>&1 && $BTT -i merged-plain.bin >btt-plain.txt 2>&1)
 sed -i 's/merged-plain\.bin/merged.bin/g' "$d/btt-plain.txt"
-check_same "btt on the merged --origin file: the notes change nothing" "$d/btt-plain.txt" "$d/btt.txt"
+# btt's "I/O by cgroup" section (its title, a blank line, the table, a blank line, the
+# counts, a blank line): each dd's direct reads on its cgroup's line; the rest unchanged
+awk '/^==================== I\/O by cgroup/ { s = 1; b = 0; next }
+	s && /^$/ { if (++b == 3) s = 0; next }
+	s { if (b == 1 && !/^CGROUP/) print > "'"$d/btt-cg.txt"'"; next }
+	{ print }' "$d/btt.txt" >"$d/btt-rest.txt"
+check_same "btt on the merged --origin file: the notes change nothing but add I/O by cgroup" \
+	"$d/btt-plain.txt" "$d/btt-rest.txt"
+ios() { # PATH: the I/Os of its lines
+	awk -F'|' -v p="$1" '{ split($1, a, " "); split($2, b, " ") } a[1] == p { n += b[1] }
+		END { print n + 0 }' "$d/btt-cg.txt" 2>/dev/null
+}
+ga=$(ios "/$CA")
+gb=$(ios "/$CB/sub")
+if [ "$ga" = $NA ] && [ "$gb" = $NB ]; then
+	pass "btt's I/O by cgroup: /$CA $NA I/Os, /$CB/sub $NB, as the dds read"
+else
+	fail "btt's I/O by cgroup: /$CA $ga I/Os (want $NA), /$CB/sub $gb (want $NB) ($d/btt-cg.txt)"
+fi
 if [ -x /usr/bin/btt ]; then
 	(cd "$d" && /usr/bin/btt -i merged.bin >rbtt.txt 2>&1 && /usr/bin/btt -i merged-plain.bin >rbtt-plain.txt 2>&1)
 	sed -i 's/merged-plain\.bin/merged.bin/g' "$d/rbtt-plain.txt"
