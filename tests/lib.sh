@@ -183,19 +183,14 @@ expand_buffer() { # tracefs-dir
 # check at the same time. State the whole machine shares is taken under a lock, released
 # when the script ends:
 # kernel_lock: the tracefs blk tracer (one tracer at a time; a second one is refused).
-# While it holds the lock the script runs at qemu's priority (root: nice -10, as
-# tests/vm/run-trace.sh starts the VM): the other runs' tracer tests wait for it, and a live
-# trace starved of CPU beside a niced guest can miss what it must see.
 kernel_lock() {
 	exec 8>/tmp/blktrace-ng.kernel.lock
 	flock 8
-	is_root && renice -n -10 -p $$ >/dev/null 2>&1
 }
 # kernel_unlock: a script's last tracer has ended; what follows needs no tracer (the other
 # runs' tracer tests wait for this one while it holds the lock)
 kernel_unlock() {
 	exec 8>&-
-	is_root && renice -n 0 -p $$ >/dev/null 2>&1
 }
 # vm_lock: the qemu VM of tests/vm (two TCG guests at once would starve each other).
 vm_lock() {
