@@ -22,15 +22,10 @@ for t in "$top"/tests/e2e/t*.sh; do
 	[ -n "${ONLY:-}" ] && [[ $(basename "$t") != *${ONLY}* ]] && continue
 	all+=("$t")
 done
-# the longest first, so that the run does not end waiting for one of them: by wall time in
-# make check, where the scripts that take the VM lock (tests/vm/batch.sh) or the kernel's
-# tracer wait for the other runs' (t1600 builds the package, then boots the VM; started in the
-# middle of the plain run, it was its last script by three minutes), then by CPU time
-# (each run's own order: under ASan the VM scripts are the longest, under valgrind the VM and
-# live-trace scripts are skipped and the tools' own work is long)
-longest="t1600 t0550 t0520 t1220 t0900 t0560 t1210 t0570 t0525 t1300 t0545 t1000 t1310 t0320 t0530 t0400"
-[ -n "${ASAN_OPTIONS:-}" ] && longest="t0550 t0520 t0570 t0900 t0545 t1300 t0400 t1000 t1310 t1210 t0530 t0547"
-[ -n "${VALGRIND:-}" ] && longest="t0900 t1310 t1300 t0400 t1000 t0800 t0547 t1320 t0545 t0700 t0560 t1210 t1010"
+# the longest first, so that the run does not end waiting for one of them
+# (under valgrind the VM and live-trace scripts are skipped, and the tools' own work is long)
+longest="t0520 t1000 t0900 t0530 t1300 t1310 t0600 t0500 t0700 t0510 t0400 t0320"
+[ -n "${VALGRIND:-}" ] && longest="t0900 t1310 t1000 t0700 t1300 t0400 t0800 t0510 t0500 t0545"
 order=()
 for long in $longest; do
 	for t in "${all[@]}"; do [[ $(basename "$t") == $long-* ]] && order+=("$t"); done
