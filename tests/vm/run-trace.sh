@@ -50,8 +50,6 @@
 #              VM_APPEND="..."  more kernel parameters, e.g. "tsc=reliable clocksource=tsc"
 #                           (under TCG the guest kernel picks the HPET, every clock read an
 #                           emulated MMIO access: bench/bench-blktrace-vm.sh)
-#              VM_NICE=N  qemu's niceness (default -10 as root, to run ahead of the host's other
-#                           work; unchanged otherwise)
 #              VM_TCG_THREAD=multi  a host thread per vCPU (MTTCG; default single: the
 #                           vCPUs take turns on one thread, see the qemu command below)
 #
@@ -365,17 +363,7 @@ fi
 # (VM_TCG_THREAD=multi for benchmarks that accept that risk: the tests keep single)
 tcg_thread=${VM_TCG_THREAD:-single}
 case $tcg_thread in single | multi) ;; *) bad "VM_TCG_THREAD must be single or multi" ;; esac
-# the guest's one host thread ahead of the host's other work (root only: nice -n -10, or
-# VM_NICE=N): make check runs the VM scripts, one at a time, beside a dozen other scripts on
-# a few cores; a TCG guest with a fair share of one core took 3-4 times its wall time (t0550's
-# boot 220 s where it takes 60-100), the VM scripts queued on the VM lock, and their chain was
-# the end of make check
-prio=()
-vm_nice=${VM_NICE:-}
-[ -z "$vm_nice" ] && [ "$(id -u)" = 0 ] && vm_nice=-10
-[[ $vm_nice =~ ^-?[0-9]+$ ]] || [ -z "$vm_nice" ] || bad "VM_NICE must be a number (nice's -n)"
-[ -n "$vm_nice" ] && prio=(nice -n "$vm_nice")
-qemu=("${prio[@]}" timeout -k 5 "$total_timeout" "$VM_QEMU" -accel "tcg,thread=$tcg_thread" -m "$mem" -smp "$smp" -nographic -no-reboot
+qemu=(timeout -k 5 "$total_timeout" "$VM_QEMU" -accel "tcg,thread=$tcg_thread" -m "$mem" -smp "$smp" -nographic -no-reboot
 	-nic none -kernel "$VM_VMLINUZ" -initrd "$work/initrd.cpio"
 	-append "$cmdline" "${drives[@]}" "${monitor[@]}")
 echo "$prog: booting $VM_KERNEL_PKG for $nruns run(s), tracer $tracer_path" >&2
