@@ -24,6 +24,15 @@ if [ ! -x /usr/bin/blkparse ]; then
 	skip "differential runs against the reference (apt-get install blktrace)"
 	exit 0
 fi
+# ref DIR CMD...: the reference blkparse in DIR, on the per-CPU files there (or what its stdin
+# or -s FILE gives it), through the memo (tests/lib.sh): the plain, ASan and valgrind runs hand
+# it the same generated traces
+ref() {
+	local dir=$1 f ins=()
+	shift
+	for f in "$dir"/*.blktrace.*; do [ -e "$f" ] && ins+=(-i "$f"); done
+	(cd "$dir" && memo "${ins[@]}" "$@")
+}
 n=0
 vi=0
 for spec in "1 1 1" "2 2 7" "4 1 3" "8 1 5" "2 3 9"; do
@@ -37,14 +46,14 @@ for spec in "1 1 1" "2 2 7" "4 1 3" "8 1 5" "2 3 9"; do
 	for f in "$d"/*.blktrace.0; do f=$(basename "$f"); ins+=(-i "${f%.blktrace.0}"); done
 	for opts in "" "-s" "-q -s -h" "-f %D_%c_%s_%T.%t_%p_%a_%d_%S_%n_%N_%e_%C_%5M_%-4m|%%\n -F U,%U_%a\n -F X,%U_%-3a|\n" "-a write -a complete" "-b 7" "-t"; do
 		[ "$opts" = -t ] && ! needs_modelled_glibc "same as the reference: $cpus CPUs, $devs devices, seed $seed, options '-t'" && continue
-		(cd "$d" && /usr/bin/blkparse "${ins[@]}" $opts >ref.txt 2>/dev/null)
+		ref "$d" /usr/bin/blkparse "${ins[@]}" $opts >"$d/ref.txt" 2>/dev/null
 		(cd "$d" && $BLKPARSE "${ins[@]}" $opts >ours.txt 2>/dev/null)
 		check_same "same as the reference: $cpus CPUs, $devs devices, seed $seed, options '${opts:-(none)}'" "$d/ref.txt" "$d/ours.txt"
 	done
-	(cd "$d" && /usr/bin/blkparse "${ins[@]}" -d ref.bin -O >/dev/null 2>&1)
+	ref "$d" -o ref.bin /usr/bin/blkparse "${ins[@]}" -d ref.bin -O >/dev/null 2>&1
 	(cd "$d" && $BLKPARSE "${ins[@]}" -d ours.bin -O >/dev/null 2>&1)
 	check_same "same -d dump as the reference: $cpus CPUs, $devs devices, seed $seed" "$d/ref.bin" "$d/ours.bin"
-	(cd "$d" && /usr/bin/blkparse -i - <ref.bin >ref-pipe.txt 2>/dev/null)
+	(cd "$d" && memo -s ref.bin /usr/bin/blkparse -i - >ref-pipe.txt 2>/dev/null)
 	(cd "$d" && $BLKPARSE -i - <ref.bin >ours-pipe.txt 2>/dev/null)
 	check_same "same pipe-mode text as the reference: $cpus CPUs, $devs devices, seed $seed" "$d/ref-pipe.txt" "$d/ours-pipe.txt"
 done

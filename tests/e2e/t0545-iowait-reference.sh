@@ -26,6 +26,16 @@ mkdir -p "$w"
 
 # same WHAT A B: the two files are equal
 same() { check_same "$1" "$2" "$3"; }
+# The reference tools through the memo (tests/lib.sh): the plain, ASan and valgrind runs hand
+# them the same files (the side files and streams iowait.py makes are the same bytes in each),
+# and their runs were half of this script's CPU time in each run.
+# ref_dir DIR CMD...: CMD in DIR, the per-CPU files there its input
+ref_dir() {
+	local dir=$1 f ins=()
+	shift
+	for f in "$dir"/*.blktrace.*; do ins+=(-i "$f"); done
+	(cd "$dir" && memo "${ins[@]}" "$@")
+}
 
 # blkiomon on a stream: its -h report (time lines masked) and -b records; one long interval
 # so that the wall clock does not cut the input (as t0600 does)
@@ -53,8 +63,8 @@ for t in $(bundled_traces); do
 
 	# 1. the directory: the side files change nothing, for the reference and for ours
 	for o in "" -t -s -q; do
-		(cd "$p" && $RB $args $o >"ref$o.txt" 2>"ref$o.err")
-		(cd "$q" && $RB $args $o >"ref$o.txt" 2>"ref$o.err")
+		ref_dir "$p" $RB $args $o >"$p/ref$o.txt" 2>"$p/ref$o.err"
+		ref_dir "$q" $RB $args $o >"$q/ref$o.txt" 2>"$q/ref$o.err"
 		same "$t: reference blkparse $o on the directory: side files change nothing" "$p/ref$o.txt" "$q/ref$o.txt"
 		# -t replays the classic tool's allocator: only on the C library it models
 		[ "$o" = -t ] && type have_modelled_glibc >/dev/null 2>&1 && ! have_modelled_glibc && continue
@@ -75,12 +85,13 @@ for t in $(bundled_traces); do
 	fi
 	for v in p q; do
 		x=${!v}
-		(cd "$x" && $RBTT -i merged.bin >rbtt.txt 2>&1 && $RBTT -i merged.bin -A >rbtt-A.txt 2>&1)
+		(cd "$x" && memo -i merged.bin $RBTT -i merged.bin >rbtt.txt 2>&1 &&
+			memo -i merged.bin $RBTT -i merged.bin -A >rbtt-A.txt 2>&1)
 		(cd "$x" && $BTT -i merged.bin >obtt.txt 2>&1)
 		for o in "" -t -s; do
-			$RB -i - $o <"$x/merged.bin" >"$x/rm$o.txt" 2>"$x/rm$o.err"
+			memo -s "$x/merged.bin" $RB -i - $o >"$x/rm$o.txt" 2>"$x/rm$o.err"
 		done
-		$RVB "$x/rm.txt" >"$x/rvb.txt" 2>&1
+		memo $RVB "$x/rm.txt" >"$x/rvb.txt" 2>&1
 		$BLKPARSE -i "$x/merged.bin" >"$x/om.txt" 2>/dev/null
 	done
 	same "$t: reference btt on the merged file: the waits change nothing" "$p/rbtt.txt" "$q/rbtt.txt"
@@ -103,10 +114,10 @@ for t in $(bundled_traces); do
 	for v in p q; do
 		x=${!v}
 		for o in "" -t -s; do
-			$RB -i - $o <"$x/live.bin" >"$x/rl$o.txt" 2>"$x/rl$o.err"
+			memo -s "$x/live.bin" $RB -i - $o >"$x/rl$o.txt" 2>"$x/rl$o.err"
 		done
-		$RB -i - -d "$x/rl.bin" -O <"$x/live.bin" >/dev/null 2>&1
-		(cd "$x" && $RBTT -i rl.bin >rl-btt.txt 2>&1)
+		memo -s "$x/live.bin" -o "$x/rl.bin" $RB -i - -d "$x/rl.bin" -O >/dev/null 2>&1
+		(cd "$x" && memo -i rl.bin $RBTT -i rl.bin >rl-btt.txt 2>&1)
 		$BLKPARSE -i - <"$x/live.bin" >"$x/ol.txt" 2>/dev/null
 	done
 	for o in "" -t -s; do

@@ -27,7 +27,7 @@ struct key {
 struct world {
 	struct pforder q;
 	uint64_t rng;
-	struct key *want; /* the records waiting, in no order */
+	struct key *want; /* the records waiting, a binary min-heap by (ts, order) */
 	size_t nwant, awant;
 	size_t pushed, taken;
 	uint64_t (*runs)[MAX_RUN]; /* run id -> its records' times */
@@ -45,17 +45,6 @@ static uint64_t rnd(struct world *w)
 	return w->rng;
 }
 
-static void want(struct world *w, uint64_t ts, uint64_t order)
-{
-	if (w->nwant == w->awant) {
-		w->awant = w->awant ? w->awant * 2 : 1024;
-		w->want = realloc(w->want, w->awant * sizeof(*w->want));
-		assert_non_null(w->want);
-	}
-	w->want[w->nwant++] = (struct key){ts, order};
-	w->pushed++;
-}
-
 static int key_cmp(const void *a, const void *b)
 {
 	const struct key *x = a, *y = b;
@@ -65,19 +54,56 @@ static int key_cmp(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/*
+ * The records waiting are kept in a heap of the test's own, so that finding the smallest
+ * costs log n: with a scan of all of them at each take (some 10,000 wait at a time) this test
+ * took 27 CPU seconds under valgrind, 0.9 with the heap
+ */
+static void want(struct world *w, uint64_t ts, uint64_t order)
+{
+	size_t i;
+
+	if (w->nwant == w->awant) {
+		w->awant = w->awant ? w->awant * 2 : 1024;
+		w->want = realloc(w->want, w->awant * sizeof(*w->want));
+		assert_non_null(w->want);
+	}
+	i = w->nwant++;
+	w->want[i] = (struct key){ts, order};
+	while (i > 0 && key_cmp(&w->want[i], &w->want[(i - 1) / 2]) < 0) {
+		struct key t = w->want[i];
+
+		w->want[i] = w->want[(i - 1) / 2];
+		w->want[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+	w->pushed++;
+}
+
 /* @ts, @order was taken: it must be the smallest of the records waiting */
 static void got(struct world *w, uint64_t ts, uint64_t order)
 {
-	struct key k = {ts, order};
-	size_t m = 0;
+	size_t i = 0;
 
 	assert_true(w->nwant > 0);
-	for (size_t i = 1; i < w->nwant; i++)
-		if (key_cmp(&w->want[i], &w->want[m]) < 0)
-			m = i;
-	assert_int_equal(w->want[m].ts, k.ts);
-	assert_int_equal(w->want[m].order, k.order);
-	w->want[m] = w->want[--w->nwant];
+	assert_int_equal(w->want[0].ts, ts);
+	assert_int_equal(w->want[0].order, order);
+	w->want[0] = w->want[--w->nwant];
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct key t;
+
+		if (l < w->nwant && key_cmp(&w->want[l], &w->want[m]) < 0)
+			m = l;
+		if (l + 1 < w->nwant && key_cmp(&w->want[l + 1], &w->want[m]) < 0)
+			m = l + 1;
+		if (m == i)
+			break;
+		t = w->want[i];
+		w->want[i] = w->want[m];
+		w->want[m] = t;
+		i = m;
+	}
 	w->taken++;
 }
 

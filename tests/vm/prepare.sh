@@ -81,9 +81,23 @@ cache_writable() {
 }
 
 # ---- the kernel ---------------------------------------------------------------------------
+# (apt-cache takes a CPU second to load its cache, and each VM script calls this script three
+# times while it holds the VM lock: the answer is kept in $VM_CACHE/kernel-pkg with the
+# modification times of apt's lists, its cache and dpkg's status, and asked again when one of
+# them changes)
 kernel_pkg() {
-	apt-cache depends linux-image-amd64 2>/dev/null |
-		sed -n 's/^ *Depends: *\(linux-image-[0-9][^ ]*-amd64\) *$/\1/p' | head -n 1
+	local stamp c=$VM_CACHE/kernel-pkg p
+	stamp=$(stat -c %Y /var/lib/apt/lists /var/cache/apt/pkgcache.bin /var/lib/dpkg/status 2>/dev/null | tr '\n' ' ')
+	if [ -f "$c" ] && [ "$(head -n 1 "$c")" = "stamp $stamp" ]; then
+		sed -n 2p "$c"
+		return
+	fi
+	p=$(apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: *\(linux-image-[0-9][^ ]*-amd64\) *$/\1/p' | head -n 1)
+	if [ -n "$p" ] && [ -w "$VM_CACHE" ]; then
+		printf 'stamp %s\n%s\n' "$stamp" "$p" >"$c.$$" && mv "$c.$$" "$c"
+	fi
+	echo "$p"
 }
 pkg=$(kernel_pkg)
 if [ -z "$pkg" ] && [ $is_root = 1 ]; then
