@@ -493,9 +493,16 @@ static int tfs_backend_tick(struct blk_backend *bb, char *msg, size_t len)
 			b->seen_lost[k] = now;
 		}
 	}
+	++b->ticks;
 	/* every 2 s (8 ticks): cgroups made meanwhile, for pages converted after they are gone */
-	if (b->cgpath && ++b->ticks % 8 == 0)
+	if (b->cgpath && b->ticks % 8 == 0)
 		blk_cgpath_refresh(b->cgpath);
+	/*
+	 * every tick, while pages wait for the end: the names of the tasks (a busy machine
+	 * cycles through the kernel's few thousand in a second or two)
+	 */
+	if (b->cfg->spool_dir)
+		blk_tfs_names_refresh(b->t);
 	if (b->cgpath)
 		blk_cgpath_counts(b->cgpath, &named, &unknown);
 	if (b->cgpath && unknown > b->cg_unknown) {

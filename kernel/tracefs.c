@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,25 @@ struct tfs_dev {
 	int enabled;
 };
 
+/*
+ * The names saved_cmdlines gave while tracing ran (blk_tfs_names_refresh()): the kernel keeps
+ * only the last few thousand tasks it saw, and pages kept until the end are converted after
+ * a busy machine (or --iowait's sched events) has cycled through many more. An open-address
+ * table of pids; past 3/4 full, new pids are not taken (their names may still be found at
+ * the end). Locked: refreshed by the tracer's ticks, read by the conversion.
+ */
+#define NAMES_CAP 65536u
+
+struct tfs_names {
+	pthread_mutex_t lock;
+	uint32_t *pid; /* 0: empty */
+	char (*comm)[16];
+	size_t n;
+	unsigned long full; /* pids not taken: the table was 3/4 full */
+};
+
 struct blk_tfs {
+	struct tfs_names names;
 	struct tfs_state st; /* as found: dir, settings, the devices traced */
 	int buf_changed, cmdlines_changed, cgroup_set;
 	int tracer_set, clock_set;
@@ -108,6 +127,7 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 		errno = ENOMEM;
 		return NULL;
 	}
+	pthread_mutex_init(&t->names.lock, NULL);
 	snprintf(t->st.dir, sizeof(t->st.dir), "%s", dir);
 	t->st.pid = (int)getpid();
 	t->devs = calloc((size_t)ndevs, sizeof(*t->devs));
@@ -315,29 +335,121 @@ unsigned long long blk_tfs_lost(struct blk_tfs *t, int cpu)
 	return now >= t->base_lost[cpu] ? now - t->base_lost[cpu] : now;
 }
 
-const char *blk_tfs_comm(struct blk_tfs *t, uint32_t pid, char *buf, size_t len)
+/* the slot of @pid in @nm (its own, or the empty one where it would go) */
+static size_t name_slot(const struct tfs_names *nm, uint32_t pid)
+{
+	size_t i = (pid * 2654435761u) & (NAMES_CAP - 1);
+
+	while (nm->pid[i] && nm->pid[i] != pid)
+		i = (i + 1) & (NAMES_CAP - 1);
+	return i;
+}
+
+/*
+ * Each line "PID COMM" of saved_cmdlines to @fn (with @arg) until it returns nonzero;
+ * 1 found, 0 not, -1 unreadable
+ */
+static int cmdlines_each(const struct blk_tfs *t, int (*fn)(void *arg, uint32_t pid, char *comm),
+			 void *arg)
 {
 	char p[KPATH], line[256];
+	int found = 0;
 	FILE *f;
 
 	if (tpath(t, p, sizeof(p), "saved_cmdlines"))
-		return NULL;
+		return -1;
 	f = fopen(p, "re");
 	if (!f)
-		return NULL;
-	while (fgets(line, sizeof(line), f)) {
+		return -1;
+	while (!found && fgets(line, sizeof(line), f)) {
 		char *sp = strchr(line, ' ');
 
-		if (!sp || (uint32_t)strtoul(line, NULL, 10) != pid)
+		if (!sp)
 			continue;
 		sp++;
 		sp[strcspn(sp, "\n")] = '\0';
-		snprintf(buf, len, "%s", sp);
-		fclose(f);
-		return buf;
+		found = fn(arg, (uint32_t)strtoul(line, NULL, 10), sp);
 	}
 	fclose(f);
-	return NULL;
+	return found;
+}
+
+static int names_put(void *arg, uint32_t pid, char *comm)
+{
+	struct tfs_names *nm = arg;
+	size_t i;
+
+	if (!pid || !strcmp(comm, "<...>"))
+		return 0;
+	i = name_slot(nm, pid);
+	if (!nm->pid[i]) {
+		if (nm->n >= NAMES_CAP / 4 * 3) {
+			nm->full++;
+			return 0;
+		}
+		nm->pid[i] = pid;
+		nm->n++;
+	}
+	snprintf(nm->comm[i], sizeof(nm->comm[i]), "%s", comm);
+	return 0;
+}
+
+void blk_tfs_names_refresh(struct blk_tfs *t)
+{
+	struct tfs_names *nm = &t->names;
+
+	pthread_mutex_lock(&nm->lock);
+	if (!nm->pid) {
+		nm->pid = calloc(NAMES_CAP, sizeof(*nm->pid));
+		nm->comm = calloc(NAMES_CAP, sizeof(*nm->comm));
+		if (!nm->pid || !nm->comm) {
+			free(nm->pid);
+			free(nm->comm);
+			nm->pid = NULL;
+			nm->comm = NULL;
+		}
+	}
+	if (nm->pid)
+		cmdlines_each(t, names_put, nm);
+	pthread_mutex_unlock(&nm->lock);
+}
+
+struct comm_find {
+	uint32_t pid;
+	char *buf;
+	size_t len;
+};
+
+static int comm_match(void *arg, uint32_t pid, char *comm)
+{
+	struct comm_find *cf = arg;
+
+	if (pid != cf->pid || !strcmp(comm, "<...>"))
+		return 0;
+	snprintf(cf->buf, cf->len, "%s", comm);
+	return 1;
+}
+
+const char *blk_tfs_comm(struct blk_tfs *t, uint32_t pid, char *buf, size_t len)
+{
+	struct comm_find cf = {pid, buf, len};
+	struct tfs_names *nm = &t->names;
+	const char *got = NULL;
+
+	/* the kernel's latest name first; else the one it gave while the trace ran */
+	if (cmdlines_each(t, comm_match, &cf) == 1)
+		return buf;
+	pthread_mutex_lock(&nm->lock);
+	if (nm->pid && pid) {
+		size_t i = name_slot(nm, pid);
+
+		if (nm->pid[i]) {
+			snprintf(buf, len, "%s", nm->comm[i]);
+			got = buf;
+		}
+	}
+	pthread_mutex_unlock(&nm->lock);
+	return got;
 }
 
 int blk_tfs_close(struct blk_tfs *t)
@@ -362,6 +474,9 @@ int blk_tfs_close(struct blk_tfs *t)
 		tfs_state_forget(t->st.pid);
 	free(t->devs);
 	tfs_state_free(&t->st);
+	free(t->names.pid);
+	free(t->names.comm);
+	pthread_mutex_destroy(&t->names.lock);
 	free(t);
 	return ret;
 }

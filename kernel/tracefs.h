@@ -38,8 +38,17 @@ int blk_tfs_open_cpu(struct blk_tfs *t, int cpu);
 /* Events lost on @cpu since blk_tfs_open() (overrun + dropped). */
 unsigned long long blk_tfs_lost(struct blk_tfs *t, int cpu);
 
-/* The kernel's saved name of @pid (saved_cmdlines), or NULL; @buf holds it. */
+/*
+ * The name of @pid: the kernel's saved one (saved_cmdlines), else the last one it gave to
+ * blk_tfs_names_refresh(); NULL when neither knows it. @buf holds it.
+ */
 const char *blk_tfs_comm(struct blk_tfs *t, uint32_t pid, char *buf, size_t len);
+
+/*
+ * Keep the names the kernel saves now (saved_cmdlines holds only the last few thousand
+ * tasks), for blk_tfs_comm() when pages are converted after the tasks left it.
+ */
+void blk_tfs_names_refresh(struct blk_tfs *t);
 
 /* Put everything back as found and free @t (NULL allowed). Return 0 or the first -errno. */
 int blk_tfs_close(struct blk_tfs *t);
