@@ -119,8 +119,10 @@ tests/unit/test-protobuf tests/unit/test-perfetto: tests/unit/test-%: tests/unit
 		$(PERFETTO_LIB) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
-# test-http reads the export library's own HTTP header (lib/export/http.h, not public)
+# test-http and test-schema read the export library's own headers (lib/export/http.h,
+# export-int.h: not public)
 tests/unit/test-http.o: CPPFLAGS += -Ilib
+tests/unit/test-schema.o: CPPFLAGS += -Ilib
 tests/unit/test-schema tests/unit/test-http tests/unit/test-export: tests/unit/test-%: \
 		tests/unit/test-%.o $(EXPORT_LIB) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_EXPORT) $(LDLIBS_Z)

@@ -245,11 +245,6 @@ const char *blk_cgmap_path(const struct blk_cgmap *m, uint64_t id)
 	return m->paths[path_slot(m, id)].path;
 }
 
-int blk_cgmap_any(const struct blk_cgmap *m)
-{
-	return m->stats.runs || m->stats.paths;
-}
-
 void blk_cgmap_stats(const struct blk_cgmap *m, struct blk_cgmap_stats *st)
 {
 	uint64_t *seen;

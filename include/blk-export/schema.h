@@ -188,16 +188,6 @@ void blk_schema_row_rowbinary(struct blk_strbuf *sb, const struct blk_table *t,
 			      const union blk_value *v);
 
 /*
- * blk_schema_rowbinary_to_native() - append @nrows rows of table @t, @len bytes of RowBinary
- * at @rows, as one block of ClickHouse's Native format: the column and row counts, then each
- * column's name, type and values. The server reads a column's values at once, where it takes
- * RowBinary value by value (a third less of its time for the same rows). Return 0, or -EINVAL
- * when @rows are not @nrows rows of @t.
- */
-int blk_schema_rowbinary_to_native(struct blk_strbuf *sb, const struct blk_table *t,
-				   const void *rows, size_t len, uint64_t nrows);
-
-/*
  * blk_schema_row_tsv() - append one row as a TSV line in ClickHouse's TabSeparated escaping:
  * backslash, tab, newline and carriage return in strings become \\, \t, \n and \r; other
  * bytes are written as they are. Integers in decimal.

@@ -73,12 +73,6 @@ int blk_cgmap_lookup(struct blk_cgmap *m, const struct blk_event *ev, uint64_t *
 const char *blk_cgmap_path(const struct blk_cgmap *m, uint64_t id);
 
 /**
- * blk_cgmap_any() - whether any cgroup note was taken
- * Return: 1 if a run or path note was taken, else 0.
- */
-int blk_cgmap_any(const struct blk_cgmap *m);
-
-/**
  * blk_cgmap_stats() - what was taken and skipped so far into *@st (the ids without a
  * path are counted now, over every run taken)
  */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "blk-export/schema.h"
+#include "export-int.h"
 
 #define S BLK_COL_STRING
 #define U32 BLK_COL_UINT32
@@ -200,6 +201,16 @@ static inline char *put_le64(char *p, uint64_t v)
 	return p + 8;
 }
 
+/* a LEB128 length at @p; past it */
+static char *put_len(char *p, size_t n)
+{
+	do {
+		*p++ = (char)((n & 0x7f) | (n > 0x7f ? 0x80 : 0));
+		n >>= 7;
+	} while (n);
+	return p;
+}
+
 /* The row's size is known before it is written: one reserve, then plain stores. */
 void blk_schema_row_rowbinary(struct blk_strbuf *sb, const struct blk_table *t,
 			      const union blk_value *v)
@@ -212,17 +223,11 @@ void blk_schema_row_rowbinary(struct blk_strbuf *sb, const struct blk_table *t,
 	p = blk_strbuf_reserve(sb, size);
 	for (unsigned int c = 0; c < t->ncols; c++) {
 		switch (t->cols[c].type) {
-		case BLK_COL_STRING: {
-			size_t n = v[c].s.len;
-
-			do {
-				*p++ = (char)((n & 0x7f) | (n > 0x7f ? 0x80 : 0));
-				n >>= 7;
-			} while (n);
+		case BLK_COL_STRING:
+			p = put_len(p, v[c].s.len);
 			memcpy(p, v[c].s.p, v[c].s.len);
 			p += v[c].s.len;
 			break;
-		}
 		case BLK_COL_UINT32:
 		case BLK_COL_INT32:
 			p = put_le32(p, v[c].u);
@@ -252,16 +257,6 @@ static int get_len(const unsigned char **p, const unsigned char *end, size_t *n)
 	return -1;
 }
 
-/* a LEB128 length at @p; past it */
-static char *put_len(char *p, size_t n)
-{
-	do {
-		*p++ = (char)((n & 0x7f) | (n > 0x7f ? 0x80 : 0));
-		n >>= 7;
-	} while (n);
-	return p;
-}
-
 /* the bytes of a LEB128 length */
 static size_t len_size(size_t n)
 {
@@ -282,10 +277,17 @@ static char *put_str(char *p, const char *s)
 	return p + n;
 }
 
-/* the width of a fixed-size column's values, or 0 for a string */
-static size_t col_width(enum blk_col_type type)
+/* the bytes of the RowBinary value of @type at @p (before @end), or 0 when cut short */
+static size_t value_size(const unsigned char *p, const unsigned char *end, enum blk_col_type type)
 {
-	return type == BLK_COL_STRING ? 0 : type == BLK_COL_UINT64 ? 8 : 4;
+	const unsigned char *q = p;
+	size_t n;
+
+	if (type != BLK_COL_STRING)
+		n = type == BLK_COL_UINT64 ? 8 : 4;
+	else if (get_len(&q, end, &n))
+		return 0;
+	return (size_t)(end - q) < n ? 0 : (size_t)(q - p) + n;
 }
 
 /* the bytes of column @c's name and type in a Native block */
@@ -300,24 +302,18 @@ int blk_schema_rowbinary_to_native(struct blk_strbuf *sb, const struct blk_table
 				   const void *rows, size_t len, uint64_t nrows)
 {
 	const unsigned char *p, *end = (const unsigned char *)rows + len;
-	size_t size[BLK_ROW_MAX_COLS] = {0}, n, total;
+	size_t size[BLK_ROW_MAX_COLS] = {0}, total;
 	char *out, *cur[BLK_ROW_MAX_COLS];
 
 	/* the size of each column's values: fixed, or its strings' (a first pass) */
 	p = rows;
 	for (uint64_t r = 0; r < nrows; r++)
 		for (unsigned int c = 0; c < t->ncols; c++) {
-			size_t w = col_width(t->cols[c].type);
-			const unsigned char *start = p;
+			size_t w = value_size(p, end, t->cols[c].type);
 
-			if (!w) {
-				if (get_len(&p, end, &n) || (size_t)(end - p) < n)
-					return -EINVAL;
-				w = (size_t)(p - start) + n;
-			} else if ((size_t)(end - p) < w) {
+			if (!w)
 				return -EINVAL;
-			}
-			p = start + w;
+			p += w;
 			size[c] += w;
 		}
 	if (p != end)
@@ -338,16 +334,11 @@ int blk_schema_rowbinary_to_native(struct blk_strbuf *sb, const struct blk_table
 	p = rows;
 	for (uint64_t r = 0; r < nrows; r++)
 		for (unsigned int c = 0; c < t->ncols; c++) {
-			size_t w = col_width(t->cols[c].type);
-			const unsigned char *start = p;
+			size_t w = value_size(p, end, t->cols[c].type);
 
-			if (!w) {
-				get_len(&p, end, &n);
-				w = (size_t)(p - start) + n;
-			}
-			memcpy(cur[c], start, w);
+			memcpy(cur[c], p, w);
 			cur[c] += w;
-			p = start + w;
+			p += w;
 		}
 	sb->len += total;
 	return 0;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "blk-export/schema.h"
+#include "export/export-int.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
