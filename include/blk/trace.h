@@ -215,6 +215,57 @@ struct blk_cgroup_pdu {
 };
 _Static_assert(sizeof(struct blk_cgroup_pdu) == 16, "cgroup run payload is 16 bytes");
 
+/*
+ * Origin notes (blktrace-ng's own, not written by any kernel): what ties an I/O to the
+ * file it reads or writes and to the task that dirtied its data, recorded by blktrace
+ * --origin from tracepoints enabled beside the blk tracer (blktrace(8) says which) and
+ * written in the same per-CPU streams as the events, in time order with them. Version-7
+ * notify records; sector 0, bytes 0, error 0; payloads in the byte order of the host that
+ * wrote them (the magic tells which). The classic tools skip notify records whose code they
+ * do not know. Only file systems on a whole traced device are covered: the device a note
+ * names is a traced device, and sectors count from its start.
+ *
+ * BLK_TN_DIRTY, a run of pages one task dirtied: pages @index to @index + @count - 1 (of
+ * @page_size bytes) of file @ino on the note's device. time = the first page's dirtying,
+ * pid = the dirtying task (thread id), cpu = the CPU it ran on, pdu_len =
+ * sizeof(struct blk_dirty_pdu). The kernel tells when a clean page becomes dirty
+ * (writeback:writeback_dirty_folio), so a page dirtied again before it is written back
+ * is charged to its first dirtier until then.
+ *
+ * BLK_TN_FMAP, where a file's bytes are on the device: bytes @offset to @offset + @bytes - 1
+ * of file @ino are at sectors (512 bytes) @sector on of the note's device. time = when the
+ * file system looked the mapping up or made it (before the I/O that uses it is queued),
+ * pid = the task, cpu = its CPU, pdu_len = sizeof(struct blk_fmap_pdu). A later note for the
+ * same sectors replaces an earlier one (blocks freed and reused).
+ *
+ * BLK_TN_FILE, the name of a file: pid 0, time = that of the last record of its stream,
+ * pdu_len = 8 + the path's length (1 to BLK_FILE_PATH_MAX), then the inode number (u64) and
+ * the absolute path's bytes (no NUL) as the tracer found it at the end of the trace. Written
+ * once per file seen in a DIRTY or FMAP note that still existed then; a file deleted before
+ * the end gets none (tools name it by inode number).
+ */
+#define BLK_TN_DIRTY 0x44
+#define BLK_TN_FMAP 0x45
+#define BLK_TN_FILE 0x46
+#define BLK_FILE_PATH_MAX 4000
+
+struct blk_dirty_pdu {
+	uint64_t ino; /* the file's inode number */
+	uint64_t index; /* its first page dirtied (file offset / page_size) */
+	uint32_t count; /* pages in the run */
+	uint32_t page_size; /* bytes per page */
+	char comm[16]; /* the dirtying task's name, NUL padded */
+};
+_Static_assert(sizeof(struct blk_dirty_pdu) == 40, "dirty run payload is 40 bytes");
+
+struct blk_fmap_pdu {
+	uint64_t ino; /* the file's inode number */
+	uint64_t offset; /* bytes into the file */
+	uint64_t sector; /* where they start on the device (512-byte sectors) */
+	uint64_t bytes; /* how many */
+};
+_Static_assert(sizeof(struct blk_fmap_pdu) == 32, "file map payload is 32 bytes");
+
 /* Where a wait was measured. */
 enum blk_iowait_source {
 	BLK_IOWAIT_SRC_UNKNOWN = 0,
