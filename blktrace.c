@@ -93,7 +93,7 @@ static void usage(FILE *f)
 		"      --iowait-all           sched source: keep the sleeps without an I/O in flight too\n"
 		"      --iowait-maxactive=N   kprobe source: waits followed at once (default 2 x CPUs)\n"
 		"      --origin               also record each I/O's cgroup (its id and path, in notes the\n"
-		"                             classic tools skip; tracefs backend)\n"
+		"                             classic tools skip; --backend=relay: cgroups only)\n"
 		"  -V, -v, --version          print the version\n"
 		"      --help                 this text\n");
 }
@@ -248,8 +248,6 @@ static void parse_args(int argc, char **argv, struct bt_opts *o)
 		die("options '--iowait-all' and '--iowait-maxactive' go with '--iowait'");
 	if (o->iowait && (o->listen || o->kill))
 		die("option '--iowait' records with a trace: not with -l or -k");
-	if (o->origin && o->backend == BACKEND_RELAY)
-		die("option '--origin' needs the tracefs backend for now (the relay path does not record cgroups yet): use --backend=tracefs or auto");
 	if (o->origin && (o->listen || o->kill))
 		die("option '--origin' records with a trace: not with -l or -k");
 	if (o->output && strcmp(o->output, "-") && o->ndevs > 1)
@@ -375,10 +373,14 @@ static int kill_traces(struct bt_opts *o)
 	} else if (ret > 0) {
 		fprintf(stderr, "%s: %s\n", progname(), msg);
 	}
+	int relay_down = 0;
+
 	for (int i = 0; i < ndevs; i++) {
 		if (!ret) {
 			/* a relay trace (BLKTRACESETUP) */
 			int r1 = blk_relay_stop(devs[i].fd), r2 = blk_relay_teardown(devs[i].fd);
+
+			relay_down |= !r2;
 
 			if (r2 && r2 != -EINVAL && r2 != -ENXIO) {
 				error("BLKTRACETEARDOWN on '%s' failed: %s", devs[i].path,
@@ -390,6 +392,18 @@ static int kill_traces(struct bt_opts *o)
 			}
 		}
 		close(devs[i].fd);
+	}
+	/* a relay tracer with --origin turned the blk tracer's blk_cgroup option on */
+	if (relay_down && !blk_find_tracefs(0, tdir, sizeof(tdir))) {
+		ret = blk_relay_cgroup_reset(tdir);
+		if (ret < 0) {
+			error("cannot reset '%s/options/blk_cgroup': %s", tdir, strerror(-ret));
+			failed = 1;
+		} else if (ret > 0) {
+			fprintf(stderr,
+				"%s: reset '%s/options/blk_cgroup' (a relay trace with --origin left it on)\n",
+				progname(), tdir);
+		}
 	}
 	/* I/O wait instances: of running tracers turned off, left-overs of killed ones removed */
 	if (!blk_find_tracefs(0, tdir, sizeof(tdir))) {

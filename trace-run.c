@@ -624,8 +624,10 @@ static int setup_block(struct bt_run *r)
 		.spool_dir = r->spool_dir[0] ? r->spool_dir : NULL,
 		.origin = r->o->origin,
 	};
-	if (r->o->origin) {
-		snprintf(why, sizeof(why), "--origin: the relay path does not record cgroups yet");
+	if (r->o->origin && r->o->backend != BACKEND_RELAY) {
+		/* the relay path records the cgroups only: files and dirtiers need tracefs */
+		snprintf(why, sizeof(why),
+			 "--origin: the relay path records cgroups only (--backend=relay for it)");
 	} else if (r->o->backend != BACKEND_TRACEFS) {
 		s->ops = &blk_backend_relay;
 		s->be = s->ops->open(&s->cfg, why, sizeof(why));

@@ -17,7 +17,9 @@
 #include "blk/backend.h"
 #include "blk/frame.h"
 #include "blk/kernel.h"
+#include "cgpath.h"
 #include "holder.h"
+#include "relaycg.h"
 #include "util.h"
 #include "blk/trace.h"
 
@@ -96,6 +98,7 @@ struct relay_stream {
 	size_t len, cap;
 	uint64_t skipped;
 	int swapped;
+	struct blk_relaycg *cg; /* --origin: the cgroup ids out of the records, into notes */
 };
 
 struct relay_backend {
@@ -107,6 +110,11 @@ struct relay_backend {
 	int *set_up, *started;
 	int *gone; /* torn down from outside (blktrace -k): the relay files are dead */
 	long long *dropped;
+	/* --origin: the blk tracer's blk_cgroup option (global: it tags the relay path's records too) */
+	char tracefs[KPATH_DIR];
+	char cg_was[16]; /* its value before, put back at close; "" if not set */
+	struct blk_cgpath *paths; /* NULL: no hierarchy, ids by number */
+	char what[512];
 };
 
 /* did someone else tear @dev's trace down? (its relay files leave debugfs) */
@@ -124,6 +132,96 @@ static struct relay_stream *rstream(struct relay_backend *r, int dev, int k)
 	return &r->st[(size_t)k * (size_t)r->cfg->ndevs + (size_t)dev];
 }
 
+/*
+ * --origin: read the blk tracer's blk_cgroup option under @tracefs into @was (@len bytes;
+ * NULL: do not read it), then write @value. Return 0 or -errno.
+ */
+static int cg_option(const char *tracefs, const char *value, char *was, size_t len)
+{
+	char path[KPATH];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/options/blk_cgroup", tracefs);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (was) {
+		n = read(fd, was, len - 1);
+		if (n <= 0) {
+			close(fd);
+			return n < 0 ? -errno : -EIO;
+		}
+		was[n] = '\0';
+		was[strcspn(was, "\n")] = '\0';
+	}
+	n = write(fd, value, strlen(value));
+	close(fd);
+	return n == (ssize_t)strlen(value) ? 0 : n < 0 ? -errno : -EIO;
+}
+
+int blk_relay_cgroup_reset(const char *tracefs)
+{
+	char was[16];
+	int ret;
+
+	ret = cg_option(tracefs, "0", was, sizeof(was));
+	if (ret)
+		return ret == -ENOENT ? 0 : ret;
+	return atoi(was) != 0;
+}
+
+/*
+ * --origin on the relay path: the kernel tags each record with its cgroup once the blk
+ * tracer's blk_cgroup option is on (a global of the blk tracer, set through tracefs, which
+ * the relay path reads too); each stream's converter takes the ids out into notes.
+ */
+static int relay_origin(struct relay_backend *r, char *err, size_t len)
+{
+	const struct blk_backend_cfg *cfg = r->cfg;
+	char was[16];
+	const char *root;
+	int ret, v;
+
+	ret = blk_find_tracefs(1, r->tracefs, sizeof(r->tracefs));
+	if (ret) {
+		kerr(err, len, "--origin needs tracefs for the blk tracer's blk_cgroup option: %s",
+		     strerror(-ret));
+		return ret;
+	}
+	ret = cg_option(r->tracefs, "1", was, sizeof(was));
+	if (ret) {
+		kerr(err, len,
+		     "--origin needs the blk tracer's blk_cgroup option, but '%s/options/blk_cgroup' cannot be set: %s (a kernel without CONFIG_BLK_CGROUP?)",
+		     r->tracefs, strerror(-ret));
+		return ret;
+	}
+	snprintf(r->cg_was, sizeof(r->cg_was), "%s", was[0] ? was : "0");
+	r->paths = blk_cgpath_new();
+	for (int k = 0; k < cfg->ncpus; k++)
+		for (int i = 0; i < cfg->ndevs; i++) {
+			struct relay_stream *s = rstream(r, i, k);
+
+			s->cg = blk_relaycg_new(cfg->devs[i].devno, (uint32_t)cfg->cpus[k],
+						r->paths);
+			if (!s->cg) {
+				kerr(err, len, "out of memory");
+				return -ENOMEM;
+			}
+		}
+	root = r->paths ? blk_cgpath_root(r->paths, &v) : NULL;
+	if (root)
+		snprintf(
+			r->what, sizeof(r->what),
+			"--origin: the cgroup of each I/O, named from the cgroup v%d hierarchy at %s (the relay path records cgroups only: files and dirtiers need the tracefs backend)",
+			v, root);
+	else
+		snprintf(
+			r->what, sizeof(r->what),
+			"--origin: the cgroup of each I/O, by id only (no cgroup hierarchy of the blkio/io controller is mounted; the relay path records cgroups only)");
+	return 0;
+}
+
 static int relay_close(struct blk_backend *b, char *err, size_t len)
 {
 	struct relay_backend *r = (struct relay_backend *)b;
@@ -138,6 +236,7 @@ static int relay_close(struct blk_backend *b, char *err, size_t len)
 			if (s->fd >= 0)
 				close(s->fd);
 			free(s->buf);
+			blk_relaycg_free(s->cg);
 		}
 	for (int i = 0; r->set_up && i < r->cfg->ndevs; i++) {
 		int e;
@@ -152,6 +251,13 @@ static int relay_close(struct blk_backend *b, char *err, size_t len)
 			     strerror(-e));
 		}
 	}
+	if (r->cg_was[0] && cg_option(r->tracefs, r->cg_was, NULL, 0) && !ret) {
+		ret = -EIO;
+		kerr(err, len,
+		     "cannot put back '%s/options/blk_cgroup' (%s): 'blktrace -k' resets it",
+		     r->tracefs, r->cg_was);
+	}
+	blk_cgpath_free(r->paths);
 	free(r->st);
 	free(r->set_up);
 	free(r->started);
@@ -240,6 +346,11 @@ static struct blk_backend *relay_open(const struct blk_backend_cfg *cfg, char *e
 			}
 			s->swapped = 0;
 		}
+	if (cfg->origin) {
+		ret = relay_origin(r, err, len);
+		if (ret)
+			goto fail;
+	}
 	return &r->base;
 nomem:
 	ret = -ENOMEM;
@@ -298,7 +409,17 @@ static int relay_deliver(struct relay_backend *r, struct relay_stream *s, int de
 		}
 		if (n == 0)
 			break;
-		ret = sink->records(sink->ctx, dev, k, s->buf + off, (size_t)n, events);
+		if (s->cg) {
+			const unsigned char *out;
+			size_t outlen;
+
+			if (blk_relaycg_convert(s->cg, s->buf + off, (size_t)n, &out, &outlen,
+						&events))
+				return -ENOMEM;
+			ret = sink->records(sink->ctx, dev, k, out, outlen, events);
+		} else {
+			ret = sink->records(sink->ctx, dev, k, s->buf + off, (size_t)n, events);
+		}
 		if (ret)
 			return ret;
 		off += (size_t)n;
@@ -438,6 +559,46 @@ static uint64_t relay_skipped(struct blk_backend *b, int dev, int k)
 	return rstream((struct relay_backend *)b, dev, k)->skipped;
 }
 
+static const char *relay_describe(struct blk_backend *b)
+{
+	struct relay_backend *r = (struct relay_backend *)b;
+
+	return r->what[0] ? r->what : NULL;
+}
+
+/* the summary's line about --origin: the records tagged, the runs, the cgroups named */
+static int relay_report(struct blk_backend *b, char *msg, size_t len)
+{
+	struct relay_backend *r = (struct relay_backend *)b;
+	unsigned long named = 0, unknown = 0;
+	uint64_t tagged = 0, runs = 0;
+	const char *root;
+	int v;
+
+	if (!r->cfg->origin)
+		return 0;
+	for (int k = 0; k < r->cfg->ncpus; k++)
+		for (int i = 0; i < r->cfg->ndevs; i++) {
+			uint64_t t, n;
+
+			blk_relaycg_counts(rstream(r, i, k)->cg, &t, &n);
+			tagged += t;
+			runs += n;
+		}
+	if (!r->paths) {
+		kerr(msg, len,
+		     "Cgroups: named by number only (no blkio/io cgroup hierarchy); %llu records tagged, in %llu run notes",
+		     (unsigned long long)tagged, (unsigned long long)runs);
+		return 1;
+	}
+	blk_cgpath_counts(r->paths, &named, &unknown);
+	root = blk_cgpath_root(r->paths, &v);
+	kerr(msg, len,
+	     "Cgroups: %lu named from %s, %lu not found there (named by number); %llu records tagged, in %llu run notes",
+	     named, root, unknown, (unsigned long long)tagged, (unsigned long long)runs);
+	return 1;
+}
+
 const struct blk_backend_ops blk_backend_relay = {
 	.name = "relay",
 	.open = relay_open,
@@ -448,4 +609,6 @@ const struct blk_backend_ops blk_backend_relay = {
 	.lost = relay_lost,
 	.skipped = relay_skipped,
 	.close = relay_close,
+	.describe = relay_describe,
+	.report = relay_report,
 };

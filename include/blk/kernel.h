@@ -46,6 +46,13 @@ int blk_relay_start(int fd);
 int blk_relay_stop(int fd);
 int blk_relay_teardown(int fd);
 
+/*
+ * blk_relay_cgroup_reset() - turn the blk tracer's blk_cgroup option under @tracefs off (what
+ * a relay tracer with --origin killed by SIGKILL left on: the classic tools reject the records
+ * it tags). Return 1 if it was on, 0 if it was off or the kernel has none, or -errno.
+ */
+int blk_relay_cgroup_reset(const char *tracefs);
+
 /* Read debugfs/block/NAME/dropped. Return the count, or -errno. */
 long long blk_relay_dropped(const char *debugfs, const char *name);
 
