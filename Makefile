@@ -135,6 +135,9 @@ tests/unit/test-ftrace: tests/unit/test-ftrace.o kernel/ftrace.o kernel/holder.o
 tests/unit/test-tfsconv: tests/unit/test-tfsconv.o kernel/tfsconv.o kernel/ftrace.o kernel/holder.o kernel/util.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_TRACEFS) $(LDLIBS_Z)
 
+tests/unit/test-relaycg: tests/unit/test-relaycg.o kernel/relaycg.o kernel/cgpath.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z) -lpthread
+
 tests/unit/test-tfsspool: tests/unit/test-tfsspool.o kernel/tfsspool.o
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS)
 
