@@ -107,6 +107,7 @@ static int add_event(struct iw_backend *b, const char *event, const char *filter
 		break;
 	case BLK_WJ_WAKING:
 		m->pid = need(m, "pid", &ok);
+		m->waker = need(m, "common_pid", &ok);
 		m->target = blk_ftrace_field(&m->fmt, "target_cpu");
 		m->comm = blk_ftrace_field(&m->fmt, "comm");
 		break;
@@ -116,6 +117,8 @@ static int add_event(struct iw_backend *b, const char *event, const char *filter
 		m->sector = need(m, "sector", &ok);
 		m->nr = need(m, "nr_sector", &ok);
 		m->pid = need(m, "common_pid", &ok);
+		if (kind == BLK_WJ_QUEUE)
+			m->comm = blk_ftrace_field(&m->fmt, "comm");
 		break;
 	case BLK_WJ_ENTER:
 		m->comm = blk_ftrace_field(&m->fmt, "comm");
@@ -228,6 +231,7 @@ int iw_on_raw(void *arg, const struct blk_ftrace_rec *r)
 	case BLK_WJ_WAKING:
 		e.target_cpu = m->target ? (int)blk_ftrace_get_int(m->target, r->data, r->len)
 					 : e.cpu;
+		e.waker = (int32_t)blk_ftrace_get_int(m->waker, r->data, r->len);
 		if (m->comm && b->wf)
 			blk_ftrace_get_str(m->comm, r->data, r->len, e.comm, sizeof(e.comm));
 		break;
@@ -238,6 +242,8 @@ int iw_on_raw(void *arg, const struct blk_ftrace_rec *r)
 			return 0;
 		e.sector = (uint64_t)blk_ftrace_get_int(m->sector, r->data, r->len);
 		e.nr = (uint32_t)blk_ftrace_get_int(m->nr, r->data, r->len);
+		if (m->kind == BLK_WJ_QUEUE && m->comm)
+			blk_ftrace_get_str(m->comm, r->data, r->len, e.comm, sizeof(e.comm));
 		break;
 	case BLK_WJ_WAIT: {
 		char c[17];

@@ -539,8 +539,8 @@ static int iw_report(struct blk_backend *bb, char *msg, size_t len)
 	if (b->src == BLK_IOWAIT_SRC_SCHED && n < len)
 		n += (size_t)snprintf(
 			msg + n, len - n,
-			", %llu uninterruptible sleeps without an I/O of the task in flight on a traced device not kept",
-			(unsigned long long)st.not_io);
+			", %llu uninterruptible sleeps without an I/O of the task in flight on a traced device not kept, %llu kept for the I/O of the task that woke them",
+			(unsigned long long)st.not_io, (unsigned long long)st.waker_io);
 	if (b->src != BLK_IOWAIT_SRC_SCHED && n < len)
 		n += (size_t)snprintf(msg + n, len - n, ", %lld missed by the probes (lost)",
 				      b->missed_seen - b->missed_base);

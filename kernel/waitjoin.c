@@ -36,6 +36,14 @@ struct iodev {
 };
 
 #define MAX_DEVS 64
+#define QUEUERS 256 /* the latest queuers remembered (by tid, direct-mapped) */
+
+/* a task that queued I/O on a traced device: when it last did */
+struct queuer {
+	int32_t tid;
+	uint64_t last_q;
+	char comm[16];
+};
 
 struct blk_wj {
 	struct blk_wj_opts o;
@@ -45,6 +53,7 @@ struct blk_wj {
 	int ndevs;
 	size_t nios;
 	struct blk_wj_stats st;
+	struct queuer queuers[QUEUERS];
 };
 
 struct blk_wj *blk_wj_new(const struct blk_wj_opts *o)
@@ -228,6 +237,13 @@ static int queue_io(struct blk_wj *j, const struct blk_wj_event *e)
 		j->st.ios_full++;
 		return 0;
 	}
+	if (e->tid > 0) {
+		struct queuer *qr = &j->queuers[(uint32_t)e->tid % QUEUERS];
+
+		qr->tid = e->tid;
+		qr->last_q = e->ts;
+		memcpy(qr->comm, e->comm, sizeof(qr->comm));
+	}
 	d = iodev(j, e->dev, 1);
 	t = get(j, e->tid, &nomem);
 	if (nomem)
@@ -296,8 +312,24 @@ static void fill(struct blk_iowait *w, const struct task *t, uint64_t end, uint6
 	w->waker_cpu = t->waker_cpu;
 }
 
+/*
+ * The waker of @t's sleep, when it queued I/O on a traced device during the sleep (a
+ * journal thread's commit, which an fsync sleeps on without I/O of its own), else NULL.
+ */
+static const struct queuer *waker_io(const struct blk_wj *j, const struct blk_wj_event *e,
+				     const struct task *t)
+{
+	const struct queuer *qr;
+
+	if (e->waker <= 0 || e->waker == t->tid)
+		return NULL;
+	qr = &j->queuers[(uint32_t)e->waker % QUEUERS];
+	return qr->tid == e->waker && qr->last_q >= t->sleep_ts ? qr : NULL;
+}
+
 static int feed_sched(struct blk_wj *j, const struct blk_wj_event *e, struct blk_iowait *w)
 {
+	const struct queuer *qr;
 	struct task *t;
 	int nomem = 0, kept;
 
@@ -322,7 +354,8 @@ static int feed_sched(struct blk_wj *j, const struct blk_wj_event *e, struct blk
 		if (!t || !t->sleeping)
 			return 0;
 		t->sleeping = 0;
-		kept = t->had_io || j->o.keep_all;
+		qr = waker_io(j, e, t);
+		kept = t->had_io || qr || j->o.keep_all;
 		if (kept) {
 			t->waker_cpu = e->cpu;
 			fill(w, t, e->ts, t->sleep_ts);
@@ -330,6 +363,13 @@ static int feed_sched(struct blk_wj *j, const struct blk_wj_event *e, struct blk
 			w->source = BLK_IOWAIT_SRC_SCHED;
 			w->flags = BLK_IOWAIT_F_IO_CHECKED | (t->had_io ? BLK_IOWAIT_F_IO : 0);
 			w->io_dev = t->had_io ? t->io_dev : 0;
+			if (!t->had_io && qr) {
+				w->flags |= BLK_IOWAIT_F_WAKER_IO;
+				w->waker_tid = (uint32_t)qr->tid;
+				memcpy(w->waker_comm, qr->comm, sizeof(qr->comm));
+				w->waker_comm[sizeof(qr->comm)] = '\0';
+				j->st.waker_io++;
+			}
 			j->st.waits++;
 		} else {
 			j->st.not_io++;

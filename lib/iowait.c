@@ -22,9 +22,10 @@ int blk_iowait_decode(const struct blk_event *ev, struct blk_iowait *w)
 	uint16_t version, len;
 	int swap;
 
-	if (!blk_event_is_iowait(ev) || !ev->pdu || ev->pdu_len < sizeof(p))
+	if (!blk_event_is_iowait(ev) || !ev->pdu || ev->pdu_len < BLK_IOWAIT_PDU_BASE)
 		return -EINVAL;
-	memcpy(&p, ev->pdu, sizeof(p));
+	memset(&p, 0, sizeof(p));
+	memcpy(&p, ev->pdu, ev->pdu_len < sizeof(p) ? ev->pdu_len : sizeof(p));
 	if (p.magic == BLK_IOWAIT_MAGIC)
 		swap = 0;
 	else if (p.magic == __builtin_bswap32(BLK_IOWAIT_MAGIC))
@@ -35,7 +36,10 @@ int blk_iowait_decode(const struct blk_event *ev, struct blk_iowait *w)
 	len = swap ? __builtin_bswap16(p.len) : p.len;
 	if (version != BLK_IOWAIT_VERSION)
 		return -EPROTONOSUPPORT;
-	if (len < sizeof(p) || len > ev->pdu_len)
+	if (len < BLK_IOWAIT_PDU_BASE || len > ev->pdu_len)
+		return -EINVAL;
+	/* the waker's fields: only where the flag says they were written */
+	if ((p.flags & BLK_IOWAIT_F_WAKER_IO) && len < sizeof(p))
 		return -EINVAL;
 	memset(w, 0, sizeof(*w));
 	w->end = ev->time;
@@ -54,6 +58,11 @@ int blk_iowait_decode(const struct blk_event *ev, struct blk_iowait *w)
 	w->flags = p.flags;
 	memcpy(w->comm, p.comm, sizeof(p.comm));
 	w->comm[sizeof(p.comm)] = '\0';
+	if (w->flags & BLK_IOWAIT_F_WAKER_IO) {
+		w->waker_tid = sw32(p.waker_tid, swap);
+		memcpy(w->waker_comm, p.waker_comm, sizeof(p.waker_comm));
+		w->waker_comm[sizeof(p.waker_comm)] = '\0';
+	}
 	return 0;
 }
 
@@ -62,7 +71,7 @@ void blk_iowait_encode(const struct blk_iowait *w, struct blk_iowait_pdu *pdu, s
 	memset(pdu, 0, sizeof(*pdu));
 	pdu->magic = BLK_IOWAIT_MAGIC;
 	pdu->version = BLK_IOWAIT_VERSION;
-	pdu->len = sizeof(*pdu);
+	pdu->len = (w->flags & BLK_IOWAIT_F_WAKER_IO) ? sizeof(*pdu) : BLK_IOWAIT_PDU_BASE;
 	pdu->duration = w->duration;
 	pdu->tgid = w->tgid;
 	pdu->tid = w->tid;
@@ -73,6 +82,11 @@ void blk_iowait_encode(const struct blk_iowait *w, struct blk_iowait_pdu *pdu, s
 	pdu->flags = (uint8_t)w->flags;
 	pdu->func = (uint8_t)w->func;
 	memcpy(pdu->comm, w->comm, strnlen(w->comm, sizeof(pdu->comm)));
+	if (w->flags & BLK_IOWAIT_F_WAKER_IO) {
+		pdu->waker_tid = w->waker_tid;
+		memcpy(pdu->waker_comm, w->waker_comm,
+		       strnlen(w->waker_comm, sizeof(pdu->waker_comm)));
+	}
 	memset(ev, 0, sizeof(*ev));
 	ev->time = w->end;
 	ev->action = BLK_TN_ACTION(BLK_TN_IOWAIT);
@@ -81,25 +95,28 @@ void blk_iowait_encode(const struct blk_iowait *w, struct blk_iowait_pdu *pdu, s
 	ev->cpu = (uint32_t)w->cpu;
 	ev->version = BLK_IO_TRACE_VERSION;
 	ev->pdu = (const unsigned char *)pdu;
-	ev->pdu_len = sizeof(*pdu);
+	ev->pdu_len = pdu->len;
 }
 
 int blk_iowait_rebase(struct blk_event *ev, struct blk_iowait_pdu *pdu, uint64_t amount)
 {
 	struct blk_iowait w;
 	int ret = blk_iowait_decode(ev, &w), swap;
+	size_t len;
 
 	if (ret)
 		return ret;
 	if (ev->time < amount)
 		return -ERANGE;
-	memcpy(pdu, ev->pdu, sizeof(*pdu));
+	/* only the fields known are carried: what a later version appended is cut */
+	len = (w.flags & BLK_IOWAIT_F_WAKER_IO) ? sizeof(*pdu) : BLK_IOWAIT_PDU_BASE;
+	memset(pdu, 0, sizeof(*pdu));
+	memcpy(pdu, ev->pdu, len);
 	swap = pdu->magic != BLK_IOWAIT_MAGIC;
 	pdu->rebase = sw64(w.rebase + amount, swap);
-	/* only the fields known are carried: what a later version appended is cut */
-	pdu->len = swap ? __builtin_bswap16(sizeof(*pdu)) : sizeof(*pdu);
+	pdu->len = swap ? __builtin_bswap16((uint16_t)len) : (uint16_t)len;
 	ev->pdu = (const unsigned char *)pdu;
-	ev->pdu_len = sizeof(*pdu);
+	ev->pdu_len = (uint16_t)len;
 	ev->time -= amount;
 	return 0;
 }
@@ -171,6 +188,8 @@ int blk_iowait_format(const struct blk_event *ev, struct blk_strbuf *sb)
 	fn = blk_iowait_func_name(w.func);
 	if (fn)
 		blk_strbuf_addf(sb, " func=%s", fn);
+	if (w.flags & BLK_IOWAIT_F_WAKER_IO)
+		blk_strbuf_addf(sb, " woken_by=%u[%s]", w.waker_tid, w.waker_comm);
 	blk_strbuf_addch(sb, '\n');
 	return 0;
 }

@@ -57,11 +57,24 @@ struct thread {
 	uint32_t last_dev; /* the index in devs last used */
 };
 
+/* a task whose I/O ended waits of a process without I/O of its own (BLK_IOWAIT_F_WAKER_IO) */
+struct waker {
+	uint32_t tid;
+	char comm[17];
+	uint64_t waits, ns;
+};
+
+#define MAX_WAKERS 4 /* per process; the others' waits are in its totals only */
+
 struct proc {
 	uint32_t tgid;
 	char comm[17];
 	uint64_t waits, ns, covered;
 	struct blk_hist *hist;
+	uint64_t others_waits, others_ns; /* waits on another task's I/O */
+	struct waker wk[MAX_WAKERS];
+	size_t nwk;
+	uint64_t untied_waits, untied_ns; /* blktrace --iowait-all: sleeps tied to no I/O */
 };
 
 struct waits {
@@ -80,6 +93,8 @@ struct waits {
 	size_t npr, apr;
 	unsigned int sources; /* 1 << enum blk_iowait_source of the waits counted */
 	uint64_t notes, bad, no_io, outside, no_dev, untracked, approx, overflow;
+	uint64_t others; /* waits on another task's I/O */
+	uint64_t untied_ns; /* no_io sleeps of processes without a counted wait */
 	/*
 	 * The bios' completions (model/bios.h): btt's other outputs' model when one runs
 	 * (@bios_from 0), else one of our own made at the first wait note (a trace without
@@ -426,6 +441,42 @@ static int outside(const struct waits *w, uint64_t t)
 	return w->bounded && (s < w->t_start || s > w->t_end); /* as the model's window */
 }
 
+/* a sleep of no I/O (--iowait-all): to its process where it has a counted wait */
+static void untied(struct waits *w, const struct blk_iowait *iw)
+{
+	uint64_t *v = u64map_get(&w->pmap, (uint64_t)iw->tgid + 1);
+
+	w->no_io++;
+	if (v) {
+		w->pr[*v].untied_waits++;
+		w->pr[*v].untied_ns += iw->duration;
+	} else {
+		w->untied_ns += iw->duration;
+	}
+}
+
+/* a wait the waker's I/O ended: to that waker, by tid (the first MAX_WAKERS) */
+static void on_others(struct waits *w, struct proc *p, const struct blk_iowait *iw)
+{
+	size_t i;
+
+	w->others++;
+	p->others_waits++;
+	p->others_ns += iw->duration;
+	for (i = 0; i < p->nwk; i++)
+		if (p->wk[i].tid == iw->waker_tid)
+			break;
+	if (i == p->nwk) {
+		if (p->nwk == MAX_WAKERS)
+			return;
+		p->nwk++;
+		p->wk[i].tid = iw->waker_tid;
+		snprintf(p->wk[i].comm, sizeof(p->wk[i].comm), "%s", iw->waker_comm);
+	}
+	p->wk[i].waits++;
+	p->wk[i].ns += iw->duration;
+}
+
 static void on_note(void *ctx, const struct blk_event *ev)
 {
 	struct waits *w = ctx;
@@ -446,8 +497,10 @@ static void on_note(void *ctx, const struct blk_event *ev)
 		w->outside++;
 		return;
 	}
-	if ((iw.flags & BLK_IOWAIT_F_IO_CHECKED) && !(iw.flags & BLK_IOWAIT_F_IO)) {
-		w->no_io++; /* blktrace --iowait-all: a sleep with no I/O of its own */
+	if ((iw.flags & BLK_IOWAIT_F_IO_CHECKED) && !(iw.flags & BLK_IOWAIT_F_IO) &&
+	    !(iw.flags & BLK_IOWAIT_F_WAKER_IO)) {
+		/* blktrace --iowait-all: a sleep no source tied to an I/O */
+		untied(w, &iw);
 		return;
 	}
 	t = thread_of(w, iw.tid, 1);
@@ -469,10 +522,18 @@ static void on_note(void *ctx, const struct blk_event *ev)
 	s = iw.start < 0 ? 0 : (uint64_t)iw.start;
 	p->waits++;
 	p->ns += iw.duration;
-	p->covered += covered(t, s, e);
+	/* a wait another task's I/O ended had none of its own in flight (the tracer saw) */
+	if (!(iw.flags & BLK_IOWAIT_F_WAKER_IO))
+		p->covered += covered(t, s, e);
 	if (t->forgot_b > s)
 		w->approx++; /* a span forgotten might have covered part of it */
 	blk_hist_add(p->hist, iw.duration);
+	if (iw.flags & BLK_IOWAIT_F_WAKER_IO) {
+		/* on another task's I/O: no device of its own */
+		on_others(w, p, &iw);
+		spans_prune(t, e);
+		return;
+	}
 	/* its device: that of the last I/O of the thread to complete during it */
 	if (t->last_c != NO_TIME && t->last_c >= s && t->last_c <= e) {
 		dev = t->last_c_dev;
@@ -670,6 +731,49 @@ static void print_devs(const struct waits *w, const struct prow *rows, FILE *ofp
 	}
 }
 
+/*
+ * The waits of each process on other tasks' I/O (the sched source: woken by a task that
+ * queued I/O on a traced device while it slept: a journal thread's commit ending an fsync),
+ * and the sleeps no source tied to an I/O (blktrace --iowait-all)
+ */
+static void print_others(const struct waits *w, const struct prow *rows, FILE *ofp)
+{
+	int any = 0;
+
+	for (size_t i = 0; i < w->npr; i++)
+		any |= rows[i].p->others_waits || rows[i].p->untied_waits;
+	if (!any)
+		return;
+	fprintf(ofp, "\n%8s %-16s | %7s %13s | %8s %-16s %7s %13s | %13s\n", "PID", "COMMAND",
+		"WAITS", "ON OTHERS(s)", "WOKEN BY", "COMMAND", "WAITS", "TOTAL(s)", "NOT TIED(s)");
+	for (size_t i = 0; i < w->npr; i++) {
+		const struct proc *p = rows[i].p;
+
+		if (!p->others_waits && !p->untied_waits)
+			continue;
+		fprintf(ofp, "%8u %-16s | %7llu", p->tgid, p->comm,
+			(unsigned long long)p->others_waits);
+		sec(ofp, p->others_ns);
+		for (size_t k = 0; k < p->nwk || k == 0; k++) {
+			if (k)
+				fprintf(ofp, "%8s %-16s | %7s %13s", "", "", "", "");
+			if (k < p->nwk) {
+				fprintf(ofp, " | %8u %-16s %7llu", p->wk[k].tid, p->wk[k].comm,
+					(unsigned long long)p->wk[k].waits);
+				sec(ofp, p->wk[k].ns);
+			} else {
+				fprintf(ofp, " | %8s %-16s %7s %13s", "-", "", "", "");
+			}
+			fprintf(ofp, " |");
+			if (k == 0 && (w->no_io || p->untied_waits))
+				sec(ofp, p->untied_ns);
+			else
+				fprintf(ofp, " %13s", "-");
+			fputc('\n', ofp);
+		}
+	}
+}
+
 static void print_notes(const struct waits *w, FILE *ofp)
 {
 	static const char *const src[] = {"unknown", "module", "kprobe", "sched"};
@@ -687,13 +791,21 @@ static void print_notes(const struct waits *w, FILE *ofp)
 	if (w->sources & (1u << BLK_IOWAIT_SRC_SCHED))
 		fprintf(ofp,
 			"  (sched: uninterruptible sleeps during which the task had an I/O of its own in flight)\n");
+	if (w->others)
+		fprintf(ofp,
+			"  (and %llu sleeps without: the task that woke them had queued I/O on a traced device meanwhile; ON OTHERS above: a journal thread (jbd2/...) is a commit an fsync waited for)\n",
+			(unsigned long long)w->others);
 #define NOTE(v, text)                                                             \
 	do {                                                                      \
 		if (v)                                                            \
 			fprintf(ofp, "%llu " text "\n", (unsigned long long)(v)); \
 	} while (0)
 	NOTE(w->no_dev, "waits ended by no I/O of a traced device (in no device's line)");
-	NOTE(w->no_io, "sleeps without an I/O of their own (blktrace --iowait-all): not counted");
+	NOTE(w->no_io,
+	     "sleeps tied to no I/O (blktrace --iowait-all): not counted in WAITS; NOT TIED above");
+	if (w->untied_ns)
+		fprintf(ofp, "%.9f s of them of processes with no counted wait\n",
+			(double)w->untied_ns / 1.0e9);
 	NOTE(w->outside, "waits outside the -t/-T window: not counted");
 	NOTE(w->bad, "I/O wait notes could not be read (damaged, or a newer version): not counted");
 	NOTE(w->untracked,
@@ -720,6 +832,7 @@ void waits_print(const struct waits *w, FILE *ofp)
 	rows = fold(w);
 	print_procs(w, rows, ofp);
 	print_devs(w, rows, ofp);
+	print_others(w, rows, ofp);
 	print_notes(w, ofp);
 	fputc('\n', ofp);
 	for (size_t i = 0; i < w->npr; i++)

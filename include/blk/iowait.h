@@ -30,6 +30,9 @@ struct blk_iowait {
 	enum blk_iowait_func func;
 	unsigned int flags; /* enum blk_iowait_flags */
 	char comm[17]; /* NUL-terminated */
+	/* with BLK_IOWAIT_F_WAKER_IO: the task that woke it (else 0 and "") */
+	uint32_t waker_tid;
+	char waker_comm[17];
 };
 
 /* Whether @ev is an I/O wait note (by its action; the payload is checked by decode). */

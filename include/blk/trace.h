@@ -281,6 +281,12 @@ enum blk_iowait_flags {
 	BLK_IOWAIT_F_IO_CHECKED = 1 << 1,
 	/* tgid not known (the task had ended before it was looked up): tgid is the tid */
 	BLK_IOWAIT_F_TGID_UNKNOWN = 1 << 2,
+	/*
+	 * sched source, without an I/O of its own in flight: the task that woke it had queued
+	 * I/O on a traced device while it slept (a journal thread's commit that an fsync waited
+	 * for); waker_tid and waker_comm name it (the payload's len is 88)
+	 */
+	BLK_IOWAIT_F_WAKER_IO = 1 << 3,
 };
 
 /* The kernel function the task waited in (module and kprobe sources). */
@@ -307,8 +313,15 @@ struct blk_iowait_pdu {
 	uint8_t func; /* enum blk_iowait_func */
 	uint8_t reserved; /* 0 */
 	char comm[16]; /* task name, NUL padded */
+	/* appended: written (len 88) only with BLK_IOWAIT_F_WAKER_IO, else len is 64 */
+	uint32_t waker_tid; /* the task that woke it */
+	uint32_t reserved2; /* 0 */
+	char waker_comm[16]; /* its name, NUL padded */
 };
-_Static_assert(sizeof(struct blk_iowait_pdu) == 64, "iowait payload is 64 bytes");
+#define BLK_IOWAIT_PDU_BASE 64 /* the payload without the waker's fields */
+_Static_assert(sizeof(struct blk_iowait_pdu) == 88, "iowait payload is 88 bytes");
+_Static_assert(offsetof(struct blk_iowait_pdu, waker_tid) == BLK_IOWAIT_PDU_BASE,
+	       "iowait waker_tid at 64");
 _Static_assert(offsetof(struct blk_iowait_pdu, duration) == 8, "iowait duration at 8");
 _Static_assert(offsetof(struct blk_iowait_pdu, rebase) == 16, "iowait rebase at 16");
 _Static_assert(offsetof(struct blk_iowait_pdu, tgid) == 24, "iowait tgid at 24");

@@ -26,8 +26,8 @@
 
 enum blk_wj_kind {
 	BLK_WJ_SWITCH_D, /* @tid went to sleep in state D on @cpu (@comm) */
-	BLK_WJ_WAKING, /* @tid is woken, by @cpu, to run on @target_cpu */
-	BLK_WJ_QUEUE, /* a bio of @tid queued on @dev: @sector, @nr sectors */
+	BLK_WJ_WAKING, /* @tid is woken, by @cpu (task @waker), to run on @target_cpu */
+	BLK_WJ_QUEUE, /* a bio of @tid (@comm) queued on @dev: @sector, @nr sectors */
 	BLK_WJ_COMPLETE, /* I/O of @dev completed: @nr sectors from @sector */
 	BLK_WJ_ENTER, /* @tid entered @func on @cpu (@comm) */
 	BLK_WJ_EXIT, /* @tid returned from @func on @cpu */
@@ -49,6 +49,8 @@ struct blk_wj_event {
 	uint64_t duration;
 	int32_t tgid;
 	int waker_cpu, sleep_cpu;
+	/* BLK_WJ_WAKING: the task that recorded it (the waker; 0 in an interrupt of the idle task) */
+	int32_t waker;
 };
 
 struct blk_wj_opts {
@@ -60,6 +62,8 @@ struct blk_wj_opts {
 
 struct blk_wj_stats {
 	uint64_t waits; /* waits given out */
+	uint64_t waker_io; /* sched: of them, without I/O of their own, woken by a task that
+			    * queued I/O during the sleep (BLK_IOWAIT_F_WAKER_IO) */
 	uint64_t not_io; /* sched: D sleeps without an I/O of the task in flight (not kept) */
 	uint64_t stale; /* kprobe: entries whose return never came (a missed kretprobe) */
 	uint64_t unmatched; /* kprobe: returns without their entry */

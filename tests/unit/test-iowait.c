@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <errno.h>
+#include <string.h>
 
 #include "blk/frame.h"
 #include "blk/iowait.h"
@@ -119,6 +121,59 @@ static void decodes_both_byte_orders(void **state)
 			}
 		}
 	}
+}
+
+/*
+ * A wait another task's I/O ended (BLK_IOWAIT_F_WAKER_IO): its payload grows by the waker's
+ * fields (len 88), which decode, rebase and the text carry; without the flag it stays 64.
+ */
+static void waker_fields_round_trip(void **state)
+{
+	struct blk_iowait w = {0}, back;
+	struct blk_iowait_pdu pdu, rpdu;
+	struct blk_event ev, got;
+	struct blk_strbuf sb = BLK_STRBUF_INIT;
+	unsigned char buf[256];
+	int swapped = -1;
+
+	(void)state;
+	w.end = 5000;
+	w.duration = 1200;
+	w.tgid = w.tid = 77;
+	w.device = BLK_MKDEV(7, 1);
+	w.cpu = 1;
+	w.waker_cpu = 1;
+	w.sleep_cpu = 0;
+	w.source = BLK_IOWAIT_SRC_SCHED;
+	w.flags = BLK_IOWAIT_F_IO_CHECKED | BLK_IOWAIT_F_WAKER_IO;
+	snprintf(w.comm, sizeof(w.comm), "fio");
+	w.waker_tid = 640;
+	snprintf(w.waker_comm, sizeof(w.waker_comm), "jbd2/loop1-8");
+	blk_iowait_encode(&w, &pdu, &ev);
+	assert_int_equal(ev.pdu_len, 88);
+	assert_int_equal(blk_event_encode(&ev, buf), 48 + 88);
+	assert_true(blk_frame(buf, 48 + 88, &swapped, &got) > 0);
+	assert_int_equal(blk_iowait_decode(&got, &back), 0);
+	assert_int_equal(back.waker_tid, 640);
+	assert_string_equal(back.waker_comm, "jbd2/loop1-8");
+	assert_int_equal(blk_iowait_rebase(&got, &rpdu, 1000), 0);
+	assert_int_equal(got.pdu_len, 88);
+	assert_int_equal(blk_iowait_decode(&got, &back), 0);
+	assert_int_equal(back.end, 4000);
+	assert_int_equal(back.waker_tid, 640);
+	assert_int_equal(blk_iowait_format(&got, &sb), 0);
+	assert_non_null(strstr(sb.buf, " io=none woken_by=640[jbd2/loop1-8]\n"));
+	blk_strbuf_release(&sb);
+	/* the flag without the fields (a payload cut to 64): damaged */
+	pdu.len = 64;
+	ev.pdu_len = 64;
+	assert_int_equal(blk_iowait_decode(&ev, &back), -EINVAL);
+	/* no flag: the 64 bytes of before */
+	w.flags = BLK_IOWAIT_F_IO_CHECKED | BLK_IOWAIT_F_IO;
+	blk_iowait_encode(&w, &pdu, &ev);
+	assert_int_equal(ev.pdu_len, 64);
+	assert_int_equal(blk_iowait_decode(&ev, &back), 0);
+	assert_int_equal(back.waker_tid, 0);
 }
 
 static void encoder_round_trip(void **state)
@@ -318,6 +373,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(decodes_both_byte_orders),
 		cmocka_unit_test(encoder_round_trip),
+		cmocka_unit_test(waker_fields_round_trip),
 		cmocka_unit_test(rejects_damage),
 		cmocka_unit_test(rebase_keeps_the_writers_order),
 		cmocka_unit_test(names),

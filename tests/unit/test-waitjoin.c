@@ -56,6 +56,63 @@ static struct blk_wj_event waking(uint64_t ts, int32_t tid, int cpu, int target)
 	return e;
 }
 
+/*
+ * An fsync's sleep on the journal: no I/O of its own in flight, woken by the journal thread,
+ * which queued I/O while it slept: kept, with the waker named. A sleep woken by a task that
+ * queued nothing meanwhile (its last I/O was before the sleep), or by the idle task (0), is
+ * not kept.
+ */
+static void sched_sleep_woken_by_a_task_with_io(void **state)
+{
+	struct blk_wj *j = new_wj(BLK_IOWAIT_SRC_SCHED, 0, 0, 0);
+	struct blk_wj_stats st;
+	struct blk_iowait w;
+	struct blk_wj_event e;
+
+	(void)state;
+	/* the journal thread (300) queued at 5, before the first sleep */
+	e = io(5, BLK_WJ_QUEUE, 300, 800, 8);
+	snprintf(e.comm, sizeof(e.comm), "jbd2/loop0-8");
+	assert_int_equal(blk_wj_feed(j, &e, &w), 0);
+	e = io(6, BLK_WJ_COMPLETE, 0, 800, 8);
+	assert_int_equal(blk_wj_feed(j, &e, &w), 0);
+	/* fio (100) sleeps at 10 without I/O; woken at 20 by 300, which queued nothing since */
+	e = ev(10, BLK_WJ_SWITCH_D, 0, 100);
+	assert_int_equal(blk_wj_feed(j, &e, &w), 0);
+	e = waking(20, 100, 1, 0);
+	e.waker = 300;
+	assert_int_equal(blk_wj_feed(j, &e, &w), 0);
+	/* it sleeps again at 30; 300 queues at 35 (the commit); 300 wakes it at 50 */
+	e = ev(30, BLK_WJ_SWITCH_D, 0, 100);
+	assert_int_equal(blk_wj_feed(j, &e, &w), 0);
+	e = io(35, BLK_WJ_QUEUE, 300, 808, 8);
+	snprintf(e.comm, sizeof(e.comm), "jbd2/loop0-8");
+	assert_int_equal(blk_wj_feed(j, &e, &w), 0);
+	e = io(45, BLK_WJ_COMPLETE, 0, 808, 8);
+	assert_int_equal(blk_wj_feed(j, &e, &w), 0);
+	e = waking(50, 100, 1, 0);
+	e.waker = 300;
+	assert_int_equal(blk_wj_feed(j, &e, &w), 1);
+	assert_int_equal(w.tid, 100);
+	assert_int_equal(w.duration, 20);
+	assert_int_equal(w.flags, BLK_IOWAIT_F_IO_CHECKED | BLK_IOWAIT_F_WAKER_IO);
+	assert_int_equal(w.waker_tid, 300);
+	assert_string_equal(w.waker_comm, "jbd2/loop0-8");
+	/* a third sleep, woken from an interrupt of the idle task: not kept */
+	e = ev(60, BLK_WJ_SWITCH_D, 0, 100);
+	assert_int_equal(blk_wj_feed(j, &e, &w), 0);
+	e = io(62, BLK_WJ_QUEUE, 300, 816, 8);
+	assert_int_equal(blk_wj_feed(j, &e, &w), 0);
+	e = waking(70, 100, 1, 0);
+	e.waker = 0;
+	assert_int_equal(blk_wj_feed(j, &e, &w), 0);
+	blk_wj_get_stats(j, &st);
+	assert_int_equal(st.waits, 1);
+	assert_int_equal(st.waker_io, 1);
+	assert_int_equal(st.not_io, 2);
+	blk_wj_free(j);
+}
+
 static void sched_sleep_with_io_in_flight(void **state)
 {
 	struct blk_wj *j = new_wj(BLK_IOWAIT_SRC_SCHED, 0, 0, 0);
@@ -327,6 +384,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(sched_sleep_with_io_in_flight),
+		cmocka_unit_test(sched_sleep_woken_by_a_task_with_io),
 		cmocka_unit_test(sched_keep_all_and_merged_completions),
 		cmocka_unit_test(sched_tables_are_bounded),
 		cmocka_unit_test(sched_random_against_a_model),
