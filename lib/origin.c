@@ -34,6 +34,7 @@ struct run {
 struct file {
 	uint32_t device;
 	int used;
+	int seen; /* named by a DIRTY or FMAP note (else a FILE note named an unknown inode) */
 	uint64_t ino;
 	char *path;
 	struct run *run;
@@ -230,6 +231,7 @@ static int take_dirty(struct blk_origin *o, const struct blk_event *ev)
 	f = file_get(o, ev->device, pdu.ino);
 	if (!f)
 		return -ENOMEM;
+	f->seen = 1;
 	memset(&r, 0, sizeof(r));
 	r.start = pdu.index * pdu.page_size;
 	r.end = r.start + (uint64_t)pdu.count * pdu.page_size;
@@ -318,6 +320,7 @@ static int take_fmap(struct blk_origin *o, const struct blk_event *ev)
 	struct blk_fmap_pdu pdu;
 	struct devmap *d;
 	struct extent e;
+	struct file *f;
 
 	if (ev->pdu_len < sizeof(pdu))
 		return -EINVAL;
@@ -325,8 +328,10 @@ static int take_fmap(struct blk_origin *o, const struct blk_event *ev)
 	if (!pdu.bytes || pdu.bytes >= SECTOR_LIMIT || pdu.sector >= SECTOR_LIMIT ||
 	    pdu.offset >= UINT64_MAX / 2)
 		return -EINVAL;
-	if (!file_get(o, ev->device, pdu.ino))
+	f = file_get(o, ev->device, pdu.ino);
+	if (!f)
 		return -ENOMEM;
+	f->seen = 1;
 	d = devmap_find(o, ev->device);
 	if (!d) {
 		if (grow(&o->dev, o->ndev, &o->capdev, sizeof(*o->dev)))
@@ -357,11 +362,11 @@ static int take_file(struct blk_origin *o, const struct blk_event *ev)
 		if (ev->pdu[i] < ' ' || ev->pdu[i] > '~')
 			return -EINVAL;
 	memcpy(&ino, ev->pdu, 8);
-	f = file_find(o, ev->device, ino);
-	if (!f) {
-		o->stats.unknown++;
-		return -EINVAL;
-	}
+	/* a name may come before the maps (a reader taking names as it reads, maps in time
+	   order): an inode no DIRTY or FMAP note names is counted by blk_origin_stats() */
+	f = file_get(o, ev->device, ino);
+	if (!f)
+		return -ENOMEM;
 	if (f->path)
 		return 1; /* every stream names it: the first one stays */
 	f->path = malloc(n - 8 + 1);
@@ -591,6 +596,11 @@ const char *blk_origin_path(const struct blk_origin *o, uint32_t device, uint64_
 void blk_origin_stats(const struct blk_origin *o, struct blk_origin_stats *st)
 {
 	*st = o->stats;
+	st->unknown = 0;
+	for (size_t i = 0; i < o->capfiles; i++)
+		if (o->files[i].used && o->files[i].path && !o->files[i].seen)
+			st->unknown++;
+	st->files -= st->unknown;
 }
 
 const char *blk_origin_kind_name(int kind)

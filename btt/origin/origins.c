@@ -164,7 +164,7 @@ static void origins_report(void *state, FILE *ofp)
 	}
 	fputc('\n', ofp);
 	bfollow_count(
-		ofp, c->notes_bad,
+		ofp, c->notes_bad + st.unknown,
 		"origin notes could not be used (damaged, or naming an unknown file): skipped");
 	bfollow_say(otrack_follow(o->track), ofp, "origin");
 	bfollow_count(ofp, o->past_rows,

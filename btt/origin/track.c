@@ -90,14 +90,7 @@ static void name_note(struct otrack *t, const struct blk_event *ev)
 static void on_queued(void *ctx, const struct blk_event *ev, uint32_t id)
 {
 	struct otrack *t = ctx;
-	struct blk_origin_query q = {
-		.device = ev->device,
-		.sector = ev->sector,
-		.bytes = ev->bytes,
-		.write = blk_event_is_write(ev),
-		.pid = ev->pid,
-		.comm = name_of(t, ev->pid),
-	};
+	struct blk_origin_query q = blk_origin_query_of(ev, name_of(t, ev->pid));
 	struct blk_origin_result r;
 	struct otrack_io *io;
 

@@ -47,7 +47,7 @@ typedef void (*otrack_fn)(void *ctx, const struct btt_bio *b, const struct otrac
 
 /* what the tracker could not use (the bios left out: otrack_follow(), bfollow_say()) */
 struct otrack_counts {
-	uint64_t notes_bad; /* origin notes skipped (damaged, unknown inode) */
+	uint64_t notes_bad; /* origin notes skipped (damaged) */
 	uint64_t nomem; /* bios looked up without their shares (out of memory) */
 };
 

@@ -49,9 +49,9 @@ struct blk_origin;
 
 /* Counts of what was taken and what could not be used, for the tool to say. */
 struct blk_origin_stats {
-	uint64_t dirty, fmaps, files; /* notes taken */
+	uint64_t dirty, fmaps, files; /* notes taken (files: of an inode a map or run names) */
 	uint64_t bad; /* notes too short, empty, or with a path too long or not printable */
-	uint64_t unknown; /* FILE notes of an inode no DIRTY or FMAP note named: skipped */
+	uint64_t unknown; /* FILE notes of an inode no DIRTY or FMAP note named: unused */
 	uint64_t dirty_pages, max_dirty_pages; /* pages waiting for their write now, at most */
 	uint64_t dirty_runs, max_dirty_runs; /* the runs holding them now, at most */
 };
@@ -86,6 +86,22 @@ struct blk_origin_query {
 	const char *comm;
 };
 
+/* blk_origin_query_of() - the query of the Q @ev, queued by a task named @comm */
+static inline struct blk_origin_query blk_origin_query_of(const struct blk_event *ev,
+							  const char *comm)
+{
+	struct blk_origin_query q = {
+		.device = ev->device,
+		.sector = ev->sector,
+		.bytes = ev->bytes,
+		.write = blk_event_is_write(ev),
+		.pid = ev->pid,
+		.comm = comm,
+	};
+
+	return q;
+}
+
 /**
  * struct blk_origin_result - what the notes say of an I/O; valid until the next call on
  * the same struct blk_origin
@@ -119,8 +135,9 @@ void blk_origin_free(struct blk_origin *o);
 /**
  * blk_origin_note() - take the origin note @ev (DIRTY, FMAP or FILE; other records are
  * left alone); call in the trace's order, before the I/Os that follow it
- * Return: 1 taken, 0 not an origin note, -EINVAL an origin note that is damaged or names
- * an unknown inode (counted, skipped), -ENOMEM.
+ * Return: 1 taken, 0 not an origin note, -EINVAL an origin note that is damaged (counted,
+ * skipped), -ENOMEM. A FILE note may come before the notes that name its inode; one whose
+ * inode none names is counted by blk_origin_stats() (unknown).
  */
 int blk_origin_note(struct blk_origin *o, const struct blk_event *ev);
 
@@ -153,7 +170,7 @@ const char *blk_origin_path(const struct blk_origin *o, uint32_t device, uint64_
  */
 int blk_origin_kernel_thread(const char *comm);
 
-/* blk_origin_stats() - what was taken and skipped so far into *@st */
+/* blk_origin_stats() - what was taken and skipped so far into *@st (unknown: counted now) */
 void blk_origin_stats(const struct blk_origin *o, struct blk_origin_stats *st);
 
 /* blk_origin_kind_name() - "task", "journal", "metadata" (dirtier and queuer: "task") */

@@ -147,3 +147,40 @@ awk '/^==================== I\/O by origin/,/^# Total System/' "$w/pct.out" >"$w
 cmp -s "$w/sec.own" "$w/sec.shared" && [ -s "$w/sec.own" ] &&
 	pass "btt origin: the same sections when btt's model of every bio runs from the start (--percentiles)" ||
 	fail "btt origin: other sections with --percentiles ($w/sec.own, $w/sec.shared)"
+
+# blkparse's fields: each Q's origin (pid, name) and file (path, else "ino N"; offset) as the
+# generator computed them, the other events of its I/O the same; the path of the deleted file
+# is its inode number. The default output is the same with and without the notes, but for the
+# warning that counts the bad ones.
+$BLKPARSE -i "$w/o.bin" -f '%a %S|%o|%O|%f|%F\n' >"$w/bp.out" 2>"$w/bp.err" ||
+	fail "blkparse origin: blkparse -f failed: $(head -c 300 "$w/bp.err")"
+if out=$(python3 - "$w/o.json" "$w/bp.out" <<'EOF2'
+import json
+import sys
+
+exp = json.load(open(sys.argv[1]))['qs']
+lines = [l.rstrip('\n') for l in open(sys.argv[2]) if l[:2] in ('Q ', 'G ', 'I ', 'D ', 'C ')]
+bad = []
+if len(lines) != 5 * len(exp):
+    bad.append('%d event lines, want %d' % (len(lines), 5 * len(exp)))
+for k, e in enumerate(exp):
+    want = '%d|%d|%s|%s|%s' % (e['sector'], e['opid'], e['oname'], e['file'], e['offset'])
+    for a, l in zip('QGIDC', lines[5 * k:5 * k + 5]):
+        if l != '%s %s' % (a, want):
+            bad.append('"%s", want "%s %s"' % (l, a, want))
+print('; '.join(bad[:5]) if bad else 'ok %d' % len(exp))
+EOF2
+); [ "${out%% *}" = ok ]; then
+	pass "blkparse origin: %o %O %f %F of ${out#ok } I/Os (dirtier, queuer, journal, metadata; path, inode, offset) as computed, on all their events"
+else
+	fail "blkparse origin: $out ($w/bp.out against $w/o.json)"
+fi
+$BLKPARSE -i "$w/o.bin" >"$w/bp.default" 2>"$w/bp.default.err"
+$BLKPARSE -i "$w/plain.bin" >"$w/bp.plain" 2>"$w/bp.plain.err"
+want=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["bad_notes"])' "$w/o.json")
+if cmp -s "$w/bp.default" "$w/bp.plain" &&
+	grep -q "^blkparse: warning: $want origin notes of blktrace --origin were damaged or named an unknown file, and were skipped\$" "$w/bp.default.err"; then
+	pass "blkparse origin: the default output is the same without the notes; the $want bad notes are said"
+else
+	fail "blkparse origin: the default output differs, or the $want bad notes are not said ($w/bp.default, $w/bp.default.err)"
+fi

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * blkparse's origin notes (see parse-origin.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "parse-origin.h"
+
+/* the I/Os remembered from their Q to their C, by device and first sector */
+#define PO_SLOTS 4096
+/* names kept per chunk (a chunk is never moved: the lines queued point into it) */
+#define PO_CHUNK 256
+
+struct slot {
+	uint32_t device;
+	uint64_t sector;
+	int used;
+	struct blk_fmt_origin o;
+};
+
+struct chunk {
+	struct chunk *next;
+	char name[PO_CHUNK][16];
+	unsigned int n;
+};
+
+/* a DIRTY or FMAP note waiting for its time */
+struct pnote {
+	struct blk_event ev;
+	unsigned char pdu[40]; /* its payload (what the note's struct holds of it) */
+};
+
+/* the notes of one device and CPU waiting, in the order read (their stream's) */
+struct stream {
+	uint32_t device, cpu;
+	struct pnote *q;
+	size_t head, n, cap; /* q[head .. n) wait */
+};
+
+struct parse_origin {
+	struct blk_origin *notes;
+	struct stream *st;
+	size_t nst, ast, waiting;
+	struct slot slot[PO_SLOTS];
+	struct chunk *names; /* the newest first */
+	const char **index; /* open addressing over the names, a power of two of slots */
+	size_t nindex, aindex;
+	struct blk_fmt_origin cur;
+};
+
+struct parse_origin *parse_origin_new(void)
+{
+	struct parse_origin *p = calloc(1, sizeof(*p));
+
+	if (!p || !(p->notes = blk_origin_new()))
+		die("out of memory for the origin notes");
+	return p;
+}
+
+void parse_origin_free(struct parse_origin *p)
+{
+	if (!p)
+		return;
+	while (p->names) {
+		struct chunk *c = p->names;
+
+		p->names = c->next;
+		free(c);
+	}
+	for (size_t i = 0; i < p->nst; i++)
+		free(p->st[i].q);
+	free(p->st);
+	free(p->index);
+	blk_origin_free(p->notes);
+	free(p);
+}
+
+static void take(struct parse_origin *p, const struct blk_event *ev)
+{
+	if (blk_origin_note(p->notes, ev) == -ENOMEM)
+		die("out of memory for the origin notes");
+}
+
+static struct stream *stream_of(struct parse_origin *p, uint32_t device, uint32_t cpu)
+{
+	struct stream *s;
+
+	for (size_t i = 0; i < p->nst; i++)
+		if (p->st[i].device == device && p->st[i].cpu == cpu)
+			return &p->st[i];
+	if (p->nst == p->ast) {
+		p->ast = p->ast ? p->ast * 2 : 16;
+		p->st = realloc(p->st, p->ast * sizeof(*p->st));
+		if (!p->st)
+			die("out of memory for the origin notes");
+	}
+	s = &p->st[p->nst++];
+	memset(s, 0, sizeof(*s));
+	s->device = device;
+	s->cpu = cpu;
+	return s;
+}
+
+int parse_origin_note(struct parse_origin *p, const struct blk_event *ev)
+{
+	struct stream *s;
+	struct pnote *n;
+
+	if (blk_event_is_file(ev)) {
+		take(p, ev); /* a name: whenever it comes */
+		return 1;
+	}
+	if (!blk_event_is_dirty(ev) && !blk_event_is_fmap(ev))
+		return 0;
+	s = stream_of(p, ev->device, ev->cpu);
+	if (s->head && s->head * 2 >= s->n) {
+		memmove(s->q, s->q + s->head, (s->n - s->head) * sizeof(*s->q));
+		s->n -= s->head;
+		s->head = 0;
+	}
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 64;
+		s->q = realloc(s->q, s->cap * sizeof(*s->q));
+		if (!s->q)
+			die("out of memory for the origin notes");
+	}
+	n = &s->q[s->n++];
+	n->ev = *ev;
+	n->ev.pdu_len = ev->pdu_len < sizeof(n->pdu) ? ev->pdu_len : sizeof(n->pdu);
+	memcpy(n->pdu, ev->pdu, n->ev.pdu_len);
+	p->waiting++;
+	return 1;
+}
+
+/*
+ * The notes due before event @ev (read at input time @t), taken in time order: those of
+ * time @t or before, and those its own stream (device and CPU) holds before it; the first
+ * keeps the notes in step with the events whatever the read-ahead, the second takes them in
+ * their stream's order where the notes' times are not on the events' clock (a merged file
+ * of blkparse -d, whose events are rebased and its notes not).
+ */
+static void take_due(struct parse_origin *p, const struct blk_event *ev, uint64_t t)
+{
+	while (p->waiting) {
+		struct stream *best = NULL;
+
+		for (size_t i = 0; i < p->nst; i++) {
+			struct stream *s = &p->st[i];
+			const struct blk_event *h = s->head < s->n ? &s->q[s->head].ev : NULL;
+
+			if (!h || (h->time > t && (s->device != ev->device || s->cpu != ev->cpu ||
+						   h->offset >= ev->offset)))
+				continue;
+			if (!best || h->time < best->q[best->head].ev.time)
+				best = s;
+		}
+		if (!best)
+			return;
+		best->q[best->head].ev.pdu = best->q[best->head].pdu;
+		take(p, &best->q[best->head].ev);
+		best->head++;
+		p->waiting--;
+	}
+}
+
+static size_t name_slot(const struct parse_origin *p, const char *s)
+{
+	size_t h = 5381, i;
+
+	for (const char *c = s; *c; c++)
+		h = h * 33 + (unsigned char)*c;
+	for (i = h & (p->aindex - 1); p->index[i] && strcmp(p->index[i], s);
+	     i = (i + 1) & (p->aindex - 1))
+		;
+	return i;
+}
+
+/* @s (at most 15 bytes), kept for the run */
+static const char *intern(struct parse_origin *p, const char *s)
+{
+	size_t i;
+	char *n;
+
+	if (p->nindex && p->index[i = name_slot(p, s)])
+		return p->index[i];
+	if ((p->nindex + 1) * 2 > p->aindex) {
+		const char **old = p->index;
+		size_t oldn = p->aindex;
+
+		p->aindex = p->aindex ? p->aindex * 2 : 64;
+		p->index = calloc(p->aindex, sizeof(*p->index));
+		if (!p->index)
+			die("out of memory for the origin notes");
+		for (i = 0; i < oldn; i++)
+			if (old[i])
+				p->index[name_slot(p, old[i])] = old[i];
+		free(old);
+	}
+	if (!p->names || p->names->n == PO_CHUNK) {
+		struct chunk *c = calloc(1, sizeof(*c));
+
+		if (!c)
+			die("out of memory for the origin notes");
+		c->next = p->names;
+		p->names = c;
+	}
+	n = p->names->name[p->names->n++];
+	memcpy(n, s, strnlen(s, 15));
+	p->index[name_slot(p, n)] = n;
+	p->nindex++;
+	return n;
+}
+
+static struct slot *slot_of(struct parse_origin *p, uint32_t device, uint64_t sector)
+{
+	uint64_t h = (sector ^ ((uint64_t)device << 40)) * 0x9e3779b97f4a7c15ull;
+
+	return &p->slot[(h >> 40) % PO_SLOTS];
+}
+
+const struct blk_fmt_origin *parse_origin_event(struct parse_origin *p, const struct blk_event *ev,
+						uint64_t t, const char *comm)
+{
+	unsigned int code = (unsigned int)(ev->action & 0xffff);
+	struct slot *s;
+
+	if (blk_event_is_notify(ev))
+		return NULL;
+	take_due(p, ev, t);
+	if (!ev->bytes)
+		return NULL;
+	s = slot_of(p, ev->device, ev->sector);
+	if (code == BLK_TA_QUEUE) {
+		struct blk_origin_query q = blk_origin_query_of(ev, comm);
+		struct blk_origin_result r;
+
+		blk_origin_io(p->notes, &q, &r);
+		s->used = 1;
+		s->device = ev->device;
+		s->sector = ev->sector;
+		s->o.pid = r.pid;
+		s->o.name = intern(p, r.kind == BLK_ORIGIN_JOURNAL || r.kind == BLK_ORIGIN_METADATA
+					      ? blk_origin_kind_name(r.kind)
+				      : r.comm[0] ? r.comm
+						  : "-");
+		s->o.has_file = r.has_file;
+		s->o.ino = r.ino;
+		s->o.offset = r.offset;
+		s->o.path = r.path;
+		return &s->o;
+	}
+	memset(&p->cur, 0, sizeof(p->cur));
+	if (s->used && s->device == ev->device && s->sector == ev->sector) {
+		p->cur = s->o;
+		if (code == BLK_TA_COMPLETE)
+			s->used = 0;
+	}
+	p->cur.has_file = blk_origin_file(p->notes, ev->device, ev->sector, &p->cur.ino,
+					  &p->cur.offset, &p->cur.path);
+	/* the file without the origin (its Q not remembered): %o %O print "-" */
+	return p->cur.name || p->cur.has_file ? &p->cur : NULL;
+}
+
+void parse_origin_stats(const struct parse_origin *p, struct blk_origin_stats *st)
+{
+	blk_origin_stats(p->notes, st);
+}
