@@ -29,6 +29,7 @@ struct chunk {
 
 /* a DIRTY or FMAP note waiting for its time */
 struct pnote {
+	const void *input; /* the input it was read from (file mode), or NULL */
 	struct blk_event ev;
 	unsigned char pdu[40]; /* its payload (what the note's struct holds of it) */
 };
@@ -104,7 +105,7 @@ static struct stream *stream_of(struct parse_origin *p, uint32_t device, uint32_
 	return s;
 }
 
-int parse_origin_note(struct parse_origin *p, const struct blk_event *ev)
+int parse_origin_note(struct parse_origin *p, const struct blk_event *ev, const void *input)
 {
 	struct stream *s;
 	struct pnote *n;
@@ -128,6 +129,7 @@ int parse_origin_note(struct parse_origin *p, const struct blk_event *ev)
 			die("out of memory for the origin notes");
 	}
 	n = &s->q[s->n++];
+	n->input = input;
 	n->ev = *ev;
 	n->ev.pdu_len = ev->pdu_len < sizeof(n->pdu) ? ev->pdu_len : sizeof(n->pdu);
 	memcpy(n->pdu, ev->pdu, n->ev.pdu_len);
@@ -136,25 +138,30 @@ int parse_origin_note(struct parse_origin *p, const struct blk_event *ev)
 }
 
 /*
- * The notes due before event @ev (read at input time @t), taken in time order: those of
- * time @t or before, and those its own stream (device and CPU) holds before it; the first
- * keeps the notes in step with the events whatever the read-ahead, the second takes them in
- * their stream's order where the notes' times are not on the events' clock (a merged file
- * of blkparse -d, whose events are rebased and its notes not).
+ * The notes due before event @ev of @input (read at input time @t), taken in time order:
+ * those of time @t or before, and those read before it from the same input (a per-CPU file;
+ * in pipe mode, or for a merged file, the one input). The first keeps the notes in step with
+ * the events whatever the read-ahead; the second takes them no later than the order they
+ * were written in, where their times are not the events' (a merged file of blkparse -d,
+ * whose events are rebased and its notes not: there, in the order -d read them).
  */
-static void take_due(struct parse_origin *p, const struct blk_event *ev, uint64_t t)
+static int due(const struct pnote *n, const struct blk_event *ev, const void *input, uint64_t t)
+{
+	return n->ev.time <= t || (n->input == input && n->ev.offset < ev->offset);
+}
+
+static void take_due(struct parse_origin *p, const struct blk_event *ev, const void *input,
+		     uint64_t t)
 {
 	while (p->waiting) {
 		struct stream *best = NULL;
 
 		for (size_t i = 0; i < p->nst; i++) {
 			struct stream *s = &p->st[i];
-			const struct blk_event *h = s->head < s->n ? &s->q[s->head].ev : NULL;
 
-			if (!h || (h->time > t && (s->device != ev->device || s->cpu != ev->cpu ||
-						   h->offset >= ev->offset)))
+			if (s->head == s->n || !due(&s->q[s->head], ev, input, t))
 				continue;
-			if (!best || h->time < best->q[best->head].ev.time)
+			if (!best || s->q[s->head].ev.time < best->q[best->head].ev.time)
 				best = s;
 		}
 		if (!best)
@@ -222,14 +229,14 @@ static struct slot *slot_of(struct parse_origin *p, uint32_t device, uint64_t se
 }
 
 const struct blk_fmt_origin *parse_origin_event(struct parse_origin *p, const struct blk_event *ev,
-						uint64_t t, const char *comm)
+						const void *input, uint64_t t, const char *comm)
 {
 	unsigned int code = (unsigned int)(ev->action & 0xffff);
 	struct slot *s;
 
 	if (blk_event_is_notify(ev))
 		return NULL;
-	take_due(p, ev, t);
+	take_due(p, ev, input, t);
 	if (!ev->bytes)
 		return NULL;
 	s = slot_of(p, ev->device, ev->sector);

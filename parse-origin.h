@@ -22,16 +22,20 @@ struct parse_origin;
 struct parse_origin *parse_origin_new(void);
 void parse_origin_free(struct parse_origin *p);
 
-/* the note @ev as read: 1 an origin note (kept or taken), 0 not one; dies on ENOMEM */
-int parse_origin_note(struct parse_origin *p, const struct blk_event *ev);
+/*
+ * the note @ev as read from @input (file mode: its input file; else NULL): 1 an origin
+ * note (kept or taken), 0 not one; dies on ENOMEM
+ */
+int parse_origin_note(struct parse_origin *p, const struct blk_event *ev, const void *input);
 
 /*
- * The origin and file of event @ev, at input time @t (its time before blkparse rebased it),
- * queued by a task named @comm (NULL when not known): the notes due taken first; returns
- * what %o %O %f %F print (valid until the next call), or NULL when none is known
+ * The origin and file of event @ev of @input (as for parse_origin_note()), at input time @t
+ * (its time before blkparse rebased it), queued by a task named @comm (NULL when not
+ * known): the notes due taken first; returns what %o %O %f %F print (valid until the next
+ * call), or NULL when none is known
  */
 const struct blk_fmt_origin *parse_origin_event(struct parse_origin *p, const struct blk_event *ev,
-						uint64_t t, const char *comm);
+						const void *input, uint64_t t, const char *comm);
 
 /* what the notes held that could not be used */
 void parse_origin_stats(const struct parse_origin *p, struct blk_origin_stats *st);

@@ -73,6 +73,7 @@ struct parse_run {
 	uint64_t hidden_cgroup; /* cgroup-tagged notes the classic tool hides */
 	struct blk_cgmap *cg; /* the tracer's cgroup notes (blk/cgroup.h), NULL before one */
 	struct parse_origin *po; /* its origin notes (parse-origin.h), NULL before one */
+	const void *input; /* file mode: the input of the event being printed */
 	struct parse_waits *waits; /* I/O wait notes (parse-iowait.h), NULL if not used */
 	int waits_live; /* waits may be held: side files, or a note taken (else emit is a no-op) */
 	uint64_t bad_cpu;
@@ -183,7 +184,7 @@ static int __attribute__((noinline)) on_other(struct parse_run *r, enum blk_merg
 		else if ((blk_event_is_cgroup(ev) || blk_event_is_cgpath(ev)) && take_cgroup(r, ev))
 			return -ENOMEM;
 		else if (blk_event_is_dirty(ev) || blk_event_is_fmap(ev) || blk_event_is_file(ev))
-			parse_origin_note(r->po ? r->po : (r->po = parse_origin_new()), ev);
+			parse_origin_note(r->po ? r->po : (r->po = parse_origin_new()), ev, fi);
 		break;
 	}
 	blk_cmem_note_done(r->cmem);
@@ -313,7 +314,7 @@ static uint32_t print_event(struct parse_run *r, struct blk_acct_dev *d, int cpu
 	}
 	ret = blk_acct_event(r->acct, d, cpu, ev, &c);
 	if (ret > 0 && r->po)
-		c.origin = parse_origin_event(r->po, ev, ev->time + r->rebase, c.comm);
+		c.origin = parse_origin_event(r->po, ev, r->input, ev->time + r->rebase, c.comm);
 	if (ret <= 0) {
 		if (ret == 0)
 			r->have_drv_data = 1;
@@ -674,6 +675,7 @@ static void run_file_mode(struct parse_run *r)
 		if (ev->time > o->stop_end)
 			break;
 		blk_acct_last_time(d, ev->time);
+		r->input = fi;
 		if (shown(o, ev) && ev->time >= o->stop_start)
 			dump_trace(r, d, cpu, ev);
 		if (r->text)

@@ -175,6 +175,35 @@ EOF2
 else
 	fail "blkparse origin: $out ($w/bp.out against $w/o.json)"
 fi
+# the same through a pipe (pipe mode: one input, the notes in step by time and input order)
+$BLKPARSE -i - -f '%a %S|%o|%O|%f|%F\n' <"$w/o.bin" >"$w/bp.pipe" 2>/dev/null
+grep '^[QGIDC] ' "$w/bp.out" >"$w/bp.ev"
+grep '^[QGIDC] ' "$w/bp.pipe" >"$w/bp.pipe.ev"
+cmp -s "$w/bp.ev" "$w/bp.pipe.ev" && [ -s "$w/bp.ev" ] &&
+	pass "blkparse origin: the same fields through a pipe (-i -)" ||
+	fail "blkparse origin: other fields through a pipe ($w/bp.pipe.ev, $w/bp.ev)"
+# per-CPU files (file mode: an input per CPU, the notes in step by time and by their file's
+# order), read a whole batch ahead and two records ahead: the same origins; with two, the
+# names of the files (written at the end) are not read yet: %f gives the inode
+mkdir -p "$w/pc"
+python3 - "$w/o.bin" "$w/pc/o" <<'EOF2'
+import struct
+import sys
+
+data, out, i = open(sys.argv[1], 'rb').read(), {}, 0
+while i < len(data):
+    n = 48 + struct.unpack_from('<H', data, i + 46)[0]
+    out.setdefault(struct.unpack_from('<I', data, i + 40)[0], []).append(data[i:i + n])
+    i += n
+for cpu, recs in out.items():
+    open('%s.blktrace.%d' % (sys.argv[2], cpu), 'wb').write(b''.join(recs))
+EOF2
+(cd "$w/pc" && $BLKPARSE -i o -f '%a %S|%o|%O|%f|%F\n' 2>/dev/null) | grep '^[QGIDC] ' >"$w/bp.pc.ev"
+(cd "$w/pc" && $BLKPARSE -i o -b 2 -f '%a %S|%o|%O|%F\n' 2>/dev/null) | grep '^[QGIDC] ' >"$w/bp.b2.ev"
+cut -d'|' -f1-3,5 "$w/bp.ev" >"$w/bp.nofile.ev"
+cmp -s "$w/bp.ev" "$w/bp.pc.ev" && cmp -s "$w/bp.nofile.ev" "$w/bp.b2.ev" &&
+	pass "blkparse origin: the same fields from per-CPU files, and the same origins read 2 records ahead (-b 2)" ||
+	fail "blkparse origin: other fields from per-CPU files ($w/bp.pc.ev, $w/bp.b2.ev against $w/bp.ev)"
 $BLKPARSE -i "$w/o.bin" >"$w/bp.default" 2>"$w/bp.default.err"
 $BLKPARSE -i "$w/plain.bin" >"$w/bp.plain" 2>"$w/bp.plain.err"
 want=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["bad_notes"])' "$w/o.json")
