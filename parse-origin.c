@@ -11,20 +11,12 @@
 
 /* the I/Os remembered from their Q to their C, by device and first sector */
 #define PO_SLOTS 4096
-/* names kept per chunk (a chunk is never moved: the lines queued point into it) */
-#define PO_CHUNK 256
 
 struct slot {
 	uint32_t device;
 	uint64_t sector;
 	int used;
 	struct blk_fmt_origin o;
-};
-
-struct chunk {
-	struct chunk *next;
-	char name[PO_CHUNK][16];
-	unsigned int n;
 };
 
 /* a DIRTY or FMAP note waiting for its time */
@@ -46,9 +38,6 @@ struct parse_origin {
 	struct stream *st;
 	size_t nst, ast, waiting;
 	struct slot slot[PO_SLOTS];
-	struct chunk *names; /* the newest first */
-	const char **index; /* open addressing over the names, a power of two of slots */
-	size_t nindex, aindex;
 	struct blk_fmt_origin cur;
 };
 
@@ -65,16 +54,6 @@ void parse_origin_free(struct parse_origin *p)
 {
 	if (!p)
 		return;
-	while (p->names) {
-		struct chunk *c = p->names;
-
-		p->names = c->next;
-		free(c);
-	}
-	for (size_t i = 0; i < p->nst; i++)
-		free(p->st[i].q);
-	free(p->st);
-	free(p->index);
 	blk_origin_free(p->notes);
 	free(p);
 }
@@ -173,54 +152,6 @@ static void take_due(struct parse_origin *p, const struct blk_event *ev, const v
 	}
 }
 
-static size_t name_slot(const struct parse_origin *p, const char *s)
-{
-	size_t h = 5381, i;
-
-	for (const char *c = s; *c; c++)
-		h = h * 33 + (unsigned char)*c;
-	for (i = h & (p->aindex - 1); p->index[i] && strcmp(p->index[i], s);
-	     i = (i + 1) & (p->aindex - 1))
-		;
-	return i;
-}
-
-/* @s (at most 15 bytes), kept for the run */
-static const char *intern(struct parse_origin *p, const char *s)
-{
-	size_t i;
-	char *n;
-
-	if (p->nindex && p->index[i = name_slot(p, s)])
-		return p->index[i];
-	if ((p->nindex + 1) * 2 > p->aindex) {
-		const char **old = p->index;
-		size_t oldn = p->aindex;
-
-		p->aindex = p->aindex ? p->aindex * 2 : 64;
-		p->index = calloc(p->aindex, sizeof(*p->index));
-		if (!p->index)
-			die("out of memory for the origin notes");
-		for (i = 0; i < oldn; i++)
-			if (old[i])
-				p->index[name_slot(p, old[i])] = old[i];
-		free(old);
-	}
-	if (!p->names || p->names->n == PO_CHUNK) {
-		struct chunk *c = calloc(1, sizeof(*c));
-
-		if (!c)
-			die("out of memory for the origin notes");
-		c->next = p->names;
-		p->names = c;
-	}
-	n = p->names->name[p->names->n++];
-	memcpy(n, s, strnlen(s, 15));
-	p->index[name_slot(p, n)] = n;
-	p->nindex++;
-	return n;
-}
-
 static struct slot *slot_of(struct parse_origin *p, uint32_t device, uint64_t sector)
 {
 	uint64_t h = (sector ^ ((uint64_t)device << 40)) * 0x9e3779b97f4a7c15ull;
@@ -249,10 +180,9 @@ const struct blk_fmt_origin *parse_origin_event(struct parse_origin *p, const st
 		s->device = ev->device;
 		s->sector = ev->sector;
 		s->o.pid = r.pid;
-		s->o.name = intern(p, r.kind == BLK_ORIGIN_JOURNAL || r.kind == BLK_ORIGIN_METADATA
-					      ? blk_origin_kind_name(r.kind)
-				      : r.comm[0] ? r.comm
-						  : "-");
+		s->o.name = r.kind == BLK_ORIGIN_JOURNAL || r.kind == BLK_ORIGIN_METADATA
+				    ? blk_origin_kind_name(r.kind)
+				    : r.name;
 		s->o.has_file = r.has_file;
 		s->o.ino = r.ino;
 		s->o.offset = r.offset;

@@ -41,6 +41,15 @@ struct file {
 	size_t n, cap;
 };
 
+/* the names of the origins, kept as long as the reader (a chunk never moves) */
+#define NAME_CHUNK 256
+
+struct name_chunk {
+	struct name_chunk *next;
+	char name[NAME_CHUNK][16];
+	unsigned int n;
+};
+
 struct blk_origin {
 	struct devmap *dev;
 	size_t ndev, capdev;
@@ -48,6 +57,9 @@ struct blk_origin {
 	size_t nfiles, capfiles;
 	struct blk_origin_share *shares;
 	size_t nshares, capshares;
+	struct name_chunk *names; /* the newest first */
+	const char **index; /* open addressing over the names, a power of two of slots */
+	size_t nindex, aindex;
 	struct blk_origin_stats stats;
 };
 
@@ -66,6 +78,13 @@ void blk_origin_free(struct blk_origin *o)
 		free(o->files[i].path);
 		free(o->files[i].run);
 	}
+	while (o->names) {
+		struct name_chunk *c = o->names;
+
+		o->names = c->next;
+		free(c);
+	}
+	free(o->index);
 	free(o->dev);
 	free(o->files);
 	free(o->shares);
@@ -397,6 +416,56 @@ int blk_origin_note(struct blk_origin *o, const struct blk_event *ev)
 
 /* ---- the I/Os ---- */
 
+static size_t name_slot(const struct blk_origin *o, const char *s)
+{
+	size_t h = 5381, i;
+
+	for (const char *c = s; *c; c++)
+		h = h * 33 + (unsigned char)*c;
+	for (i = h & (o->aindex - 1); o->index[i] && strcmp(o->index[i], s);
+	     i = (i + 1) & (o->aindex - 1))
+		;
+	return i;
+}
+
+/* @s (at most 15 bytes: a task's name), kept as long as @o; NULL when out of memory */
+static const char *intern(struct blk_origin *o, const char *s)
+{
+	size_t i;
+	char *n;
+
+	if (o->nindex && o->index[i = name_slot(o, s)])
+		return o->index[i];
+	if ((o->nindex + 1) * 2 > o->aindex) {
+		const char **old = o->index;
+		size_t oldn = o->aindex;
+
+		o->index = calloc(o->aindex ? o->aindex * 2 : 64, sizeof(*o->index));
+		if (!o->index) {
+			o->index = old;
+			return NULL;
+		}
+		o->aindex = o->aindex ? o->aindex * 2 : 64;
+		for (i = 0; i < oldn; i++)
+			if (old[i])
+				o->index[name_slot(o, old[i])] = old[i];
+		free(old);
+	}
+	if (!o->names || o->names->n == NAME_CHUNK) {
+		struct name_chunk *c = calloc(1, sizeof(*c));
+
+		if (!c)
+			return NULL;
+		c->next = o->names;
+		o->names = c;
+	}
+	n = o->names->name[o->names->n++];
+	memcpy(n, s, strnlen(s, 15));
+	o->index[name_slot(o, n)] = n;
+	o->nindex++;
+	return n;
+}
+
 static int prefix(const char *s, const char *p)
 {
 	return !strncmp(s, p, strlen(p));
@@ -562,11 +631,15 @@ int blk_origin_io(struct blk_origin *o, const struct blk_origin_query *q,
 		r->pid = o->shares[top].pid;
 		memcpy(r->comm, o->shares[top].comm, sizeof(r->comm));
 	}
+	r->name = intern(o, r->comm[0] ? r->comm : "-");
+	if (!r->name)
+		goto nomem;
 	return 0;
 nomem:
 	o->nshares = 0;
 	r->nshares = 0;
 	r->foreign = 0;
+	r->name = "-";
 	return -ENOMEM;
 }
 

@@ -106,7 +106,8 @@ static inline struct blk_origin_query blk_origin_query_of(const struct blk_event
  * struct blk_origin_result - what the notes say of an I/O; valid until the next call on
  * the same struct blk_origin
  * @kind: enum blk_origin_kind
- * @pid, @comm: the origin task (the queuer for all but BLK_ORIGIN_DIRTIER)
+ * @pid, @comm: the origin task (the queuer for all but BLK_ORIGIN_DIRTIER); @name: its
+ *	name too, "-" when not known, kept as long as the reader (for a caller that keeps it)
  * @has_file: a file map covers its first mapped sector: @ino, @offset (bytes into the
  *	file there), @path (NULL when no FILE note named the inode so far)
  * @shares, @nshares: its bytes per task, in the order first met; they add up to the I/O's
@@ -117,6 +118,7 @@ struct blk_origin_result {
 	int kind;
 	uint32_t pid;
 	char comm[16];
+	const char *name;
 	int has_file;
 	uint64_t ino, offset;
 	const char *path;

@@ -130,6 +130,7 @@ static void maps_replaced(void **state)
 /* dirty pages go to their dirtiers by bytes, and out of the map when written */
 static void dirty_pages(void **state)
 {
+	const char *name;
 	struct blk_origin *o = blk_origin_new();
 	struct blk_origin_stats st;
 	struct blk_origin_result r;
@@ -149,6 +150,8 @@ static void dirty_pages(void **state)
 	assert_int_equal(r.kind, BLK_ORIGIN_DIRTIER);
 	assert_int_equal(r.pid, 100);
 	assert_string_equal(r.comm, "dd");
+	assert_string_equal(r.name, "dd");
+	name = r.name; /* kept as long as the reader: the same pointer for the same name */
 	assert_int_equal(share_of(&r, 100), 10 * PAGE);
 	assert_int_equal(share_of(&r, 200), 6 * PAGE);
 	assert_int_equal(share_of(&r, 300), 0);
@@ -167,6 +170,7 @@ static void dirty_pages(void **state)
 	/* half a page in the middle of db's run: its page goes, the run splits in two */
 	io(o, 1, 20 * 8 + 2, 1024, 9, "kworker/u8:2", &r);
 	assert_int_equal(r.pid, 200);
+	assert_string_equal(r.name, "db");
 	assert_int_equal(share_of(&r, 200), 1024);
 	assert_int_equal(r.offset, 20 * PAGE + 1024);
 	blk_origin_stats(o, &st);
@@ -184,6 +188,9 @@ static void dirty_pages(void **state)
 	assert_int_equal(st.dirty_runs, 0);
 	assert_int_equal(st.max_dirty_pages, 40);
 	/* a read does not take dirty pages */
+	assert_int_equal(dirty(o, 100, "dd", 20, 0, 1), 1);
+	io(o, 1, 0, PAGE, 9, "kworker/u8:2", &r);
+	assert_ptr_equal(r.name, name);
 	assert_int_equal(dirty(o, 100, "dd", 20, 0, 1), 1);
 	io(o, 0, 0, PAGE, 5, "cat", &r);
 	assert_int_equal(r.pid, 5);
