@@ -102,6 +102,9 @@ static void on_queued(void *ctx, const struct blk_event *ev, uint32_t id)
 	if (blk_origin_io(t->notes, &q, &r) < 0)
 		t->counts.nomem++;
 	io->kind = r.kind;
+	io->name = r.kind == BLK_ORIGIN_JOURNAL || r.kind == BLK_ORIGIN_METADATA
+			   ? blk_origin_kind_name(r.kind)
+			   : r.name;
 	io->pid = r.pid;
 	memcpy(io->comm, r.comm, sizeof(io->comm));
 	io->qpid = ev->pid;
@@ -169,6 +172,11 @@ void otrack_listen(struct otrack *t, otrack_fn fn, void *ctx)
 		die("too many listeners of the origin notes");
 	t->l[t->nl].fn = fn;
 	t->l[t->nl++].ctx = ctx;
+}
+
+const struct otrack_io *otrack_io_of(const struct otrack *t, uint32_t id)
+{
+	return id < t->aslot && t->slot[id].kept ? &t->slot[id].io : NULL;
 }
 
 int otrack_following(const struct otrack *t)

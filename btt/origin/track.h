@@ -26,7 +26,8 @@ struct otrack;
 /**
  * struct otrack_io - what the notes said of a bio, at its Q
  * @kind: enum blk_origin_kind
- * @pid, @comm: its origin; @qpid, @qcomm: the task that queued it
+ * @pid, @comm: its origin; @qpid, @qcomm: the task that queued it; @name: the origin's
+ *	name, "journal" or "metadata" for those (it lives as long as the tracker)
  * @has_file, @ino, @offset: its first mapped sector's file, and offset in it
  * @shares, @nshares: its bytes per task (they add up to its bytes at Q)
  * @foreign: the bytes of tasks other than the queuer
@@ -35,6 +36,7 @@ struct otrack_io {
 	int kind;
 	uint32_t pid, qpid;
 	char comm[16], qcomm[16];
+	const char *name;
 	int has_file;
 	uint64_t ino, offset;
 	struct blk_origin_share *shares;
@@ -60,6 +62,12 @@ void otrack_listen(struct otrack *t, otrack_fn fn, void *ctx);
 
 /* whether the trace held an origin note (the sections are printed only then) */
 int otrack_following(const struct otrack *t);
+
+/*
+ * otrack_io_of() - what the notes said of bio @id at its Q, while it is in flight (until the
+ * tracker's done() for it, which comes after those subscribed before the first note), or NULL
+ */
+const struct otrack_io *otrack_io_of(const struct otrack *t, uint32_t id);
 
 /* the trace ended: the bios of its own model delivered */
 void otrack_input_end(struct otrack *t);

@@ -56,6 +56,17 @@ static void on_queued(void *ctx, const struct blk_event *ev, uint32_t bio)
 	c->cg[bio] = blk_cgmap_lookup(c->map, ev, &id) ? id + 1 : 0;
 }
 
+int cgroups_bio(const void *state, uint32_t id, uint64_t *cg, const char **path)
+{
+	const struct cgroups *c = state;
+
+	if (!c || id >= c->ncg || !c->cg[id])
+		return 0;
+	*cg = c->cg[id] - 1;
+	*path = blk_cgmap_path(c->map, *cg);
+	return 1;
+}
+
 static struct row *row_of(struct cgroups *c, uint64_t id, uint32_t dev)
 {
 	struct row *r;

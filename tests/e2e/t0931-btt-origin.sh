@@ -213,3 +213,54 @@ if cmp -s "$w/bp.default" "$w/bp.plain" &&
 else
 	fail "blkparse origin: the default output differs, or the $want bad notes are not said ($w/bp.default, $w/bp.default.err)"
 fi
+
+# btt --perfetto: each I/O slice carries its origin ("origin", "origin-pid") and file
+# ("file-ino": the names come at the end of the trace, after the slice was drawn; "file-offset")
+# as computed; and, on tests/gen/cgtrace.py's trace, its cgroup: as many slices per cgroup
+# ("cgroup" path, else "cgroup-id") as that generator counts I/Os, none on the others
+if perfetto_tools "btt origin: --perfetto arguments"; then
+	$BTT -i "$w/o.bin" --perfetto="$w/o.pftrace" >/dev/null 2>"$w/pf.err" &&
+		"$PY" "$TOP/tests/gen/perfetto-check.py" --schema "$SHARED_DIR/perfetto" \
+			--dump "$w/o.pfdump" "$w/o.pftrace" >/dev/null 2>>"$w/pf.err" ||
+		fail "btt origin: --perfetto failed or wrote a bad trace: $(head -c 300 "$w/pf.err")"
+	python3 "$TOP/tests/gen/cgtrace.py" "$w/cg.bin" "$w/cg.exp" &&
+		$BTT -i "$w/cg.bin" --perfetto="$w/cg.pftrace" >/dev/null 2>>"$w/pf.err" &&
+		"$PY" "$TOP/tests/gen/perfetto-check.py" --schema "$SHARED_DIR/perfetto" \
+			--dump "$w/cg.pfdump" "$w/cg.pftrace" >/dev/null 2>>"$w/pf.err" ||
+		fail "btt origin: --perfetto on the cgroup trace failed: $(head -c 300 "$w/pf.err")"
+	while read -r verdict what; do
+		if [ "$verdict" = ok ]; then pass "btt origin: --perfetto $what"; else fail "btt origin: --perfetto $what"; fi
+	done < <(python3 - "$w/o.json" "$w/o.pfdump" "$w/cg.exp" "$w/cg.pfdump" <<'EOF2'
+import collections
+import json
+import sys
+
+qs = json.load(open(sys.argv[1]))['qs']
+ios = [s[6] for s in json.load(open(sys.argv[2]))['slices'] if 'bytes' in s[6]]
+bad = []
+if len(ios) != len(qs):
+    bad.append('%d I/O slices, want %d' % (len(ios), len(qs)))
+for q, a in zip(qs, ios):
+    want = {'sector': q['sector'], 'origin': q['oname'], 'origin-pid': q['opid']}
+    if q['ino'] is not None:
+        want.update({'file-ino': q['ino'], 'file-offset': int(q['offset'])})
+    got = {k: a[k] for k in ('sector', 'origin', 'origin-pid', 'file-ino', 'file-offset') if k in a}
+    if got != want:
+        bad.append('slice %s, want %s' % (got, want))
+print(('bad ' if bad else 'ok ') + 'origin and file arguments of %d I/O slices%s' % (
+    len(qs), ': ' + '; '.join(bad[:3]) if bad else ''))
+want = collections.Counter()
+for line in open(sys.argv[3]):
+    f = line.rstrip('\n').split('\t')
+    if f[0] not in ('no_q', '(no cgroup note)'):
+        want[f[0]] += int(f[2])
+got = collections.Counter()
+for s in json.load(open(sys.argv[4]))['slices']:
+    a = s[6]
+    if 'bytes' in a and ('cgroup' in a or 'cgroup-id' in a):
+        got[a['cgroup'] if 'cgroup' in a else 'id %d' % a['cgroup-id']] += 1
+print(('ok ' if got == want else 'bad ') + 'cgroup arguments: %s slices%s' % (
+    dict(got), '' if got == want else ', want %s' % dict(want)))
+EOF2
+	)
+fi

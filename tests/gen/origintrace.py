@@ -248,7 +248,8 @@ def write_expected(tr, exp):
             fname = FILES.get(io['file'][0], 'ino %d' % io['file'][0])
             off = str(io['file'][1])
         qs.append({'sector': io['sector'], 'opid': io['pid'], 'oname': name,
-                   'file': fname, 'offset': off})
+                   'file': fname, 'offset': off,
+                   'ino': io['file'][0] if io['file'] else None})
     with open(exp, 'w') as f:
         json.dump({'origins': origins, 'by_bytes': by_bytes[:10], 'by_q2c': by_q2c[:10],
                    'nfiles': len(flist),
