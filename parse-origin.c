@@ -9,6 +9,12 @@
 #include "common.h"
 #include "parse-origin.h"
 
+/*
+ * the most notes waiting for their time (some 7 MB): past it the oldest is taken at once (a
+ * filter that prints few events leaves them waiting; blkparse reads some 512 records ahead
+ * per input)
+ */
+#define PO_MAX_WAITING (1u << 16)
 /* the I/Os remembered from their Q to their C, by device and first sector */
 #define PO_SLOTS 4096
 
@@ -54,6 +60,9 @@ void parse_origin_free(struct parse_origin *p)
 {
 	if (!p)
 		return;
+	for (size_t i = 0; i < p->nst; i++)
+		free(p->st[i].q);
+	free(p->st);
 	blk_origin_free(p->notes);
 	free(p);
 }
@@ -84,6 +93,53 @@ static struct stream *stream_of(struct parse_origin *p, uint32_t device, uint32_
 	return s;
 }
 
+/*
+ * The notes due before event @ev of @input (read at input time @t), taken in time order:
+ * those of time @t or before, and those read before it from the same input (a per-CPU file;
+ * in pipe mode, or for a merged file, the one input). The first keeps the notes in step with
+ * the events whatever the read-ahead; the second takes them no later than the order they
+ * were written in, where their times are not the events' (a merged file of blkparse -d,
+ * whose events are rebased and its notes not: there, in the order -d read them).
+ */
+static int due(const struct pnote *n, const struct blk_event *ev, const void *input, uint64_t t)
+{
+	return n->ev.time <= t || (n->input == input && n->ev.offset < ev->offset);
+}
+
+/* the stream whose next note is the earliest, of those due before @ev (all when @ev is NULL) */
+static struct stream *earliest(struct parse_origin *p, const struct blk_event *ev,
+			       const void *input, uint64_t t)
+{
+	struct stream *best = NULL;
+
+	for (size_t i = 0; i < p->nst; i++) {
+		struct stream *s = &p->st[i];
+
+		if (s->head == s->n || (ev && !due(&s->q[s->head], ev, input, t)))
+			continue;
+		if (!best || s->q[s->head].ev.time < best->q[best->head].ev.time)
+			best = s;
+	}
+	return best;
+}
+
+static void take_next(struct parse_origin *p, struct stream *s)
+{
+	s->q[s->head].ev.pdu = s->q[s->head].pdu;
+	take(p, &s->q[s->head].ev);
+	s->head++;
+	p->waiting--;
+}
+
+static void take_due(struct parse_origin *p, const struct blk_event *ev, const void *input,
+		     uint64_t t)
+{
+	struct stream *s;
+
+	while (p->waiting && (s = earliest(p, ev, input, t)))
+		take_next(p, s);
+}
+
 int parse_origin_note(struct parse_origin *p, const struct blk_event *ev, const void *input)
 {
 	struct stream *s;
@@ -112,44 +168,9 @@ int parse_origin_note(struct parse_origin *p, const struct blk_event *ev, const 
 	n->ev = *ev;
 	n->ev.pdu_len = ev->pdu_len < sizeof(n->pdu) ? ev->pdu_len : sizeof(n->pdu);
 	memcpy(n->pdu, ev->pdu, n->ev.pdu_len);
-	p->waiting++;
+	if (++p->waiting > PO_MAX_WAITING)
+		take_next(p, earliest(p, NULL, NULL, 0));
 	return 1;
-}
-
-/*
- * The notes due before event @ev of @input (read at input time @t), taken in time order:
- * those of time @t or before, and those read before it from the same input (a per-CPU file;
- * in pipe mode, or for a merged file, the one input). The first keeps the notes in step with
- * the events whatever the read-ahead; the second takes them no later than the order they
- * were written in, where their times are not the events' (a merged file of blkparse -d,
- * whose events are rebased and its notes not: there, in the order -d read them).
- */
-static int due(const struct pnote *n, const struct blk_event *ev, const void *input, uint64_t t)
-{
-	return n->ev.time <= t || (n->input == input && n->ev.offset < ev->offset);
-}
-
-static void take_due(struct parse_origin *p, const struct blk_event *ev, const void *input,
-		     uint64_t t)
-{
-	while (p->waiting) {
-		struct stream *best = NULL;
-
-		for (size_t i = 0; i < p->nst; i++) {
-			struct stream *s = &p->st[i];
-
-			if (s->head == s->n || !due(&s->q[s->head], ev, input, t))
-				continue;
-			if (!best || s->q[s->head].ev.time < best->q[best->head].ev.time)
-				best = s;
-		}
-		if (!best)
-			return;
-		best->q[best->head].ev.pdu = best->q[best->head].pdu;
-		take(p, &best->q[best->head].ev);
-		best->head++;
-		p->waiting--;
-	}
 }
 
 static struct slot *slot_of(struct parse_origin *p, uint32_t device, uint64_t sector)

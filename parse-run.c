@@ -183,7 +183,8 @@ static int __attribute__((noinline)) on_other(struct parse_run *r, enum blk_merg
 			r->hidden_cgroup++;
 		else if ((blk_event_is_cgroup(ev) || blk_event_is_cgpath(ev)) && take_cgroup(r, ev))
 			return -ENOMEM;
-		else if (blk_event_is_dirty(ev) || blk_event_is_fmap(ev) || blk_event_is_file(ev))
+		else if (r->text &&
+			 (blk_event_is_dirty(ev) || blk_event_is_fmap(ev) || blk_event_is_file(ev)))
 			parse_origin_note(r->po ? r->po : (r->po = parse_origin_new()), ev, fi);
 		break;
 	}
