@@ -256,7 +256,9 @@ static int take_dirty(struct blk_origin *o, const struct blk_event *ev)
 	r.end = r.start + (uint64_t)pdu.count * pdu.page_size;
 	r.pid = ev->pid;
 	r.page = pdu.page_size;
-	memcpy(r.comm, pdu.comm, 15);
+	/* the name as far as its NUL, a byte that is not printable shown as '?' */
+	for (size_t i = 0; i < 15 && pdu.comm[i]; i++)
+		r.comm[i] = pdu.comm[i] >= ' ' && pdu.comm[i] <= '~' ? pdu.comm[i] : '?';
 	if (dirty_add(o, f, &r))
 		return -ENOMEM;
 	o->stats.dirty++;

@@ -187,6 +187,15 @@ static void dirty_pages(void **state)
 	assert_int_equal(st.dirty_pages, 0);
 	assert_int_equal(st.dirty_runs, 0);
 	assert_int_equal(st.max_dirty_pages, 40);
+	/* a name that is not printable is shown with '?' for its odd bytes */
+	assert_int_equal(dirty(o, 101,
+			       "a\tb\x80"
+			       "c",
+			       20, 63, 1),
+			 1);
+	io(o, 1, 63 * 8, PAGE, 9, "kworker/u8:2", &r);
+	assert_int_equal(r.pid, 101);
+	assert_string_equal(r.name, "a?b?c");
 	/* a read does not take dirty pages */
 	assert_int_equal(dirty(o, 100, "dd", 20, 0, 1), 1);
 	io(o, 1, 0, PAGE, 9, "kworker/u8:2", &r);
