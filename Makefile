@@ -43,7 +43,8 @@ kernel/tracefs.o kernel/tfsback.o kernel/tfsconv.o kernel/ftrace.o tests/unit/te
 # Link a library before libblk.a: $(PERFETTO_LIB) $(LIB), $(EXPORT_LIB) $(LIB) $(LDLIBS_EXPORT).
 LIB_SRC := lib/event.c lib/reader.c lib/merge.c lib/pipesort.c lib/strbuf.c lib/output.c \
 	lib/format.c lib/acct.c lib/acct-print.c lib/log.c lib/hist.c \
-	lib/frame.c lib/window.c lib/wallclock.c lib/iowait.c lib/printq.c lib/cgmap.c
+	lib/frame.c lib/window.c lib/wallclock.c lib/iowait.c lib/printq.c lib/cgmap.c \
+	lib/origin.c
 LIB_OBJ := $(LIB_SRC:.c=.o)
 LIB := lib/libblk.a
 PERFETTO_SRC := lib/perfetto/protobuf.c lib/perfetto/perfetto.c lib/perfetto/perfetto-event.c
@@ -90,7 +91,7 @@ $(EXPORT_LIB): $(EXPORT_SRC:.c=.o) Makefile
 
 common.o: common.c
 
-blkparse: blkparse.o parse-run.o parse-iowait.o common.o $(COMPAT) $(LIB)
+blkparse: blkparse.o parse-run.o parse-iowait.o parse-origin.o common.o $(COMPAT) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
 blkiomon: blkiomon.o mon-run.o common.o $(LIB)

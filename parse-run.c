@@ -13,6 +13,7 @@
 
 #include "common.h"
 #include "parse-iowait.h"
+#include "parse-origin.h"
 #include "parse-run.h"
 #include "compat/classicmem.h"
 #include "compat/parse-model.h"
@@ -71,6 +72,8 @@ struct parse_run {
 	struct blk_fmt_ctx wall; /* only its wall-clock fields are used */
 	uint64_t hidden_cgroup; /* cgroup-tagged notes the classic tool hides */
 	struct blk_cgmap *cg; /* the tracer's cgroup notes (blk/cgroup.h), NULL before one */
+	struct parse_origin *po; /* its origin notes (parse-origin.h), NULL before one */
+	const void *input; /* file mode: the input of the event being printed */
 	struct parse_waits *waits; /* I/O wait notes (parse-iowait.h), NULL if not used */
 	int waits_live; /* waits may be held: side files, or a note taken (else emit is a no-op) */
 	uint64_t bad_cpu;
@@ -180,6 +183,9 @@ static int __attribute__((noinline)) on_other(struct parse_run *r, enum blk_merg
 			r->hidden_cgroup++;
 		else if ((blk_event_is_cgroup(ev) || blk_event_is_cgpath(ev)) && take_cgroup(r, ev))
 			return -ENOMEM;
+		else if (r->text &&
+			 (blk_event_is_dirty(ev) || blk_event_is_fmap(ev) || blk_event_is_file(ev)))
+			parse_origin_note(r->po ? r->po : (r->po = parse_origin_new()), ev, fi);
 		break;
 	}
 	blk_cmem_note_done(r->cmem);
@@ -308,6 +314,8 @@ static uint32_t print_event(struct parse_run *r, struct blk_acct_dev *d, int cpu
 		}
 	}
 	ret = blk_acct_event(r->acct, d, cpu, ev, &c);
+	if (ret > 0 && r->po)
+		c.origin = parse_origin_event(r->po, ev, r->input, ev->time + r->rebase, c.comm);
 	if (ret <= 0) {
 		if (ret == 0)
 			r->have_drv_data = 1;
@@ -668,6 +676,7 @@ static void run_file_mode(struct parse_run *r)
 		if (ev->time > o->stop_end)
 			break;
 		blk_acct_last_time(d, ev->time);
+		r->input = fi;
 		if (shown(o, ev) && ev->time >= o->stop_start)
 			dump_trace(r, d, cpu, ev);
 		if (r->text)
@@ -931,6 +940,14 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 			warning("%llu cgroup notes of blktrace --origin were damaged and skipped: the events they name show no cgroup (%%g 0,0, %%G -)",
 				(unsigned long long)cs.bad);
 	}
+	if (r.po) {
+		struct blk_origin_stats os;
+
+		parse_origin_stats(r.po, &os);
+		if (os.bad + os.unknown)
+			warning("%llu origin notes of blktrace --origin were damaged or named an unknown file, and were skipped",
+				(unsigned long long)(os.bad + os.unknown));
+	}
 	parse_waits_report(r.waits);
 	parse_waits_free(r.waits);
 	if (r.hidden_cgroup && !o.show_cgroup) {
@@ -945,5 +962,6 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 	blk_acct_free(r.acct);
 	blk_wallclock_free(r.clock);
 	blk_cgmap_free(r.cg);
+	parse_origin_free(r.po);
 	return r.failed ? 1 : 0;
 }

@@ -4,9 +4,10 @@
 #   model/     the I/O model and its data structures, the trace's wall clock
 #   report/    the classic report and its per-IO, range and histogram files
 #   perfetto/  --perfetto        export/  --export        iowait/  I/O wait by process
+#   origin/    I/O by origin and by file (the origin notes)
 # Sources include headers by their path under btt/ ("model/iomodel.h").
 TOOLS += btt/btt
-BTT_ROOMS := model report perfetto export iowait
+BTT_ROOMS := model report perfetto export iowait origin
 BTT_SRC := $(wildcard btt/*.c $(patsubst %,btt/%/*.c,$(BTT_ROOMS)))
 BTT_OBJ := $(patsubst %.c,%.o,$(BTT_SRC))
 # btt without its main(): btt_init(), btt_run() over any stream of events, btt_report()

@@ -8,6 +8,8 @@
 
 #include "export/export-out.h"
 #include "iowait/waits.h"
+#include "origin/files.h"
+#include "origin/origins.h"
 #include "output.h"
 #include "perfetto/perfetto-out.h"
 #include "report/active-periods.h"
@@ -34,6 +36,8 @@ const struct btt_output_ops *const btt_outputs[] = {
 	&perfetto_output, /* --perfetto */
 	&waits_output, /* I/O wait by process */
 	&cgroups_output, /* I/O by cgroup (a trace with cgroup notes) */
+	&origins_output, /* I/O by origin (a trace with origin notes) */
+	&files_output, /* I/O by file (the same), from the origins output's tracker */
 	&ranges_output, /* the range data (stdout, or NAME.dat) */
 };
 

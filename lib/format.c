@@ -214,6 +214,36 @@ static void put_devno(struct blk_strbuf *sb, uint32_t dev)
 	blk_strbuf_add_s64(sb, (int)BLK_MINOR(dev), 3, BLK_PAD_LEFT);
 }
 
+/* %o, %O (the origin's pid, name), %f, %F (the file, the offset into it): "-" when not known */
+static void put_origin(struct blk_strbuf *sb, const struct blk_fmt_origin *o,
+		       const struct fmt_op *op)
+{
+	char tmp[32];
+	int n;
+
+	if (!o || (op->field == 'o' || op->field == 'O' ? !o->name : !o->has_file)) {
+		put_str(sb, "-", op);
+		return;
+	}
+	switch (op->field) {
+	case 'o':
+		blk_strbuf_add_u64(sb, o->pid, op->width, pad_flags(op));
+		return;
+	case 'O':
+		put_str(sb, o->name, op);
+		return;
+	case 'F':
+		blk_strbuf_add_u64(sb, o->offset, op->width, pad_flags(op));
+		return;
+	}
+	if (o->path) {
+		put_str(sb, o->path, op);
+		return;
+	}
+	n = snprintf(tmp, sizeof(tmp), "ino %llu", (unsigned long long)o->ino);
+	blk_strbuf_add_padded(sb, tmp, (size_t)n, op->width, pad_flags(op));
+}
+
 int blk_format_render(const struct blk_format *f, const struct blk_event *ev,
 		      const struct blk_fmt_ctx *c, struct blk_strbuf *sb)
 {
@@ -267,6 +297,12 @@ int blk_format_render(const struct blk_format *f, const struct blk_event *ev,
 				put_str(sb, "-", op);
 			break;
 		}
+		case 'o':
+		case 'O':
+		case 'f':
+		case 'F':
+			put_origin(sb, c->origin, op);
+			break;
 		case 'M':
 			blk_strbuf_add_s64(sb, (int)BLK_MAJOR(ev->device), op->width, fl);
 			break;

@@ -42,11 +42,13 @@ struct pq_line {
 	uint32_t wall_off; /* the wall clock (have_wall) */
 	uint32_t len; /* PQ_TEXT: the text's length; else the PC payload's */
 	uint16_t error, pdu_len;
-	uint8_t version, kind, has_pc, have_wall; /* have_wall: | PQ_CGPATH */
+	uint8_t version, kind, has_pc, have_wall; /* have_wall: | PQ_CGPATH | PQ_ORIGIN */
 };
 
 /* a cgroup path (%G): its pointer is in the arena just before the event's payload */
 #define PQ_CGPATH 2
+/* an origin (%o %O %f %F): its struct is in the arena just before that (or the payload) */
+#define PQ_ORIGIN 4
 
 /* the wall clock of a context, as kept in the arena */
 struct pq_wall {
@@ -95,6 +97,7 @@ static void render(struct blk_printq *q, const struct pq_batch *b)
 
 	for (unsigned int i = 0; i < b->n; i++) {
 		const struct pq_line *l = &b->lines[i];
+		struct blk_fmt_origin origin;
 		struct blk_event ev;
 		struct blk_fmt_ctx c;
 
@@ -130,6 +133,14 @@ static void render(struct blk_printq *q, const struct pq_batch *b)
 			if (l->have_wall & PQ_CGPATH)
 				memcpy(&c.cg_path, b->arena + l->pdu_off - sizeof(c.cg_path),
 				       sizeof(c.cg_path));
+			c.origin = NULL;
+			if (l->have_wall & PQ_ORIGIN) {
+				size_t at = l->pdu_off - sizeof(origin) -
+					    (l->have_wall & PQ_CGPATH ? sizeof(c.cg_path) : 0);
+
+				memcpy(&origin, b->arena + at, sizeof(origin));
+				c.origin = &origin;
+			}
 			c.have_wall = l->have_wall & 1;
 			c.wall_sec = 0;
 			c.wall_nsec = 0;
@@ -329,7 +340,7 @@ int blk_printq_event(struct blk_printq *q, const struct blk_format *f, const str
 	int share_pc = c->pc_pdu == ev->pdu && c->pc_pdu_len <= ev->pdu_len;
 	size_t need = ev->pdu_len + (c->pc_pdu && !share_pc ? c->pc_pdu_len : 0) +
 		      (c->have_wall ? sizeof(struct pq_wall) : 0) +
-		      (c->cg_path ? sizeof(c->cg_path) : 0);
+		      (c->cg_path ? sizeof(c->cg_path) : 0) + (c->origin ? sizeof(*c->origin) : 0);
 	struct pq_batch *b = q->cur;
 	struct pq_line *l;
 
@@ -342,6 +353,10 @@ int blk_printq_event(struct blk_printq *q, const struct blk_format *f, const str
 	l->kind = PQ_EVENT;
 	copy_line(l, ev, c);
 	l->f = f;
+	if (c->origin) {
+		put(b, c->origin, sizeof(*c->origin));
+		l->have_wall |= PQ_ORIGIN;
+	}
 	if (c->cg_path) {
 		put(b, &c->cg_path, sizeof(c->cg_path));
 		l->have_wall |= PQ_CGPATH;

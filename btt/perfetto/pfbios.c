@@ -16,8 +16,12 @@
 #include "model/bios.h"
 #include "model/devs.h"
 #include "model/iomodel.h"
+#include "origin/origins.h"
+#include "origin/track.h"
+#include "output.h"
 #include "perfetto/pfpipe.h"
 #include "perfetto/pfstate.h"
+#include "report/cgroups.h"
 
 /* ---- slots ---- */
 
@@ -180,6 +184,7 @@ static void made(struct pfout *p, const struct btt_bio *b)
 	io->pieces = 0;
 	io->error = 0;
 	io->nflow_out = io->set = io->piece = io->nostage = 0;
+	io->has_cgroup = io->has_origin = io->has_file = 0;
 	io->remapped = !!(b->flags & BTT_BIO_REMAPPED);
 	io->no_q = (uint8_t)no_q;
 	s->t_q = first_time(b);
@@ -326,8 +331,45 @@ static void last_completed(struct pfout *p, const struct btt_bio *b, uint32_t i)
 	}
 }
 
-/* bio @b is done (or given up): its slice, stage by stage, and its pieces */
-static void finished(struct pfout *p, const struct btt_bio *b)
+/*
+ * What the trace's notes say of bio @b, for its slice's arguments: the sections that read them
+ * keep it by the bio's id until their done(), which comes after ours (they subscribe at their
+ * first note, we at the start)
+ */
+static void notes_of(struct pfout *p, const struct btt_bio *b, struct pf_io *io)
+{
+	const struct otrack_io *o;
+	const char *path;
+	uint64_t cg;
+
+	if (!p->notes_looked) {
+		p->notes_looked = 1;
+		p->cgroups = btt_view_output(p->v, "cgroups");
+		p->track = origins_track(btt_view_output(p->v, "origins"));
+	}
+	if (cgroups_bio(p->cgroups, b->id, &cg, &path)) {
+		io->has_cgroup = 1;
+		io->cgroup = path;
+		io->cgroup_id = cg;
+	}
+	if (!p->track || !(o = otrack_io_of(p->track, b->id)))
+		return;
+	io->has_origin = 1;
+	io->origin = o->name;
+	io->origin_pid = o->pid;
+	if (o->has_file) {
+		io->has_file = 1;
+		io->file = blk_origin_path(otrack_notes(p->track), b->device, o->ino);
+		io->file_ino = o->ino;
+		io->file_offset = o->offset;
+	}
+}
+
+/*
+ * bio @b is done (or given up): its slice, stage by stage, and its pieces; @now: in its
+ * done() (not deferred: what the notes say of it is still kept)
+ */
+static void finished(struct pfout *p, const struct btt_bio *b, int now)
 {
 	uint64_t t[L_NR], prev, stop, lim;
 	struct pf_run *run;
@@ -353,6 +395,8 @@ static void finished(struct pfout *p, const struct btt_bio *b)
 	run->io.set = lost ? PF_SET_LOST : PF_SET_IO;
 	run->io.kind = kind_of(b) ? p->kinds[kind_of(b)] : NULL;
 	run->io.pieces = b->pieces;
+	if (now)
+		notes_of(p, b, &run->io);
 	run->up = s->up;
 	run->up_gen = s->up_gen;
 	/* at least 1 ns; the stages in their order, each inside the one before */
@@ -422,7 +466,7 @@ void pfout_flush_pending(struct pfout *p)
 		else if (e->what == PEND_PIECE)
 			piece(p, &e->b, e->kind, e->t, e->sector, e->nsec);
 		else
-			finished(p, &e->b);
+			finished(p, &e->b, 0);
 	}
 	p->npend = 0;
 }
@@ -455,5 +499,5 @@ void pfout_on_bio(void *ctx, const struct btt_bio *b)
 	if (p->npend)
 		defer(p, PEND_DONE, b, 0, 0, 0, 0);
 	else
-		finished(p, b);
+		finished(p, b, 1);
 }

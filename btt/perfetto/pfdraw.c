@@ -538,10 +538,33 @@ static uint64_t proc_iid(struct pfdraw *d, const struct pf_io *io)
 	return d->proc_iid[i];
 }
 
+/* the arguments from the trace's notes (struct pf_io): cgroup, origin, file; 5 at most */
+static void notes_args(const struct pf_io *io, struct blk_perfetto_arg *args, unsigned int *n)
+{
+	if (io->has_cgroup)
+		args[(*n)++] =
+			io->cgroup ? (struct blk_perfetto_arg)BLK_PERFETTO_STR("cgroup", io->cgroup)
+				   : (struct blk_perfetto_arg)BLK_PERFETTO_UINT("cgroup-id",
+										io->cgroup_id);
+	if (io->has_origin) {
+		args[(*n)++] = (struct blk_perfetto_arg)BLK_PERFETTO_STR("origin", io->origin);
+		args[(*n)++] =
+			(struct blk_perfetto_arg)BLK_PERFETTO_UINT("origin-pid", io->origin_pid);
+	}
+	if (io->has_file) {
+		args[(*n)++] = io->file
+				       ? (struct blk_perfetto_arg)BLK_PERFETTO_STR("file", io->file)
+				       : (struct blk_perfetto_arg)BLK_PERFETTO_UINT("file-ino",
+										    io->file_ino);
+		args[(*n)++] =
+			(struct blk_perfetto_arg)BLK_PERFETTO_UINT("file-offset", io->file_offset);
+	}
+}
+
 int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
 {
 	char from[64];
-	struct blk_perfetto_arg args[8] = {
+	struct blk_perfetto_arg args[14] = {
 		BLK_PERFETTO_UINT("sector", io->sector),
 		BLK_PERFETTO_UINT("bytes", (uint64_t)io->nsec << 9),
 		BLK_PERFETTO_ISTR("rwbs", ""),
@@ -589,6 +612,7 @@ int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
 	if (io->piece)
 		args[ev.nargs++] =
 			(struct blk_perfetto_arg)BLK_PERFETTO_UINT("bio-sector", io->bio_sector);
+	notes_args(io, args, &ev.nargs);
 	if (io->flow_in)
 		term[ev.nterminating++] = io->flow_in;
 	if (io->flow_from)

@@ -46,6 +46,10 @@ enum pf_set { PF_SET_IO, PF_SET_PIECE, PF_SET_LOST, PF_NSETS };
  *	piece (not a bio: on the "I/O pieces" lanes, not counted in the "queued" counter, no
  *	pid or process argument: its bio's)
  * @nostage: no stage slice inside (a bio made by its C: pfdraw_stage() not called)
+ * @has_cgroup, @has_origin, @has_file: what the trace's notes say of it (cgroup and origin
+ *	notes, blktrace --origin), its "cgroup" (@cgroup, else "cgroup-id" @cgroup_id),
+ *	"origin" and "origin-pid" (@origin, @origin_pid), "file" (@file, else "file-ino"
+ *	@file_ino) and "file-offset" arguments; the strings live as long as the run
  */
 struct pf_io {
 	uint64_t sector, action, bio_sector, from_sector;
@@ -54,9 +58,12 @@ struct pf_io {
 	uint64_t lane;
 	const struct btt_proc *proc;
 	const char *lost, *kind;
-	uint32_t pid, nsec, dev, from_device, lane_idx, pieces;
+	const char *cgroup, *origin, *file;
+	uint64_t cgroup_id, file_ino, file_offset;
+	uint32_t pid, nsec, dev, from_device, lane_idx, pieces, origin_pid;
 	uint16_t error;
 	uint8_t nflow_out, set, remapped, no_q, piece, nostage;
+	uint8_t has_cgroup, has_origin, has_file;
 };
 
 /* A drawing onto @out (the caller's; it must outlive the drawing). Exits without memory. */

@@ -58,6 +58,8 @@ struct dstate {
 	int had_q;
 };
 
+struct otrack;
+
 struct pfout {
 	const struct btt_view *v;
 	char *path;
@@ -85,6 +87,9 @@ struct pfout {
 	size_t ndev, adev;
 	char names[L_NR][L_NR + 1][8]; /* "Q2G"..., [x][L_NR]: "after D" */
 	char kinds[16][32]; /* the "bio" arguments, by kind_of() */
+	int notes_looked; /* cgroups and track found (the outputs reading the trace's notes) */
+	const void *cgroups;
+	const struct otrack *track;
 	uint64_t no_upper, undrawn, no_q, gone[4]; /* gone: by enum btt_bio_gone */
 	uint64_t split, pieces, pieces_over; /* split bios drawn, their pieces, those left out */
 	uint64_t stage_late; /* stages left out: after the bio's D */

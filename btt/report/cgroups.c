@@ -19,6 +19,7 @@
 #include "model/alloc.h"
 #include "model/bios.h"
 #include "model/devs.h"
+#include "model/follow.h"
 #include "model/iomodel.h"
 #include "output.h"
 #include "report/cgroups.h"
@@ -36,57 +37,34 @@ struct row {
 
 struct cgroups {
 	struct btt_devs *devs;
-	struct iomodel *model;
-	struct bios *shared, *own; /* the bios followed: btt's, or ours */
+	struct bfollow *follow;
 	struct blk_cgmap *map;
-	int following;
-	/*
-	 * the time of the first event after the first cgroup note (a note's own time need
-	 * not be on the events' clock: blkparse -d makes the events' relative, not the notes')
-	 */
-	uint64_t t_follow;
-	int t_follow_set;
-	/* the bio made by the event being taken (its made hook comes before our event call) */
-	uint32_t made_id;
-	int made;
 	uint64_t *cg; /* by bio id: its cgroup id + 1, 0 when none */
 	size_t ncg;
 	struct row *rows;
 	size_t nrows, arows;
-	uint64_t past_rows, unfinished, no_q, nomem, notes_bad, no_dev;
+	uint64_t past_rows, notes_bad;
 };
 
-static void on_made(void *ctx, const struct btt_bio *b)
-{
-	struct cgroups *c = ctx;
-
-	c->made_id = b->id;
-	c->made = !(b->flags & BTT_BIO_NO_Q);
-}
-
 /* a Q: the cgroup of the bio it made */
-static void on_event(void *ctx, const struct blk_event *ev)
+static void on_queued(void *ctx, const struct blk_event *ev, uint32_t bio)
 {
 	struct cgroups *c = ctx;
 	uint64_t id;
 
-	if (!c->t_follow_set) {
-		c->t_follow = ev->time;
-		c->t_follow_set = 1;
-	}
-	if (c->own) {
-		c->made = 0;
-		if (bios_event(c->own, ev) < 0)
-			c->nomem++;
-	}
-	/* btt's own bios model took the event before us, ours just now */
-	if (!c->made || (ev->action & 0xffff) != BLK_TA_QUEUE) {
-		c->made = 0;
-		return;
-	}
-	c->made = 0;
-	c->cg = array_grow_zero(c->cg, &c->ncg, c->made_id, sizeof(*c->cg));
-	c->cg[c->made_id] = blk_cgmap_lookup(c->map, ev, &id) ? id + 1 : 0;
+	c->cg = array_grow_zero(c->cg, &c->ncg, bio, sizeof(*c->cg));
+	c->cg[bio] = blk_cgmap_lookup(c->map, ev, &id) ? id + 1 : 0;
+}
+
+int cgroups_bio(const void *state, uint32_t id, uint64_t *cg, const char **path)
+{
+	const struct cgroups *c = state;
+
+	if (!c || id >= c->ncg || !c->cg[id])
+		return 0;
+	*cg = c->cg[id] - 1;
+	*path = blk_cgmap_path(c->map, *cg);
+	return 1;
 }
 
 static struct row *row_of(struct cgroups *c, uint64_t id, uint32_t dev)
@@ -107,10 +85,9 @@ static struct row *row_of(struct cgroups *c, uint64_t id, uint32_t dev)
 	return r;
 }
 
-static void on_bio(void *ctx, const struct btt_bio *b)
+static void on_bio(void *ctx, const struct btt_bio *b, int counted)
 {
 	struct cgroups *c = ctx;
-	const struct btt_dev *dip;
 	uint64_t id = 0;
 	struct row *r;
 
@@ -118,21 +95,9 @@ static void on_bio(void *ctx, const struct btt_bio *b)
 		id = c->cg[b->id] ? c->cg[b->id] - 1 : 0;
 		c->cg[b->id] = 0;
 	}
-	/* btt's bios model knows the bios queued before the first note; ours does not */
-	if ((b->flags & BTT_BIO_NO_Q) || b->t_q < c->t_follow) {
-		c->no_q++;
+	if (!counted)
 		return;
-	}
-	if ((b->flags & BTT_BIO_UNFINISHED) || b->t_last_c == NO_TIME) {
-		c->unfinished++;
-		return;
-	}
-	dip = devs_find(c->devs, b->device);
-	if (!dip) {
-		c->no_dev++;
-		return;
-	}
-	r = row_of(c, id, dip->idx);
+	r = row_of(c, id, devs_find(c->devs, b->device)->idx);
 	if (!r) {
 		c->past_rows++;
 		return;
@@ -148,20 +113,6 @@ static void on_bio(void *ctx, const struct btt_bio *b)
 	}
 }
 
-/* the first cgroup note: from now on, every event and every bio */
-static void follow(struct cgroups *c)
-{
-	struct bios_hooks h = {.ctx = c, .made = on_made};
-	struct bios *b = c->shared;
-
-	c->following = 1;
-	if (!b)
-		b = c->own = bios_new(NULL, NULL);
-	if (!b || bios_subscribe(b, on_bio, c) < 0 || bios_hook(b, &h) < 0 ||
-	    iomodel_follow_events(c->model, on_event, c) < 0)
-		die("out of memory for the cgroup section");
-}
-
 static void on_note(void *ctx, const struct blk_event *ev)
 {
 	struct cgroups *c = ctx;
@@ -171,8 +122,8 @@ static void on_note(void *ctx, const struct blk_event *ev)
 		die("out of memory for the cgroup notes");
 	if (ret < 0)
 		c->notes_bad++;
-	if (ret > 0 && !c->following)
-		follow(c);
+	if (ret > 0)
+		bfollow_start(c->follow);
 }
 
 static void *cgroups_new(const struct btt_view *v, void *opened)
@@ -181,8 +132,8 @@ static void *cgroups_new(const struct btt_view *v, void *opened)
 
 	(void)opened;
 	c->devs = v->devs;
-	c->model = v->model;
-	c->shared = v->bios;
+	c->follow = bfollow_new(
+		v, &(struct bfollow_ops){.ctx = c, .queued = on_queued, .done = on_bio});
 	c->map = blk_cgmap_new();
 	if (!c->map ||
 	    iomodel_subscribe(v->model, &(struct btt_io_sub){.ctx = c, .note = on_note}) < 0)
@@ -195,8 +146,7 @@ static void cgroups_input_end(void *state, uint64_t t_last)
 	struct cgroups *c = state;
 
 	(void)t_last;
-	if (c->own)
-		bios_finish(c->own);
+	bfollow_input_end(c->follow);
 }
 
 static int by_cgroup(const void *x, const void *y)
@@ -218,7 +168,7 @@ static void cgroups_report(void *state, FILE *ofp)
 	struct cgroups *c = state;
 	struct blk_cgmap_stats st;
 
-	if (!c->following)
+	if (!bfollow_following(c->follow))
 		return;
 	blk_cgmap_stats(c->map, &st);
 	qsort(c->rows, c->nrows, sizeof(*c->rows), by_cgroup);
@@ -247,21 +197,15 @@ static void cgroups_report(void *state, FILE *ofp)
 		}
 		fputc('\n', ofp);
 	}
-#define NOTE(v, text)                                                             \
-	do {                                                                      \
-		if (v)                                                            \
-			fprintf(ofp, "%llu " text "\n", (unsigned long long)(v)); \
-	} while (0)
 	fputc('\n', ofp);
-	NOTE(st.bad + c->notes_bad, "cgroup notes could not be read (damaged): skipped");
-	NOTE(st.unnamed, "cgroups with no path note (removed before the tracer looked): by id");
-	NOTE(c->no_q,
-	     "bios queued before the first cgroup note (or whose Q is not in the trace): not in the table");
-	NOTE(c->unfinished, "bios not completed in the trace: not in the table");
-	NOTE(c->no_dev, "bios of devices the report leaves out (-D): not in the table");
-	NOTE(c->past_rows, "bios of cgroups past the table's 256 rows: not in the table");
-	NOTE(c->nomem, "events the model of every bio could not take whole (out of memory)");
-#undef NOTE
+	bfollow_count(ofp, st.bad + c->notes_bad,
+		      "cgroup notes could not be read (damaged): skipped");
+	bfollow_count(ofp, st.unnamed,
+		      "cgroups with no path note (removed before the tracer looked): by id");
+	bfollow_say(c->follow, ofp, "cgroup");
+	bfollow_count(ofp, c->past_rows,
+		      "bios of cgroups past the table's 256 rows: not in the table");
+	bfollow_say_nomem(c->follow, ofp);
 	fputc('\n', ofp);
 }
 
@@ -275,7 +219,7 @@ static void cgroups_free(void *state)
 		free(c->rows[i].h);
 	free(c->rows);
 	free(c->cg);
-	bios_free(c->own);
+	bfollow_free(c->follow);
 	blk_cgmap_free(c->map);
 	free(c);
 }

@@ -8,6 +8,16 @@
 #ifndef BTT_CGROUPS_H
 #define BTT_CGROUPS_H
 
+#include <stdint.h>
+
 extern const struct btt_output_ops cgroups_output;
+
+/*
+ * cgroups_bio() - the cgroup the notes gave bio @id at its Q, while it is in flight (until
+ * the section's done() for it, which comes after those subscribed before the first note)
+ * Return: 1 with *@cg and *@path (NULL: no path note; it lives as long as the run), 0 when
+ * none (or @state is NULL).
+ */
+int cgroups_bio(const void *state, uint32_t id, uint64_t *cg, const char **path);
 
 #endif /* BTT_CGROUPS_H */

@@ -13,6 +13,18 @@
 
 #define BLK_NO_ELAPSED ((uint64_t)-1)
 
+/*
+ * The origin and file of an event's I/O (%o, %O, %f, %F), from blktrace --origin's notes
+ * (blk/origin.h); the strings live as long as the run.
+ */
+struct blk_fmt_origin {
+	uint32_t pid; /* the origin task (%o) */
+	const char *name; /* its name, or "journal", "metadata" (%O); NULL: not known */
+	int has_file; /* a file map covers it: */
+	uint64_t ino, offset; /* its inode, and the offset into the file in bytes (%F) */
+	const char *path; /* the file's path (%f), NULL: printed "ino N" */
+};
+
 /* What an event's line needs besides the record itself. */
 struct blk_fmt_ctx {
 	const char *act; /* "Q", "UT", "A", ... */
@@ -23,6 +35,7 @@ struct blk_fmt_ctx {
 	unsigned int pc_pdu_len;
 	uint32_t cg_ino, cg_gen; /* cgroup id of the record (%g), 0,0 if none */
 	const char *cg_path; /* its path (%G), NULL if not known (%G prints the id) */
+	const struct blk_fmt_origin *origin; /* NULL: none known (%o %O %f %F print "-") */
 	int have_wall; /* wall clock of time 0 known (for %z) */
 	int64_t wall_sec;
 	long wall_nsec;

@@ -211,6 +211,32 @@ static void test_format_cgroup(void **state)
 	render_ok("<%G|%-13G|>", &ev, &c, "</cgexpB/sub|/cgexpB/sub  |>");
 }
 
+static void test_format_origin(void **state)
+{
+	struct blk_event ev = fixed_event();
+	struct blk_fmt_ctx c = fixed_ctx();
+	struct blk_fmt_origin o = {.pid = 4242, .name = "dd"};
+
+	(void)state;
+	/* nothing known: a dash each */
+	render_ok("<%o|%O|%f|%F>", &ev, &c, "<-|-|-|->");
+	render_ok("<%3o|%-3f>", &ev, &c, "<  -|-  >");
+	/* an origin, no file */
+	c.origin = &o;
+	render_ok("<%o|%O|%f|%F>", &ev, &c, "<4242|dd|-|->");
+	render_ok("<%6o|%-6O|>", &ev, &c, "<  4242|dd    |>");
+	/* a file without a name, then named */
+	o.has_file = 1;
+	o.ino = 131;
+	o.offset = 8192;
+	render_ok("<%f|%F|%-8f|%6F>", &ev, &c, "<ino 131|8192|ino 131 |  8192>");
+	o.path = "/mnt/a";
+	render_ok("<%f|%8f>", &ev, &c, "</mnt/a|  /mnt/a>");
+	/* a file without the origin */
+	o.name = NULL;
+	render_ok("<%o|%O|%f>", &ev, &c, "<-|-|/mnt/a>");
+}
+
 static void test_format_wall(void **state)
 {
 	struct blk_event ev = fixed_event();
@@ -538,6 +564,7 @@ int main(void)
 		cmocka_unit_test(test_format_null_comm),
 		cmocka_unit_test(test_format_pdu_field),
 		cmocka_unit_test(test_format_cgroup),
+		cmocka_unit_test(test_format_origin),
 		cmocka_unit_test(test_format_wall),
 		cmocka_unit_test(test_format_compile_errors),
 		cmocka_unit_test(test_format_elapsed),

@@ -110,6 +110,22 @@ static void make_event(unsigned int i, struct blk_event *ev, unsigned char *pdu,
 	/* a cgroup path (%G) on every 3rd: its pointer rides in the arena before the payload */
 	if (i % 3 == 0)
 		c->cg_path = i % 2 ? "/db/writer" : "/";
+	/* an origin (%o %O %f %F) on every 4th: its struct rides in the arena too */
+	if (i % 4 == 1) {
+		static const struct blk_fmt_origin origins[] = {
+			{.pid = 77,
+			 .name = "dd",
+			 .has_file = 1,
+			 .ino = 12,
+			 .offset = 4096,
+			 .path = "/mnt/a"},
+			{.pid = 78, .name = "journal"},
+			{.pid = 79, .name = "fio", .has_file = 1, .ino = 13, .offset = 0},
+			{.has_file = 1, .ino = 14, .offset = 512},
+		};
+
+		c->origin = &origins[(i / 4) % 4];
+	}
 }
 
 /* Queue @n lines (every 97th a text line, every 5th with the format @f) and render them the
@@ -152,7 +168,8 @@ static void test_same_as_direct(void **state)
 	char path[64], err[128];
 	struct blk_strbuf want = BLK_STRBUF_INIT;
 	struct blk_format *f = blk_format_compile(
-		"%D %2c %8s %5T.%9t %p %a %d %S + %n %u %C %P %z %g %G\\n", err, sizeof(err));
+		"%D %2c %8s %5T.%9t %p %a %d %S + %n %u %C %P %z %g %G %o %-4O %f %3F\\n", err,
+		sizeof(err));
 	struct blk_output *o;
 	struct blk_printq *q;
 	size_t n;

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * blkparse's origin notes (see parse-origin.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "parse-origin.h"
+
+/*
+ * the most notes waiting for their time (some 7 MB): past it the oldest is taken at once (a
+ * filter that prints few events leaves them waiting; blkparse reads some 512 records ahead
+ * per input)
+ */
+#define PO_MAX_WAITING (1u << 16)
+/* the I/Os remembered from their Q to their C, by device and first sector */
+#define PO_SLOTS 4096
+
+struct slot {
+	uint32_t device;
+	uint64_t sector;
+	int used;
+	struct blk_fmt_origin o;
+};
+
+/* a DIRTY or FMAP note waiting for its time */
+struct pnote {
+	const void *input; /* the input it was read from (file mode), or NULL */
+	struct blk_event ev;
+	unsigned char pdu[40]; /* its payload (what the note's struct holds of it) */
+};
+
+/* the notes of one device and CPU waiting, in the order read (their stream's) */
+struct stream {
+	uint32_t device, cpu;
+	struct pnote *q;
+	size_t head, n, cap; /* q[head .. n) wait */
+};
+
+struct parse_origin {
+	struct blk_origin *notes;
+	struct stream *st;
+	size_t nst, ast, waiting;
+	struct slot slot[PO_SLOTS];
+	struct blk_fmt_origin cur;
+};
+
+struct parse_origin *parse_origin_new(void)
+{
+	struct parse_origin *p = calloc(1, sizeof(*p));
+
+	if (!p || !(p->notes = blk_origin_new()))
+		die("out of memory for the origin notes");
+	return p;
+}
+
+void parse_origin_free(struct parse_origin *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nst; i++)
+		free(p->st[i].q);
+	free(p->st);
+	blk_origin_free(p->notes);
+	free(p);
+}
+
+static void take(struct parse_origin *p, const struct blk_event *ev)
+{
+	if (blk_origin_note(p->notes, ev) == -ENOMEM)
+		die("out of memory for the origin notes");
+}
+
+static struct stream *stream_of(struct parse_origin *p, uint32_t device, uint32_t cpu)
+{
+	struct stream *s;
+
+	for (size_t i = 0; i < p->nst; i++)
+		if (p->st[i].device == device && p->st[i].cpu == cpu)
+			return &p->st[i];
+	if (p->nst == p->ast) {
+		p->ast = p->ast ? p->ast * 2 : 16;
+		p->st = realloc(p->st, p->ast * sizeof(*p->st));
+		if (!p->st)
+			die("out of memory for the origin notes");
+	}
+	s = &p->st[p->nst++];
+	memset(s, 0, sizeof(*s));
+	s->device = device;
+	s->cpu = cpu;
+	return s;
+}
+
+/*
+ * The notes due before event @ev of @input (read at input time @t), taken in time order:
+ * those of time @t or before, and those read before it from the same input (a per-CPU file;
+ * in pipe mode, or for a merged file, the one input). The first keeps the notes in step with
+ * the events whatever the read-ahead; the second takes them no later than the order they
+ * were written in, where their times are not the events' (a merged file of blkparse -d,
+ * whose events are rebased and its notes not: there, in the order -d read them).
+ */
+static int due(const struct pnote *n, const struct blk_event *ev, const void *input, uint64_t t)
+{
+	return n->ev.time <= t || (n->input == input && n->ev.offset < ev->offset);
+}
+
+/* the stream whose next note is the earliest, of those due before @ev (all when @ev is NULL) */
+static struct stream *earliest(struct parse_origin *p, const struct blk_event *ev,
+			       const void *input, uint64_t t)
+{
+	struct stream *best = NULL;
+
+	for (size_t i = 0; i < p->nst; i++) {
+		struct stream *s = &p->st[i];
+
+		if (s->head == s->n || (ev && !due(&s->q[s->head], ev, input, t)))
+			continue;
+		if (!best || s->q[s->head].ev.time < best->q[best->head].ev.time)
+			best = s;
+	}
+	return best;
+}
+
+static void take_next(struct parse_origin *p, struct stream *s)
+{
+	s->q[s->head].ev.pdu = s->q[s->head].pdu;
+	take(p, &s->q[s->head].ev);
+	s->head++;
+	p->waiting--;
+}
+
+static void take_due(struct parse_origin *p, const struct blk_event *ev, const void *input,
+		     uint64_t t)
+{
+	struct stream *s;
+
+	while (p->waiting && (s = earliest(p, ev, input, t)))
+		take_next(p, s);
+}
+
+int parse_origin_note(struct parse_origin *p, const struct blk_event *ev, const void *input)
+{
+	struct stream *s;
+	struct pnote *n;
+
+	if (blk_event_is_file(ev)) {
+		take(p, ev); /* a name: whenever it comes */
+		return 1;
+	}
+	if (!blk_event_is_dirty(ev) && !blk_event_is_fmap(ev))
+		return 0;
+	s = stream_of(p, ev->device, ev->cpu);
+	if (s->head && s->head * 2 >= s->n) {
+		memmove(s->q, s->q + s->head, (s->n - s->head) * sizeof(*s->q));
+		s->n -= s->head;
+		s->head = 0;
+	}
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 64;
+		s->q = realloc(s->q, s->cap * sizeof(*s->q));
+		if (!s->q)
+			die("out of memory for the origin notes");
+	}
+	n = &s->q[s->n++];
+	n->input = input;
+	n->ev = *ev;
+	n->ev.pdu_len = ev->pdu_len < sizeof(n->pdu) ? ev->pdu_len : sizeof(n->pdu);
+	memcpy(n->pdu, ev->pdu, n->ev.pdu_len);
+	if (++p->waiting > PO_MAX_WAITING)
+		take_next(p, earliest(p, NULL, NULL, 0));
+	return 1;
+}
+
+static struct slot *slot_of(struct parse_origin *p, uint32_t device, uint64_t sector)
+{
+	uint64_t h = (sector ^ ((uint64_t)device << 40)) * 0x9e3779b97f4a7c15ull;
+
+	return &p->slot[(h >> 40) % PO_SLOTS];
+}
+
+const struct blk_fmt_origin *parse_origin_event(struct parse_origin *p, const struct blk_event *ev,
+						const void *input, uint64_t t, const char *comm)
+{
+	unsigned int code = (unsigned int)(ev->action & 0xffff);
+	struct slot *s;
+
+	if (blk_event_is_notify(ev))
+		return NULL;
+	take_due(p, ev, input, t);
+	if (!ev->bytes)
+		return NULL;
+	s = slot_of(p, ev->device, ev->sector);
+	if (code == BLK_TA_QUEUE) {
+		struct blk_origin_query q = blk_origin_query_of(ev, comm);
+		struct blk_origin_result r;
+
+		blk_origin_io(p->notes, &q, &r);
+		s->used = 1;
+		s->device = ev->device;
+		s->sector = ev->sector;
+		s->o.pid = r.pid;
+		s->o.name = r.kind == BLK_ORIGIN_JOURNAL || r.kind == BLK_ORIGIN_METADATA
+				    ? blk_origin_kind_name(r.kind)
+				    : r.name;
+		s->o.has_file = r.has_file;
+		s->o.ino = r.ino;
+		s->o.offset = r.offset;
+		s->o.path = r.path;
+		return &s->o;
+	}
+	memset(&p->cur, 0, sizeof(p->cur));
+	if (s->used && s->device == ev->device && s->sector == ev->sector) {
+		p->cur = s->o;
+		if (code == BLK_TA_COMPLETE)
+			s->used = 0;
+	}
+	p->cur.has_file = blk_origin_file(p->notes, ev->device, ev->sector, &p->cur.ino,
+					  &p->cur.offset, &p->cur.path);
+	/* the file without the origin (its Q not remembered): %o %O print "-" */
+	return p->cur.name || p->cur.has_file ? &p->cur : NULL;
+}
+
+void parse_origin_stats(const struct parse_origin *p, struct blk_origin_stats *st)
+{
+	blk_origin_stats(p->notes, st);
+}

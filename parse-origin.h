@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * blkparse's origin notes (blk/origin.h), and the origin and file of each event for the
+ * -f/-F fields %o, %O, %f, %F. The names (FILE) are taken as they are read; the runs and maps
+ * (DIRTY, FMAP) wait for the events of their time, which blkparse prints after reading a
+ * batch ahead (see take_due() in parse-origin.c). A Q is looked
+ * up in the notes (lib/origin.c: a write takes the dirty pages it covers); the other events
+ * of its I/O are given the Q's answer while it is remembered (a table of PO_SLOTS slots by
+ * device and first sector: the last I/O queued there, until its C), and their file from the
+ * maps at their own sector. Front-end code for blkparse's run.
+ */
+#ifndef BLKPARSE_ORIGIN_H
+#define BLKPARSE_ORIGIN_H
+
+#include "blk/event.h"
+#include "blk/format.h"
+#include "blk/origin.h"
+
+struct parse_origin;
+
+/* an empty one; dies when out of memory */
+struct parse_origin *parse_origin_new(void);
+void parse_origin_free(struct parse_origin *p);
+
+/*
+ * the note @ev as read from @input (file mode: its input file; else NULL): 1 an origin
+ * note (kept or taken), 0 not one; dies on ENOMEM
+ */
+int parse_origin_note(struct parse_origin *p, const struct blk_event *ev, const void *input);
+
+/*
+ * The origin and file of event @ev of @input (as for parse_origin_note()), at input time @t
+ * (its time before blkparse rebased it), queued by a task named @comm (NULL when not
+ * known): the notes due taken first; returns what %o %O %f %F print (valid until the next
+ * call), or NULL when none is known
+ */
+const struct blk_fmt_origin *parse_origin_event(struct parse_origin *p, const struct blk_event *ev,
+						const void *input, uint64_t t, const char *comm);
+
+/* what the notes held that could not be used */
+void parse_origin_stats(const struct parse_origin *p, struct blk_origin_stats *st);
+
+#endif /* BLKPARSE_ORIGIN_H */
