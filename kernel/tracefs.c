@@ -49,7 +49,7 @@ struct tfs_names {
 struct blk_tfs {
 	struct tfs_names names;
 	struct tfs_state st; /* as found: dir, settings, the devices traced */
-	int buf_changed, cmdlines_changed, cgroup_set;
+	int buf_changed, cmdlines_changed, cgroup_set, events_set;
 	int tracer_set, clock_set;
 	int touched; /* something was changed: restore on close */
 	int state_kept; /* st is in TFS_STATE_FILE, for blktrace -k after a SIGKILL */
@@ -305,6 +305,40 @@ int blk_tfs_stop(struct blk_tfs *t)
 	return twrite(t, "tracing_on", "0");
 }
 
+int blk_tfs_event_format(struct blk_tfs *t, const char *event, char *buf, size_t len)
+{
+	char rel[KPATH_SUB];
+
+	snprintf(rel, sizeof(rel), "events/%s/format", event);
+	return tread(t, rel, buf, len);
+}
+
+int blk_tfs_enable_event(struct blk_tfs *t, const char *event, const char *filter, int *filtered)
+{
+	char rel[KPATH_SUB], buf[256];
+	int ret;
+
+	*filtered = 0;
+	snprintf(rel, sizeof(rel), "events/%s/enable", event);
+	if ((ret = tread(t, rel, buf, sizeof(buf))))
+		return ret;
+	/* someone else's (enabled, or filtered, at the top level): left as it is */
+	if (atoi(buf))
+		return -EBUSY;
+	snprintf(rel, sizeof(rel), "events/%s/filter", event);
+	if (!tread(t, rel, buf, sizeof(buf)) && strcmp(buf, "none"))
+		return -EBUSY;
+	if (tfs_state_add_event(&t->st, event))
+		return -ENOMEM;
+	t->events_set = 1;
+	if (t->state_kept)
+		tfs_state_save(&t->st);
+	if (filter && filter[0])
+		*filtered = !twrite(t, rel, filter);
+	snprintf(rel, sizeof(rel), "events/%s/enable", event);
+	return twrite(t, rel, "1");
+}
+
 int blk_tfs_resize(struct blk_tfs *t, unsigned int kb)
 {
 	char v[32];
@@ -465,6 +499,7 @@ int blk_tfs_close(struct blk_tfs *t)
 		what |= t->clock_set ? TFS_PUT_CLOCK : 0;
 		what |= t->cmdlines_changed ? TFS_PUT_CMDLINES : 0;
 		what |= t->cgroup_set ? TFS_PUT_CGROUP : 0;
+		what |= t->events_set ? TFS_PUT_EVENTS : 0;
 		for (int i = 0; i < t->ndevs; i++)
 			what |= t->devs[i].enabled ? TFS_PUT_DEVS : 0;
 		ret = tfs_state_put_back(&t->st, what);
