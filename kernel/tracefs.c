@@ -17,6 +17,7 @@
 
 #include "blk/kernel.h"
 #include "holder.h"
+#include "origin.h"
 #include "tfsstate.h"
 #include "tracefs.h"
 #include "util.h"
@@ -517,6 +518,41 @@ int blk_tfs_close(struct blk_tfs *t)
 }
 
 /*
+ * No state file says which events a killed blktrace --origin enabled: those of its events
+ * enabled with a filter of its making (on device numbers: "name == "MAJ:MIN"", "dev == N"
+ * and the like) are turned off. Return how many, or -errno.
+ */
+static int origin_events_off(struct blk_tfs *t)
+{
+	static const char *const ours[] = {"name == \"", "s_dev == ", "dev == ", "bdev == "};
+	char rel[256], buf[4096];
+	int n = 0;
+
+	for (int e = 0; e < BLK_ORIGIN_NEV; e++) {
+		const char *name = blk_origin_ev_name((enum blk_origin_ev)e);
+		int mine = 0;
+
+		snprintf(rel, sizeof(rel), "events/%s/enable", name);
+		if (tread(t, rel, buf, sizeof(buf)) || !atoi(buf))
+			continue;
+		snprintf(rel, sizeof(rel), "events/%s/filter", name);
+		if (tread(t, rel, buf, sizeof(buf)))
+			continue;
+		for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+			mine |= !strncmp(buf, ours[i], strlen(ours[i]));
+		if (!mine)
+			continue;
+		if (twrite(t, rel, "0"))
+			return -EIO;
+		snprintf(rel, sizeof(rel), "events/%s/enable", name);
+		if (twrite(t, rel, "0"))
+			return -EIO;
+		n++;
+	}
+	return n;
+}
+
+/*
  * No process traces: put back what the state file of a killed tracer says it found, when
  * it is about @dir. Return 2 done (@msg says what), 0 no such file, -errno.
  */
@@ -557,7 +593,7 @@ int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wa
 {
 	struct blk_tfs t;
 	char buf[256], p[KPATH], comm[64];
-	int ret = 0, pid, cg;
+	int ret = 0, pid, cg, ev;
 
 	memset(&t, 0, sizeof(t));
 	snprintf(t.st.dir, sizeof(t.st.dir), "%s", dir);
@@ -609,9 +645,16 @@ int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wa
 		kerr(msg, len, "cannot reset '%s/options/blk_cgroup'", dir);
 		return -EIO;
 	}
+	ev = origin_events_off(&t);
+	if (ev < 0) {
+		kerr(msg, len,
+		     "cannot turn off the events blktrace --origin enabled in '%s/events'", dir);
+		return -EIO;
+	}
 	kerr(msg, len,
-	     "reset the tracefs blk tracer left set up in '%s' (current_tracer=nop options/bin=0%s); "
+	     "reset the tracefs blk tracer left set up in '%s' (current_tracer=nop options/bin=0%s%s); "
 	     "no %s says what trace_clock and buffer_size_kb were",
-	     dir, cg ? " options/blk_cgroup=0" : "", TFS_STATE_FILE);
+	     dir, cg ? " options/blk_cgroup=0" : "", ev ? ", --origin's events off" : "",
+	     TFS_STATE_FILE);
 	return 2;
 }
