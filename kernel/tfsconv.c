@@ -20,6 +20,8 @@
 #define FMAP_RECENT 8
 /* --origin: the folios last added to the page cache on this CPU (their sizes) */
 #define FOLIO_RECENT 32
+/* --origin: the names of the dirtying tasks, by pid (a power of 2) */
+#define DIRTIERS 64
 
 /* the pids announced with a process note on one CPU's stream of one device */
 struct pidset {
@@ -77,6 +79,10 @@ struct blk_tfsconv {
 	const struct blk_origin *origin; /* --origin's events, or NULL */
 	struct folio_seen folios[FOLIO_RECENT];
 	int folio_next;
+	struct dirtier {
+		uint32_t pid1; /* pid + 1, 0: free */
+		char comm[16];
+	} dirtiers[DIRTIERS];
 	uint64_t ndirty, nfmap; /* origin notes written */
 };
 
@@ -283,6 +289,7 @@ static int origin_dirty(struct blk_tfsconv *c, const struct blk_origin_rec *r, u
 	uint32_t pages = folio_pages(c, r);
 	struct blk_dirty_pdu pdu;
 	struct blk_event n;
+	struct dirtier *dt;
 	char comm[64];
 
 	if (st->dirty_open && st->dirty_pid == r->pid && st->dirty_ino == r->ino &&
@@ -298,8 +305,18 @@ static int origin_dirty(struct blk_tfsconv *c, const struct blk_origin_rec *r, u
 	pdu.index = r->index;
 	pdu.count = pages;
 	pdu.page_size = (uint32_t)blk_origin_page_size(c->origin);
-	task_name(c, r->pid, comm);
-	memcpy(pdu.comm, comm, strnlen(comm, sizeof(pdu.comm) - 1));
+	/*
+	 * the comm function reads the kernel's saved_cmdlines whole: asked once per task (a
+	 * random writer makes a run per page), the name kept from then on
+	 */
+	dt = &c->dirtiers[r->pid & (DIRTIERS - 1)];
+	if (dt->pid1 != r->pid + 1) {
+		task_name(c, r->pid, comm);
+		dt->pid1 = r->pid + 1;
+		memset(dt->comm, 0, sizeof(dt->comm));
+		memcpy(dt->comm, comm, strnlen(comm, sizeof(dt->comm) - 1));
+	}
+	memcpy(pdu.comm, dt->comm, sizeof(pdu.comm));
 	blk_event_note(&n, BLK_TN_DIRTY, c->devnos[r->dev], c->cpu, ts, &pdu, sizeof(pdu));
 	n.pid = r->pid;
 	if (blk_tfsconv_put(c, r->dev, &n) || blk_origin_inos_add(&st->inos, r->ino) < 0)
