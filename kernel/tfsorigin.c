@@ -28,7 +28,12 @@ struct tfs_odev {
 	char mnt[MOUNTS_MAX][512]; /* where it is mounted, its root mount first */
 	int nmnt;
 	uint32_t bsize;
+	int ext4; /* ext4 (or ext2/3 through it): its reserved inodes are in no directory */
 };
+
+/* ext4's reserved inodes (1 to 10: the journal's is 8) but the root's, which no walk finds */
+#define EXT4_FIRST_INO 11
+#define EXT4_ROOT_INO 2
 
 struct tfs_origin {
 	struct blk_origin *ev;
@@ -63,7 +68,7 @@ static void unescape(char *s)
 static void find_mounts(struct tfs_origin *o)
 {
 	const struct blk_backend_cfg *cfg = o->cfg;
-	char line[8192], root[4096], mnt[4096];
+	char line[8192], root[4096], mnt[4096], *fst;
 	unsigned int maj, min;
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 
@@ -87,6 +92,9 @@ static void find_mounts(struct tfs_origin *o)
 				snprintf(d->mnt[d->nmnt], sizeof(d->mnt[0]), "%s", mnt);
 			}
 			d->nmnt++;
+			fst = strstr(line, " - ");
+			if (fst && !strncmp(fst + 3, "ext", 3))
+				d->ext4 = 1;
 			if (!d->bsize && !statvfs(mnt, &sv) && sv.f_bsize >= 512 &&
 			    !(sv.f_bsize % 512))
 				d->bsize = (uint32_t)sv.f_bsize;
@@ -269,6 +277,7 @@ static int name_dev(struct tfs_origin *o, int i, struct blk_tfsconv *const *conv
 	uint32_t devno = o->cfg->devs[i].devno;
 	struct walk w;
 	uint64_t last = 0;
+	struct blk_origin_inos skip = BLK_ORIGIN_INOS_INIT;
 	int ret = 0;
 
 	memset(&w, 0, sizeof(w));
@@ -276,9 +285,20 @@ static int name_dev(struct tfs_origin *o, int i, struct blk_tfsconv *const *conv
 	for (int k = 0; k < nconv; k++) {
 		const struct blk_origin_inos *s = blk_tfsconv_inos(convs[k], i);
 
-		for (size_t j = 0; j < s->cap; j++)
-			if (s->slot[j] && blk_origin_inos_add(&w.want, s->slot[j] - 1) < 0)
+		for (size_t j = 0; j < s->cap; j++) {
+			uint64_t ino = s->slot[j] - 1;
+
+			if (!s->slot[j])
+				continue;
+			/* not in the tree: not found without a walk through all of it */
+			if (d->ext4 && ino < EXT4_FIRST_INO && ino != EXT4_ROOT_INO) {
+				if (blk_origin_inos_add(&skip, ino) < 0)
+					w.nomem = 1;
+				continue;
+			}
+			if (blk_origin_inos_add(&w.want, ino) < 0)
 				w.nomem = 1;
+		}
 		if (blk_tfsconv_last(convs[k], i) > last)
 			last = blk_tfsconv_last(convs[k], i);
 	}
@@ -314,7 +334,8 @@ static int name_dev(struct tfs_origin *o, int i, struct blk_tfsconv *const *conv
 			w.nomem = 1;
 	}
 	o->named += w.n;
-	o->unfound += w.want.n - w.n;
+	o->unfound += w.want.n - w.n + skip.n;
+	blk_origin_inos_release(&skip);
 	for (size_t j = 0; j < w.n; j++)
 		free(w.v[j].path);
 	free(w.v);
