@@ -8,7 +8,8 @@
 # - a file note names each of them by its path; the summary says what was written;
 # - blkparse (ours and 1.2.0) prints, by default, exactly what it prints for the same files
 #   without these notes; blkparse -d's merged file keeps them;
-# - -o - carries them too; every tracefs setting and event is as found at the end.
+# - -o - carries them too; after a SIGKILL blktrace -k turns the events off (with and
+#   without the state file); every tracefs setting and event is as found at the end.
 . "$(dirname "$0")/../lib.sh"
 
 BT="$TOP/blktrace"
@@ -200,6 +201,45 @@ if [ $rc = 0 ] && ON check --dirty "$ddpid:$ip:$((16 * 65536))" --fmap "$ip:$((1
 else
 	fail "-o -: rc=$rc $(head -5 "$d/check.txt" | tr '\n' ' ') $(head -c 300 "$d/err.txt")"
 fi
+
+# 4. SIGKILL: the events stay on; blktrace -k turns them off (from the state file, and
+# without it: those with a filter of blktrace's making)
+for how in state nostate; do
+	d="$w/kill-$how"
+	mkdir -p "$d"
+	(cd "$d" && exec "$BT" --origin -d "$loop" >/dev/null 2>err.txt) &
+	bt=$!
+	if ! wait_tracing; then
+		fail "SIGKILL ($how): the tracer did not start: $(head -c 300 "$d/err.txt")"
+		continue
+	fi
+	kill -KILL "$bt"
+	wait "$bt" 2>/dev/null
+	bt=
+	left=$(cat "$T/events/writeback/writeback_dirty_folio/enable")
+	if [ $how = nostate ]; then
+		st=/run/blktrace-ng/tracefs.state
+		oldclock=$(sed -n 's/^trace_clock //p' $st) oldkb=$(sed -n 's/^buffer_size_kb //p' $st)
+		oldon=$(sed -n 's/^tracing_on //p' $st) oldcg=$(sed -n 's/^options\/blk_cgroup //p' $st)
+		rm -f $st
+	fi
+	"$BT" -k -d "$loop" >"$d/k.out" 2>&1
+	if [ $how = nostate ]; then
+		[ -n "$oldclock" ] && echo "$oldclock" >"$T/trace_clock"
+		[ -n "$oldkb" ] && echo "$oldkb" >"$T/buffer_size_kb"
+		[ -n "$oldcg" ] && echo "$oldcg" >"$T/options/blk_cgroup"
+		[ -n "$oldon" ] && echo "$oldon" >"$T/tracing_on"
+	fi
+	on=$(for f in $EVENTS; do [ -e "$T/events/$f/enable" ] && cat "$T/events/$f/enable"; done | grep -c 1)
+	if [ "$left" = 1 ] && [ "$on" = 0 ] && grep -q "events off" "$d/k.out"; then
+		pass "SIGKILL ($how): --origin's events left on; blktrace -k turns them off: $(tr '\n' ' ' <"$d/k.out")"
+	else
+		fail "SIGKILL ($how): events left=$left, $on still on after -k: $(tr '\n' ' ' <"$d/k.out")"
+		for f in $EVENTS; do
+			[ -e "$T/events/$f/enable" ] && echo 0 >"$T/events/$f/enable" && echo 0 >"$T/events/$f/filter"
+		done
+	fi
+done
 
 after=$(tstate)
 if [ "$before" = "$after" ]; then
