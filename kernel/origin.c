@@ -37,6 +37,8 @@ static const char *const ev_names[BLK_ORIGIN_NEV] = {
 	[BLK_ORIGIN_EV_IND_MAP] = "ext4/ext4_ind_map_blocks_exit",
 	[BLK_ORIGIN_EV_ES_LOOKUP] = "ext4/ext4_es_lookup_extent_exit",
 	[BLK_ORIGIN_EV_IOMAP] = "iomap/iomap_iter_dstmap",
+	[BLK_ORIGIN_EV_IOMAP_IOEND] = "iomap/iomap_add_to_ioend",
+	[BLK_ORIGIN_EV_IOMAP_WPMAP] = "iomap/iomap_writepage_map",
 };
 
 /* ext4's extent status bits (fs/ext4/extents_status.h, as its trace prints them) */
@@ -111,6 +113,8 @@ int blk_origin_set_format(struct blk_origin *o, enum blk_origin_ev ev, const cha
 		     F(len, "len") && F(status, "status") && F(found, "found");
 		break;
 	case BLK_ORIGIN_EV_IOMAP:
+	case BLK_ORIGIN_EV_IOMAP_IOEND:
+	case BLK_ORIGIN_EV_IOMAP_WPMAP:
 		/* the device the address is on: bdev (the file system's own dev where absent) */
 		if (!F(dev, "bdev"))
 			F(dev, "dev");
@@ -237,7 +241,9 @@ int blk_origin_decode(const struct blk_origin *o, const unsigned char *data, siz
 			ext4_map(o, GET(e, lblk), GET(e, pblk), GET(e, len), r);
 		break;
 	}
-	case BLK_ORIGIN_EV_IOMAP: {
+	case BLK_ORIGIN_EV_IOMAP:
+	case BLK_ORIGIN_EV_IOMAP_IOEND:
+	case BLK_ORIGIN_EV_IOMAP_WPMAP: {
 		uint64_t t = GET(e, type), addr = GET(e, addr);
 		int64_t off = (int64_t)GET(e, offset);
 		uint64_t n = GET(e, length);

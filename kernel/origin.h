@@ -22,6 +22,9 @@ enum blk_origin_ev {
 	BLK_ORIGIN_EV_IND_MAP, /* ext4/ext4_ind_map_blocks_exit */
 	BLK_ORIGIN_EV_ES_LOOKUP, /* ext4/ext4_es_lookup_extent_exit */
 	BLK_ORIGIN_EV_IOMAP, /* iomap/iomap_iter_dstmap */
+	/* writeback's maps (XFS's buffered writes): the same iomap fields */
+	BLK_ORIGIN_EV_IOMAP_IOEND, /* iomap/iomap_add_to_ioend */
+	BLK_ORIGIN_EV_IOMAP_WPMAP, /* iomap/iomap_writepage_map (older kernels) */
 	BLK_ORIGIN_NEV,
 };
 

@@ -187,6 +187,10 @@ struct tfs_origin *tfs_origin_open(struct blk_tfs *t, const struct blk_backend_c
 		ret = enable(o, t, (enum blk_origin_ev)e, "dev", 0, err, elen);
 	if (ret >= 0)
 		ret = enable(o, t, BLK_ORIGIN_EV_IOMAP, "bdev", 0, err, elen);
+	if (ret >= 0)
+		ret = enable(o, t, BLK_ORIGIN_EV_IOMAP_IOEND, "bdev", 0, err, elen);
+	if (!ret)
+		ret = enable(o, t, BLK_ORIGIN_EV_IOMAP_WPMAP, "bdev", 0, err, elen);
 	if (ret < 0)
 		goto fail;
 	n = (size_t)snprintf(what, wlen, "; files and dirtiers from");

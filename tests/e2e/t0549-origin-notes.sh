@@ -8,6 +8,7 @@
 # - a file note names each of them by its path; the summary says what was written;
 # - blkparse (ours and 1.2.0) prints, by default, exactly what it prints for the same files
 #   without these notes; blkparse -d's merged file keeps them;
+# - the same on XFS (iomap) where mkfs.xfs and the kernel's xfs are there;
 # - -o - carries them too; after a SIGKILL blktrace -k turns the events off (with and
 #   without the state file); every tracefs setting and event is as found at the end.
 . "$(dirname "$0")/../lib.sh"
@@ -16,7 +17,7 @@ BT="$TOP/blktrace"
 RB=/usr/bin/blkparse
 ON() { PYTHONPATH="$TOP/tests/gen" python3 -B "$TOP/tests/gen/originnotes.py" "$@"; }
 skip_under_valgrind "blktrace --origin files live" "a live kernel trace; the plain and ASan runs run it"
-tracer_setup "blktrace --origin files live" "$OUT/t0549" 256M
+tracer_setup "blktrace --origin files live" "$OUT/t0549" 512M
 for c in mkfs.ext4 python3; do
 	if ! command -v $c >/dev/null; then
 		skip "blktrace --origin files live ($c missing: apt-get install e2fsprogs python3)"
@@ -43,7 +44,7 @@ cleanup() {
 }
 trap cleanup EXIT
 mnt=$(cd "$mnt" && pwd -P)
-EVENTS="writeback/writeback_dirty_folio filemap/mm_filemap_add_to_page_cache ext4/ext4_ext_map_blocks_exit ext4/ext4_ind_map_blocks_exit ext4/ext4_es_lookup_extent_exit iomap/iomap_iter_dstmap"
+EVENTS="writeback/writeback_dirty_folio filemap/mm_filemap_add_to_page_cache ext4/ext4_ext_map_blocks_exit ext4/ext4_ind_map_blocks_exit ext4/ext4_es_lookup_extent_exit iomap/iomap_iter_dstmap iomap/iomap_add_to_ioend"
 tstate() { # the top-level tracefs settings and --origin's events
 	local f
 	for f in tracing_on current_tracer trace_clock options/bin options/blk_cgroup buffer_size_kb; do
@@ -240,6 +241,39 @@ for how in state nostate; do
 		done
 	fi
 done
+
+# 5. XFS (iomap: iomap_iter_dstmap for reads, iomap_add_to_ioend for writeback)
+if ! command -v mkfs.xfs >/dev/null; then
+	skip "--origin on XFS (mkfs.xfs missing: apt-get install xfsprogs)"
+elif ! grep -qw xfs /proc/filesystems && ! modprobe xfs 2>/dev/null; then
+	skip "--origin on XFS (this kernel has no xfs file system)"
+elif ! umount "$mnt" || ! mkfs.xfs -q -f "$loop" >"$w/mkfs.out" 2>&1 ||
+	! mount -t xfs "$loop" "$mnt" 2>>"$w/mkfs.out"; then
+	fail "--origin on XFS: cannot make or mount XFS on $loop: $(head -c 200 "$w/mkfs.out")"
+else
+	d="$w/xfs"
+	mkdir -p "$d"
+	dd if=/dev/urandom of="$mnt/direct" bs=64k count=24 status=none
+	dd if=/dev/urandom of="$mnt/buffered" bs=4k count=300 status=none
+	sync
+	start_tracer "$d" -o t
+	dd if=/dev/urandom of="$mnt/written" bs=64k count=80 status=none &
+	ddpid=$!
+	wait $ddpid
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	dd if="$mnt/direct" of=/dev/null bs=64k iflag=direct status=none
+	cat "$mnt/buffered" >/dev/null
+	stop_tracer
+	iw=$(ino written) id=$(ino direct) ib=$(ino buffered)
+	if [ $rc = 0 ] && ON check --dirty "$ddpid:$iw:$((80 * 65536))" --fmap "$iw:$((80 * 65536))" \
+		--fmap "$id:$((24 * 65536))" --fmap "$ib:$((300 * 4096))" --file "$iw:$mnt/written" \
+		--file "$id:$mnt/direct" --file "$ib:$mnt/buffered" "$d"/t.blktrace.* >"$d/check.txt" 2>&1; then
+		pass "XFS: the dd's pages charged to it once each; maps cover the three files; names ($(grep -h Origin "$d/out.txt"))"
+	else
+		fail "XFS: rc=$rc $(head -5 "$d/check.txt" | tr '\n' ' ') $(head -c 300 "$d/err.txt")"
+	fi
+fi
 
 after=$(tstate)
 if [ "$before" = "$after" ]; then
