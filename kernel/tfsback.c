@@ -20,6 +20,7 @@
 #include "blk/kernel.h"
 #include "cgpath.h"
 #include "tfsconv.h"
+#include "tfsorigin.h"
 #include "tfsspool.h"
 #include "tracefs.h"
 #include "util.h"
@@ -43,6 +44,7 @@ struct tfs_cpu {
 	int size; /* of a page as trace_pipe_raw hands it out */
 	struct blk_tfsconv *conv;
 	struct tfs_spool *spool; /* per-CPU files: the pages kept until the end, else NULL */
+	int drained; /* read to the end after the stop */
 };
 
 struct tfs_backend {
@@ -60,6 +62,9 @@ struct tfs_backend {
 	int stopped; /* stop() was called (atomic): the spools are converted */
 	struct blk_cgpath *cgpath; /* --origin: cgroup ids to paths, NULL if no hierarchy */
 	unsigned long cg_unknown; /* cgroup ids not found, as said last */
+	struct tfs_origin *origin; /* --origin: files and dirtiers, NULL if not asked */
+	struct blk_tfsconv **convs; /* each CPU's converter (for the origin's file names) */
+	int ndrained; /* CPUs read to the end after the stop (atomic) */
 	unsigned int ticks;
 	char what[KPATH_DIR + 128]; /* describe() */
 };
@@ -123,7 +128,9 @@ static int tfs_backend_close(struct blk_backend *bb, char *err, size_t len)
 	}
 	free(b->cpu);
 	free(b->seen_lost);
+	free(b->convs);
 	blk_cgpath_free(b->cgpath);
+	tfs_origin_free(b->origin);
 	ret = blk_tfs_close(b->t);
 	if (ret)
 		kerr(err, len, "could not restore every tracefs setting in '%s': %s", b->dir,
@@ -197,6 +204,9 @@ static int tfs_open_cpus(struct tfs_backend *b, char *err, size_t len)
 		}
 		if (b->cgpath)
 			blk_tfsconv_set_cgpath(c->conv, tfs_cgpath, b->cgpath);
+		if (b->origin)
+			blk_tfsconv_set_origin(c->conv, tfs_origin_events(b->origin));
+		b->convs[k] = c->conv;
 		size = c->size = tfs_page_size(b, c->conv);
 		c->page = malloc((size_t)size);
 		if (!c->page)
@@ -230,7 +240,8 @@ static struct blk_backend *tfs_backend_open(const struct blk_backend_cfg *cfg, c
 	b->cfg = cfg;
 	b->cpu = calloc((size_t)cfg->ncpus, sizeof(*b->cpu));
 	b->seen_lost = calloc((size_t)cfg->ncpus, sizeof(*b->seen_lost));
-	if (!b->cpu || !b->seen_lost)
+	b->convs = calloc((size_t)cfg->ncpus, sizeof(*b->convs));
+	if (!b->cpu || !b->seen_lost || !b->convs)
 		goto nomem;
 	for (int k = 0; k < cfg->ncpus; k++)
 		b->cpu[k].fd = -1;
@@ -269,6 +280,13 @@ static struct blk_backend *tfs_backend_open(const struct blk_backend_cfg *cfg, c
 			snprintf(
 				b->what, sizeof(b->what),
 				"--origin: the cgroup of each I/O, by id only (no cgroup hierarchy of the blkio/io controller is mounted)");
+		}
+		size_t n = strlen(b->what);
+
+		b->origin = tfs_origin_open(b->t, cfg, b->what + n, sizeof(b->what) - n, err, len);
+		if (!b->origin) {
+			ret = -errno;
+			goto fail;
 		}
 	}
 	ret = tfs_open_cpus(b, err, len);
@@ -426,13 +444,42 @@ static int spool_read(struct tfs_backend *b, int k, int wait_ms,
 	return ret ? ret : 1;
 }
 
+/*
+ * --origin: CPU index @k has nothing left after the stop. The last CPU to get there stages
+ * the names of the files in every CPU's notes (each converter is done with) in its own
+ * streams: *@got and *@last say so.
+ */
+static int origin_end(struct tfs_backend *b, int k, int *got, uint64_t *last, char *err, size_t len)
+{
+	struct tfs_cpu *c = &b->cpu[k];
+	int ret;
+
+	c->drained = 1;
+	if (__atomic_add_fetch(&b->ndrained, 1, __ATOMIC_ACQ_REL) != b->cfg->ncpus)
+		return 0;
+	ret = tfs_origin_name(b->origin, b->convs, b->cfg->ncpus, c->conv,
+			      (uint32_t)b->cfg->cpus[k]);
+	if (ret) {
+		kerr(err, len, "out of memory naming the files of the origin notes");
+		return ret;
+	}
+	for (int i = 0; i < b->cfg->ndevs; i++) {
+		uint64_t t = blk_tfsconv_last(c->conv, i);
+
+		if (t > *last)
+			*last = t;
+	}
+	*got = 1;
+	return 0;
+}
+
 static int tfs_backend_read(struct blk_backend *bb, int k, int wait_ms,
 			    const struct blk_backend_sink *sink, char *err, size_t len)
 {
 	struct tfs_backend *b = (struct tfs_backend *)bb;
 	struct tfs_cpu *c = &b->cpu[k];
 	uint64_t now, last = 0;
-	int ret, got = 0;
+	int ret, got = 0, stopped = __atomic_load_n(&b->stopped, __ATOMIC_ACQUIRE);
 
 	if (k == 0 && !b->ts_sent && __atomic_load_n(&b->start_mono, __ATOMIC_ACQUIRE)) {
 		b->ts_sent = 1;
@@ -460,6 +507,11 @@ static int tfs_backend_read(struct blk_backend *bb, int k, int wait_ms,
 		if ((ret = convert(b, k, c->page, (size_t)n, &last, err, len)))
 			return ret;
 		got = 1;
+	}
+	if (!got && stopped && b->origin && !c->drained) {
+		ret = origin_end(b, k, &got, &last, err, len);
+		if (ret)
+			return ret;
 	}
 	ret = deliver(b, k, got, last, now, sink, err, len);
 	return ret ? ret : got;
@@ -560,24 +612,30 @@ static uint64_t tfs_backend_skipped(struct blk_backend *bb, int dev, int k)
 	return dev == 0 ? blk_tfsconv_skipped(((struct tfs_backend *)bb)->cpu[k].conv) : 0;
 }
 
-/* the summary's line about --origin: the cgroups named, and those only numbered */
+/* the summary's lines about --origin: the cgroups named and those only numbered; the notes */
 static int tfs_backend_report(struct blk_backend *bb, char *msg, size_t len)
 {
 	struct tfs_backend *b = (struct tfs_backend *)bb;
 	unsigned long named, unknown;
 	const char *root;
+	size_t n;
 	int v;
 
 	if (!b->cfg->origin)
 		return 0;
 	if (!b->cgpath) {
 		kerr(msg, len, "Cgroups: named by number only (no blkio/io cgroup hierarchy)");
-		return 1;
+	} else {
+		root = blk_cgpath_root(b->cgpath, &v);
+		blk_cgpath_counts(b->cgpath, &named, &unknown);
+		kerr(msg, len, "Cgroups: %lu named from %s, %lu not found there (named by number)",
+		     named, root, unknown);
 	}
-	root = blk_cgpath_root(b->cgpath, &v);
-	blk_cgpath_counts(b->cgpath, &named, &unknown);
-	kerr(msg, len, "Cgroups: %lu named from %s, %lu not found there (named by number)", named,
-	     root, unknown);
+	n = strlen(msg);
+	if (b->origin && n + 3 < len) {
+		memcpy(msg + n, "\n  ", 3);
+		tfs_origin_report(b->origin, b->convs, b->cfg->ncpus, msg + n + 3, len - n - 3);
+	}
 	return 1;
 }
 

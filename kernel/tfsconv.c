@@ -13,7 +13,15 @@
 #include "ftrace.h"
 #include "blk/cgroup.h"
 #include "blk/trace.h"
+#include "origin.h"
 #include "tfsconv.h"
+
+/* --origin: the file maps of a stream remembered to drop their repeats */
+#define FMAP_RECENT 8
+/* --origin: the folios last added to the page cache on this CPU (their sizes) */
+#define FOLIO_RECENT 32
+/* --origin: the names of the dirtying tasks, by pid (a power of 2) */
+#define DIRTIERS 64
 
 /* the pids announced with a process note on one CPU's stream of one device */
 struct pidset {
@@ -34,6 +42,27 @@ struct stage {
 	uint32_t run_next, run_count;
 	uint64_t *cgs; /* the ids whose path note this stream carries */
 	size_t ncgs, capcgs;
+	uint64_t last_ts; /* of the last record staged */
+	/* --origin: the open dirty run (trace.h BLK_TN_DIRTY), its note's payload in buf */
+	int dirty_open;
+	size_t dirty_off;
+	uint32_t dirty_pid;
+	uint64_t dirty_ino, dirty_next;
+	uint32_t dirty_count;
+	/* the open file map (BLK_TN_FMAP), grown while no I/O event follows it */
+	int fmap_open;
+	size_t fmap_off;
+	unsigned long fmap_events;
+	int fmap_slot; /* its copy in recent[] */
+	struct blk_fmap_pdu recent[FMAP_RECENT]; /* the last maps written (ino 0: none) */
+	int recent_next;
+	struct blk_origin_inos inos; /* the files of its notes */
+};
+
+struct folio_seen {
+	int dev;
+	uint64_t ino, index;
+	unsigned int order;
 };
 
 struct blk_tfsconv {
@@ -47,6 +76,14 @@ struct blk_tfsconv {
 	void *ctx;
 	blk_tfsconv_cgpath_fn cgpath;
 	void *cgctx;
+	const struct blk_origin *origin; /* --origin's events, or NULL */
+	struct folio_seen folios[FOLIO_RECENT];
+	int folio_next;
+	struct dirtier {
+		uint32_t pid1; /* pid + 1, 0: free */
+		char comm[16];
+	} dirtiers[DIRTIERS];
+	uint64_t ndirty, nfmap; /* origin notes written */
 };
 
 /* where struct trace_entry ends in the entry: the blk_io_trace fields the kernel sets */
@@ -107,32 +144,42 @@ int blk_tfsconv_put(struct blk_tfsconv *c, int dev, const struct blk_event *ev)
 	if (stage_room(st, 64 + ev->pdu_len))
 		return -ENOMEM;
 	st->len += blk_event_encode(ev, st->buf + st->len);
+	st->last_ts = ev->time;
 	if (!blk_event_is_notify(ev))
 		st->events++;
 	return 0;
 }
 
+/* the name of @pid into @comm (64 bytes): the comm function's, else /proc's, or "unknown" */
+static void task_name(struct blk_tfsconv *c, uint32_t pid, char *comm)
+{
+	char path[64];
+	FILE *f;
+
+	comm[0] = '\0';
+	if (c->comm && c->comm(c->ctx, pid, comm, 64))
+		return;
+	if (pid == 0) {
+		snprintf(comm, 64, "swapper/%u", c->cpu);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	f = fopen(path, "re");
+	if (!f || !fgets(comm, 64, f))
+		snprintf(comm, 64, "unknown");
+	if (f)
+		fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+}
+
 /* the process note the relay path's kernel writes the first time it sees a task */
 static int announce(struct blk_tfsconv *c, int dev, const struct blk_event *ev)
 {
-	char comm[64] = "", path[64];
+	char comm[64];
 	unsigned char pdu[16];
 	struct blk_event n = *ev;
-	FILE *f;
 
-	if (!c->comm || !c->comm(c->ctx, ev->pid, comm, sizeof(comm))) {
-		if (ev->pid == 0) {
-			snprintf(comm, sizeof(comm), "swapper/%u", c->cpu);
-		} else {
-			snprintf(path, sizeof(path), "/proc/%u/comm", ev->pid);
-			f = fopen(path, "re");
-			if (!f || !fgets(comm, sizeof(comm), f))
-				snprintf(comm, sizeof(comm), "unknown");
-			if (f)
-				fclose(f);
-			comm[strcspn(comm, "\n")] = '\0';
-		}
-	}
+	task_name(c, ev->pid, comm);
 	memset(pdu, 0, sizeof(pdu));
 	memcpy(pdu, comm, strnlen(comm, 15));
 	n.action = BLK_TN_ACTION(BLK_TN_PROCESS);
@@ -221,12 +268,153 @@ static int dev_index(const struct blk_tfsconv *c, uint32_t devno)
 	return -1;
 }
 
+/* ---- --origin: dirty runs and file maps (trace.h BLK_TN_DIRTY, BLK_TN_FMAP) ---- */
+
+/* the pages of the folio at @r->index (the size it entered the page cache with, else 1) */
+static uint32_t folio_pages(const struct blk_tfsconv *c, const struct blk_origin_rec *r)
+{
+	for (int i = 0; i < FOLIO_RECENT; i++) {
+		const struct folio_seen *f = &c->folios[i];
+
+		if (f->ino == r->ino && f->index == r->index && f->dev == r->dev)
+			return 1u << f->order;
+	}
+	return 1;
+}
+
+/* page @r->index of @r->ino dirtied: one more in the open run, or a new run's note */
+static int origin_dirty(struct blk_tfsconv *c, const struct blk_origin_rec *r, uint64_t ts)
+{
+	struct stage *st = &c->st[r->dev];
+	uint32_t pages = folio_pages(c, r);
+	struct blk_dirty_pdu pdu;
+	struct blk_event n;
+	struct dirtier *dt;
+	char comm[64];
+
+	if (st->dirty_open && st->dirty_pid == r->pid && st->dirty_ino == r->ino &&
+	    st->dirty_next == r->index) {
+		st->dirty_next += pages;
+		st->dirty_count += pages;
+		memcpy(st->buf + st->dirty_off + offsetof(struct blk_dirty_pdu, count),
+		       &st->dirty_count, sizeof(st->dirty_count));
+		return 0;
+	}
+	memset(&pdu, 0, sizeof(pdu));
+	pdu.ino = r->ino;
+	pdu.index = r->index;
+	pdu.count = pages;
+	pdu.page_size = (uint32_t)blk_origin_page_size(c->origin);
+	/*
+	 * the comm function reads the kernel's saved_cmdlines whole: asked once per task (a
+	 * random writer makes a run per page), the name kept from then on
+	 */
+	dt = &c->dirtiers[r->pid & (DIRTIERS - 1)];
+	if (dt->pid1 != r->pid + 1) {
+		task_name(c, r->pid, comm);
+		dt->pid1 = r->pid + 1;
+		memset(dt->comm, 0, sizeof(dt->comm));
+		memcpy(dt->comm, comm, strnlen(comm, sizeof(dt->comm) - 1));
+	}
+	memcpy(pdu.comm, dt->comm, sizeof(pdu.comm));
+	blk_event_note(&n, BLK_TN_DIRTY, c->devnos[r->dev], c->cpu, ts, &pdu, sizeof(pdu));
+	n.pid = r->pid;
+	if (blk_tfsconv_put(c, r->dev, &n) || blk_origin_inos_add(&st->inos, r->ino) < 0)
+		return -ENOMEM;
+	st->dirty_open = 1;
+	st->dirty_off = st->len - sizeof(pdu);
+	st->dirty_pid = r->pid;
+	st->dirty_ino = r->ino;
+	st->dirty_next = r->index + pages;
+	st->dirty_count = pages;
+	c->ndirty++;
+	return 0;
+}
+
+/* whether map @m says nothing that @e, a map written before, does not say already */
+static int fmap_within(const struct blk_fmap_pdu *e, const struct blk_origin_rec *m)
+{
+	uint64_t d = m->offset - e->offset;
+
+	return e->ino == m->ino && m->offset >= e->offset &&
+	       m->offset + m->bytes <= e->offset + e->bytes && !(d % 512) &&
+	       m->sector == e->sector + d / 512;
+}
+
+/* the maps remembered that sectors @sector on (@bytes) no longer describe, but for @keep */
+static void fmap_forget(struct stage *st, uint64_t sector, uint64_t bytes, int keep)
+{
+	for (int i = 0; i < FMAP_RECENT; i++) {
+		struct blk_fmap_pdu *e = &st->recent[i];
+
+		if (i != keep && e->ino && e->sector < sector + (bytes + 511) / 512 &&
+		    sector < e->sector + (e->bytes + 511) / 512)
+			e->ino = 0;
+	}
+}
+
+/*
+ * @r->bytes of @r->ino at @r->offset are at @r->sector: dropped where a map written before
+ * says so already, grown into the open map where it continues it in the file and on the
+ * disk (no I/O event between), else a new note
+ */
+static int origin_fmap(struct blk_tfsconv *c, const struct blk_origin_rec *r, uint64_t ts)
+{
+	struct stage *st = &c->st[r->dev];
+	struct blk_fmap_pdu pdu = {r->ino, r->offset, r->sector, r->bytes}, *open;
+	struct blk_event n;
+
+	for (int i = 0; i < FMAP_RECENT; i++)
+		if (fmap_within(&st->recent[i], r))
+			return 0;
+	open = &st->recent[st->fmap_slot];
+	if (st->fmap_open && st->fmap_events == st->events && open->ino == r->ino &&
+	    !(open->bytes % 512) && r->offset == open->offset + open->bytes &&
+	    r->sector == open->sector + open->bytes / 512) {
+		fmap_forget(st, r->sector, r->bytes, st->fmap_slot);
+		open->bytes += r->bytes;
+		memcpy(st->buf + st->fmap_off + offsetof(struct blk_fmap_pdu, bytes), &open->bytes,
+		       sizeof(open->bytes));
+		return 0;
+	}
+	fmap_forget(st, r->sector, r->bytes, -1);
+	blk_event_note(&n, BLK_TN_FMAP, c->devnos[r->dev], c->cpu, ts, &pdu, sizeof(pdu));
+	n.pid = r->pid;
+	if (blk_tfsconv_put(c, r->dev, &n) || blk_origin_inos_add(&st->inos, r->ino) < 0)
+		return -ENOMEM;
+	st->fmap_open = 1;
+	st->fmap_off = st->len - sizeof(pdu);
+	st->fmap_events = st->events;
+	st->fmap_slot = st->recent_next;
+	st->recent[st->recent_next] = pdu;
+	st->recent_next = (st->recent_next + 1) % FMAP_RECENT;
+	c->nfmap++;
+	return 0;
+}
+
+/* one of --origin's events, at @ts: its note, if it says something. 0 or -ENOMEM. */
+static int origin_entry(struct blk_tfsconv *c, const struct blk_origin_rec *r, uint64_t ts)
+{
+	switch (r->kind) {
+	case BLK_ORIGIN_FOLIO:
+		c->folios[c->folio_next] = (struct folio_seen){r->dev, r->ino, r->index, r->order};
+		c->folio_next = (c->folio_next + 1) % FOLIO_RECENT;
+		return 0;
+	case BLK_ORIGIN_DIRTY:
+		return origin_dirty(c, r, ts);
+	case BLK_ORIGIN_FMAP:
+		return origin_fmap(c, r, ts);
+	default:
+		return 0;
+	}
+}
+
 /*
  * One entry of @size bytes at @data, stamped @ts. The ring holds other entries beside the
  * blk tracer's (trace_marker writes, events enabled at the top level): their type number
  * is not published for the blk tracer, so an entry is taken as a blk entry by its shape (as
- * long as a blk_io_trace and its pdu, recorded on this CPU). Return 1 if it was one, 0 if
- * not, -ENOMEM.
+ * long as a blk_io_trace and its pdu, recorded on this CPU), after --origin's events,
+ * which are known by their type. Return 1 if it was one, 0 if not, -ENOMEM.
  *
  * The record is the entry itself from the sector on (the CPU in it is this CPU's), behind
  * the magic, the sequence number and the time: copied whole rather than decoded and
@@ -241,6 +429,12 @@ static int convert_entry(struct blk_tfsconv *c, const unsigned char *data, int s
 	size_t len;
 	int dev, ret, tagged = 0;
 
+	if (c->origin) {
+		struct blk_origin_rec r;
+
+		if (blk_origin_decode(c->origin, data, (size_t)size, &r))
+			return origin_entry(c, &r, ts) ? -ENOMEM : 0;
+	}
 	if (size < (int)sizeof(t))
 		goto skip;
 	memcpy(&t, data, sizeof(t));
@@ -289,6 +483,7 @@ static int convert_entry(struct blk_tfsconv *c, const unsigned char *data, int s
 		return -ENOMEM;
 	memcpy(st->buf + st->len, head, sizeof(head));
 	memcpy(st->buf + st->len + 8, &ts, 8);
+	st->last_ts = ts;
 	if (tagged) {
 		memcpy(st->buf + st->len + 16, (const unsigned char *)&t + 16, sizeof(t) - 16);
 		memcpy(st->buf + st->len + sizeof(t), data + sizeof(t) + sizeof(cg), t.pdu_len);
@@ -385,12 +580,35 @@ void blk_tfsconv_clear(struct blk_tfsconv *c, int dev)
 	c->st[dev].events = 0;
 	/* a run's note is in the batch handed on: the next event starts a new one */
 	c->st[dev].run_open = 0;
+	c->st[dev].dirty_open = 0;
+	c->st[dev].fmap_open = 0;
 }
 
 void blk_tfsconv_set_cgpath(struct blk_tfsconv *c, blk_tfsconv_cgpath_fn fn, void *ctx)
 {
 	c->cgpath = fn;
 	c->cgctx = ctx;
+}
+
+void blk_tfsconv_set_origin(struct blk_tfsconv *c, const struct blk_origin *o)
+{
+	c->origin = o;
+}
+
+void blk_tfsconv_origin_counts(const struct blk_tfsconv *c, uint64_t *dirty, uint64_t *fmap)
+{
+	*dirty = c->ndirty;
+	*fmap = c->nfmap;
+}
+
+const struct blk_origin_inos *blk_tfsconv_inos(const struct blk_tfsconv *c, int dev)
+{
+	return &c->st[dev].inos;
+}
+
+uint64_t blk_tfsconv_last(const struct blk_tfsconv *c, int dev)
+{
+	return c->st[dev].last_ts;
 }
 
 uint64_t blk_tfsconv_skipped(const struct blk_tfsconv *c)
@@ -411,6 +629,7 @@ void blk_tfsconv_free(struct blk_tfsconv *c)
 		free(c->st[i].buf);
 		free(c->st[i].pids.slot);
 		free(c->st[i].cgs);
+		blk_origin_inos_release(&c->st[i].inos);
 	}
 	blk_ftrace_pages_free(c->pages);
 	free(c->st);

@@ -20,6 +20,8 @@
 #include "blk/event.h"
 
 struct blk_tfsconv;
+struct blk_origin;
+struct blk_origin_inos;
 
 /* The name of @pid for its process note: fill @buf (@len bytes) and return it, or NULL. */
 typedef const char *(*blk_tfsconv_comm_fn)(void *ctx, uint32_t pid, char *buf, size_t len);
@@ -49,6 +51,28 @@ typedef const char *(*blk_tfsconv_cgpath_fn)(void *ctx, uint64_t id, char *buf, 
  * first run note naming it, where @fn knows the path.
  */
 void blk_tfsconv_set_cgpath(struct blk_tfsconv *c, blk_tfsconv_cgpath_fn fn, void *ctx);
+
+/**
+ * blk_tfsconv_set_origin() - recognise --origin's events by @o (which must outlive @c) and
+ * write what they say as origin notes (trace.h BLK_TN_DIRTY, BLK_TN_FMAP) in the stream of
+ * their device, in time order with its events
+ *
+ * A dirty run grows while the same task dirties the next page of the same file, a file map
+ * while the next event continues it in the file and on the disk; both end when the stage is
+ * handed on (blk_tfsconv_clear()). A map that one of the stream's last few maps already
+ * says is dropped. A folio's pages are counted from its size when it entered the page cache
+ * on this CPU shortly before (filemap events), else as one page.
+ */
+void blk_tfsconv_set_origin(struct blk_tfsconv *c, const struct blk_origin *o);
+
+/* The origin notes written so far: dirty runs and file maps. */
+void blk_tfsconv_origin_counts(const struct blk_tfsconv *c, uint64_t *dirty, uint64_t *fmap);
+
+/* The inode numbers in the origin notes of device index @dev's stream. */
+const struct blk_origin_inos *blk_tfsconv_inos(const struct blk_tfsconv *c, int dev);
+
+/* The time of the last record staged for device index @dev (0: none yet). */
+uint64_t blk_tfsconv_last(const struct blk_tfsconv *c, int dev);
 
 /* The size of a ring-buffer page (sub-buffer) as header_page gives it. */
 int blk_tfsconv_page_size(const struct blk_tfsconv *c);

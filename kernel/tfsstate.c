@@ -19,6 +19,18 @@ int tfs_state_set(const struct tfs_state *s, const char *rel, const char *v)
 	return write_str(p, v);
 }
 
+int tfs_state_add_event(struct tfs_state *s, const char *name)
+{
+	struct tfs_state_event *e = realloc(s->events, (size_t)(s->nevents + 1) * sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	s->events = e;
+	e += s->nevents++;
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	return 0;
+}
+
 int tfs_state_put_back(const struct tfs_state *s, unsigned int what)
 {
 	char p[KPATH], v[32];
@@ -51,6 +63,12 @@ int tfs_state_put_back(const struct tfs_state *s, unsigned int what)
 		KEEP(tfs_state_set(s, "saved_cmdlines_size", s->cmdlines));
 	if ((what & TFS_PUT_CGROUP) && s->cgroup[0])
 		KEEP(tfs_state_set(s, "options/blk_cgroup", s->cgroup));
+	for (int i = 0; (what & TFS_PUT_EVENTS) && i < s->nevents; i++) {
+		snprintf(p, sizeof(p), "events/%s/enable", s->events[i].name);
+		KEEP(tfs_state_set(s, p, "0"));
+		snprintf(p, sizeof(p), "events/%s/filter", s->events[i].name);
+		KEEP(tfs_state_set(s, p, "0"));
+	}
 	snprintf(v, sizeof(v), "%d", s->was_on);
 	KEEP(tfs_state_set(s, "tracing_on", v));
 #undef KEEP
@@ -87,6 +105,8 @@ int tfs_state_save(const struct tfs_state *s)
 		fprintf(f, "options/blk_cgroup %s\n", s->cgroup);
 	for (int i = 0; i < s->ndevs; i++)
 		fprintf(f, "dev %s\n", s->devs[i].name);
+	for (int i = 0; i < s->nevents; i++)
+		fprintf(f, "event %s\n", s->events[i].name);
 	if (fflush(f) || fsync(fd))
 		ret = -errno;
 	if (fclose(f) && !ret)
@@ -103,6 +123,9 @@ void tfs_state_free(struct tfs_state *s)
 	free(s->devs);
 	s->devs = NULL;
 	s->ndevs = 0;
+	free(s->events);
+	s->events = NULL;
+	s->nevents = 0;
 }
 
 /* "KEY VALUE" into @s; 0, or -EINVAL for a line that is not one */
@@ -142,6 +165,9 @@ static int state_line(struct tfs_state *s, char *line)
 		s->devs = d;
 		d += s->ndevs++;
 		snprintf(d->name, sizeof(d->name), "%s", v);
+	} else if (!strcmp(line, "event")) {
+		if (tfs_state_add_event(s, v))
+			return -ENOMEM;
 	} else {
 		return -EINVAL;
 	}
@@ -182,8 +208,9 @@ void tfs_state_describe(const struct tfs_state *s, char *buf, size_t len)
 {
 	snprintf(
 		buf, len,
-		"current_tracer=%s trace_clock=%s buffer_size_kb=%s%s%s%s%s options/bin=%d tracing_on=%d",
+		"current_tracer=%s trace_clock=%s buffer_size_kb=%s%s%s%s%s options/bin=%d tracing_on=%d%s",
 		s->tracer, s->clock, s->buf_kb[0] ? s->buf_kb : "?",
 		s->cmdlines[0] ? " saved_cmdlines_size=" : "", s->cmdlines,
-		s->cgroup[0] ? " options/blk_cgroup=" : "", s->cgroup, s->bin, s->was_on);
+		s->cgroup[0] ? " options/blk_cgroup=" : "", s->cgroup, s->bin, s->was_on,
+		s->nevents ? " (and --origin's events off)" : "");
 }

@@ -15,6 +15,11 @@
 #define TFS_STATE_DIR "/run/blktrace-ng"
 #define TFS_STATE_FILE TFS_STATE_DIR "/tracefs.state"
 
+/* an event blktrace --origin enabled (it was off and unfiltered): put back off */
+struct tfs_state_event {
+	char name[96]; /* "group/name" under events/ */
+};
+
 /* a device whose trace/enable was set (its act_mask lives and dies with that trace) */
 struct tfs_state_dev {
 	char name[64]; /* under /sys/class/block */
@@ -30,6 +35,8 @@ struct tfs_state {
 	char cgroup[8]; /* options/blk_cgroup, when blktrace --origin set it ("" if not) */
 	struct tfs_state_dev *devs;
 	int ndevs;
+	struct tfs_state_event *events;
+	int nevents;
 };
 
 /* tfs_state_put_back()'s @what: which settings were changed */
@@ -41,8 +48,12 @@ enum {
 	TFS_PUT_CLOCK = 1 << 4,
 	TFS_PUT_CMDLINES = 1 << 5,
 	TFS_PUT_CGROUP = 1 << 6,
-	TFS_PUT_ALL = 0x7f,
+	TFS_PUT_EVENTS = 1 << 7, /* each event's enable and filter to 0 */
+	TFS_PUT_ALL = 0xff,
 };
+
+/* Add event @name to @s->events. 0 or -ENOMEM. */
+int tfs_state_add_event(struct tfs_state *s, const char *name);
 
 /* Write @v to @rel under @s->dir (a tracefs file). 0 or -errno. */
 int tfs_state_set(const struct tfs_state *s, const char *rel, const char *v);

@@ -17,6 +17,7 @@
 
 #include "blk/kernel.h"
 #include "holder.h"
+#include "origin.h"
 #include "tfsstate.h"
 #include "tracefs.h"
 #include "util.h"
@@ -49,7 +50,7 @@ struct tfs_names {
 struct blk_tfs {
 	struct tfs_names names;
 	struct tfs_state st; /* as found: dir, settings, the devices traced */
-	int buf_changed, cmdlines_changed, cgroup_set;
+	int buf_changed, cmdlines_changed, cgroup_set, events_set;
 	int tracer_set, clock_set;
 	int touched; /* something was changed: restore on close */
 	int state_kept; /* st is in TFS_STATE_FILE, for blktrace -k after a SIGKILL */
@@ -305,6 +306,40 @@ int blk_tfs_stop(struct blk_tfs *t)
 	return twrite(t, "tracing_on", "0");
 }
 
+int blk_tfs_event_format(struct blk_tfs *t, const char *event, char *buf, size_t len)
+{
+	char rel[KPATH_SUB];
+
+	snprintf(rel, sizeof(rel), "events/%s/format", event);
+	return tread(t, rel, buf, len);
+}
+
+int blk_tfs_enable_event(struct blk_tfs *t, const char *event, const char *filter, int *filtered)
+{
+	char rel[KPATH_SUB], buf[256];
+	int ret;
+
+	*filtered = 0;
+	snprintf(rel, sizeof(rel), "events/%s/enable", event);
+	if ((ret = tread(t, rel, buf, sizeof(buf))))
+		return ret;
+	/* someone else's (enabled, or filtered, at the top level): left as it is */
+	if (atoi(buf))
+		return -EBUSY;
+	snprintf(rel, sizeof(rel), "events/%s/filter", event);
+	if (!tread(t, rel, buf, sizeof(buf)) && strcmp(buf, "none"))
+		return -EBUSY;
+	if (tfs_state_add_event(&t->st, event))
+		return -ENOMEM;
+	t->events_set = 1;
+	if (t->state_kept)
+		tfs_state_save(&t->st);
+	if (filter && filter[0])
+		*filtered = !twrite(t, rel, filter);
+	snprintf(rel, sizeof(rel), "events/%s/enable", event);
+	return twrite(t, rel, "1");
+}
+
 int blk_tfs_resize(struct blk_tfs *t, unsigned int kb)
 {
 	char v[32];
@@ -465,6 +500,7 @@ int blk_tfs_close(struct blk_tfs *t)
 		what |= t->clock_set ? TFS_PUT_CLOCK : 0;
 		what |= t->cmdlines_changed ? TFS_PUT_CMDLINES : 0;
 		what |= t->cgroup_set ? TFS_PUT_CGROUP : 0;
+		what |= t->events_set ? TFS_PUT_EVENTS : 0;
 		for (int i = 0; i < t->ndevs; i++)
 			what |= t->devs[i].enabled ? TFS_PUT_DEVS : 0;
 		ret = tfs_state_put_back(&t->st, what);
@@ -479,6 +515,41 @@ int blk_tfs_close(struct blk_tfs *t)
 	pthread_mutex_destroy(&t->names.lock);
 	free(t);
 	return ret;
+}
+
+/*
+ * No state file says which events a killed blktrace --origin enabled: those of its events
+ * enabled with a filter of its making (on device numbers: "name == "MAJ:MIN"", "dev == N"
+ * and the like) are turned off. Return how many, or -errno.
+ */
+static int origin_events_off(struct blk_tfs *t)
+{
+	static const char *const ours[] = {"name == \"", "s_dev == ", "dev == ", "bdev == "};
+	char rel[256], buf[4096];
+	int n = 0;
+
+	for (int e = 0; e < BLK_ORIGIN_NEV; e++) {
+		const char *name = blk_origin_ev_name((enum blk_origin_ev)e);
+		int mine = 0;
+
+		snprintf(rel, sizeof(rel), "events/%s/enable", name);
+		if (tread(t, rel, buf, sizeof(buf)) || !atoi(buf))
+			continue;
+		snprintf(rel, sizeof(rel), "events/%s/filter", name);
+		if (tread(t, rel, buf, sizeof(buf)))
+			continue;
+		for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+			mine |= !strncmp(buf, ours[i], strlen(ours[i]));
+		if (!mine)
+			continue;
+		if (twrite(t, rel, "0"))
+			return -EIO;
+		snprintf(rel, sizeof(rel), "events/%s/enable", name);
+		if (twrite(t, rel, "0"))
+			return -EIO;
+		n++;
+	}
+	return n;
 }
 
 /*
@@ -522,7 +593,7 @@ int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wa
 {
 	struct blk_tfs t;
 	char buf[256], p[KPATH], comm[64];
-	int ret = 0, pid, cg;
+	int ret = 0, pid, cg, ev;
 
 	memset(&t, 0, sizeof(t));
 	snprintf(t.st.dir, sizeof(t.st.dir), "%s", dir);
@@ -574,9 +645,16 @@ int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wa
 		kerr(msg, len, "cannot reset '%s/options/blk_cgroup'", dir);
 		return -EIO;
 	}
+	ev = origin_events_off(&t);
+	if (ev < 0) {
+		kerr(msg, len,
+		     "cannot turn off the events blktrace --origin enabled in '%s/events'", dir);
+		return -EIO;
+	}
 	kerr(msg, len,
-	     "reset the tracefs blk tracer left set up in '%s' (current_tracer=nop options/bin=0%s); "
+	     "reset the tracefs blk tracer left set up in '%s' (current_tracer=nop options/bin=0%s%s); "
 	     "no %s says what trace_clock and buffer_size_kb were",
-	     dir, cg ? " options/blk_cgroup=0" : "", TFS_STATE_FILE);
+	     dir, cg ? " options/blk_cgroup=0" : "", ev ? ", --origin's events off" : "",
+	     TFS_STATE_FILE);
 	return 2;
 }

@@ -29,6 +29,18 @@ struct blk_tfs *blk_tfs_open(const char *dir, const char *const *sysnames, int n
 int blk_tfs_start(struct blk_tfs *t);
 int blk_tfs_stop(struct blk_tfs *t);
 
+/* The text of events/@event/format ("group/name"). Return 0 or -errno (ENOENT: none). */
+int blk_tfs_event_format(struct blk_tfs *t, const char *event, char *buf, size_t len);
+
+/**
+ * blk_tfs_enable_event() - record event @event ("group/name") in the blk tracer's ring,
+ * with @filter where the kernel takes it (*@filtered says), disabled again on close (and
+ * by blktrace -k after a SIGKILL)
+ * Return: 0, -EBUSY if it is enabled or filtered already (someone else's: left alone), or
+ * -errno.
+ */
+int blk_tfs_enable_event(struct blk_tfs *t, const char *event, const char *filter, int *filtered);
+
 /* Set the ring buffer to @kb KiB per CPU (buffer_size_kb; put back on close). 0 or -errno. */
 int blk_tfs_resize(struct blk_tfs *t, unsigned int kb);
 
