@@ -37,7 +37,10 @@
 #include "model/alloc.h"
 #include "model/bios.h"
 #include "model/clock.h"
+#include "origin/origins.h"
+#include "origin/track.h"
 #include "output.h"
+#include "report/cgroups.h"
 
 #define NS_PER_SEC 1000000000ull
 
@@ -57,6 +60,11 @@ struct export_out {
 	uint64_t no_c; /* bios with no completion in the trace: not exported */
 	int dead; /* the export failed (said once): no more rows, btt_report() fails */
 	char err[1024];
+	/* the sections that read blktrace --origin's notes, found at the first row */
+	const struct btt_view *v;
+	int notes_looked;
+	void *cgroups;
+	struct otrack *track;
 };
 
 /* ---- the wall clock ---- */
@@ -253,6 +261,48 @@ static int32_t io_error(uint16_t e)
 }
 
 /*
+ * Who and what bio @b was for, from the trace's notes (blktrace --origin), into @r: the
+ * sections that read them keep it by the bio's id until their done(), which comes after
+ * ours (they subscribe at their first note, we at the start). Without notes: no cgroup, no
+ * file, the queuer as the origin. @buf holds the cgroup id or "ino N" when not named.
+ */
+static void notes_of(struct export_out *xo, const struct btt_bio *b, struct blk_io_row *r,
+		     char *cgbuf, size_t cglen, char *fbuf, size_t flen)
+{
+	const struct otrack_io *o;
+	const char *path;
+	uint64_t cg;
+
+	if (!xo->notes_looked) {
+		xo->notes_looked = 1;
+		xo->cgroups = btt_view_output(xo->v, "cgroups");
+		xo->track = origins_track(btt_view_output(xo->v, "origins"));
+	}
+	r->origin_pid = r->pid;
+	r->origin_comm = r->comm;
+	if (cgroups_bio(xo->cgroups, b->id, &cg, &path)) {
+		if (!path) {
+			snprintf(cgbuf, cglen, "%llu", (unsigned long long)cg);
+			path = cgbuf;
+		}
+		r->cgroup = path;
+	}
+	if (!xo->track || !(o = otrack_io_of(xo->track, b->id)))
+		return;
+	r->origin_pid = o->pid;
+	r->origin_comm = o->name;
+	if (o->has_file) {
+		path = blk_origin_path(otrack_notes(xo->track), b->device, o->ino);
+		if (!path) {
+			snprintf(fbuf, flen, "ino %llu", (unsigned long long)o->ino);
+			path = fbuf;
+		}
+		r->file = path;
+		r->file_offset = o->offset;
+	}
+}
+
+/*
  * One io row per bio (model/bios.h) on a device the report shows that completed, whole
  * or in part: a split bio is one row with its pieces; the bios merged into one request
  * each have their own; those made from a D or C (their Q not in the trace) are marked.
@@ -264,7 +314,7 @@ static void on_bio(void *ctx, const struct btt_bio *b)
 	const struct btt_dev *dip = devs_find(xo->devs, b->device);
 	const struct btt_proc *pip = b->pid ? procs_find(xo->devs, b->pid) : NULL;
 	struct blk_event q = {.action = b->action, .bytes = b->nsec << 9};
-	char rwbs[BLK_RWBS_LEN];
+	char rwbs[BLK_RWBS_LEN], cgbuf[24], fbuf[32];
 	struct blk_io_row r;
 	int ret;
 
@@ -306,6 +356,7 @@ static void on_bio(void *ctx, const struct btt_bio *b)
 		r.remap_minor = BLK_MINOR(b->from_device);
 		r.remap_sector = b->from_sector;
 	}
+	notes_of(xo, b, &r, cgbuf, sizeof(cgbuf), fbuf, sizeof(fbuf));
 	ret = blk_export_io(xo->x, &r, xo->err, sizeof(xo->err));
 	if (ret < 0)
 		failed(xo, -ret);
@@ -379,6 +430,7 @@ struct export_out *export_out_new(const struct btt_view *v)
 	xo = xcalloc(1, sizeof(*xo));
 	xo->o = v->opts;
 	xo->devs = v->devs;
+	xo->v = v;
 	xo->started = time(NULL);
 	if (v->opts->export_host)
 		snprintf(xo->host, sizeof(xo->host), "%s", v->opts->export_host);

@@ -43,6 +43,11 @@ struct blk_table {
 	unsigned int time_col; /* the column that partitions (by UTC day) and ends the order */
 	const char *order_by; /* the sorting key, e.g. "host, device, c_ns" */
 	const char *doc;
+	/*
+	 * the leading columns a batch's id hashes (export.c): those of the schema before the
+	 * columns added since, so that a trace exported before them makes the same ids again
+	 */
+	unsigned int id_cols;
 };
 
 /* Nanoseconds in a day: a row's partition is its time column divided by this. */
@@ -50,6 +55,8 @@ struct blk_table {
 
 /* The longest string a row may carry in a column (host and device names, comm, RWBS). */
 #define BLK_ROW_STR_MAX 255
+/* the longest path (the cgroup and file columns): a tracer's notes hold at most 4000 */
+#define BLK_ROW_PATH_MAX 4096
 
 /* Columns of io, in table (and encoding) order. */
 enum blk_io_col {
@@ -83,6 +90,11 @@ enum blk_io_col {
 	BLK_IO_REMAP_MINOR,
 	BLK_IO_REMAP_SECTOR,
 	BLK_IO_ERROR,
+	BLK_IO_CGROUP,
+	BLK_IO_ORIGIN_PID,
+	BLK_IO_ORIGIN_COMM,
+	BLK_IO_FILE,
+	BLK_IO_FILE_OFFSET,
 	BLK_IO_EXPORT_ID,
 	BLK_IO_BATCH_ID,
 	BLK_IO_NCOLS,
@@ -143,6 +155,12 @@ struct blk_io_row {
 	uint32_t remap_major, remap_minor; /* where it was remapped from (0, 0: not remapped) */
 	uint64_t remap_sector;
 	int32_t error; /* the completion's error (0, or -errno) */
+	/* who and what it was for (blktrace --origin's notes; NULL: "") */
+	const char *cgroup; /* its cgroup's path, else its id in decimal; "" if none */
+	uint32_t origin_pid; /* the task it was for: the dirtier of its data, else the queuer */
+	const char *origin_comm; /* its name; "journal" or "metadata" for those */
+	const char *file; /* the file it reads or writes: path, else "ino N"; "" if none */
+	uint64_t file_offset; /* where in the file it starts (0 without a file) */
 };
 
 /* One I/O wait: a task blocked on I/O (blktrace --iowait). Strings as for blk_io_row. */

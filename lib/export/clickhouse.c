@@ -247,8 +247,11 @@ static int check_table(struct blk_export *x, const struct blk_table *t, char *er
 		if (!ret && (!line || line >= end)) {
 			snprintf(
 				err, errlen,
-				"table '%s' at '%s' does not match the export: it has no column '%s' (%s)",
-				name, x->peer, t->cols[c].name, want);
+				"table '%s' at '%s' does not match the export: it has no column '%s' (%s)%s",
+				name, x->peer, t->cols[c].name, want,
+				c >= t->id_cols && c + 2 < t->ncols
+					? ": a table of before that column was added (doc/clickhouse.md, \"Schema changes\": ALTER TABLE ... ADD COLUMN)"
+					: "");
 			ret = -EPROTO;
 		}
 	}

@@ -239,7 +239,9 @@ _Static_assert(BLK_IOWAIT_BATCH_ID == BLK_IOWAIT_NCOLS - 1 &&
 
 /*
  * A batch's id names what it holds: its table, the batch limits (which decide where batches
- * end), its number, its first row's number and that row's values. An export run again with
+ * end), its number, its first row's number and that row's values (those of the columns of
+ * the first schema, id_cols: a trace exported before the columns added since makes the same
+ * ids, and is found stored). An export run again with
  * the same rows and limits makes the same ids; any difference makes other ids, so a count of
  * rows with an id finds exactly the batch of that id, never a batch cut otherwise.
  */
@@ -253,7 +255,7 @@ static uint64_t batch_id_of(const struct blk_export *x, const struct export_batc
 	h = fnv_u64(h, x->o.batch_bytes);
 	h = fnv_u64(h, b->no);
 	h = fnv_u64(h, b->first_row);
-	for (unsigned int c = 0; c + 2 < b->t->ncols; c++) {
+	for (unsigned int c = 0; c < b->t->id_cols; c++) {
 		if (b->t->cols[c].type == BLK_COL_STRING) {
 			h = fnv_u64(h, v[c].s.len);
 			h = fnv(h, v[c].s.p, v[c].s.len);

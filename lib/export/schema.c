@@ -55,6 +55,12 @@ static const struct blk_column io_cols[BLK_IO_NCOLS] = {
 	[BLK_IO_REMAP_MINOR] = {"remap_minor", U32, ""},
 	[BLK_IO_REMAP_SECTOR] = {"remap_sector", U64, "its sector on that device"},
 	[BLK_IO_ERROR] = {"error", I32, "completion error, 0 or -errno"},
+	[BLK_IO_CGROUP] = {"cgroup", S, "cgroup charged: its path, else its id, empty if none"},
+	[BLK_IO_ORIGIN_PID] = {"origin_pid", U32,
+			       "the task it was for: the dirtier of its data, else pid"},
+	[BLK_IO_ORIGIN_COMM] = {"origin_comm", S, "its name, or journal or metadata"},
+	[BLK_IO_FILE] = {"file", S, "file read or written: path, else ino N, empty if none"},
+	[BLK_IO_FILE_OFFSET] = {"file_offset", U64, "where in that file it starts, in bytes"},
 	[BLK_IO_EXPORT_ID] = {"export_id", U64, "the export: a hash of host and trace identity"},
 	[BLK_IO_BATCH_ID] = {"batch_id", U64, "the INSERT that carried the row"},
 };
@@ -80,11 +86,13 @@ static const struct blk_column iowait_cols[BLK_IOWAIT_NCOLS] = {
 };
 
 static const struct blk_table tables[BLK_TABLE_NR] = {
+	/* the columns from cgroup to file_offset came later: not in the batch ids */
 	[BLK_TABLE_IO] = {"io", io_cols, BLK_IO_NCOLS, BLK_IO_C_NS, "host, device, c_ns",
-			  "one row per bio that completed (btt --export)"},
+			  "one row per bio that completed (btt --export)", BLK_IO_CGROUP},
 	[BLK_TABLE_IOWAIT] = {"iowait", iowait_cols, BLK_IOWAIT_NCOLS, BLK_IOWAIT_START_NS,
 			      "host, device, start_ns",
-			      "one row per I/O wait (blktrace --iowait, btt --export)"},
+			      "one row per I/O wait (blktrace --iowait, btt --export)",
+			      BLK_IOWAIT_EXPORT_ID},
 };
 
 const struct blk_table *blk_schema_table(enum blk_table_id id)
@@ -107,18 +115,23 @@ const char *blk_schema_col_type_name(enum blk_col_type type)
 	return "?";
 }
 
-static int set_str(union blk_value *v, const char *s, const char *what, char *err, size_t errlen)
+static int set_str_max(union blk_value *v, const char *s, const char *what, size_t max, char *err,
+		       size_t errlen)
 {
 	size_t n = s ? strlen(s) : 0;
 
-	if (n > BLK_ROW_STR_MAX) {
-		snprintf(err, errlen, "%s '%.32s...' is longer than %d bytes", what, s,
-			 BLK_ROW_STR_MAX);
+	if (n > max) {
+		snprintf(err, errlen, "%s '%.32s...' is longer than %zu bytes", what, s, max);
 		return -EINVAL;
 	}
 	v->s.p = s ? s : "";
 	v->s.len = n;
 	return 0;
+}
+
+static int set_str(union blk_value *v, const char *s, const char *what, char *err, size_t errlen)
+{
+	return set_str_max(v, s, what, BLK_ROW_STR_MAX, err, errlen);
 }
 
 int blk_schema_io_values(const struct blk_io_row *r, const char *host, uint64_t export_id,
@@ -129,7 +142,12 @@ int blk_schema_io_values(const struct blk_io_row *r, const char *host, uint64_t 
 	if ((ret = set_str(&v[BLK_IO_HOST], host, "host name", err, errlen)) ||
 	    (ret = set_str(&v[BLK_IO_DEVICE], r->device, "device name", err, errlen)) ||
 	    (ret = set_str(&v[BLK_IO_COMM], r->comm, "process name", err, errlen)) ||
-	    (ret = set_str(&v[BLK_IO_RWBS], r->rwbs, "RWBS", err, errlen)))
+	    (ret = set_str(&v[BLK_IO_RWBS], r->rwbs, "RWBS", err, errlen)) ||
+	    (ret = set_str_max(&v[BLK_IO_CGROUP], r->cgroup, "cgroup path", BLK_ROW_PATH_MAX, err,
+			       errlen)) ||
+	    (ret = set_str(&v[BLK_IO_ORIGIN_COMM], r->origin_comm, "origin name", err, errlen)) ||
+	    (ret = set_str_max(&v[BLK_IO_FILE], r->file, "file path", BLK_ROW_PATH_MAX, err,
+			       errlen)))
 		return ret;
 	v[BLK_IO_MAJOR].u = r->major;
 	v[BLK_IO_MINOR].u = r->minor;
@@ -157,6 +175,8 @@ int blk_schema_io_values(const struct blk_io_row *r, const char *host, uint64_t 
 	v[BLK_IO_REMAP_MINOR].u = r->remap_minor;
 	v[BLK_IO_REMAP_SECTOR].u = r->remap_sector;
 	v[BLK_IO_ERROR].i = r->error;
+	v[BLK_IO_ORIGIN_PID].u = r->origin_pid;
+	v[BLK_IO_FILE_OFFSET].u = r->file_offset;
 	v[BLK_IO_EXPORT_ID].u = export_id;
 	v[BLK_IO_BATCH_ID].u = batch_id;
 	return 0;

@@ -52,6 +52,9 @@ static const uint32_t dev_major[3] = {8, 8, 259}, dev_minor[3] = {0, 16, 0};
 static const char *const comms[7] = {"fio",	  "kworker/0:1H", "jbd2/sda1-8", "postgres: wal",
 				     "tab\there", "back\\slash",  "new\nline"};
 static const char *const rwbs[4] = {"R", "W", "WS", "RA"};
+static const char *const cgroups[4] = {"", "/", "/system.slice/db.service", "4242"};
+static const char *const files[4] = {"", "/var/lib/db/base/16384/2619", "ino 131",
+				     "/tmp/tab\there"};
 static const char *const sources[3] = {"module", "kprobe", "sched"};
 
 static void usage(int code)
@@ -192,6 +195,11 @@ static void io_row(const struct gen_opts *o, uint64_t i, struct blk_io_row *r)
 		r->remap_sector = i * 8 + 2048;
 	}
 	r->error = i % 101 ? 0 : -5;
+	r->cgroup = cgroups[i % 4];
+	r->origin_pid = i % 3 ? 3000 + (uint32_t)(i % 5) : r->pid;
+	r->origin_comm = i % 11 ? comms[(i + 1) % 7] : "journal";
+	r->file = files[i % 4];
+	r->file_offset = i % 4 ? i * 4096 : 0;
 }
 
 static void wait_row(const struct gen_opts *o, uint64_t j, char *comm, struct blk_iowait_row *r)

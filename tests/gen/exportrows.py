@@ -18,9 +18,13 @@ FNV_OFFSET = 0xCBF29CE484222325
 IO_COLS = ("host device major minor pid comm rwbs sector bytes q_ns g_ns i_ns d_ns c_ns "
            "q2g_ns g2i_ns i2d_ns d2c_ns q2c_ns merged split pieces completions requeues no_q "
            "unfinished remap_major remap_minor remap_sector "
-           "error export_id batch_id").split()
+           "error cgroup origin_pid origin_comm file file_offset export_id batch_id").split()
+CGROUPS = ["", "/", "/system.slice/db.service", "4242"]
+FILES = ["", "/var/lib/db/base/16384/2619", "ino 131", "/tmp/tab\there"]
 IOWAIT_COLS = ("host device major minor pid tid comm start_ns duration_ns source cpu "
                "waker_cpu export_id batch_id").split()
+# the columns a batch id hashes: those before the ones added since (cgroup..file_offset)
+ID_COLS = {"io": IO_COLS.index("cgroup"), "iowait": len(IOWAIT_COLS) - 2}
 
 DEVS = [("sda", 8, 0), ("sdb", 8, 16), ("nvme0n1", 259, 0)]
 COMMS = ["fio", "kworker/0:1H", "jbd2/sda1-8", "postgres: wal", "tab\there", "back\\slash",
@@ -89,7 +93,10 @@ def io_row(a, i):
                4096 * (1 + i % 4), q, g, ii, d, c, interval(q, g), interval(g, ii),
                interval(ii, d), interval(d, c), interval(q, c), merged, split, pieces,
                0 if merged else pieces, 1 if i % 23 == 0 else 0, 0, 0,
-               remap[0], remap[1], remap[2], -5 if i % 101 == 0 else 0]
+               remap[0], remap[1], remap[2], -5 if i % 101 == 0 else 0,
+               CGROUPS[i % 4], 3000 + i % 5 if i % 3 else 1000 + i % 7,
+               "journal" if i % 11 == 0 else COMMS[(i + 1) % 7], FILES[i % 4],
+               (i % 4 != 0) * i * 4096]
 
 
 def wait_row(a, j):
@@ -115,7 +122,7 @@ def write_table(a, path, table, cols, rows):
             no, n, nbytes = no + 1, 0, 0
         if not n:
             day = t // DAY_NS
-            bid = batch_id(a, eid, table, no, r, vals)
+            bid = batch_id(a, eid, table, no, r, vals[:ID_COLS[table]])
         text = line(vals + [eid, bid])
         out.append(text)
         n += 1

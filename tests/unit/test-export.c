@@ -181,13 +181,19 @@ static struct blk_io_row io_row(void)
 		.remap_minor = 17,
 		.remap_sector = 10,
 		.error = -5,
+		.cgroup = "/db",
+		.origin_pid = 41,
+		.origin_comm = "postgres",
+		.file = "/data/t",
+		.file_offset = 8192,
 	};
 	return r;
 }
 
 /*
  * The ids, pinned: values computed by tests/gen/exportrows.py (a second implementation of
- * the hash). Changing them would make every export run again store its rows twice.
+ * the hash). Changing them would make every export run again store its rows twice. The
+ * batch id is the one of before the columns cgroup..file_offset (not hashed: id_cols).
  */
 static void test_tsv_ids(void **state)
 {
@@ -226,9 +232,11 @@ static void test_tsv_ids(void **state)
 		"host\tdevice\tmajor\tminor\tpid\tcomm\trwbs\tsector\tbytes\tq_ns\tg_ns\ti_ns\td_ns"
 		"\tc_ns\tq2g_ns\tg2i_ns\ti2d_ns\td2c_ns\tq2c_ns\tmerged\tsplit\tpieces\tcompletions"
 		"\trequeues\tno_q\tunfinished\tremap_major\tremap_minor"
-		"\tremap_sector\terror\texport_id\tbatch_id\n"
+		"\tremap_sector\terror\tcgroup\torigin_pid\torigin_comm\tfile\tfile_offset"
+		"\texport_id\tbatch_id\n"
 		"h1\tsdb\t8\t16\t42\tdd\tWS\t2048\t4096\t1000\t0\t1300\t1500\t9500\t0\t0\t200"
-		"\t8000\t8500\t2\t0\t0\t0\t0\t0\t0\t8\t17\t10\t-5\t3301293126463539972"
+		"\t8000\t8500\t2\t0\t0\t0\t0\t0\t0\t8\t17\t10\t-5\t/db\t41\tpostgres"
+		"\t/data/t\t8192\t3301293126463539972"
 		"\t1929959233581169799\n");
 	free(s);
 	s = slurp(dir, "iowait.tsv");

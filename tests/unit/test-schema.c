@@ -25,7 +25,7 @@ static const struct blk_column tcols[] = {
 	{"i32", BLK_COL_INT32, ""},
 	{"u64", BLK_COL_UINT64, ""},
 };
-static const struct blk_table ttab = {"t", tcols, 4, 3, "s", "test"};
+static const struct blk_table ttab = {"t", tcols, 4, 3, "s", "test", 4};
 
 static void assert_bytes(const struct blk_strbuf *sb, const void *want, size_t n)
 {
@@ -200,22 +200,31 @@ static void test_io_values(void **state)
 		.remap_minor = 17,
 		.remap_sector = 10,
 		.error = -5,
+		.cgroup = "/db",
+		.origin_pid = 41,
+		.origin_comm = "postgres",
+		.file = "/data/t\tab",
+		.file_offset = 8192,
 	};
 	union blk_value v[BLK_IO_NCOLS];
 	const struct blk_table *t = blk_schema_table(BLK_TABLE_IO);
 	struct blk_strbuf sb = BLK_STRBUF_INIT;
 	const char *want = "h1\tsdb\t8\t16\t42\t\tWS\t2048\t4096\t1000\t0\t1300\t1500\t9500"
-			   "\t0\t0\t200\t8000\t8500\t2\t1\t3\t4\t5\t6\t7\t8\t17\t10\t-5\t77\t88\n";
+			   "\t0\t0\t200\t8000\t8500\t2\t1\t3\t4\t5\t6\t7\t8\t17\t10\t-5"
+			   "\t/db\t41\tpostgres\t/data/t\\tab\t8192\t77\t88\n";
 	char err[200], longname[300];
 
 	(void)state;
 	assert_int_equal(blk_schema_io_values(&r, "h1", 77, 88, v, err, sizeof(err)), 0);
 	blk_schema_row_tsv(&sb, t, v);
 	assert_bytes(&sb, want, strlen(want));
-	/* RowBinary: strings 1+2, 1+3, 1+0, 1+2 bytes; 13 UInt32 and an Int32; 14 UInt64 */
+	/*
+	 * RowBinary: strings 1+2, 1+3, 1+0, 1+2, 1+3, 1+8, 1+10 bytes; 14 UInt32 and an Int32;
+	 * 15 UInt64
+	 */
 	blk_strbuf_reset(&sb);
 	blk_schema_row_rowbinary(&sb, t, v);
-	assert_int_equal(sb.len, 3 + 4 + 1 + 3 + 14 * 4 + 14 * 8);
+	assert_int_equal(sb.len, 3 + 4 + 1 + 3 + 4 + 9 + 11 + 15 * 4 + 15 * 8);
 
 	memset(longname, 'd', BLK_ROW_STR_MAX);
 	longname[BLK_ROW_STR_MAX] = 0;
@@ -226,6 +235,10 @@ static void test_io_values(void **state)
 	assert_int_equal(blk_schema_io_values(&r, "h1", 0, 0, v, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "device name 'dddd"));
 	assert_non_null(strstr(err, "longer than 255 bytes"));
+	/* a path may be longer (up to BLK_ROW_PATH_MAX) */
+	r.device = "sdb";
+	r.file = longname;
+	assert_int_equal(blk_schema_io_values(&r, "h1", 0, 0, v, err, sizeof(err)), 0);
 	blk_strbuf_release(&sb);
 }
 
