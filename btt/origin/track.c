@@ -6,8 +6,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "blk/origin.h"
+#include "blk/reader.h"
 #include "btt.h"
 #include "common.h"
 #include "model/alloc.h"
@@ -46,6 +48,8 @@ struct otrack {
 	struct listener l[MAX_LISTENERS];
 	int nl;
 	struct otrack_counts counts;
+	const char *input; /* the trace (a regular file: its names read ahead), or NULL */
+	int names_ahead; /* its file names were taken at the first origin note */
 };
 
 static size_t name_slot(const struct otrack *t, uint32_t pid)
@@ -134,6 +138,35 @@ static void on_bio(void *ctx, const struct btt_bio *b, int counted)
 	memset(s, 0, sizeof(*s));
 }
 
+/*
+ * The tracer names the files at the end of the trace (trace.h BLK_TN_FILE): for a trace in a
+ * regular file, the FILE notes are read ahead at the first origin note, so that the outputs
+ * that go as the trace goes (the export's rows, Perfetto's slices) have the paths too. A
+ * stream (standard input) names them at its end: those outputs say "ino N" until then.
+ */
+static void names_ahead(struct otrack *t)
+{
+	struct blk_reader *r;
+	struct blk_event ev;
+	struct stat st;
+
+	t->names_ahead = -1; /* tried */
+	if (!t->input || !strcmp(t->input, "-") || stat(t->input, &st) || !S_ISREG(st.st_mode) ||
+	    !(r = blk_reader_open(t->input)))
+		return;
+	/* a damaged record ends it: the run itself says where, and takes what follows then */
+	while (blk_reader_next(r, &ev) > 0) {
+		int ret = blk_event_is_file(&ev) ? blk_origin_note(t->notes, &ev) : 0;
+
+		if (ret == -ENOMEM)
+			die("out of memory for the origin notes");
+		if (ret < 0)
+			t->counts.notes_bad++;
+	}
+	blk_reader_close(r);
+	t->names_ahead = 1;
+}
+
 static void on_note(void *ctx, const struct blk_event *ev)
 {
 	struct otrack *t = ctx;
@@ -143,7 +176,12 @@ static void on_note(void *ctx, const struct blk_event *ev)
 		name_note(t, ev);
 		return;
 	}
+	/* read ahead already (names_ahead()) */
+	if (t->names_ahead > 0 && blk_event_is_file(ev))
+		return;
 	ret = blk_origin_note(t->notes, ev);
+	if (ret > 0 && !t->names_ahead)
+		names_ahead(t);
 
 	if (ret == -ENOMEM)
 		die("out of memory for the origin notes");
@@ -160,6 +198,7 @@ struct otrack *otrack_new(const struct btt_view *v)
 	t->follow = bfollow_new(
 		v, &(struct bfollow_ops){.ctx = t, .queued = on_queued, .done = on_bio});
 	t->notes = blk_origin_new();
+	t->input = v->opts->input;
 	if (!t->notes ||
 	    iomodel_subscribe(v->model, &(struct btt_io_sub){.ctx = t, .note = on_note}) < 0)
 		die("out of memory for the origin sections");

@@ -214,8 +214,9 @@ else
 	fail "blkparse origin: the default output differs, or the $want bad notes are not said ($w/bp.default, $w/bp.default.err)"
 fi
 
-# btt --perfetto: each I/O slice carries its origin ("origin", "origin-pid") and file
-# ("file-ino": the names come at the end of the trace, after the slice was drawn; "file-offset")
+# btt --perfetto: each I/O slice carries its origin ("origin", "origin-pid") and file ("file",
+# the path: btt reads a file's names ahead, though they come at the end of the trace; else
+# "file-ino" for the file deleted before the end; "file-offset")
 # as computed; and, on tests/gen/cgtrace.py's trace, its cgroup: as many slices per cgroup
 # ("cgroup" path, else "cgroup-id") as that generator counts I/Os, none on the others
 if perfetto_tools "btt origin: --perfetto arguments"; then
@@ -242,9 +243,12 @@ if len(ios) != len(qs):
     bad.append('%d I/O slices, want %d' % (len(ios), len(qs)))
 for q, a in zip(qs, ios):
     want = {'sector': q['sector'], 'origin': q['oname'], 'origin-pid': q['opid']}
-    if q['ino'] is not None:
+    if q['ino'] is not None and q['file'].startswith('/'):
+        want.update({'file': q['file'], 'file-offset': int(q['offset'])})
+    elif q['ino'] is not None:
         want.update({'file-ino': q['ino'], 'file-offset': int(q['offset'])})
-    got = {k: a[k] for k in ('sector', 'origin', 'origin-pid', 'file-ino', 'file-offset') if k in a}
+    got = {k: a[k] for k in ('sector', 'origin', 'origin-pid', 'file', 'file-ino', 'file-offset')
+           if k in a}
     if got != want:
         bad.append('slice %s, want %s' % (got, want))
 print(('bad ' if bad else 'ok ') + 'origin and file arguments of %d I/O slices%s' % (
