@@ -45,6 +45,9 @@ struct parse_origin {
 	size_t nst, ast, waiting;
 	struct slot slot[PO_SLOTS];
 	struct blk_fmt_origin cur;
+	struct blk_output *dump; /* -d: the notes written as taken */
+	int no_apply; /* -d without text: only written */
+	int dump_failed;
 };
 
 struct parse_origin *parse_origin_new(void)
@@ -69,7 +72,10 @@ void parse_origin_free(struct parse_origin *p)
 
 static void take(struct parse_origin *p, const struct blk_event *ev)
 {
-	if (blk_origin_note(p->notes, ev) == -ENOMEM)
+	/* a FILE note was written as read; the runs and maps now, in their place */
+	if (p->dump && !blk_event_is_file(ev) && blk_output_event(p->dump, ev))
+		p->dump_failed = 1;
+	if (!p->no_apply && blk_origin_note(p->notes, ev) == -ENOMEM)
 		die("out of memory for the origin notes");
 }
 
@@ -225,4 +231,43 @@ const struct blk_fmt_origin *parse_origin_event(struct parse_origin *p, const st
 void parse_origin_stats(const struct parse_origin *p, struct blk_origin_stats *st)
 {
 	blk_origin_stats(p->notes, st);
+}
+
+void parse_origin_set_dump(struct parse_origin *p, struct blk_output *dump, int apply)
+{
+	p->dump = dump;
+	p->no_apply = !apply;
+}
+
+void parse_origin_emit(struct parse_origin *p, const struct blk_event *ev, const void *input,
+		       uint64_t t)
+{
+	take_due(p, ev, input, t);
+}
+
+uint64_t parse_origin_due(const struct parse_origin *p)
+{
+	uint64_t t = UINT64_MAX;
+
+	for (size_t i = 0; p && i < p->nst; i++)
+		if (p->st[i].head < p->st[i].n && p->st[i].q[p->st[i].head].ev.time < t)
+			t = p->st[i].q[p->st[i].head].ev.time;
+	return t;
+}
+
+void parse_origin_emit_until(struct parse_origin *p, uint64_t t)
+{
+	struct stream *s;
+
+	while (p->waiting && (s = earliest(p, NULL, NULL, 0)) && s->q[s->head].ev.time <= t)
+		take_next(p, s);
+}
+
+int parse_origin_flush(struct parse_origin *p)
+{
+	struct stream *s;
+
+	while (p->waiting && (s = earliest(p, NULL, NULL, 0)))
+		take_next(p, s);
+	return p->dump_failed ? -EIO : 0;
 }

@@ -15,6 +15,7 @@
 #include "blk/event.h"
 #include "blk/format.h"
 #include "blk/origin.h"
+#include "blk/output.h"
 
 struct parse_origin;
 
@@ -39,5 +40,27 @@ const struct blk_fmt_origin *parse_origin_event(struct parse_origin *p, const st
 
 /* what the notes held that could not be used */
 void parse_origin_stats(const struct parse_origin *p, struct blk_origin_stats *st);
+
+/*
+ * -d: the DIRTY and FMAP notes go into @dump as they are taken (in time order with the
+ * events, as the I/O wait notes do), not as read, so that a reader of the merged file (btt)
+ * has each run and map where it belongs among the events; @apply: also look the events up
+ * in them (text with %o %O %f %F), else the notes are only written
+ */
+void parse_origin_set_dump(struct parse_origin *p, struct blk_output *dump, int apply);
+
+/* -d without text: the notes due before event @ev of @input (at input time @t) written out */
+void parse_origin_emit(struct parse_origin *p, const struct blk_event *ev, const void *input,
+		       uint64_t t);
+
+/*
+ * -d of the raw merge (no record decoded): the time (as read) of the earliest note waiting,
+ * UINT64_MAX if none; and the notes of time @t or before written out, in time order
+ */
+uint64_t parse_origin_due(const struct parse_origin *p);
+void parse_origin_emit_until(struct parse_origin *p, uint64_t t);
+
+/* the end: the notes still waiting written out; 0, or -EIO if the dump failed at any time */
+int parse_origin_flush(struct parse_origin *p);
 
 #endif /* BLKPARSE_ORIGIN_H */

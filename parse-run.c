@@ -107,6 +107,16 @@ static int is_cgroup_note(const struct blk_event *ev)
 	return blk_event_is_notify(ev) && (blk_event_action32(ev) & BLK_TA_CGROUP);
 }
 
+/* the run's origin notes, made at the first one */
+static struct parse_origin *origin_of(struct parse_run *r)
+{
+	if (!r->po) {
+		r->po = parse_origin_new();
+		parse_origin_set_dump(r->po, r->dump, r->text != NULL);
+	}
+	return r->po;
+}
+
 static int write_dump(struct parse_run *r, const struct blk_event *ev)
 {
 	if (!r->dump)
@@ -183,9 +193,13 @@ static int __attribute__((noinline)) on_other(struct parse_run *r, enum blk_merg
 			r->hidden_cgroup++;
 		else if ((blk_event_is_cgroup(ev) || blk_event_is_cgpath(ev)) && take_cgroup(r, ev))
 			return -ENOMEM;
-		else if (r->text &&
-			 (blk_event_is_dirty(ev) || blk_event_is_fmap(ev) || blk_event_is_file(ev)))
-			parse_origin_note(r->po ? r->po : (r->po = parse_origin_new()), ev, fi);
+		else if ((r->text || r->dump) &&
+			 (blk_event_is_dirty(ev) || blk_event_is_fmap(ev) || blk_event_is_file(ev)) &&
+			 parse_origin_note(origin_of(r), ev, fi) && r->dump && !blk_event_is_file(ev)) {
+			/* -d: written in its place among the events (parse-origin.h) */
+			blk_cmem_note_done(r->cmem);
+			return 1;
+		}
 		break;
 	}
 	blk_cmem_note_done(r->cmem);
@@ -575,16 +589,20 @@ static int dump_raw(struct parse_run *r, struct blk_merge *m)
 		/* an interrupt is looked for every 256 records (it stops before the next) */
 		if (!(k & 255) && interrupted(r))
 			return 1;
-		/* after a batch was read too: its notes may have brought waits */
+		/* after a batch was read too: its notes may have brought waits, runs and maps */
 		dump.pause = r->waits_live ? parse_waits_due(r->waits) : UINT64_MAX;
+		if (parse_origin_due(r->po) < dump.pause)
+			dump.pause = parse_origin_due(r->po);
 		ret = blk_merge_dump_raw(m, r->dump, &dump, 256 - (k & 255), &taken);
 		k += taken;
 		if (ret == BLK_DUMP_MORE)
 			continue;
 		if (ret == BLK_DUMP_PAUSE) {
-			/* the waits that end before the next record come first */
+			/* the waits that end before the next record come first, and the notes */
 			if (parse_waits_emit(r->waits, dump.pause, r->genesis))
 				r->failed = 1;
+			if (r->po)
+				parse_origin_emit_until(r->po, dump.pause);
 			continue;
 		}
 		if (ret == BLK_DUMP_STOP)
@@ -662,6 +680,8 @@ static void run_file_mode(struct parse_run *r)
 			ev->time -= r->genesis;
 			if (ev->time > o->stop_end)
 				break;
+			if (r->po)
+				parse_origin_emit(r->po, ev, fi, ev->time + r->genesis);
 			if (shown(o, ev) && ev->time >= o->stop_start &&
 			    (o->dump_msgs ||
 			     blk_event_action32(ev) != BLK_TN_ACTION(BLK_TN_MESSAGE)))
@@ -903,6 +923,9 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 			r.failed = 1;
 		}
 	}
+	/* -d: the origin notes still waiting (parse-origin.h) */
+	if (r.po && parse_origin_flush(r.po))
+		r.failed = 1;
 	if (r.dump && blk_output_finish(r.dump)) {
 		error("%s", blk_output_error(r.dump));
 		hint("the binary dump '%s' is incomplete", o.dump);
