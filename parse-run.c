@@ -194,8 +194,10 @@ static int __attribute__((noinline)) on_other(struct parse_run *r, enum blk_merg
 		else if ((blk_event_is_cgroup(ev) || blk_event_is_cgpath(ev)) && take_cgroup(r, ev))
 			return -ENOMEM;
 		else if ((r->text || r->dump) &&
-			 (blk_event_is_dirty(ev) || blk_event_is_fmap(ev) || blk_event_is_file(ev)) &&
-			 parse_origin_note(origin_of(r), ev, fi) && r->dump && !blk_event_is_file(ev)) {
+			 (blk_event_is_dirty(ev) || blk_event_is_fmap(ev) ||
+			  blk_event_is_file(ev)) &&
+			 parse_origin_note(origin_of(r), ev, fi) && r->dump &&
+			 !blk_event_is_file(ev)) {
 			/* -d: written in its place among the events (parse-origin.h) */
 			blk_cmem_note_done(r->cmem);
 			return 1;
