@@ -83,11 +83,12 @@ tests/unit/test-iomodel.o: CPPFLAGS += -Ibtt
 tests/unit/test-iomodel: tests/unit/test-iomodel.o $(BTT_MODEL_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
-# btt --export's subscriber, through the model into tsv:DIR
+# btt --export's subscriber, through the model into tsv:DIR (with the outputs it asks for the
+# notes of each bio: the cgroups and origins, through btt's output table)
 tests/unit/test-export-out.o: CPPFLAGS += -Ibtt
-tests/unit/test-export-out: tests/unit/test-export-out.o btt/export/export-out.o btt/model/clock.o \
-		$(BTT_MODEL_OBJ) $(EXPORT_LIB) $(LIB)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_EXPORT) $(LDLIBS_Z)
+tests/unit/test-export-out: tests/unit/test-export-out.o $(BTT_CORE_OBJ) common.o $(EXPORT_LIB) \
+		$(PERFETTO_LIB) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_EXPORT) $(LDLIBS_Z) -lm
 
 # "I/O wait by process" through the model
 tests/unit/test-waits.o: CPPFLAGS += -Ibtt

@@ -231,9 +231,11 @@ static void files_report(void *state, FILE *ofp)
 						    s->f[i].ino);
 		}
 	fprintf(ofp, "==================== I/O by file ====================\n\n");
-	qsort(v, n, sizeof(*v), by_bytes);
+	if (n) /* (none: v may be NULL, and qsort() may not be given NULL) */
+		qsort(v, n, sizeof(*v), by_bytes);
 	table(s, ofp, v, n, "Top files by bytes:");
-	qsort(v, n, sizeof(*v), by_q2c);
+	if (n)
+		qsort(v, n, sizeof(*v), by_q2c);
 	table(s, ofp, v, n, "Top files by Q2C time:");
 	fprintf(ofp, "%zu files with I/O", n);
 	if (unnamed)

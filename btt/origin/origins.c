@@ -145,7 +145,8 @@ static void origins_report(void *state, FILE *ofp)
 	if (!otrack_following(o->track))
 		return;
 	blk_origin_stats(otrack_notes(o->track), &st);
-	qsort(o->rows, o->nrows, sizeof(*o->rows), by_origin);
+	if (o->nrows) /* (none: no array, and qsort() may not be given NULL) */
+		qsort(o->rows, o->nrows, sizeof(*o->rows), by_origin);
 	fprintf(ofp, "==================== I/O by origin ====================\n\n");
 	fprintf(ofp, "%10s %-8s %8s %-16s | %9s %14s %14s | %13s %13s\n", "DEV", "ORIGIN", "PID",
 		"COMMAND", "I/Os", "BYTES", "BY OTHERS", "Q2C AVG(s)", "Q2C P99(s)");

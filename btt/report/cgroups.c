@@ -171,7 +171,9 @@ static void cgroups_report(void *state, FILE *ofp)
 	if (!bfollow_following(c->follow))
 		return;
 	blk_cgmap_stats(c->map, &st);
-	qsort(c->rows, c->nrows, sizeof(*c->rows), by_cgroup);
+	/* (no rows: no array, and qsort() may not be given NULL) */
+	if (c->nrows)
+		qsort(c->rows, c->nrows, sizeof(*c->rows), by_cgroup);
 	fprintf(ofp, "==================== I/O by cgroup ====================\n\n");
 	fprintf(ofp, "%-32s %10s | %9s %14s | %13s %13s | %13s %13s\n", "CGROUP", "DEV", "I/Os",
 		"BYTES", "Q2C AVG(s)", "Q2C P99(s)", "D2C AVG(s)", "D2C P99(s)");

@@ -105,7 +105,7 @@ static void wait_note(struct stream *s, const struct blk_iowait *w)
 	struct blk_event ev;
 
 	blk_iowait_encode(w, &pdu, &ev);
-	add(s, ev.time, BLK_TN_IOWAIT, BLK_TC_NOTIFY, ev.device, 0, 0, 0, &pdu, sizeof(pdu));
+	add(s, ev.time, BLK_TN_IOWAIT, BLK_TC_NOTIFY, ev.device, 0, 0, 0, &pdu, ev.pdu_len);
 	s->ev[s->n - 1].pid = ev.pid;
 	s->ev[s->n - 1].cpu = ev.cpu;
 	s->ev[s->n - 1].action = ev.action;

@@ -218,8 +218,11 @@ static void test_replaced_no_io_bad_window(void **state)
 		got, HEAD
 		"      40 replacer         |       1   0.001000000   0.001000000   0.001000000   0.001000000 |   0.000500000  50.00%\n"
 		"         (  8,  0)        |       2 I/Os  Q2C avg   0.001500000  D2C avg             -\n" DEVHEAD
-		" (  8,  0) |       1   0.001000000 |       40 replacer               1   0.001000000 100.00%\n" SCHED
-		"1 sleeps without an I/O of their own (blktrace --iowait-all): not counted\n"
+		" (  8,  0) |       1   0.001000000 |       40 replacer               1   0.001000000 100.00%\n"
+		/* the sleep of no I/O (25 to 27 ms), as its process's NOT TIED time */
+		"\n     PID COMMAND          |   WAITS  ON OTHERS(s) | WOKEN BY COMMAND            WAITS      TOTAL(s) |   NOT TIED(s)\n"
+		"      40 replacer         |       0   0.000000000 |        -                                        |   0.002000000\n" SCHED
+		"1 sleeps tied to no I/O (blktrace --iowait-all): not counted in WAITS; NOT TIED above\n"
 		"1 waits outside the -t/-T window: not counted\n"
 		"1 I/O wait notes could not be read (damaged, or a newer version): not counted\n\n");
 	free(got);
