@@ -225,7 +225,7 @@ asan-run:
 		./tests/run-all.sh $(UNIT)
 
 valgrind: all $(UNIT)
-	VALGRIND=1 TEST_OUT=$(CURDIR)/tests/out/valgrind ./tests/run-all.sh $(UNIT)
+	VALGRIND=1 TEST_OUT=$(CURDIR)/tests/out/valgrind ./tests/vg-ns.sh ./tests/run-all.sh $(UNIT)
 
 fuzz:
 	@./tests/fuzz/run-fuzz.sh
