@@ -214,7 +214,9 @@ check-plain: all $(UNIT)
 # Sanitizer and valgrind runs of the whole suite. asan builds a copy of the tree under
 # tests/out/asan (asan-build) so that the normal build stays as it is; the valgrind run keeps
 # its scratch files in tests/out/valgrind, so both can run beside the plain one.
-SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# -g1: line tables and functions (inlined ones too), all a report's frames name; no types or
+# locals, which compile a quarter slower (12 of the largest files: 8.5 -> 6.3 CPU s)
+SAN_FLAGS := -O1 -g1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 .PHONY: asan-build
 asan-build:
 	@rm -rf tests/out/asan && mkdir -p tests/out/asan
@@ -233,7 +235,7 @@ asan-run:
 		./tests/run-all.sh $(UNIT)
 
 valgrind: all $(UNIT)
-	VALGRIND=1 TEST_OUT=$(CURDIR)/tests/out/valgrind ./tests/run-all.sh $(UNIT)
+	VALGRIND=1 TEST_OUT=$(CURDIR)/tests/out/valgrind ./tests/vg-ns.sh ./tests/run-all.sh $(UNIT)
 
 fuzz:
 	@./tests/fuzz/run-fuzz.sh

@@ -314,6 +314,9 @@ tracer_setup() { # what dir size
 	expand_buffer "$T"
 }
 
+# tests/gen/perfetto-check.py compiles the schema with protoc once (0.25 s each time it runs)
+# into this directory, shared by the three runs of make check (MEMO_DIR)
+export PERFETTO_CHECK_CACHE=${PERFETTO_CHECK_CACHE:-${MEMO_DIR:-$OUT}/perfetto-pb2}
 # perfetto_tools WHAT: what decoding a Perfetto export needs: the schema ($PROTO, from
 # ../shared), protoc, and a python3 with google.protobuf ($PY: python3-protobuf installs
 # for the system python, which may not be the first python3). Missing: one SKIP line

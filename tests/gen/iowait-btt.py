@@ -150,6 +150,7 @@ def expected(events, waits):
     for tid, v in by_tid.items():
         done = sorted((io for io in v if io['c'] is not None), key=lambda io: io['c'])
         by_c[tid] = ([io['c'] for io in done], done)
+    qs_of = {tid: [io['q'] for io in v] for tid, v in by_tid.items()}  # by_tid's queue times
     maxdur = {}
     for tid, v in by_tid.items():
         ends = [(io['c'] if io['c'] is not None else (io['replaced'] or 0)) - io['q'] for io in v]
@@ -171,7 +172,7 @@ def expected(events, waits):
         p['waits'].append(w['ns'])
         # the thread's own I/Os in flight during [s, e]
         v = by_tid.get(tid, [])
-        qs = [io['q'] for io in v]
+        qs = qs_of.get(tid, [])
         lo = bisect.bisect_left(qs, s - maxdur.get(tid, 0) - 1)
         hi = bisect.bisect_left(qs, e)
         spans = []

@@ -20,8 +20,10 @@ bios followed by the sectors they cover, independently of btt: see bios()):
 
 Prints "ok: T threads, W waits, F flows" and exits 0, or the differences and exits 1.
 """
+import bisect
 import importlib.util
 import json
+import math
 import os
 import re
 import sys
@@ -128,8 +130,10 @@ def main(a):
     taken = set()
     nflow = 0
     for w in sorted(waits, key=lambda w: (w["end"], w["tid"])):
-        cand = [x for x in done.get(w["tid"], []) if x[0] <= w["end"]]
-        exp = cand[-1] if cand and w["end"] - cand[-1][0] <= hold else None
+        # the last I/O of the thread completed by the wait's end (done's lists are sorted)
+        mine = done.get(w["tid"], [])
+        i = bisect.bisect_right(mine, (w["end"], math.inf))
+        exp = mine[i - 1] if i and w["end"] - mine[i - 1][0] <= hold else None
         if exp in taken:
             exp = None
         f = flows.pop((paths.get(w["tid"]), w["drawn_end"]), None)
