@@ -79,3 +79,11 @@ if [ -n "$fns" ] && [ "$fns" -ge $((sync_ns * 8 / 10)) ] && [ "$onw" = "$nj" ] &
 else
 	fail "fsync waits: btt: fio waits ${fwaits:-none} ($((${fns:-0} / 1000)) us), on others ${onw:-none} ($((${onns:-0} / 1000)) us, by ${wcomm:-none}); text: $nj ($((jns / 1000)) us), fsync $((sync_ns / 1000)) us: $(grep -A3 'ON OTHERS' "$w/btt.txt" | tr '\n' ' ')"
 fi
+# the whole section, as tests/gen/iowait-btt.py works it out from blkparse --iowait's text
+# (the waits on others' I/O with their wakers included)
+(cd "$d" && $BLKPARSE -i "$name" --iowait >"$w/bp-iw.txt" 2>/dev/null)
+if r=$(python3 -B "$TOP/tests/gen/iowait-btt.py" "$w/bp-iw.txt" "$w/btt.txt" 2>&1); then
+	pass "fsync waits: btt's I/O wait section as computed from blkparse --iowait: $r"
+else
+	fail "fsync waits: btt's I/O wait section differs from blkparse --iowait's: $(echo "$r" | head -n 3 | tr '\n' ' ')"
+fi

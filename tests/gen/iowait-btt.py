@@ -21,6 +21,10 @@ note on, btt follows every bio by sector coverage (tests/gen/bioref.py's rule: a
 bio completes at its last piece); the I/Os queued before complete as above. A wait is on the device of its thread's
 last completed I/O when that completed during the wait, else on the device of the note's
 io= field. Per device: the waits on it and the process with the most wait time on it.
+A wait another task's I/O ended (io=none woken_by=TID[NAME], the sched source) counts in
+its process's waits with no own-I/O time and no device, and in the table of waits on
+others' I/O: per process, those waits and their time, and per waker (the first four met)
+its waits and time. A sleep of no I/O without woken_by (--iowait-all) is not counted.
 
 Prints "ok: P processes, W waits, D devices" and exits 0, or the differences and exits 1.
 """
@@ -58,10 +62,14 @@ def parse_blkparse(path):
             f = dict(kv.split('=', 1) for kv in rest.split() if '=' in kv)
             comm = re.match(r'\[(.*?)\]', rest)
             io = f.get('io', '-')
+            wb = re.search(r' woken_by=(\d+)\[(.*?)\]', rest)
+            if io == 'none' and not wb:
+                continue  # a sleep of no I/O (--iowait-all): not counted
             waits.append({'end': t, 'start': max(0, ns_of(f['start'])), 'ns': int(f['ns']),
                           'tgid': int(f['tgid']), 'tid': pid, 'comm': comm.group(1)[:16] if comm else '',
                           'io': None if io in ('-', 'none') else tuple(int(x) for x in io.split(',')),
-                          'source': f.get('source')})
+                          'source': f.get('source'),
+                          'waker': (int(wb.group(1)), wb.group(2)[:16]) if wb else None})
             continue
         if act not in ('Q', 'D', 'C'):
             continue
@@ -164,12 +172,24 @@ def expected(events, waits):
         p = procs.get(w['tgid'])
         if p is None:
             p = procs[w['tgid']] = {'tgid': w['tgid'], 'comm': w['comm'], 'leader': tid == w['tgid'],
-                                    'waits': [], 'covered': 0}
+                                    'waits': [], 'covered': 0, 'others': [0, 0, []]}
         elif tid == w['tgid']:
             # the leader's latest name (what a process that exec'ed became)
             p['comm'], p['leader'] = w['comm'], True
         thread_proc[tid] = w['tgid']
         p['waits'].append(w['ns'])
+        if w['waker'] is not None:
+            # on another task's I/O: no own-I/O time, no device; per waker, the first four
+            o = p['others']
+            o[0] += 1
+            o[1] += w['ns']
+            k = [x for x in o[2] if x[0] == w['waker'][0]]
+            if k:
+                k[0][2] += 1
+                k[0][3] += w['ns']
+            elif len(o[2]) < 4:
+                o[2].append([w['waker'][0], w['waker'][1], 1, w['ns']])
+            continue
         # the thread's own I/Os in flight during [s, e]
         v = by_tid.get(tid, [])
         qs = qs_of.get(tid, [])
@@ -234,6 +254,8 @@ def expected(events, waits):
         ws = sorted(p['waits'])
         out[tg] = {'comm': p['comm'], 'waits': len(ws), 'total': sum(ws), 'p50': pct(ws, 50),
                    'p99': pct(ws, 99), 'max': ws[-1], 'covered': p['covered'],
+                   'others': (p['others'][0], p['others'][1],
+                              [tuple(x) for x in p['others'][2]]) if p['others'][0] else None,
                    'devs': {d: (x[4], x[1] // x[0] if x[0] else None, x[2] // x[3] if x[3] else None)
                             for (t, d), x in pdev.items() if t == tg}}
     order = sorted(out, key=lambda tg: (-out[tg]['total'], tg))
@@ -267,7 +289,26 @@ def parse_btt(path):
             part = 'devs' if procs else part
             continue
         f = line.split()
+        if f[0] == 'PID' and 'ON OTHERS(s)' in line:
+            part = 'others'
+            continue
         if f[0] in ('PID', 'DEV'):
+            continue
+        if part == 'others':
+            m = re.match(r'^\s*(\d+) (.{16}) \| +(\d+) +(\S+) \| (.*)$', line)
+            c = re.match(r'^ {8} {17}\| {7} {14}\| (.*)$', line)
+            rest = m.group(5) if m else c.group(1) if c else None
+            if rest is None:
+                raise SystemExit('iowait-btt: cannot read the line %r of %s' % (line, path))
+            if m:
+                cur = int(m.group(1))
+                procs[cur]['others'] = (int(m.group(3)), ns_of(m.group(4)), [])
+            k = re.match(r'^ *(\d+) (.{16}) +(\d+) +(\S+) \|', rest)
+            if k:
+                procs[cur]['others'][2].append((int(k.group(1)), k.group(2).rstrip(),
+                                                int(k.group(3)), ns_of(k.group(4))))
+            elif not re.match(r'^ *- +\|', rest):
+                raise SystemExit('iowait-btt: cannot read the line %r of %s' % (line, path))
             continue
         if part == 'procs':
             m = re.match(r'^\s*(\d+) (.{16}) \| +(\d+) +(\S+) +(\S+) +(\S+) +(\S+) \| +(\S+) +\S+%$', line)
@@ -277,7 +318,7 @@ def parse_btt(path):
                 procs[cur] = {'comm': m.group(2).rstrip(), 'waits': int(m.group(3)),
                               'total': ns_of(m.group(4)), 'p50': ns_of(m.group(5)),
                               'p99': ns_of(m.group(6)), 'max': ns_of(m.group(7)),
-                              'covered': ns_of(m.group(8)), 'devs': {}}
+                              'covered': ns_of(m.group(8)), 'devs': {}, 'others': None}
                 continue
             m = re.match(r'^\s+\(\s*(\d+),\s*(\d+)\)\s+\| +(\d+) I/Os  Q2C avg +(\S+)  D2C avg +(\S+)$', line)
             if m and cur is not None:
@@ -333,7 +374,9 @@ def main(a):
         if g is None:
             bad.append('process %d missing' % tg)
             continue
-        for k in ('comm', 'waits', 'total', 'max', 'covered', 'devs'):
+        if g['others'] is not None and not g['others'][0]:
+            g['others'] = None  # a row for its NOT TIED time only (--iowait-all)
+        for k in ('comm', 'waits', 'total', 'max', 'covered', 'devs', 'others'):
             if w[k] != g[k]:
                 bad.append('process %d %s: want %r got %r' % (tg, k, w[k], g[k]))
         for k in ('p50', 'p99'):
