@@ -34,7 +34,7 @@ TRACEFS_CFLAGS := $(shell pkg-config --cflags libtracefs libtraceevent 2>/dev/nu
 	echo -I/usr/include/tracefs -I/usr/include/traceevent)
 LDLIBS_TRACEFS := $(shell pkg-config --libs libtracefs libtraceevent 2>/dev/null || \
 	echo -ltracefs -ltraceevent)
-kernel/tracefs.o kernel/tfsback.o kernel/tfsconv.o kernel/ftrace.o kernel/origin.o tests/unit/test-tfsconv.o: CPPFLAGS += $(TRACEFS_CFLAGS)
+kernel/tracefs.o kernel/tfsback.o kernel/tfsconv.o kernel/ftrace.o kernel/fsevents.o tests/unit/test-tfsconv.o: CPPFLAGS += $(TRACEFS_CFLAGS)
 
 # One library per layer; each uses the core library, none uses another one:
 #   lib/libblk.a                     the core (include/blk/), linked by every tool
@@ -56,7 +56,7 @@ ALL_LIB_SRC := $(LIB_SRC) $(PERFETTO_SRC) $(EXPORT_SRC)
 KERNEL_SRC := kernel/fs.c kernel/relay.c kernel/tracefs.c kernel/tfsconv.c kernel/util.c \
 	kernel/ftrace.c kernel/holder.c kernel/tfsstate.c kernel/tfsspool.c kernel/tfsback.c \
 	kernel/waitjoin.c kernel/wakefilter.c kernel/iowait.c kernel/iowait-src.c kernel/cgpath.c \
-	kernel/relaycg.c kernel/origin.c kernel/tfsorigin.c
+	kernel/relaycg.c kernel/fsevents.c kernel/tfsorigin.c
 KERNEL_OBJ := $(KERNEL_SRC:.c=.o)
 TOOLS := blkparse blktrace blkiomon
 GEN := $(patsubst %.c,%,$(wildcard tests/gen/*.c))
@@ -133,10 +133,10 @@ tests/unit/test-schema tests/unit/test-http tests/unit/test-export: tests/unit/t
 tests/unit/test-ftrace: tests/unit/test-ftrace.o kernel/ftrace.o kernel/holder.o kernel/util.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_TRACEFS) $(LDLIBS_Z)
 
-tests/unit/test-tfsconv: tests/unit/test-tfsconv.o kernel/tfsconv.o kernel/origin.o kernel/ftrace.o kernel/holder.o kernel/util.o $(LIB)
+tests/unit/test-tfsconv: tests/unit/test-tfsconv.o kernel/tfsconv.o kernel/fsevents.o kernel/ftrace.o kernel/holder.o kernel/util.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_TRACEFS) $(LDLIBS_Z)
 
-tests/unit/test-tfsorigin: tests/unit/test-tfsorigin.o kernel/tfsconv.o kernel/origin.o kernel/ftrace.o kernel/holder.o kernel/util.o $(LIB)
+tests/unit/test-tfsorigin: tests/unit/test-tfsorigin.o kernel/tfsconv.o kernel/fsevents.o kernel/ftrace.o kernel/holder.o kernel/util.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_TRACEFS) $(LDLIBS_Z)
 
 tests/unit/test-relaycg: tests/unit/test-relaycg.o kernel/relaycg.o kernel/cgpath.o $(LIB)

@@ -13,7 +13,7 @@
 #include "ftrace.h"
 #include "blk/cgroup.h"
 #include "blk/trace.h"
-#include "origin.h"
+#include "fsevents.h"
 #include "tfsconv.h"
 
 /* --origin: the file maps of a stream remembered to drop their repeats */
@@ -56,7 +56,7 @@ struct stage {
 	int fmap_slot; /* its copy in recent[] */
 	struct blk_fmap_pdu recent[FMAP_RECENT]; /* the last maps written (ino 0: none) */
 	int recent_next;
-	struct blk_origin_inos inos; /* the files of its notes */
+	struct blk_fsev_inos inos; /* the files of its notes */
 };
 
 struct folio_seen {
@@ -76,7 +76,7 @@ struct blk_tfsconv {
 	void *ctx;
 	blk_tfsconv_cgpath_fn cgpath;
 	void *cgctx;
-	const struct blk_origin *origin; /* --origin's events, or NULL */
+	const struct blk_fsev *origin; /* --origin's events, or NULL */
 	struct folio_seen folios[FOLIO_RECENT];
 	int folio_next;
 	struct dirtier {
@@ -271,7 +271,7 @@ static int dev_index(const struct blk_tfsconv *c, uint32_t devno)
 /* ---- --origin: dirty runs and file maps (trace.h BLK_TN_DIRTY, BLK_TN_FMAP) ---- */
 
 /* the pages of the folio at @r->index (the size it entered the page cache with, else 1) */
-static uint32_t folio_pages(const struct blk_tfsconv *c, const struct blk_origin_rec *r)
+static uint32_t folio_pages(const struct blk_tfsconv *c, const struct blk_fsev_rec *r)
 {
 	for (int i = 0; i < FOLIO_RECENT; i++) {
 		const struct folio_seen *f = &c->folios[i];
@@ -283,7 +283,7 @@ static uint32_t folio_pages(const struct blk_tfsconv *c, const struct blk_origin
 }
 
 /* page @r->index of @r->ino dirtied: one more in the open run, or a new run's note */
-static int origin_dirty(struct blk_tfsconv *c, const struct blk_origin_rec *r, uint64_t ts)
+static int origin_dirty(struct blk_tfsconv *c, const struct blk_fsev_rec *r, uint64_t ts)
 {
 	struct stage *st = &c->st[r->dev];
 	uint32_t pages = folio_pages(c, r);
@@ -304,7 +304,7 @@ static int origin_dirty(struct blk_tfsconv *c, const struct blk_origin_rec *r, u
 	pdu.ino = r->ino;
 	pdu.index = r->index;
 	pdu.count = pages;
-	pdu.page_size = (uint32_t)blk_origin_page_size(c->origin);
+	pdu.page_size = (uint32_t)blk_fsev_page_size(c->origin);
 	/*
 	 * the comm function reads the kernel's saved_cmdlines whole: asked once per task (a
 	 * random writer makes a run per page), the name kept from then on
@@ -319,7 +319,7 @@ static int origin_dirty(struct blk_tfsconv *c, const struct blk_origin_rec *r, u
 	memcpy(pdu.comm, dt->comm, sizeof(pdu.comm));
 	blk_event_note(&n, BLK_TN_DIRTY, c->devnos[r->dev], c->cpu, ts, &pdu, sizeof(pdu));
 	n.pid = r->pid;
-	if (blk_tfsconv_put(c, r->dev, &n) || blk_origin_inos_add(&st->inos, r->ino) < 0)
+	if (blk_tfsconv_put(c, r->dev, &n) || blk_fsev_inos_add(&st->inos, r->ino) < 0)
 		return -ENOMEM;
 	st->dirty_open = 1;
 	st->dirty_off = st->len - sizeof(pdu);
@@ -332,7 +332,7 @@ static int origin_dirty(struct blk_tfsconv *c, const struct blk_origin_rec *r, u
 }
 
 /* whether map @m says nothing that @e, a map written before, does not say already */
-static int fmap_within(const struct blk_fmap_pdu *e, const struct blk_origin_rec *m)
+static int fmap_within(const struct blk_fmap_pdu *e, const struct blk_fsev_rec *m)
 {
 	uint64_t d = m->offset - e->offset;
 
@@ -358,7 +358,7 @@ static void fmap_forget(struct stage *st, uint64_t sector, uint64_t bytes, int k
  * says so already, grown into the open map where it continues it in the file and on the
  * disk (no I/O event between), else a new note
  */
-static int origin_fmap(struct blk_tfsconv *c, const struct blk_origin_rec *r, uint64_t ts)
+static int origin_fmap(struct blk_tfsconv *c, const struct blk_fsev_rec *r, uint64_t ts)
 {
 	struct stage *st = &c->st[r->dev];
 	struct blk_fmap_pdu pdu = {r->ino, r->offset, r->sector, r->bytes}, *open;
@@ -380,7 +380,7 @@ static int origin_fmap(struct blk_tfsconv *c, const struct blk_origin_rec *r, ui
 	fmap_forget(st, r->sector, r->bytes, -1);
 	blk_event_note(&n, BLK_TN_FMAP, c->devnos[r->dev], c->cpu, ts, &pdu, sizeof(pdu));
 	n.pid = r->pid;
-	if (blk_tfsconv_put(c, r->dev, &n) || blk_origin_inos_add(&st->inos, r->ino) < 0)
+	if (blk_tfsconv_put(c, r->dev, &n) || blk_fsev_inos_add(&st->inos, r->ino) < 0)
 		return -ENOMEM;
 	st->fmap_open = 1;
 	st->fmap_off = st->len - sizeof(pdu);
@@ -393,16 +393,16 @@ static int origin_fmap(struct blk_tfsconv *c, const struct blk_origin_rec *r, ui
 }
 
 /* one of --origin's events, at @ts: its note, if it says something. 0 or -ENOMEM. */
-static int origin_entry(struct blk_tfsconv *c, const struct blk_origin_rec *r, uint64_t ts)
+static int origin_entry(struct blk_tfsconv *c, const struct blk_fsev_rec *r, uint64_t ts)
 {
 	switch (r->kind) {
-	case BLK_ORIGIN_FOLIO:
+	case BLK_FSEV_FOLIO:
 		c->folios[c->folio_next] = (struct folio_seen){r->dev, r->ino, r->index, r->order};
 		c->folio_next = (c->folio_next + 1) % FOLIO_RECENT;
 		return 0;
-	case BLK_ORIGIN_DIRTY:
+	case BLK_FSEV_DIRTY:
 		return origin_dirty(c, r, ts);
-	case BLK_ORIGIN_FMAP:
+	case BLK_FSEV_FMAP:
 		return origin_fmap(c, r, ts);
 	default:
 		return 0;
@@ -430,9 +430,9 @@ static int convert_entry(struct blk_tfsconv *c, const unsigned char *data, int s
 	int dev, ret, tagged = 0;
 
 	if (c->origin) {
-		struct blk_origin_rec r;
+		struct blk_fsev_rec r;
 
-		if (blk_origin_decode(c->origin, data, (size_t)size, &r))
+		if (blk_fsev_decode(c->origin, data, (size_t)size, &r))
 			return origin_entry(c, &r, ts) ? -ENOMEM : 0;
 	}
 	if (size < (int)sizeof(t))
@@ -590,7 +590,7 @@ void blk_tfsconv_set_cgpath(struct blk_tfsconv *c, blk_tfsconv_cgpath_fn fn, voi
 	c->cgctx = ctx;
 }
 
-void blk_tfsconv_set_origin(struct blk_tfsconv *c, const struct blk_origin *o)
+void blk_tfsconv_set_origin(struct blk_tfsconv *c, const struct blk_fsev *o)
 {
 	c->origin = o;
 }
@@ -601,7 +601,7 @@ void blk_tfsconv_origin_counts(const struct blk_tfsconv *c, uint64_t *dirty, uin
 	*fmap = c->nfmap;
 }
 
-const struct blk_origin_inos *blk_tfsconv_inos(const struct blk_tfsconv *c, int dev)
+const struct blk_fsev_inos *blk_tfsconv_inos(const struct blk_tfsconv *c, int dev)
 {
 	return &c->st[dev].inos;
 }
@@ -629,7 +629,7 @@ void blk_tfsconv_free(struct blk_tfsconv *c)
 		free(c->st[i].buf);
 		free(c->st[i].pids.slot);
 		free(c->st[i].cgs);
-		blk_origin_inos_release(&c->st[i].inos);
+		blk_fsev_inos_release(&c->st[i].inos);
 	}
 	blk_ftrace_pages_free(c->pages);
 	free(c->st);

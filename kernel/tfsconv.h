@@ -20,8 +20,8 @@
 #include "blk/event.h"
 
 struct blk_tfsconv;
-struct blk_origin;
-struct blk_origin_inos;
+struct blk_fsev;
+struct blk_fsev_inos;
 
 /* The name of @pid for its process note: fill @buf (@len bytes) and return it, or NULL. */
 typedef const char *(*blk_tfsconv_comm_fn)(void *ctx, uint32_t pid, char *buf, size_t len);
@@ -63,13 +63,13 @@ void blk_tfsconv_set_cgpath(struct blk_tfsconv *c, blk_tfsconv_cgpath_fn fn, voi
  * says is dropped. A folio's pages are counted from its size when it entered the page cache
  * on this CPU shortly before (filemap events), else as one page.
  */
-void blk_tfsconv_set_origin(struct blk_tfsconv *c, const struct blk_origin *o);
+void blk_tfsconv_set_origin(struct blk_tfsconv *c, const struct blk_fsev *o);
 
 /* The origin notes written so far: dirty runs and file maps. */
 void blk_tfsconv_origin_counts(const struct blk_tfsconv *c, uint64_t *dirty, uint64_t *fmap);
 
 /* The inode numbers in the origin notes of device index @dev's stream. */
-const struct blk_origin_inos *blk_tfsconv_inos(const struct blk_tfsconv *c, int dev);
+const struct blk_fsev_inos *blk_tfsconv_inos(const struct blk_tfsconv *c, int dev);
 
 /* The time of the last record staged for device index @dev (0: none yet). */
 uint64_t blk_tfsconv_last(const struct blk_tfsconv *c, int dev);

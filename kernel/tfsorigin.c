@@ -16,7 +16,7 @@
 #include "blk/backend.h"
 #include "blk/event.h"
 #include "blk/trace.h"
-#include "origin.h"
+#include "fsevents.h"
 #include "tfsconv.h"
 #include "tfsorigin.h"
 #include "tracefs.h"
@@ -36,13 +36,13 @@ struct tfs_odev {
 #define EXT4_ROOT_INO 2
 
 struct tfs_origin {
-	struct blk_origin *ev;
+	struct blk_fsev *ev;
 	const struct blk_backend_cfg *cfg;
 	struct tfs_odev *dev;
 	unsigned long named, unfound; /* files */
 };
 
-const struct blk_origin *tfs_origin_events(const struct tfs_origin *o)
+const struct blk_fsev *tfs_origin_events(const struct tfs_origin *o)
 {
 	return o->ev;
 }
@@ -126,16 +126,16 @@ static void dev_filter(const struct blk_backend_cfg *cfg, const char *name, int 
  * Event @ev enabled where this kernel has it, filtered on the devices by field @field.
  * Return 1 if enabled, 0 if not there (or someone else's), -errno.
  */
-static int enable(struct tfs_origin *o, struct blk_tfs *t, enum blk_origin_ev ev, const char *field,
+static int enable(struct tfs_origin *o, struct blk_tfs *t, enum blk_fsev_ev ev, const char *field,
 		  int bdi, char *err, size_t elen)
 {
-	const char *name = blk_origin_ev_name(ev);
+	const char *name = blk_fsev_ev_name(ev);
 	char fmt[16384], filter[2048];
 	int ret, filtered;
 
 	if (blk_tfs_event_format(t, name, fmt, sizeof(fmt)))
 		return 0;
-	ret = blk_origin_set_format(o->ev, ev, fmt);
+	ret = blk_fsev_set_format(o->ev, ev, fmt);
 	if (ret) {
 		kerr(err, elen, "--origin: event '%s' lacks a field this tracer reads (%s)", name,
 		     strerror(-ret));
@@ -145,7 +145,7 @@ static int enable(struct tfs_origin *o, struct blk_tfs *t, enum blk_origin_ev ev
 	dev_filter(o->cfg, field, bdi, filter, sizeof(filter));
 	ret = blk_tfs_enable_event(t, name, filter, &filtered);
 	if (ret == -EBUSY) {
-		blk_origin_set_format(o->ev, ev, "");
+		blk_fsev_set_format(o->ev, ev, "");
 		return 0;
 	}
 	if (ret) {
@@ -169,34 +169,34 @@ struct tfs_origin *tfs_origin_open(struct blk_tfs *t, const struct blk_backend_c
 	o->dev = calloc((size_t)cfg->ndevs, sizeof(*o->dev));
 	for (int i = 0; i < cfg->ndevs; i++)
 		devnos[i] = cfg->devs[i].devno;
-	o->ev = blk_origin_new(devnos, cfg->ndevs);
+	o->ev = blk_fsev_new(devnos, cfg->ndevs);
 	if (!o->dev || !o->ev)
 		goto nomem;
 	find_mounts(o);
 	for (int i = 0; i < cfg->ndevs; i++) {
-		blk_origin_set_block_size(o->ev, i, o->dev[i].bsize);
+		blk_fsev_set_block_size(o->ev, i, o->dev[i].bsize);
 		fs |= o->dev[i].bsize != 0;
 	}
-	ret = enable(o, t, BLK_ORIGIN_EV_DIRTY_FOLIO, "name", 1, err, elen);
+	ret = enable(o, t, BLK_FSEV_EV_DIRTY_FOLIO, "name", 1, err, elen);
 	if (!ret)
-		ret = enable(o, t, BLK_ORIGIN_EV_DIRTY_PAGE, "name", 1, err, elen);
+		ret = enable(o, t, BLK_FSEV_EV_DIRTY_PAGE, "name", 1, err, elen);
 	if (ret >= 0)
-		ret = enable(o, t, BLK_ORIGIN_EV_ADD_FOLIO, "s_dev", 0, err, elen);
+		ret = enable(o, t, BLK_FSEV_EV_ADD_FOLIO, "s_dev", 0, err, elen);
 	/* ext4's maps count in blocks: of use on a device with a file system mounted */
-	for (int e = BLK_ORIGIN_EV_EXT_MAP; fs && ret >= 0 && e <= BLK_ORIGIN_EV_ES_LOOKUP; e++)
-		ret = enable(o, t, (enum blk_origin_ev)e, "dev", 0, err, elen);
+	for (int e = BLK_FSEV_EV_EXT_MAP; fs && ret >= 0 && e <= BLK_FSEV_EV_ES_LOOKUP; e++)
+		ret = enable(o, t, (enum blk_fsev_ev)e, "dev", 0, err, elen);
 	if (ret >= 0)
-		ret = enable(o, t, BLK_ORIGIN_EV_IOMAP, "bdev", 0, err, elen);
+		ret = enable(o, t, BLK_FSEV_EV_IOMAP, "bdev", 0, err, elen);
 	if (ret >= 0)
-		ret = enable(o, t, BLK_ORIGIN_EV_IOMAP_IOEND, "bdev", 0, err, elen);
+		ret = enable(o, t, BLK_FSEV_EV_IOMAP_IOEND, "bdev", 0, err, elen);
 	if (!ret)
-		ret = enable(o, t, BLK_ORIGIN_EV_IOMAP_WPMAP, "bdev", 0, err, elen);
+		ret = enable(o, t, BLK_FSEV_EV_IOMAP_WPMAP, "bdev", 0, err, elen);
 	if (ret < 0)
 		goto fail;
 	n = (size_t)snprintf(what, wlen, "; files and dirtiers from");
-	for (int e = 0; e < BLK_ORIGIN_NEV && n < wlen; e++)
-		if (blk_origin_has(o->ev, (enum blk_origin_ev)e))
-			n += (size_t)snprintf(what + n, wlen - n, " %s", blk_origin_ev_name(e));
+	for (int e = 0; e < BLK_FSEV_NEV && n < wlen; e++)
+		if (blk_fsev_has(o->ev, (enum blk_fsev_ev)e))
+			n += (size_t)snprintf(what + n, wlen - n, " %s", blk_fsev_ev_name(e));
 	for (int i = 0; i < cfg->ndevs && n < wlen; i++) {
 		if (!o->dev[i].nmnt)
 			n += (size_t)snprintf(
@@ -218,7 +218,7 @@ void tfs_origin_free(struct tfs_origin *o)
 {
 	if (!o)
 		return;
-	blk_origin_free(o->ev);
+	blk_fsev_free(o->ev);
 	free(o->dev);
 	free(o);
 }
@@ -234,7 +234,7 @@ struct named {
 /* the walk of one device's mounts (nftw() takes no argument: one walk at a time) */
 struct walk {
 	dev_t dev;
-	struct blk_origin_inos want, seen;
+	struct blk_fsev_inos want, seen;
 	struct named *v;
 	size_t n, cap;
 	int nomem;
@@ -249,8 +249,8 @@ static int on_file(const char *path, const struct stat *sb, int flag, struct FTW
 
 	(void)flag;
 	(void)ftw;
-	if (sb->st_dev != w->dev || !blk_origin_inos_has(&w->want, (uint64_t)sb->st_ino) ||
-	    blk_origin_inos_has(&w->seen, (uint64_t)sb->st_ino) || len > BLK_FILE_PATH_MAX)
+	if (sb->st_dev != w->dev || !blk_fsev_inos_has(&w->want, (uint64_t)sb->st_ino) ||
+	    blk_fsev_inos_has(&w->seen, (uint64_t)sb->st_ino) || len > BLK_FILE_PATH_MAX)
 		return 0;
 	if (w->n == w->cap) {
 		size_t cap = w->cap ? w->cap * 2 : 64;
@@ -263,7 +263,7 @@ static int on_file(const char *path, const struct stat *sb, int flag, struct FTW
 	}
 	w->v[w->n].ino = (uint64_t)sb->st_ino;
 	w->v[w->n].path = strdup(path);
-	if (!w->v[w->n].path || blk_origin_inos_add(&w->seen, (uint64_t)sb->st_ino) < 0)
+	if (!w->v[w->n].path || blk_fsev_inos_add(&w->seen, (uint64_t)sb->st_ino) < 0)
 		goto nomem;
 	w->n++;
 	/* all found: the walk ends */
@@ -281,13 +281,13 @@ static int name_dev(struct tfs_origin *o, int i, struct blk_tfsconv *const *conv
 	uint32_t devno = o->cfg->devs[i].devno;
 	struct walk w;
 	uint64_t last = 0;
-	struct blk_origin_inos skip = BLK_ORIGIN_INOS_INIT;
+	struct blk_fsev_inos skip = BLK_FSEV_INOS_INIT;
 	int ret = 0;
 
 	memset(&w, 0, sizeof(w));
 	w.dev = makedev(devno >> 20, devno & ((1u << 20) - 1));
 	for (int k = 0; k < nconv; k++) {
-		const struct blk_origin_inos *s = blk_tfsconv_inos(convs[k], i);
+		const struct blk_fsev_inos *s = blk_tfsconv_inos(convs[k], i);
 
 		for (size_t j = 0; j < s->cap; j++) {
 			uint64_t ino = s->slot[j] - 1;
@@ -296,11 +296,11 @@ static int name_dev(struct tfs_origin *o, int i, struct blk_tfsconv *const *conv
 				continue;
 			/* not in the tree: not found without a walk through all of it */
 			if (d->ext4 && ino < EXT4_FIRST_INO && ino != EXT4_ROOT_INO) {
-				if (blk_origin_inos_add(&skip, ino) < 0)
+				if (blk_fsev_inos_add(&skip, ino) < 0)
 					w.nomem = 1;
 				continue;
 			}
-			if (blk_origin_inos_add(&w.want, ino) < 0)
+			if (blk_fsev_inos_add(&w.want, ino) < 0)
 				w.nomem = 1;
 		}
 		if (blk_tfsconv_last(convs[k], i) > last)
@@ -310,7 +310,7 @@ static int name_dev(struct tfs_origin *o, int i, struct blk_tfsconv *const *conv
 	 * the block device's own page cache (the file system's metadata buffers, dirtied by
 	 * jbd2): its inode number is the device number; named by the device's path
 	 */
-	if (blk_origin_inos_has(&w.want, devno)) {
+	if (blk_fsev_inos_has(&w.want, devno)) {
 		struct stat sb = {.st_dev = w.dev, .st_ino = devno};
 
 		cur = &w;
@@ -339,12 +339,12 @@ static int name_dev(struct tfs_origin *o, int i, struct blk_tfsconv *const *conv
 	}
 	o->named += w.n;
 	o->unfound += w.want.n - w.n + skip.n;
-	blk_origin_inos_release(&skip);
+	blk_fsev_inos_release(&skip);
 	for (size_t j = 0; j < w.n; j++)
 		free(w.v[j].path);
 	free(w.v);
-	blk_origin_inos_release(&w.want);
-	blk_origin_inos_release(&w.seen);
+	blk_fsev_inos_release(&w.want);
+	blk_fsev_inos_release(&w.seen);
 	return w.nomem ? -ENOMEM : 0;
 }
 

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 struct blk_backend_cfg;
-struct blk_origin;
+struct blk_fsev;
 struct blk_tfs;
 struct blk_tfsconv;
 
@@ -29,7 +29,7 @@ struct tfs_origin *tfs_origin_open(struct blk_tfs *t, const struct blk_backend_c
 				   size_t wlen, char *err, size_t elen);
 
 /* The decoder of the events enabled, for the converters (blk_tfsconv_set_origin()). */
-const struct blk_origin *tfs_origin_events(const struct tfs_origin *o);
+const struct blk_fsev *tfs_origin_events(const struct tfs_origin *o);
 
 /**
  * tfs_origin_name() - find the path of every file in the origin notes of the @nconv

@@ -17,7 +17,7 @@
 
 #include "blk/kernel.h"
 #include "holder.h"
-#include "origin.h"
+#include "fsevents.h"
 #include "tfsstate.h"
 #include "tracefs.h"
 #include "util.h"
@@ -528,8 +528,8 @@ static int origin_events_off(struct blk_tfs *t)
 	char rel[256], buf[4096];
 	int n = 0;
 
-	for (int e = 0; e < BLK_ORIGIN_NEV; e++) {
-		const char *name = blk_origin_ev_name((enum blk_origin_ev)e);
+	for (int e = 0; e < BLK_FSEV_NEV; e++) {
+		const char *name = blk_fsev_ev_name((enum blk_fsev_ev)e);
 		int mine = 0;
 
 		snprintf(rel, sizeof(rel), "events/%s/enable", name);

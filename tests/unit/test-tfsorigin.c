@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of kernel/origin.c and of blktrace --origin's notes in kernel/tfsconv.c: the
+ * Unit tests of kernel/fsevents.c and of blktrace --origin's notes in kernel/tfsconv.c: the
  * events' layouts from this project's 6.18 kernel's format files (tests/data/origin-6.18.*),
  * a ring-buffer page of such events built here word by word, and the dirty runs and file
  * maps the converter makes of it (trace.h BLK_TN_DIRTY, BLK_TN_FMAP).
@@ -15,7 +15,7 @@
 
 #include "blk/event.h"
 #include "blk/trace.h"
-#include "../../kernel/origin.h"
+#include "../../kernel/fsevents.h"
 #include "../../kernel/tfsconv.h"
 #include "helpers.h"
 
@@ -82,7 +82,7 @@ struct ev {
 	size_t n;
 };
 
-static void ev_init(struct ev *e, const struct blk_origin *o, uint16_t type, size_t n, uint32_t pid)
+static void ev_init(struct ev *e, const struct blk_fsev *o, uint16_t type, size_t n, uint32_t pid)
 {
 	(void)o;
 	memset(e, 0, sizeof(*e));
@@ -105,37 +105,37 @@ static int fmt_id(const char *text)
 }
 
 struct fixture {
-	struct blk_origin *o;
+	struct blk_fsev *o;
 	int id_dirty, id_add, id_ext, id_es, id_iomap;
 };
 
 static void fixture_init(struct fixture *fx)
 {
 	static const struct {
-		enum blk_origin_ev ev;
+		enum blk_fsev_ev ev;
 		const char *file;
 	} files[] = {
-		{BLK_ORIGIN_EV_DIRTY_FOLIO, "origin-6.18.writeback_dirty_folio.format"},
-		{BLK_ORIGIN_EV_ADD_FOLIO, "origin-6.18.mm_filemap_add_to_page_cache.format"},
-		{BLK_ORIGIN_EV_EXT_MAP, "origin-6.18.ext4_ext_map_blocks_exit.format"},
-		{BLK_ORIGIN_EV_ES_LOOKUP, "origin-6.18.ext4_es_lookup_extent_exit.format"},
-		{BLK_ORIGIN_EV_IOMAP, "origin-6.18.iomap_iter_dstmap.format"},
+		{BLK_FSEV_EV_DIRTY_FOLIO, "origin-6.18.writeback_dirty_folio.format"},
+		{BLK_FSEV_EV_ADD_FOLIO, "origin-6.18.mm_filemap_add_to_page_cache.format"},
+		{BLK_FSEV_EV_EXT_MAP, "origin-6.18.ext4_ext_map_blocks_exit.format"},
+		{BLK_FSEV_EV_ES_LOOKUP, "origin-6.18.ext4_es_lookup_extent_exit.format"},
+		{BLK_FSEV_EV_IOMAP, "origin-6.18.iomap_iter_dstmap.format"},
 	};
 	int *ids[] = {&fx->id_dirty, &fx->id_add, &fx->id_ext, &fx->id_es, &fx->id_iomap};
 	uint32_t devno = LOOP0;
 
-	fx->o = blk_origin_new(&devno, 1);
+	fx->o = blk_fsev_new(&devno, 1);
 	assert_non_null(fx->o);
-	blk_origin_set_block_size(fx->o, 0, BSIZE);
+	blk_fsev_set_block_size(fx->o, 0, BSIZE);
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		char *t = load(files[i].file);
 
-		assert_int_equal(blk_origin_set_format(fx->o, files[i].ev, t), 0);
-		assert_true(blk_origin_has(fx->o, files[i].ev));
+		assert_int_equal(blk_fsev_set_format(fx->o, files[i].ev, t), 0);
+		assert_true(blk_fsev_has(fx->o, files[i].ev));
 		*ids[i] = fmt_id(t);
 		free(t);
 	}
-	assert_false(blk_origin_has(fx->o, BLK_ORIGIN_EV_IND_MAP));
+	assert_false(blk_fsev_has(fx->o, BLK_FSEV_EV_IND_MAP));
 }
 
 /* writeback_dirty_folio: name[32] at 8, ino at 40, index at 48 (56 bytes) */
@@ -332,11 +332,11 @@ static void dirty_runs(void **state)
 	blk_tfsconv_origin_counts(c, &nd, &nf);
 	assert_int_equal(nd, 4);
 	assert_int_equal(nf, 0);
-	assert_true(blk_origin_inos_has(blk_tfsconv_inos(c, 0), 12));
-	assert_false(blk_origin_inos_has(blk_tfsconv_inos(c, 0), 13));
+	assert_true(blk_fsev_inos_has(blk_tfsconv_inos(c, 0), 12));
+	assert_false(blk_fsev_inos_has(blk_tfsconv_inos(c, 0), 13));
 	assert_int_equal(blk_tfsconv_last(c, 0), 6000000 + 1000);
 	blk_tfsconv_free(c);
-	blk_origin_free(fx.o);
+	blk_fsev_free(fx.o);
 }
 
 static void file_maps(void **state)
@@ -399,52 +399,51 @@ static void file_maps(void **state)
 	assert_int_equal(nd, 0);
 	assert_int_equal(nf, 4);
 	blk_tfsconv_free(c);
-	blk_origin_free(fx.o);
+	blk_fsev_free(fx.o);
 }
 
 static void without_block_size_or_format(void **state)
 {
 	struct fixture fx;
-	struct blk_origin_rec r;
+	struct blk_fsev_rec r;
 	struct page pg;
 
 	(void)state;
 	fixture_init(&fx);
 	/* no file system known on the device: ext4's maps (in blocks) are left out */
-	blk_origin_set_block_size(fx.o, 0, 0);
+	blk_fsev_set_block_size(fx.o, 0, 0);
 	page_init(&pg, 1);
 	put_es(&pg, &fx, 12, 0, 22, 1000, 0x1);
-	assert_int_equal(blk_origin_decode(fx.o, pg.p + 20, 48, &r), 1);
-	assert_int_equal(r.kind, BLK_ORIGIN_NONE);
+	assert_int_equal(blk_fsev_decode(fx.o, pg.p + 20, 48, &r), 1);
+	assert_int_equal(r.kind, BLK_FSEV_NONE);
 	/* not one of ours: a type no format has */
 	pg.p[20] = 7;
 	pg.p[21] = 0;
-	assert_int_equal(blk_origin_decode(fx.o, pg.p + 20, 48, &r), 0);
+	assert_int_equal(blk_fsev_decode(fx.o, pg.p + 20, 48, &r), 0);
 	/* a format without the fields read */
-	assert_int_equal(
-		blk_origin_set_format(fx.o, BLK_ORIGIN_EV_IOMAP,
-				      "name: x\nID: 5\nformat:\n\tfield:int a;\toffset:8;\t"
-				      "size:4;\tsigned:1;\n\nprint fmt: \"\"\n"),
-		-EPROTO);
-	assert_int_equal(blk_origin_set_format(fx.o, BLK_ORIGIN_EV_IOMAP, "nothing"), -EINVAL);
-	blk_origin_free(fx.o);
+	assert_int_equal(blk_fsev_set_format(fx.o, BLK_FSEV_EV_IOMAP,
+					     "name: x\nID: 5\nformat:\n\tfield:int a;\toffset:8;\t"
+					     "size:4;\tsigned:1;\n\nprint fmt: \"\"\n"),
+			 -EPROTO);
+	assert_int_equal(blk_fsev_set_format(fx.o, BLK_FSEV_EV_IOMAP, "nothing"), -EINVAL);
+	blk_fsev_free(fx.o);
 }
 
 static void inode_set(void **state)
 {
-	struct blk_origin_inos s = BLK_ORIGIN_INOS_INIT;
+	struct blk_fsev_inos s = BLK_FSEV_INOS_INIT;
 
 	(void)state;
 	for (uint64_t i = 0; i < 1000; i++)
-		assert_int_equal(blk_origin_inos_add(&s, i * 7919), 1);
-	assert_int_equal(blk_origin_inos_add(&s, 7919), 0);
+		assert_int_equal(blk_fsev_inos_add(&s, i * 7919), 1);
+	assert_int_equal(blk_fsev_inos_add(&s, 7919), 0);
 	assert_int_equal(s.n, 1000);
 	for (uint64_t i = 0; i < 1000; i++)
-		assert_true(blk_origin_inos_has(&s, i * 7919));
-	assert_false(blk_origin_inos_has(&s, 1));
-	assert_int_equal(blk_origin_inos_add(&s, ~0ull), 0);
-	blk_origin_inos_release(&s);
-	assert_false(blk_origin_inos_has(&s, 0));
+		assert_true(blk_fsev_inos_has(&s, i * 7919));
+	assert_false(blk_fsev_inos_has(&s, 1));
+	assert_int_equal(blk_fsev_inos_add(&s, ~0ull), 0);
+	blk_fsev_inos_release(&s);
+	assert_false(blk_fsev_inos_has(&s, 0));
 }
 
 int main(int argc, char **argv)
