@@ -473,7 +473,8 @@ static int prefix(const char *s, const char *p)
 	return !strncmp(s, p, strlen(p));
 }
 
-int blk_origin_kernel_thread(const char *comm)
+/* whether a task named @comm is a kernel writeback or file-system thread */
+static int kernel_thread(const char *comm)
 {
 	static const char *const threads[] = {
 		"kworker/", "flush-", "kswapd", "jbd2/",     "xfsaild/",  "xfs-",
@@ -615,7 +616,7 @@ int blk_origin_io(struct blk_origin *o, const struct blk_origin_query *q,
 		goto nomem;
 	if (prefix(comm, "jbd2/"))
 		r->kind = BLK_ORIGIN_JOURNAL;
-	else if (q->write && !r->has_file && blk_origin_kernel_thread(comm))
+	else if (q->write && !r->has_file && kernel_thread(comm))
 		r->kind = BLK_ORIGIN_METADATA;
 	if ((uint64_t)dirtied < q->bytes &&
 	    share_add(o, q->pid, comm, q->bytes - (uint64_t)dirtied))

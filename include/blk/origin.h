@@ -17,7 +17,7 @@
  * most of its bytes (the bytes of each task counted exactly in its shares); a read, or a
  * write no dirty run covers, to the task that queued it; an I/O queued by a task named
  * "jbd2/..." is the journal's; a write no file map covers, queued by a kernel writeback or
- * file-system thread (blk_origin_kernel_thread()), is metadata, else the queuer's.
+ * file-system thread (kworker/, flush-, kswapd, jbd2/, xfsaild/, xfs-, ext4-, btrfs-...), is metadata, else the queuer's.
  */
 #ifndef BLK_ORIGIN_H
 #define BLK_ORIGIN_H
@@ -165,12 +165,6 @@ int blk_origin_file(const struct blk_origin *o, uint32_t device, uint64_t sector
  * Return: the path (it lives as long as @o), or NULL.
  */
 const char *blk_origin_path(const struct blk_origin *o, uint32_t device, uint64_t ino);
-
-/**
- * blk_origin_kernel_thread() - whether a task named @comm is a kernel writeback or
- * file-system thread (kworker/, flush-, kswapd, jbd2/, xfsaild/, xfs-, ext4-, btrfs-, ...)
- */
-int blk_origin_kernel_thread(const char *comm);
 
 /* blk_origin_stats() - what was taken and skipped so far into *@st (unknown: counted now) */
 void blk_origin_stats(const struct blk_origin *o, struct blk_origin_stats *st);
