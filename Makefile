@@ -56,7 +56,7 @@ ALL_LIB_SRC := $(LIB_SRC) $(PERFETTO_SRC) $(EXPORT_SRC)
 KERNEL_SRC := kernel/fs.c kernel/relay.c kernel/tracefs.c kernel/tfsconv.c kernel/util.c \
 	kernel/ftrace.c kernel/holder.c kernel/tfsstate.c kernel/tfsspool.c kernel/tfsback.c \
 	kernel/waitjoin.c kernel/wakefilter.c kernel/iowait.c kernel/iowait-src.c kernel/cgpath.c \
-	kernel/relaycg.c kernel/fsevents.c kernel/tfsorigin.c
+	kernel/fsevents.c kernel/tfsorigin.c
 KERNEL_OBJ := $(KERNEL_SRC:.c=.o)
 TOOLS := blkparse blktrace blkiomon
 GEN := $(patsubst %.c,%,$(wildcard tests/gen/*.c))
@@ -139,8 +139,8 @@ tests/unit/test-tfsconv: tests/unit/test-tfsconv.o kernel/tfsconv.o kernel/fseve
 tests/unit/test-tfsorigin: tests/unit/test-tfsorigin.o kernel/tfsconv.o kernel/fsevents.o kernel/ftrace.o kernel/holder.o kernel/util.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_TRACEFS) $(LDLIBS_Z)
 
-tests/unit/test-relaycg: tests/unit/test-relaycg.o kernel/relaycg.o kernel/cgpath.o $(LIB)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z) -lpthread
+tests/unit/test-relaycg: tests/unit/test-relaycg.o kernel/tfsconv.o kernel/fsevents.o kernel/ftrace.o kernel/holder.o kernel/util.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_TRACEFS) $(LDLIBS_Z)
 
 tests/unit/test-tfsspool: tests/unit/test-tfsspool.o kernel/tfsspool.o
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS)

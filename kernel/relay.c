@@ -19,7 +19,7 @@
 #include "blk/kernel.h"
 #include "cgpath.h"
 #include "holder.h"
-#include "relaycg.h"
+#include "tfsconv.h"
 #include "util.h"
 #include "blk/trace.h"
 
@@ -98,7 +98,8 @@ struct relay_stream {
 	size_t len, cap;
 	uint64_t skipped;
 	int swapped;
-	struct blk_relaycg *cg; /* --origin: the cgroup ids out of the records, into notes */
+	/* --origin: the cgroup ids out of the records, into notes (tfsconv.c, as for tracefs) */
+	struct blk_tfsconv *cg;
 };
 
 struct relay_backend {
@@ -130,6 +131,11 @@ static int relay_gone(struct relay_backend *r, int dev)
 static struct relay_stream *rstream(struct relay_backend *r, int dev, int k)
 {
 	return &r->st[(size_t)k * (size_t)r->cfg->ndevs + (size_t)dev];
+}
+
+static const char *relay_cgpath(void *ctx, uint64_t id, char *buf, size_t len)
+{
+	return blk_cgpath_lookup(ctx, id, buf, len);
 }
 
 /*
@@ -202,8 +208,10 @@ static int relay_origin(struct relay_backend *r, char *err, size_t len)
 		for (int i = 0; i < cfg->ndevs; i++) {
 			struct relay_stream *s = rstream(r, i, k);
 
-			s->cg = blk_relaycg_new(cfg->devs[i].devno, (uint32_t)cfg->cpus[k],
-						r->paths);
+			s->cg = blk_tfsconv_new(NULL, &cfg->devs[i].devno, 1,
+						(uint32_t)cfg->cpus[k], NULL, NULL);
+			if (s->cg && r->paths)
+				blk_tfsconv_set_cgpath(s->cg, relay_cgpath, r->paths);
 			if (!s->cg) {
 				kerr(err, len, "out of memory");
 				return -ENOMEM;
@@ -236,7 +244,7 @@ static int relay_close(struct blk_backend *b, char *err, size_t len)
 			if (s->fd >= 0)
 				close(s->fd);
 			free(s->buf);
-			blk_relaycg_free(s->cg);
+			blk_tfsconv_free(s->cg);
 		}
 	for (int i = 0; r->set_up && i < r->cfg->ndevs; i++) {
 		int e;
@@ -378,11 +386,29 @@ static int relay_start(struct blk_backend *b, char *err, size_t len)
 	return 0;
 }
 
+/* --origin: the @n bytes of whole records at @off of @s's buffer staged in its converter */
+static int relay_convert(struct relay_stream *s, size_t off, size_t n)
+{
+	int swapped = s->swapped;
+
+	for (size_t end = off + n; off < end;) {
+		struct blk_event ev;
+		long r = blk_frame(s->buf + off, end - off, &swapped, &ev);
+
+		if (r <= 0)
+			break; /* (whole records: blk_frame_count() framed them) */
+		if (blk_tfsconv_record(s->cg, 0, &ev))
+			return -ENOMEM;
+		off += (size_t)r;
+	}
+	return 0;
+}
+
 /* pass the whole records at the start of @s's buffer on; keep a partial one */
 static int relay_deliver(struct relay_backend *r, struct relay_stream *s, int dev, int k,
 			 const struct blk_backend_sink *sink)
 {
-	size_t off = 0;
+	size_t off = 0, outlen;
 
 	while (off < s->len) {
 		unsigned long events;
@@ -410,13 +436,15 @@ static int relay_deliver(struct relay_backend *r, struct relay_stream *s, int de
 		if (n == 0)
 			break;
 		if (s->cg) {
-			const unsigned char *out;
-			size_t outlen;
+			ret = relay_convert(s, off, (size_t)n);
+			if (!ret) {
+				const unsigned char *out =
+					blk_tfsconv_staged(s->cg, 0, &outlen, &events);
 
-			if (blk_relaycg_convert(s->cg, s->buf + off, (size_t)n, &out, &outlen,
-						&events))
-				return -ENOMEM;
-			ret = sink->records(sink->ctx, dev, k, out, outlen, events);
+				ret = sink->records(sink->ctx, dev, k, out, outlen, events);
+			}
+			/* the batch is handed on whole: the next starts a new run */
+			blk_tfsconv_clear(s->cg, 0);
 		} else {
 			ret = sink->records(sink->ctx, dev, k, s->buf + off, (size_t)n, events);
 		}
@@ -581,7 +609,7 @@ static int relay_report(struct blk_backend *b, char *msg, size_t len)
 		for (int i = 0; i < r->cfg->ndevs; i++) {
 			uint64_t t, n;
 
-			blk_relaycg_counts(rstream(r, i, k)->cg, &t, &n);
+			blk_tfsconv_cgroup_counts(rstream(r, i, k)->cg, &t, &n);
 			tagged += t;
 			runs += n;
 		}

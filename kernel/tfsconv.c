@@ -72,6 +72,7 @@ struct blk_tfsconv {
 	int ndevs;
 	struct stage *st; /* per device */
 	uint64_t skipped, missed;
+	uint64_t cg_tagged, cg_runs; /* records tagged (blk_tfsconv_record()), run notes made */
 	blk_tfsconv_comm_fn comm;
 	void *ctx;
 	blk_tfsconv_cgpath_fn cgpath;
@@ -252,12 +253,57 @@ static int cgroup_run(struct blk_tfsconv *c, int dev, uint64_t id, uint32_t seq,
 	blk_event_note(&n, BLK_TN_CGROUP, c->devnos[dev], c->cpu, ts, &pdu, sizeof(pdu));
 	if (blk_tfsconv_put(c, dev, &n))
 		return -ENOMEM;
+	c->cg_runs++;
 	st->run_open = 1;
 	st->run_off = st->len - sizeof(pdu);
 	st->run_id = id;
 	st->run_next = seq + 1;
 	st->run_count = 1;
 	return 0;
+}
+
+/*
+ * Event @seq of device @dev at @ts (@action) had cgroup @id if @tagged: one more in the open
+ * run, a new run note, a plug passed over (trace.h BLK_TN_CGROUP), or the run closed.
+ * Return 0 or -ENOMEM.
+ */
+static int cgroup_mark(struct blk_tfsconv *c, int dev, int tagged, uint64_t id, uint64_t action,
+		       uint32_t seq, uint64_t ts)
+{
+	struct stage *st = &c->st[dev];
+
+	if (tagged)
+		return cgroup_run(c, dev, id, seq, ts);
+	if (st->run_open && st->run_next == seq && blk_cgroup_untagged(action))
+		cgroup_run_grow(st);
+	else
+		st->run_open = 0;
+	return 0;
+}
+
+int blk_tfsconv_record(struct blk_tfsconv *c, int dev, struct blk_event *ev)
+{
+	uint64_t id = 0;
+	int tagged = 0;
+
+	if ((ev->action & BLK_TA_CGROUP) && ev->pdu_len >= sizeof(id)) {
+		memcpy(&id, ev->pdu, sizeof(id));
+		ev->action &= ~(uint64_t)BLK_TA_CGROUP;
+		ev->pdu += sizeof(id);
+		ev->pdu_len = (uint16_t)(ev->pdu_len - sizeof(id));
+		tagged = 1;
+		c->cg_tagged++;
+	}
+	if (!blk_event_is_notify(ev) &&
+	    cgroup_mark(c, dev, tagged, id, ev->action, ev->sequence, ev->time))
+		return -ENOMEM;
+	return blk_tfsconv_put(c, dev, ev);
+}
+
+void blk_tfsconv_cgroup_counts(const struct blk_tfsconv *c, uint64_t *tagged, uint64_t *runs)
+{
+	*tagged = c->cg_tagged;
+	*runs = c->cg_runs;
 }
 
 static int dev_index(const struct blk_tfsconv *c, uint32_t devno)
@@ -466,16 +512,8 @@ static int convert_entry(struct blk_tfsconv *c, const unsigned char *data, int s
 		if (ret < 0)
 			return -ENOMEM;
 		head[1] = ++st->seq;
-		if (tagged) {
-			if (cgroup_run(c, dev, cg, head[1], ts))
-				return -ENOMEM;
-		} else if (st->run_open && st->run_next == head[1] &&
-			   blk_cgroup_untagged(t.action)) {
-			/* a plug or unplug in the run: passed over (trace.h BLK_TN_CGROUP) */
-			cgroup_run_grow(st);
-		} else {
-			st->run_open = 0;
-		}
+		if (cgroup_mark(c, dev, tagged, cg, t.action, head[1], ts))
+			return -ENOMEM;
 		st->events++;
 	}
 	len = sizeof(t) + t.pdu_len;
@@ -546,8 +584,9 @@ struct blk_tfsconv *blk_tfsconv_new(const char *header_page, const uint32_t *dev
 	c->cpu = cpu;
 	c->comm = comm;
 	c->ctx = ctx;
-	c->pages = blk_ftrace_pages_new(header_page);
-	if (!c->pages) {
+	/* (no header_page: records handed one by one, blk_tfsconv_record()) */
+	c->pages = header_page ? blk_ftrace_pages_new(header_page) : NULL;
+	if (header_page && !c->pages) {
 		int err = errno;
 
 		blk_tfsconv_free(c);

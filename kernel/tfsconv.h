@@ -28,7 +28,8 @@ typedef const char *(*blk_tfsconv_comm_fn)(void *ctx, uint32_t pid, char *buf, s
 
 /**
  * blk_tfsconv_new() - a converter for the ring of CPU @cpu
- * @header_page: the text of events/header_page (the page layout, read by libtraceevent)
+ * @header_page: the text of events/header_page (the page layout, read by libtraceevent), or
+ *	NULL for a converter of records handed one by one (blk_tfsconv_record())
  * @devnos: the @ndevs devices traced, in the order of their record streams
  * @comm: names a pid for its process note (NULL: /proc, then "unknown")
  * Return: the converter, or NULL with errno set (EINVAL: @header_page not understood).
@@ -85,6 +86,17 @@ int blk_tfsconv_page_size(const struct blk_tfsconv *c);
  * -ENOMEM).
  */
 int blk_tfsconv_page(struct blk_tfsconv *c, const void *page, size_t len, uint64_t *last);
+
+/**
+ * blk_tfsconv_record() - stage record @ev of device index @dev read elsewhere (the relay
+ * path's files, which carry the kernel's own sequence numbers and process notes): a record
+ * the blk_cgroup option tagged goes on untagged, its event's cgroup in a run note (as for
+ * the pages' entries). @ev's payload is changed to skip the id. Return 0 or -ENOMEM.
+ */
+int blk_tfsconv_record(struct blk_tfsconv *c, int dev, struct blk_event *ev);
+
+/* The records blk_tfsconv_record() took tagged, and the run notes written, so far. */
+void blk_tfsconv_cgroup_counts(const struct blk_tfsconv *c, uint64_t *tagged, uint64_t *runs);
 
 /* Stage @ev (a note of the caller's: the start time stamp) for device index @dev. */
 int blk_tfsconv_put(struct blk_tfsconv *c, int dev, const struct blk_event *ev);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of kernel/relaycg.c: the relay path's cgroup-tagged records (blktrace --origin
- * --backend=relay) passed on untagged, with the ids in run notes that lib/cgmap.c reads back
- * to the same cgroup for each event; plugs passed over, notes stripped too, runs closed at
- * the end of each batch.
+ * Unit tests of the relay path's cgroup-tagged records (blktrace --origin --backend=relay)
+ * through kernel/tfsconv.c's blk_tfsconv_record(): passed on untagged, with the ids in run
+ * notes that lib/cgmap.c reads back to the same cgroup for each event; plugs passed over,
+ * notes stripped too, runs closed at the end of each batch (blk_tfsconv_clear()).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +15,7 @@
 #include "blk/cgroup.h"
 #include "blk/event.h"
 #include "blk/frame.h"
-#include "../../kernel/relaycg.h"
+#include "../../kernel/tfsconv.h"
 
 #define DEV BLK_MKDEV(7, 0)
 #define CG_A 0x1234ull
@@ -49,6 +49,26 @@ static size_t rec(unsigned char *buf, uint32_t seq, uint32_t action, uint64_t id
 	return blk_event_encode(&ev, buf);
 }
 
+/* the records at @in (@n bytes) through the converter, as relay.c hands them: *@out, *@outlen */
+static int convert(struct blk_tfsconv *c, const unsigned char *in, size_t n,
+		   const unsigned char **out, size_t *outlen, unsigned long *events)
+{
+	int swapped = 0;
+
+	blk_tfsconv_clear(c, 0);
+	for (size_t off = 0; off < n;) {
+		struct blk_event ev;
+		long r = blk_frame(in + off, n - off, &swapped, &ev);
+
+		assert_true(r > 0);
+		if (blk_tfsconv_record(c, 0, &ev))
+			return -1;
+		off += (size_t)r;
+	}
+	*out = blk_tfsconv_staged(c, 0, outlen, events);
+	return 0;
+}
+
 static uint32_t act(unsigned int code, uint32_t cat)
 {
 	return BLK_TC_ACT(cat) | code;
@@ -60,7 +80,8 @@ static void test_untag_and_runs(void **state)
 	size_t n = 0, outlen, off = 0;
 	const unsigned char *out;
 	unsigned long events = 0;
-	struct blk_relaycg *c = blk_relaycg_new(DEV, 1, NULL);
+	uint32_t devno = DEV;
+	struct blk_tfsconv *c = blk_tfsconv_new(NULL, &devno, 1, 1, NULL, NULL);
 	struct blk_cgmap *m = blk_cgmap_new();
 	uint64_t id, tagged, runs;
 	int swapped = 0, nev = 0, nnotes = 0;
@@ -80,7 +101,7 @@ static void test_untag_and_runs(void **state)
 	n += rec(in + n, 6, act(BLK_TA_COMPLETE, BLK_TC_COMPLETE), 0);
 	/* a tagged note (a message): stripped, not an event */
 	n += rec(in + n, 0, BLK_TN_ACTION(BLK_TN_MESSAGE) | BLK_TA_CGROUP, CG_B);
-	assert_int_equal(blk_relaycg_convert(c, in, n, &out, &outlen, &events), 0);
+	assert_int_equal(convert(c, in, n, &out, &outlen, &events), 0);
 	assert_int_equal(events, 6);
 	while (off < outlen) {
 		long r = blk_frame(out + off, outlen - off, &swapped, &ev);
@@ -106,20 +127,20 @@ static void test_untag_and_runs(void **state)
 	assert_int_equal(nev, 6);
 	/* one run of A over 1-4 (the plug inside), one of B */
 	assert_int_equal(nnotes, 2);
-	blk_relaycg_counts(c, &tagged, &runs);
+	blk_tfsconv_cgroup_counts(c, &tagged, &runs);
 	assert_int_equal(tagged, 5);
 	assert_int_equal(runs, 2);
 
 	/* the next batch: A again at 7 starts a new run (runs end with their batch) */
 	n = rec(in, 7, act(BLK_TA_QUEUE, BLK_TC_QUEUE) | BLK_TA_CGROUP, CG_A);
-	assert_int_equal(blk_relaycg_convert(c, in, n, &out, &outlen, &events), 0);
+	assert_int_equal(convert(c, in, n, &out, &outlen, &events), 0);
 	assert_int_equal(events, 1);
 	assert_true(blk_frame(out, outlen, &swapped, &ev) > 0);
 	assert_true(blk_event_is_cgroup(&ev));
 	memcpy(pdu, ev.pdu, sizeof(struct blk_cgroup_pdu));
 	assert_int_equal(((struct blk_cgroup_pdu *)pdu)->first, 7);
 	blk_cgmap_free(m);
-	blk_relaycg_free(c);
+	blk_tfsconv_free(c);
 }
 
 int main(void)
