@@ -38,9 +38,7 @@
 #include "model/bios.h"
 #include "model/clock.h"
 #include "origin/origins.h"
-#include "origin/track.h"
 #include "output.h"
-#include "report/cgroups.h"
 
 #define NS_PER_SEC 1000000000ull
 
@@ -60,11 +58,9 @@ struct export_out {
 	uint64_t no_c; /* bios with no completion in the trace: not exported */
 	int dead; /* the export failed (said once): no more rows, btt_report() fails */
 	char err[1024];
-	/* the sections that read blktrace --origin's notes, found at the first row */
+	/* the sections that read blktrace --origin's notes (origin/origins.h) */
 	const struct btt_view *v;
-	int notes_looked;
-	void *cgroups;
-	struct otrack *track;
+	struct bio_notes_src notes;
 };
 
 /* ---- the wall clock ---- */
@@ -261,45 +257,25 @@ static int32_t io_error(uint16_t e)
 }
 
 /*
- * Who and what bio @b was for, from the trace's notes (blktrace --origin), into @r: the
- * sections that read them keep it by the bio's id until their done(), which comes after
- * ours (they subscribe at their first note, we at the start). Without notes: no cgroup, no
- * file, the queuer as the origin. @buf holds the cgroup id or "ino N" when not named.
+ * Who and what bio @b was for, from the trace's notes (blktrace --origin, bio_notes_of()),
+ * into @r. Without notes: no cgroup, no file, the queuer as the origin. @cgbuf and @fbuf
+ * hold the cgroup id or "ino N" when not named.
  */
 static void notes_of(struct export_out *xo, const struct btt_bio *b, struct blk_io_row *r,
 		     char *cgbuf, size_t cglen, char *fbuf, size_t flen)
 {
-	const struct otrack_io *o;
-	const char *path;
-	uint64_t cg;
+	struct bio_notes n;
 
-	if (!xo->notes_looked) {
-		xo->notes_looked = 1;
-		xo->cgroups = btt_view_output(xo->v, "cgroups");
-		xo->track = origins_track(btt_view_output(xo->v, "origins"));
-	}
-	r->origin_pid = r->pid;
-	r->origin_comm = r->comm;
-	if (cgroups_bio(xo->cgroups, b->id, &cg, &path)) {
-		if (!path) {
-			snprintf(cgbuf, cglen, "%llu", (unsigned long long)cg);
-			path = cgbuf;
-		}
-		r->cgroup = path;
-	}
-	if (!xo->track || !(o = otrack_io_of(xo->track, b->id)))
-		return;
-	r->origin_pid = o->pid;
-	r->origin_comm = o->name;
-	if (o->has_file) {
-		path = blk_origin_path(otrack_notes(xo->track), b->device, o->ino);
-		if (!path) {
-			snprintf(fbuf, flen, "ino %llu", (unsigned long long)o->ino);
-			path = fbuf;
-		}
-		r->file = path;
-		r->file_offset = o->offset;
-	}
+	bio_notes_of(&xo->notes, xo->v, b, &n);
+	r->origin_pid = n.has_origin ? n.origin_pid : r->pid;
+	r->origin_comm = n.has_origin ? n.origin : r->comm;
+	if (n.has_cgroup && !n.cgroup)
+		snprintf(cgbuf, cglen, "%llu", (unsigned long long)n.cgroup_id);
+	r->cgroup = !n.has_cgroup ? NULL : n.cgroup ? n.cgroup : cgbuf;
+	if (n.has_file && !n.path)
+		snprintf(fbuf, flen, "ino %llu", (unsigned long long)n.ino);
+	r->file = !n.has_file ? NULL : n.path ? n.path : fbuf;
+	r->file_offset = n.has_file ? n.offset : 0;
 }
 
 /*

@@ -21,6 +21,7 @@
 #include "origin/origins.h"
 #include "origin/track.h"
 #include "output.h"
+#include "report/cgroups.h"
 
 /* the most (device, origin) rows, each a histogram (32 KiB): past it, bios are counted */
 #define MAX_ROWS 512
@@ -199,3 +200,28 @@ const struct btt_output_ops origins_output = {
 	.report = origins_report,
 	.free = origins_free,
 };
+
+void bio_notes_of(struct bio_notes_src *s, const struct btt_view *v, const struct btt_bio *b,
+		  struct bio_notes *n)
+{
+	const struct otrack_io *o;
+
+	if (!s->looked) {
+		s->looked = 1;
+		s->cgroups = btt_view_output(v, "cgroups");
+		s->track = origins_track(btt_view_output(v, "origins"));
+	}
+	memset(n, 0, sizeof(*n));
+	n->has_cgroup = cgroups_bio(s->cgroups, b->id, &n->cgroup_id, &n->cgroup);
+	if (!s->track || !(o = otrack_io_of(s->track, b->id)))
+		return;
+	n->has_origin = 1;
+	n->origin = o->name;
+	n->origin_pid = o->pid;
+	if (o->has_file) {
+		n->has_file = 1;
+		n->path = blk_origin_path(otrack_notes(s->track), b->device, o->ino);
+		n->ino = o->ino;
+		n->offset = o->offset;
+	}
+}

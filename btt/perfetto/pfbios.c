@@ -16,12 +16,9 @@
 #include "model/bios.h"
 #include "model/devs.h"
 #include "model/iomodel.h"
-#include "origin/origins.h"
-#include "origin/track.h"
 #include "output.h"
 #include "perfetto/pfpipe.h"
 #include "perfetto/pfstate.h"
-#include "report/cgroups.h"
 
 /* ---- slots ---- */
 
@@ -338,31 +335,19 @@ static void last_completed(struct pfout *p, const struct btt_bio *b, uint32_t i)
  */
 static void notes_of(struct pfout *p, const struct btt_bio *b, struct pf_io *io)
 {
-	const struct otrack_io *o;
-	const char *path;
-	uint64_t cg;
+	struct bio_notes n;
 
-	if (!p->notes_looked) {
-		p->notes_looked = 1;
-		p->cgroups = btt_view_output(p->v, "cgroups");
-		p->track = origins_track(btt_view_output(p->v, "origins"));
-	}
-	if (cgroups_bio(p->cgroups, b->id, &cg, &path)) {
-		io->has_cgroup = 1;
-		io->cgroup = path;
-		io->cgroup_id = cg;
-	}
-	if (!p->track || !(o = otrack_io_of(p->track, b->id)))
-		return;
-	io->has_origin = 1;
-	io->origin = o->name;
-	io->origin_pid = o->pid;
-	if (o->has_file) {
-		io->has_file = 1;
-		io->file = blk_origin_path(otrack_notes(p->track), b->device, o->ino);
-		io->file_ino = o->ino;
-		io->file_offset = o->offset;
-	}
+	bio_notes_of(&p->bio_notes, p->v, b, &n);
+	io->has_cgroup = (uint8_t)n.has_cgroup;
+	io->cgroup = n.cgroup;
+	io->cgroup_id = n.cgroup_id;
+	io->has_origin = (uint8_t)n.has_origin;
+	io->origin = n.origin;
+	io->origin_pid = n.origin_pid;
+	io->has_file = (uint8_t)n.has_file;
+	io->file = n.path;
+	io->file_ino = n.ino;
+	io->file_offset = n.offset;
 }
 
 /*

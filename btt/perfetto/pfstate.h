@@ -12,6 +12,7 @@
 
 #include "model/bios.h"
 #include "model/u64map.h"
+#include "origin/origins.h"
 #include "output.h"
 #include "perfetto/pfdraw.h"
 #include "perfetto/pforder.h"
@@ -87,9 +88,7 @@ struct pfout {
 	size_t ndev, adev;
 	char names[L_NR][L_NR + 1][8]; /* "Q2G"..., [x][L_NR]: "after D" */
 	char kinds[16][32]; /* the "bio" arguments, by kind_of() */
-	int notes_looked; /* cgroups and track found (the outputs reading the trace's notes) */
-	const void *cgroups;
-	const struct otrack *track;
+	struct bio_notes_src bio_notes; /* the outputs reading the trace's notes (origin/origins.h) */
 	uint64_t no_upper, undrawn, no_q, gone[4]; /* gone: by enum btt_bio_gone */
 	uint64_t split, pieces, pieces_over; /* split bios drawn, their pieces, those left out */
 	uint64_t stage_late; /* stages left out: after the bio's D */
