@@ -296,7 +296,7 @@ def parse_btt(path):
             continue
         if part == 'others':
             m = re.match(r'^\s*(\d+) (.{16}) \| +(\d+) +(\S+) \| (.*)$', line)
-            c = re.match(r'^ {8} {17}\| {7} {14}\| (.*)$', line)
+            c = re.match(r'^ +\| +\| (.*)$', line)  # another waker of the same process
             rest = m.group(5) if m else c.group(1) if c else None
             if rest is None:
                 raise SystemExit('iowait-btt: cannot read the line %r of %s' % (line, path))
