@@ -19,7 +19,7 @@ I/O wait notes for the tests, independently of the C library (the layout is in b
   iowait.py overlap DIR NAME PID
       the reads of task PID in DIR/NAME.blktrace.* (each from its Q to the C of its sector)
       and its waits in DIR/NAME.iowait.blktrace.*: print "reads R waits W overlapping O
-      named N" (O: waits overlapping one of its reads; N: waits whose tgid is PID and name
+      named N" (W: its waits but those another task's I/O ended; O: those overlapping one of its reads; N: waits whose tgid is PID and name
       the task's, from its process note)
   iowait.py match DIR NAME MIN_NS
       every read of DIR/NAME.blktrace.* (Q to the C of its sector) against the waits of the
@@ -150,7 +150,9 @@ def overlap(d, name, pid):
     for p in sorted(glob.glob(os.path.join(d, name + '.iowait.blktrace.*'))):
         waits += [blkrec.iowait(r) for r in blkrec.records(open(p, 'rb').read())
                   if blkrec.is_iowait(r)]
-    mine = [w for w in waits if w.tid == pid]
+    # its waits on its own reads: those another task's I/O ended (BLK_IOWAIT_F_WAKER_IO, 1 << 3:
+    # a sleep of dd without a read in flight, woken by a task that queued I/O) are not
+    mine = [w for w in waits if w.tid == pid and not w.flags & (1 << 3)]
     reads.sort()
     ov = named = 0
     for w in mine:
