@@ -100,7 +100,7 @@ struct iomodel *iomodel_new(struct btt_devs *devs, const struct iomodel_opts *o)
 
 int iomodel_subscribe(struct iomodel *m, const struct btt_io_sub *s)
 {
-	if (m->sealed)
+	if (m->sealed && (s->flags || s->tick || s->note || s->stage))
 		return -EBUSY;
 	if (m->nsubs == MAX_SUBS)
 		return -ENOSPC;
@@ -713,6 +713,11 @@ int iomodel_run(struct iomodel *m, iomodel_next_fn next, void *src, struct blk_e
 int iomodel_done(const struct iomodel *m)
 {
 	return m->ended;
+}
+
+const struct iomodel_opts *iomodel_options(const struct iomodel *m)
+{
+	return &m->o;
 }
 
 uint64_t iomodel_records(const struct iomodel *m)

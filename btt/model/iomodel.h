@@ -219,10 +219,15 @@ struct iomodel *iomodel_new(struct btt_devs *devs, const struct iomodel_opts *o)
 
 /**
  * iomodel_subscribe() - add @sub (copied) before the first event
- * Subscribers are called in the order they subscribed.
- * Return: 0, or -EBUSY after the first event, -ENOSPC past 16 subscribers.
+ * Subscribers are called in the order they subscribed. One with only @done, @lost,
+ * @dev_event and @event (no flags) may also come later, from a note callback too: it is
+ * called for what follows (the done() of the I/Os queued before included).
+ * Return: 0, or -EBUSY after the first event (for the others), -ENOSPC past 16 subscribers.
  */
 int iomodel_subscribe(struct iomodel *m, const struct btt_io_sub *sub);
+
+/* the options @m was made with */
+const struct iomodel_opts *iomodel_options(const struct iomodel *m);
 
 /**
  * iomodel_follow_events() - from the next event on, have @fn (with @ctx) take every event
