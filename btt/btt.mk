@@ -78,7 +78,7 @@ tests/unit/test-qtree: tests/unit/test-qtree.o btt/model/qtree.o btt/model/u64ma
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
 # the I/O model through its subscriber interface
-BTT_MODEL_OBJ := $(patsubst %,btt/model/%.o,iomodel qio qtree u64map devs alloc bios) common.o
+BTT_MODEL_OBJ := $(patsubst %,btt/model/%.o,iomodel qio qtree u64map devs alloc bios replay) common.o
 tests/unit/test-iomodel.o: CPPFLAGS += -Ibtt
 tests/unit/test-iomodel: tests/unit/test-iomodel.o $(BTT_MODEL_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
@@ -92,7 +92,7 @@ tests/unit/test-export-out: tests/unit/test-export-out.o $(BTT_CORE_OBJ) common.
 
 # "I/O wait by process" through the model
 tests/unit/test-waits.o: CPPFLAGS += -Ibtt
-tests/unit/test-waits: tests/unit/test-waits.o btt/iowait/waits.o $(BTT_MODEL_OBJ) $(LIB)
+tests/unit/test-waits: tests/unit/test-waits.o btt/iowait/waits.o btt/iowait/waits-report.o $(BTT_MODEL_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)
 
 # btt --perfetto's queue of the records waiting to be drawn in time order

@@ -13,98 +13,19 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "blk/hist.h"
 #include "blk/iowait.h"
 #include "btt.h"
 #include "common.h"
+#include "iowait/waits-int.h"
 #include "iowait/waits.h"
 #include "model/alloc.h"
 #include "model/bios.h"
+#include "model/replay.h"
 #include "model/u64map.h"
 #include "output.h"
-
-#define MAX_THREADS 65536
-#define MAX_PROCS 4096
-#define MAX_INFLIGHT 4096 /* per thread */
-#define MAX_SPANS 256 /* per thread */
-#define NO_DEV UINT32_MAX
-
-struct span {
-	uint64_t a, b;
-};
-
-/* what a thread (or, once folded, a process) did on one device */
-struct tdev {
-	uint32_t dev; /* device index */
-	uint64_t ios; /* bios queued */
-	uint64_t nq2c, q2c, d2c, nd2c; /* completed bios, their Q2C and D2C sums (ns) */
-	uint64_t waits, wait_ns; /* waits on this device */
-};
-
-struct thread {
-	uint32_t tid;
-	int32_t proc; /* index in waits.pr; -1 until a wait names its process */
-	uint64_t *inflight; /* Q times, ascending */
-	size_t ninflight, ainflight;
-	struct span *spans;
-	size_t nspans, aspans;
-	uint64_t forgot_b; /* the latest end of a span forgotten (MAX_SPANS) */
-	uint64_t last_c; /* the last completion of its I/Os, on device last_c_dev */
-	uint32_t last_c_dev;
-	struct tdev *devs;
-	size_t ndevs, adevs;
-	uint32_t last_dev; /* the index in devs last used */
-};
-
-/* a task whose I/O ended waits of a process without I/O of its own (BLK_IOWAIT_F_WAKER_IO) */
-struct waker {
-	uint32_t tid;
-	char comm[17];
-	uint64_t waits, ns;
-};
-
-#define MAX_WAKERS 4 /* per process; the others' waits are in its totals only */
-
-struct proc {
-	uint32_t tgid;
-	char comm[17];
-	uint64_t waits, ns, covered;
-	struct blk_hist *hist;
-	uint64_t others_waits, others_ns; /* waits on another task's I/O */
-	struct waker wk[MAX_WAKERS];
-	size_t nwk;
-	uint64_t untied_waits, untied_ns; /* blktrace --iowait-all: sleeps tied to no I/O */
-};
-
-struct waits {
-	struct btt_devs *devs;
-	int iowait_only; /* --iowait-only */
-	int bounded;
-	double t_start, t_end;
-	struct u64map tmap; /* tid + 1 -> index in th */
-	struct thread *th;
-	size_t nth, ath;
-	struct {
-		uint32_t tid, idx; /* idx + 1, 0: empty */
-	} cache[64]; /* the threads seen last, by tid % 64 */
-	struct u64map pmap; /* tgid + 1 -> index in pr */
-	struct proc *pr;
-	size_t npr, apr;
-	unsigned int sources; /* 1 << enum blk_iowait_source of the waits counted */
-	uint64_t notes, bad, no_io, outside, no_dev, untracked, approx, overflow;
-	uint64_t others; /* waits on another task's I/O */
-	uint64_t untied_ns; /* no_io sleeps of processes without a counted wait */
-	/*
-	 * The bios' completions (model/bios.h): btt's other outputs' model when one runs
-	 * (@bios_from 0), else one of our own made at the first wait note (a trace without
-	 * waits pays nothing for it): the I/Os queued before @bios_from complete as the
-	 * classic model pairs them, which loses split bios (@classic_lost of them).
-	 */
-	struct bios *own;
-	int use_bios;
-	uint64_t bios_from, classic_lost, nomem;
-};
 
 /* ---- threads and processes ---- */
 
@@ -174,17 +95,6 @@ static struct proc *proc_of(struct waits *w, const struct blk_iowait *iw)
 		snprintf(p->comm, sizeof(p->comm), "%s", iw->comm);
 	}
 	return p;
-}
-
-static struct tdev *tdev_of(struct tdev **v, size_t *n, size_t *alloc, uint32_t dev)
-{
-	for (size_t i = 0; i < *n; i++)
-		if ((*v)[i].dev == dev)
-			return &(*v)[i];
-	*v = array_grow(*v, alloc, *n, sizeof(**v));
-	memset(&(*v)[*n], 0, sizeof(**v));
-	(*v)[*n].dev = dev;
-	return &(*v)[(*n)++];
 }
 
 /* ---- a thread's I/Os in flight and completed ---- */
@@ -336,7 +246,7 @@ static struct tdev *tdev_at(struct thread *t, uint32_t dev)
 
 	if (t->last_dev < t->ndevs && t->devs[t->last_dev].dev == dev)
 		return &t->devs[t->last_dev];
-	td = tdev_of(&t->devs, &t->ndevs, &t->adevs, dev);
+	td = waits_tdev_of(&t->devs, &t->ndevs, &t->adevs, dev);
 	t->last_dev = (uint32_t)(td - t->devs);
 	return td;
 }
@@ -477,6 +387,23 @@ static void on_others(struct waits *w, struct proc *p, const struct blk_iowait *
 	p->wk[i].ns += iw->duration;
 }
 
+static int is_iowait(const struct blk_event *ev)
+{
+	return blk_event_is_iowait(ev);
+}
+
+/* the first wait note: the I/Os before it, read again, and the model's from now on */
+static void follow(struct waits *w)
+{
+	int rc = iomodel_replay(w->replay, w->model, w->devs, &w->sub, is_iowait);
+
+	if (rc < 0)
+		w->replay_errno = -rc;
+	w->replay = NULL;
+	if (iomodel_subscribe(w->model, &w->sub) < 0)
+		die("internal error: too many subscribers");
+}
+
 static void on_note(void *ctx, const struct blk_event *ev)
 {
 	struct waits *w = ctx;
@@ -488,6 +415,8 @@ static void on_note(void *ctx, const struct blk_event *ev)
 
 	if (!blk_event_is_iowait(ev))
 		return;
+	if (w->replay)
+		follow(w);
 	w->notes++;
 	if (blk_iowait_decode(ev, &iw)) {
 		w->bad++;
@@ -543,7 +472,7 @@ static void on_note(void *ctx, const struct blk_event *ev)
 		dev = dip ? dip->idx : NO_DEV;
 	}
 	if (dev != NO_DEV) {
-		struct tdev *td = tdev_of(&t->devs, &t->ndevs, &t->adevs, dev);
+		struct tdev *td = waits_tdev_of(&t->devs, &t->ndevs, &t->adevs, dev);
 
 		td->waits++;
 		td->wait_ns += iw.duration;
@@ -563,8 +492,8 @@ struct waits *waits_new(const struct btt_view *v)
 		.dev_event = on_queue,
 		.done = on_done,
 		.lost = on_lost,
-		.note = on_note,
 	};
+	struct stat st;
 
 	w->devs = v->devs;
 	w->iowait_only = v->opts->iowait_only;
@@ -577,7 +506,15 @@ struct waits *waits_new(const struct btt_view *v)
 			die("internal error: too many subscribers");
 	} else {
 		sub.event = on_event;
+		if (v->opts->input && strcmp(v->opts->input, "-") && !stat(v->opts->input, &st) &&
+		    S_ISREG(st.st_mode))
+			w->replay = v->opts->input;
 	}
+	w->model = v->model;
+	w->sub = sub;
+	if (w->replay)
+		sub = (struct btt_io_sub){.ctx = w};
+	sub.note = on_note;
 	if (iomodel_subscribe(v->model, &sub) < 0)
 		die("internal error: too many subscribers");
 	return w;
@@ -586,258 +523,6 @@ struct waits *waits_new(const struct btt_view *v)
 int waits_any(const struct waits *w)
 {
 	return w && w->notes;
-}
-
-/* ---- the section ---- */
-
-/* a process with what its threads did per device */
-struct prow {
-	const struct proc *p;
-	struct tdev *devs;
-	size_t ndevs, adevs;
-};
-
-static int by_wait_time(const void *x, const void *y)
-{
-	const struct proc *a = ((const struct prow *)x)->p, *b = ((const struct prow *)y)->p;
-
-	if (a->ns != b->ns)
-		return a->ns > b->ns ? -1 : 1;
-	return a->tgid < b->tgid ? -1 : a->tgid > b->tgid;
-}
-
-static int by_dev(const void *x, const void *y)
-{
-	uint32_t a = ((const struct tdev *)x)->dev, b = ((const struct tdev *)y)->dev;
-
-	return a < b ? -1 : a > b;
-}
-
-static struct prow *fold(const struct waits *w)
-{
-	struct prow *rows = xcalloc(w->npr ? w->npr : 1, sizeof(*rows));
-
-	for (size_t i = 0; i < w->npr; i++)
-		rows[i].p = &w->pr[i];
-	for (size_t i = 0; i < w->nth; i++) {
-		const struct thread *t = &w->th[i];
-		int32_t pi = t->proc;
-		uint64_t *v;
-
-		/* a thread that never waited belongs to the process it leads, if that waited */
-		if (pi < 0 && (v = u64map_get(&w->pmap, (uint64_t)t->tid + 1)))
-			pi = (int32_t)*v;
-		if (pi < 0)
-			continue;
-		for (size_t k = 0; k < t->ndevs; k++) {
-			const struct tdev *s = &t->devs[k];
-			struct tdev *d =
-				tdev_of(&rows[pi].devs, &rows[pi].ndevs, &rows[pi].adevs, s->dev);
-
-			d->ios += s->ios;
-			d->nq2c += s->nq2c;
-			d->q2c += s->q2c;
-			d->d2c += s->d2c;
-			d->nd2c += s->nd2c;
-			d->waits += s->waits;
-			d->wait_ns += s->wait_ns;
-		}
-	}
-	/* (qsort() of nothing: a process without devices may have no array) */
-	for (size_t i = 0; i < w->npr; i++)
-		if (rows[i].ndevs)
-			qsort(rows[i].devs, rows[i].ndevs, sizeof(struct tdev), by_dev);
-	if (w->npr)
-		qsort(rows, w->npr, sizeof(*rows), by_wait_time);
-	return rows;
-}
-
-static void sec(FILE *ofp, uint64_t ns)
-{
-	fprintf(ofp, " %13.9f", (double)ns / 1.0e9);
-}
-
-static void print_procs(const struct waits *w, const struct prow *rows, FILE *ofp)
-{
-	fprintf(ofp, "%8s %-16s | %7s %13s %13s %13s %13s | %13s %7s\n", "PID", "COMMAND", "WAITS",
-		"TOTAL(s)", "P50(s)", "P99(s)", "MAX(s)", "OWN I/O(s)", "OWN");
-	for (size_t i = 0; i < w->npr; i++) {
-		const struct proc *p = rows[i].p;
-
-		fprintf(ofp, "%8u %-16s | %7llu", p->tgid, p->comm, (unsigned long long)p->waits);
-		sec(ofp, p->ns);
-		sec(ofp, blk_hist_percentile(p->hist, 50));
-		sec(ofp, blk_hist_percentile(p->hist, 99));
-		sec(ofp, p->hist->max);
-		fprintf(ofp, " |");
-		sec(ofp, p->covered);
-		fprintf(ofp, " %6.2f%%\n",
-			p->ns ? 100.0 * (double)p->covered / (double)p->ns : 0.0);
-		for (size_t k = 0; k < rows[i].ndevs; k++) {
-			const struct tdev *d = &rows[i].devs[k];
-
-			if (!d->ios)
-				continue;
-			fprintf(ofp, "%8s %-16s | %7llu I/Os  Q2C avg", "",
-				w->devs->v[d->dev]->label, (unsigned long long)d->ios);
-			if (d->nq2c)
-				sec(ofp, d->q2c / d->nq2c);
-			else
-				fprintf(ofp, " %13s", "-");
-			fprintf(ofp, "  D2C avg");
-			if (d->nd2c)
-				sec(ofp, d->d2c / d->nd2c);
-			else
-				fprintf(ofp, " %13s", "-");
-			fputc('\n', ofp);
-		}
-	}
-}
-
-static void print_devs(const struct waits *w, const struct prow *rows, FILE *ofp)
-{
-	fprintf(ofp, "\n%10s | %7s %13s | %8s %-16s %7s %13s %7s\n", "DEV", "WAITS", "TOTAL(s)",
-		"MOST PID", "COMMAND", "WAITS", "TOTAL(s)", "SHARE");
-	for (size_t i = 0; i < w->devs->nout; i++) {
-		uint32_t dev = w->devs->out[i]->idx;
-		uint64_t n = 0, ns = 0;
-		const struct prow *top = NULL;
-		const struct tdev *topd = NULL;
-
-		for (size_t r = 0; r < w->npr; r++)
-			for (size_t k = 0; k < rows[r].ndevs; k++) {
-				const struct tdev *d = &rows[r].devs[k];
-
-				if (d->dev != dev || !d->waits)
-					continue;
-				n += d->waits;
-				ns += d->wait_ns;
-				/* rows are by wait time, then pid: the first of the most wins */
-				if (!topd || d->wait_ns > topd->wait_ns) {
-					top = &rows[r];
-					topd = d;
-				}
-			}
-		fprintf(ofp, "%10s | %7llu", w->devs->out[i]->label, (unsigned long long)n);
-		sec(ofp, ns);
-		if (!topd) {
-			fprintf(ofp, " | %8s\n", "-");
-			continue;
-		}
-		fprintf(ofp, " | %8u %-16s %7llu", top->p->tgid, top->p->comm,
-			(unsigned long long)topd->waits);
-		sec(ofp, topd->wait_ns);
-		fprintf(ofp, " %6.2f%%\n", ns ? 100.0 * (double)topd->wait_ns / (double)ns : 0.0);
-	}
-}
-
-/*
- * The waits of each process on other tasks' I/O (the sched source: woken by a task that
- * queued I/O on a traced device while it slept: a journal thread's commit ending an fsync),
- * and the sleeps no source tied to an I/O (blktrace --iowait-all)
- */
-static void print_others(const struct waits *w, const struct prow *rows, FILE *ofp)
-{
-	int any = 0;
-
-	for (size_t i = 0; i < w->npr; i++)
-		any |= rows[i].p->others_waits || rows[i].p->untied_waits;
-	if (!any)
-		return;
-	fprintf(ofp, "\n%8s %-16s | %7s %13s | %8s %-16s %7s %13s | %13s\n", "PID", "COMMAND",
-		"WAITS", "ON OTHERS(s)", "WOKEN BY", "COMMAND", "WAITS", "TOTAL(s)", "NOT TIED(s)");
-	for (size_t i = 0; i < w->npr; i++) {
-		const struct proc *p = rows[i].p;
-
-		if (!p->others_waits && !p->untied_waits)
-			continue;
-		fprintf(ofp, "%8u %-16s | %7llu", p->tgid, p->comm,
-			(unsigned long long)p->others_waits);
-		sec(ofp, p->others_ns);
-		for (size_t k = 0; k < p->nwk || k == 0; k++) {
-			if (k)
-				fprintf(ofp, "%8s %-16s | %7s %13s", "", "", "", "");
-			if (k < p->nwk) {
-				fprintf(ofp, " | %8u %-16s %7llu", p->wk[k].tid, p->wk[k].comm,
-					(unsigned long long)p->wk[k].waits);
-				sec(ofp, p->wk[k].ns);
-			} else {
-				fprintf(ofp, " | %8s %-16s %7s %13s", "-", "", "", "");
-			}
-			fprintf(ofp, " |");
-			if (k == 0 && (w->no_io || p->untied_waits))
-				sec(ofp, p->untied_ns);
-			else
-				fprintf(ofp, " %13s", "-");
-			fputc('\n', ofp);
-		}
-	}
-}
-
-static void print_notes(const struct waits *w, FILE *ofp)
-{
-	static const char *const src[] = {"unknown", "module", "kprobe", "sched"};
-	int first = 1;
-
-	fprintf(ofp, "\nWaits from:");
-	for (unsigned int s = 0; s < 4; s++)
-		if (w->sources & (1u << s)) {
-			fprintf(ofp, "%s %s", first ? "" : ",", src[s]);
-			first = 0;
-		}
-	if (first)
-		fprintf(ofp, " none");
-	fputc('\n', ofp);
-	if (w->sources & (1u << BLK_IOWAIT_SRC_SCHED))
-		fprintf(ofp,
-			"  (sched: uninterruptible sleeps during which the task had an I/O of its own in flight)\n");
-	if (w->others)
-		fprintf(ofp,
-			"  (and %llu sleeps without: the task that woke them had queued I/O on a traced device meanwhile; ON OTHERS above: a journal thread (jbd2/...) is a commit an fsync waited for)\n",
-			(unsigned long long)w->others);
-#define NOTE(v, text)                                                             \
-	do {                                                                      \
-		if (v)                                                            \
-			fprintf(ofp, "%llu " text "\n", (unsigned long long)(v)); \
-	} while (0)
-	NOTE(w->no_dev, "waits ended by no I/O of a traced device (in no device's line)");
-	NOTE(w->no_io,
-	     "sleeps tied to no I/O (blktrace --iowait-all): not counted in WAITS; NOT TIED above");
-	if (w->untied_ns)
-		fprintf(ofp, "%.9f s of them of processes with no counted wait\n",
-			(double)w->untied_ns / 1.0e9);
-	NOTE(w->outside, "waits outside the -t/-T window: not counted");
-	NOTE(w->bad, "I/O wait notes could not be read (damaged, or a newer version): not counted");
-	NOTE(w->untracked,
-	     "waits or I/Os of processes or threads past the tables' bounds: not counted");
-	NOTE(w->approx,
-	     "waits of threads that completed many I/Os without waiting may have had more own-I/O time than shown (older I/Os are forgotten)");
-	NOTE(w->overflow, "I/Os queued past a thread's in-flight bound were not followed");
-	NOTE(w->nomem, "events the model of every bio could not take whole (out of memory)");
-	NOTE(w->classic_lost,
-	     "I/Os queued before the first wait note never completed as btt 2.09 pairs them (split bios): not in the Q2C and D2C averages");
-#undef NOTE
-}
-
-void waits_print(const struct waits *w, FILE *ofp)
-{
-	struct prow *rows;
-
-	fprintf(ofp, "==================== I/O wait by process ====================\n\n");
-	if (!waits_any(w)) {
-		fprintf(ofp,
-			"No I/O wait notes in this trace (blktrace --iowait records them).\n\n");
-		return;
-	}
-	rows = fold(w);
-	print_procs(w, rows, ofp);
-	print_devs(w, rows, ofp);
-	print_others(w, rows, ofp);
-	print_notes(w, ofp);
-	fputc('\n', ofp);
-	for (size_t i = 0; i < w->npr; i++)
-		free(rows[i].devs);
-	free(rows);
 }
 
 void waits_free(struct waits *w)
