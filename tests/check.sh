@@ -16,6 +16,10 @@ t0=$SECONDS
 export MEMO_DIR=$out/memo
 rm -rf "$MEMO_DIR"
 mkdir -p "$MEMO_DIR"
+# the locks the scripts take (tests/lib.sh lock_log), summed at the end: the kernel's tracer
+# and the VM slots are what the runs wait on
+export LOCK_LOG=$out/locks.log
+rm -f "$LOCK_LOG"
 # count LABEL LOG: add the run's result line to the totals
 count() {
 	local label=$1 log=$2 line p f s
@@ -142,6 +146,12 @@ if [ "$tf" != 0 ]; then
 		[ -f "$out/$f" ] && grep -E '^(FAIL|not ok)' "$out/$f" | sed "s|^|  ${f#.}: |" | head -n 50
 	done
 fi
+# per lock: the seconds it was held (from a take to the script's drop or end), in all runs
+[ -f "$LOCK_LOG" ] && awk '
+	$5 == "take" { k = $2 " " $3 " " $4; sub(/[0-9]+$/, "", k); at[k] = $1; name[k] = $4; next }
+	{ for (k in at) if (index(k, $2 " " $3 " ") == 1 && ($4 == "all" || k ~ (" " $4 "$"))) {
+		l = name[k]; sub(/[0-9]+$/, "", l); held[l] += $1 - at[k]; n[l]++; delete at[k] } }
+	END { for (l in held) printf "locks: %s held %d s by %d scripts\n", l, held[l], n[l] }' "$LOCK_LOG" | sort
 if [ -n "$cgcheck" ]; then
 	echo "check: $((SECONDS - t0)) s, CPU $(awk '{ printf "%.0f", $1 / 1e9 }' "$cgcheck/cpuacct.usage") s in the runs"
 	rmdir "$cgcheck"/* "$cgcheck" 2>/dev/null

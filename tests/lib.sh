@@ -183,19 +183,42 @@ expand_buffer() { # tracefs-dir
 # check at the same time. State the whole machine shares is taken under a lock, released
 # when the script ends:
 # kernel_lock: the tracefs blk tracer (one tracer at a time; a second one is refused).
+# Each take and release is a line of $LOCK_LOG (tests/check.sh's; the script's end releases
+# what it still holds): "EPOCH OUT SCRIPT LOCK take|drop".
+lock_log() { # LOCK take|drop
+	[ -n "${LOCK_LOG:-}" ] && echo "$(date +%s) $OUT $(basename "$0" .sh) $1 $2" >>"$LOCK_LOG"
+	return 0
+}
 kernel_lock() {
 	exec 8>/tmp/blktrace-ng.kernel.lock
 	flock 8
+	lock_log kernel take
 }
 # kernel_unlock: a script's last tracer has ended; what follows needs no tracer (the other
 # runs' tracer tests wait for this one while it holds the lock)
 kernel_unlock() {
 	exec 8>&-
+	lock_log kernel drop
 }
-# vm_lock: the qemu VM of tests/vm (two TCG guests at once would starve each other).
+# vm_lock: one of two slots for a qemu guest of tests/vm (tests/vm/batch.sh takes it for a
+# boot only). Under TCG a guest of these tests waits on its own timers most of the time (a
+# script's guest used 10-30 CPU-s in 60-140 s), so two at once do not starve each other;
+# one at a time, the guests of the plain and ASan runs were make check's longest chain.
 vm_lock() {
-	exec 7>/tmp/blktrace-ng.vm.lock
-	flock 7
+	while :; do
+		for s in 0 1; do
+			exec 7>/tmp/blktrace-ng.vm.lock.$s
+			if flock -n 7; then
+				lock_log "vm$s" take
+				return 0
+			fi
+		done
+		sleep 1
+	done
+}
+vm_unlock() {
+	exec 7>&-
+	lock_log vm drop
 }
 # loop_attach [losetup options] FILE: losetup -f --show, one at a time (two scripts asking
 # for the first free device at once can be handed the same one). Prints the device.

@@ -24,7 +24,7 @@ for t in "$top"/tests/e2e/t*.sh; do
 done
 # the longest first, so that the run does not end waiting for one of them
 # (under valgrind the VM and live-trace scripts are skipped, and the tools' own work is long)
-longest="t0520 t1000 t0900 t0530 t1300 t1310 t0600 t0500 t0700 t0510 t0400 t0320"
+longest="t0520 t0550 t1000 t0900 t1600 t0530 t1300 t1310 t0527 t0600 t0500 t0700 t0510 t0400 t0320"
 [ -n "${VALGRIND:-}" ] && longest="t0900 t1310 t1000 t0700 t1300 t0400 t0800 t0510 t0500 t0545"
 order=()
 for long in $longest; do
@@ -70,6 +70,8 @@ run_one() { # script
 		rmdir "$cg" 2>/dev/null
 	fi
 	echo "__rc=$rc __seconds=$((SECONDS - t0)) __cpu=$cpu __cgcpu=${cgcpu:--} __start=$start" >>"$log"
+	# its locks released (tests/lib.sh lock_log)
+	[ -n "${LOCK_LOG:-}" ] && echo "$(date +%s) $out $(basename "$1" .sh) all end" >>"$LOCK_LOG"
 }
 for t in "${order[@]}"; do
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done

@@ -11,17 +11,16 @@
 # order they were added, each into its OUTDIR as a single run would. vm_batch_boot's exit
 # status is run-trace.sh's: 0 every run ran to the end, 77 no VM here, 1 the VM or a run did
 # not finish, 2 usage.
-# vm_ready LABEL (a test's, after tests/lib.sh): root, the VM lock taken (prepare.sh fills a
-# cache every run shares, and one VM at a time), tests/vm/prepare.sh done and its variables
-# (VM_KDIR...) set; else a SKIP or FAIL line for LABEL and status 1
+# vm_ready LABEL (a test's, after tests/lib.sh): root, tests/vm/prepare.sh done (under a lock
+# of its own: it fills a cache every run shares) and its variables (VM_KDIR...) set; else a
+# SKIP or FAIL line for LABEL and status 1. The boot itself takes a VM slot (vm_lock).
 vm_ready() { # LABEL
 	local prep rc
 	if ! is_root; then
 		skip "$1 (needs root to install qemu and the kernel image)"
 		return 1
 	fi
-	vm_lock
-	prep=$("$TOP/tests/vm/prepare.sh" -q 2>&1)
+	prep=$(flock /tmp/blktrace-ng.vm-prepare.lock "$TOP/tests/vm/prepare.sh" -q 2>&1)
 	rc=$?
 	if [ $rc = 77 ]; then
 		skip "$1 ($(echo "$prep" | tail -n 1))"
@@ -43,9 +42,13 @@ vm_batch_add() { # DIR OUTDIR [options] [-- tracer args]
 	printf '%s\0' "$@" >"$dir/$n.args"
 }
 vm_batch_boot() { # DIR TRACER [VM options]
-	local dir=${1:?} tracer=${2:?}
+	local dir=${1:?} tracer=${2:?} rc
 	shift 2
+	vm_lock
 	"$(dirname "${BASH_SOURCE[0]}")/run-trace.sh" "$tracer" --batch "$dir" "$@"
+	rc=$?
+	vm_unlock
+	return $rc
 }
 # vm_run_ended OUTDIR: the run ran to its end (its DONE marker, and not killed by the VM's
 # watchdog); vm_run_why OUTDIR LOG: why not, in one line
