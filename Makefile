@@ -91,7 +91,7 @@ $(EXPORT_LIB): $(EXPORT_SRC:.c=.o) Makefile
 
 common.o: common.c
 
-blkparse: blkparse.o parse-run.o parse-iowait.o parse-origin.o common.o $(COMPAT) $(LIB)
+blkparse: blkparse.o parse-run.o parse-print.o parse-iowait.o parse-origin.o common.o $(COMPAT) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
 blkiomon: blkiomon.o mon-run.o common.o $(LIB)

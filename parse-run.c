@@ -14,7 +14,7 @@
 #include "common.h"
 #include "parse-iowait.h"
 #include "parse-origin.h"
-#include "parse-run.h"
+#include "parse-run-int.h"
 #include "compat/classicmem.h"
 #include "compat/parse-model.h"
 #include "blk/acct.h"
@@ -28,7 +28,6 @@
 #include "blk/reader.h"
 #include "blk/wallclock.h"
 
-#define NS_PER_SEC 1000000000ull
 /*
  * -t: the model of the classic tool's heap holds as much memory as that heap (about 0.4 MiB
  * on large-perf); the inputs' buffers are halved to keep the peak near the reference's, the
@@ -36,50 +35,6 @@
  * rounds: 2.9 MiB against 3.0 with the default buffers, the reference 2.0; the same time).
  */
 #define MODEL_READ_SIZE (64 * 1024)
-
-/* A per-CPU input file (file mode): its device, and its stream in the memory model. */
-struct file_in {
-	struct blk_acct_dev *d;
-	int stream;
-	int devno_known; /* d's device number is set (it is learned from a first record) */
-};
-
-/* Run state shared by the callbacks. */
-struct parse_run {
-	struct parse_opts *o;
-	const struct parse_env *env;
-	struct blk_acct *acct;
-	struct blk_cmem *cmem; /* -t: the classic tool's memory (compat/), or NULL */
-	struct blk_acct_hooks acct_hooks; /* that replay it */
-	struct blk_pipesort_hooks sort_hooks;
-	struct file_in **fins;
-	int nfins;
-	struct blk_output *text; /* NULL when no text is produced */
-	struct blk_printq *q; /* renders the text on a second thread, or NULL */
-	struct blk_strbuf line; /* a message line for the queue */
-	struct blk_output *dump;
-	struct blk_merge *raw_merge; /* the file merge in raw mode, or NULL */
-	struct blk_strbuf stdout_later; /* what the classic tool prints through stdio's stdout */
-	int stdout_now; /* stdout is a terminal: print it at once */
-	int file_mode;
-	uint64_t genesis;
-	uint64_t rebase; /* subtracted from the input time of the event being printed */
-	struct blk_wallclock *clock; /* for %z */
-	int wall_valid; /* wall (below) is that of clock's generation wall_gen and rebase */
-	unsigned int wall_gen;
-	uint64_t wall_rebase;
-	enum blk_wall_kind wall_kind;
-	struct blk_fmt_ctx wall; /* only its wall-clock fields are used */
-	uint64_t hidden_cgroup; /* cgroup-tagged notes the classic tool hides */
-	struct blk_cgmap *cg; /* the tracer's cgroup notes (blk/cgroup.h), NULL before one */
-	struct parse_origin *po; /* its origin notes (parse-origin.h), NULL before one */
-	const void *input; /* file mode: the input of the event being printed */
-	struct parse_waits *waits; /* I/O wait notes (parse-iowait.h), NULL if not used */
-	int waits_live; /* waits may be held: side files, or a note taken (else emit is a no-op) */
-	uint64_t bad_cpu;
-	int have_drv_data;
-	int failed;
-};
 
 static int interrupted(const struct parse_run *r)
 {
@@ -102,11 +57,6 @@ static void say(struct parse_run *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int is_cgroup_note(const struct blk_event *ev)
-{
-	return blk_event_is_notify(ev) && (blk_event_action32(ev) & BLK_TA_CGROUP);
-}
-
 /* the run's origin notes, made at the first one */
 static struct parse_origin *origin_of(struct parse_run *r)
 {
@@ -115,17 +65,6 @@ static struct parse_origin *origin_of(struct parse_run *r)
 		parse_origin_set_dump(r->po, r->dump, r->text != NULL);
 	}
 	return r->po;
-}
-
-static int write_dump(struct parse_run *r, const struct blk_event *ev)
-{
-	if (!r->dump)
-		return 0;
-	if (blk_output_event(r->dump, ev)) {
-		r->failed = 1;
-		return -EIO;
-	}
-	return 0;
 }
 
 /* a cgroup note of blktrace --origin: kept for the events it names. 0 or -ENOMEM. */
@@ -189,7 +128,7 @@ static int __attribute__((noinline)) on_other(struct parse_run *r, enum blk_merg
 		blk_acct_set_comm(r->acct, ev->pid, (const char *)ev->pdu, ev->pdu_len);
 		break;
 	default:
-		if (is_cgroup_note(ev))
+		if (parse_is_cgroup_note(ev))
 			r->hidden_cgroup++;
 		else if ((blk_event_is_cgroup(ev) || blk_event_is_cgpath(ev)) && take_cgroup(r, ev))
 			return -ENOMEM;
@@ -205,7 +144,7 @@ static int __attribute__((noinline)) on_other(struct parse_run *r, enum blk_merg
 		break;
 	}
 	blk_cmem_note_done(r->cmem);
-	return write_dump(r, ev) ? -EIO : 1;
+	return parse_write_dump(r, ev) ? -EIO : 1;
 }
 
 /*
@@ -225,179 +164,6 @@ static int on_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
 		return 0;
 	}
 	return on_other(r, what, owner, cpu, ev);
-}
-
-/*
- * Wall clock of printed time 0, for %z: the input's (wallclock.h) plus what was subtracted
- * from the event's time; computed again only when either changes.
- */
-static void fill_wall(struct parse_run *r, struct blk_fmt_ctx *c)
-{
-	if (!r->wall_valid || r->wall_gen != blk_wallclock_generation(r->clock) ||
-	    r->wall_rebase != r->rebase) {
-		int64_t sec;
-		long nsec;
-
-		r->wall_valid = 1;
-		r->wall_gen = blk_wallclock_generation(r->clock);
-		r->wall_rebase = r->rebase;
-		r->wall_kind = blk_wallclock_base(r->clock, &sec, &nsec);
-		r->wall.have_wall = r->wall_kind != BLK_WALL_NONE;
-		if (r->wall.have_wall) {
-			nsec += (long)(r->rebase % NS_PER_SEC);
-			sec += (int64_t)(r->rebase / NS_PER_SEC);
-			if (nsec >= (long)NS_PER_SEC) {
-				nsec -= (long)NS_PER_SEC;
-				sec++;
-			}
-			r->wall.wall_sec = sec;
-			r->wall.wall_nsec = nsec;
-		}
-	}
-	c->have_wall = r->wall.have_wall;
-	c->wall_sec = r->wall.wall_sec;
-	c->wall_nsec = r->wall.wall_nsec;
-}
-
-/* The queued text is in the output (written once large); the output is ours again. */
-static void sync_text(struct parse_run *r)
-{
-	if (r->q && blk_printq_sync(r->q))
-		r->failed = 1;
-}
-
-static void print_message(struct parse_run *r, const struct blk_event *ev, int cgroup)
-{
-	struct blk_strbuf *sb = r->q ? &r->line : blk_output_sb(r->text);
-	const unsigned char *p = ev->pdu;
-	size_t len = ev->pdu_len;
-
-	blk_strbuf_addf(sb, "%3d,%-3d %2d %8s %5d.%09lu %5u ", BLK_MAJOR(ev->device),
-			BLK_MINOR(ev->device), (int)ev->cpu, "0",
-			(int)(uint32_t)(ev->time / NS_PER_SEC),
-			(unsigned long)(ev->time % NS_PER_SEC), cgroup ? ev->pid : 0);
-	if (cgroup && len >= 8) {
-		uint32_t id[2];
-
-		memcpy(id, p, 8);
-		blk_strbuf_addf(sb, "%x,%x ", id[0], id[1]);
-		p += 8;
-		len -= 8;
-	}
-	blk_strbuf_addf(sb, "%2s %3s ", "m", "N");
-	blk_strbuf_add(sb, p, strnlen((const char *)p, len));
-	blk_strbuf_addch(sb, '\n');
-	if (r->q) {
-		if (blk_printq_text(r->q, sb->buf, sb->len))
-			r->failed = 1;
-		blk_strbuf_reset(sb);
-	}
-}
-
-/*
- * Print the line of @in. Return the device the dump shows: a remap's target when the default
- * line shows it. @in stays as it is; the rare lines that show it changed use a copy.
- */
-static uint32_t print_event(struct parse_run *r, struct blk_acct_dev *d, int cpu,
-			    const struct blk_event *in)
-{
-	struct blk_fmt_ctx c = {0};
-	const struct blk_event *ev = in;
-	struct blk_event shown;
-	struct blk_format *f;
-	int ret;
-
-	fill_wall(r, &c);
-	if (r->o->show_cgroup && (blk_event_action32(ev) & BLK_TA_CGROUP)) {
-		/* as blkparse 1.3.0: the cgroup id comes first in the payload */
-		shown = *in;
-		ev = &shown;
-		shown.action &= ~(uint64_t)BLK_TA_CGROUP;
-		if (shown.pdu_len >= 8) {
-			memcpy(&c.cg_ino, shown.pdu, 4);
-			memcpy(&c.cg_gen, shown.pdu + 4, 4);
-			shown.pdu += 8;
-			shown.pdu_len -= 8;
-		}
-	} else if (r->cg) {
-		uint64_t id;
-
-		/* blktrace --origin's notes name the cgroup the kernel tagged the event with */
-		if (blk_cgmap_lookup(r->cg, ev, &id)) {
-			c.cg_ino = (uint32_t)id;
-			c.cg_gen = (uint32_t)(id >> 32);
-			c.cg_path = blk_cgmap_path(r->cg, id);
-		}
-	}
-	ret = blk_acct_event(r->acct, d, cpu, ev, &c);
-	if (ret > 0 && r->po)
-		c.origin = parse_origin_event(r->po, ev, r->input, ev->time + r->rebase, c.comm);
-	if (ret <= 0) {
-		if (ret == 0)
-			r->have_drv_data = 1;
-		return ev->device;
-	}
-	f = r->o->fmt[(unsigned char)c.act[0]];
-	if (!f && c.act[0] == 'A') {
-		struct blk_io_trace_remap rm;
-
-		/*
-		 * the default line (and the dump) show the device the I/O was remapped to; a
-		 * -f/-F format, and then the dump, keep the record's own, as 1.2.0
-		 */
-		if (!blk_event_remap(ev, &rm)) {
-			if (ev != &shown) {
-				shown = *in;
-				ev = &shown;
-			}
-			shown.device = rm.device_to;
-		}
-	}
-	if (r->q) {
-		/* a line that cannot be rendered stops the run below, after the lines before it */
-		if (!f || !blk_format_needs_elapsed(f) || c.elapsed != BLK_NO_ELAPSED) {
-			if (blk_printq_event(r->q, f, ev, &c))
-				r->failed = 1;
-			return ev->device;
-		}
-		sync_text(r);
-	}
-	if (f) {
-		if (blk_format_render(f, ev, &c, blk_output_sb(r->text))) {
-			/* as the classic tool: what was printed so far stays, then stop */
-			blk_output_finish(r->text);
-			if (r->stdout_later.len)
-				fwrite(r->stdout_later.buf, 1, r->stdout_later.len, r->env->out);
-			die("Expecting elapsed value: the format uses %%u, but the '%s' record of sector %llu at %llu.%09llu has none (%%u needs -t and a matched request)",
-			    c.act, (unsigned long long)ev->sector,
-			    (unsigned long long)(ev->time / NS_PER_SEC),
-			    (unsigned long long)(ev->time % NS_PER_SEC));
-		}
-	} else {
-		blk_format_default(ev, &c, blk_output_sb(r->text));
-	}
-	if (blk_output_check(r->text))
-		r->failed = 1;
-	return ev->device;
-}
-
-static void dump_trace(struct parse_run *r, struct blk_acct_dev *d, int cpu, struct blk_event *ev)
-{
-	uint32_t a = blk_event_action32(ev);
-	int is_msg = a == BLK_TN_ACTION(BLK_TN_MESSAGE);
-
-	if (r->text) {
-		if (is_msg)
-			print_message(r, ev, 0);
-		else if (is_cgroup_note(ev))
-			print_message(r, ev, 1);
-		else
-			/* the dump keeps the record as read, but with a remap's target device */
-			ev->device = print_event(r, d, cpu, ev);
-	}
-	blk_acct_count(d, ev->time);
-	if (r->o->dump_msgs || !is_msg)
-		write_dump(r, ev);
 }
 
 static int shown(const struct parse_opts *o, const struct blk_event *ev)
@@ -548,7 +314,7 @@ static int is_plain_file(const char *in)
 static void stop_outputs(struct parse_run *r)
 {
 	if (r->q) {
-		sync_text(r);
+		parse_sync_text(r);
 		blk_printq_free(r->q);
 		r->q = NULL;
 	}
@@ -687,7 +453,7 @@ static void run_file_mode(struct parse_run *r)
 			if (shown(o, ev) && ev->time >= o->stop_start &&
 			    (o->dump_msgs ||
 			     blk_event_action32(ev) != BLK_TN_ACTION(BLK_TN_MESSAGE)))
-				write_dump(r, ev);
+				parse_write_dump(r, ev);
 			if (r->failed)
 				break;
 			continue;
@@ -700,7 +466,7 @@ static void run_file_mode(struct parse_run *r)
 		blk_acct_last_time(d, ev->time);
 		r->input = fi;
 		if (shown(o, ev) && ev->time >= o->stop_start)
-			dump_trace(r, d, cpu, ev);
+			parse_dump_trace(r, d, cpu, ev);
 		if (r->text)
 			blk_cmem_retire(r->cmem, fi->stream, ev->time, ev->device,
 					(uint32_t)ev->sequence);
@@ -776,7 +542,7 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 
 		/* what was printed is written out before the input is waited for */
 		if (r->text && blk_pipesort_needs_input(ps) && blk_reader_would_wait(rd)) {
-			sync_text(r);
+			parse_sync_text(r);
 			if (blk_output_flush(r->text))
 				r->failed = 1;
 		}
@@ -799,7 +565,7 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 		blk_acct_seen(d, (int)ev.cpu);
 		blk_acct_last_time(d, ev.time);
 		if (shown(o, &ev))
-			dump_trace(r, d, (int)ev.cpu, &ev);
+			parse_dump_trace(r, d, (int)ev.cpu, &ev);
 		if (r->failed)
 			break;
 	}
@@ -912,7 +678,7 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 	if (r.text) {
 		struct blk_strbuf *sb = blk_output_sb(r.text);
 
-		sync_text(&r);
+		parse_sync_text(&r);
 		blk_printq_free(r.q);
 		r.q = NULL;
 

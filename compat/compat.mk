@@ -13,7 +13,7 @@ $(COMPAT): $(COMPAT_OBJ)
 
 # compat/parse-model.h includes the run's header (parse-run.h, at the top)
 compat/%.o: CPPFLAGS += -I.
-parse-run.o tests/unit/test-heapemu.o tests/unit/test-classicmem.o: CPPFLAGS += -I.
+parse-run.o parse-print.o tests/unit/test-heapemu.o tests/unit/test-classicmem.o: CPPFLAGS += -I.
 
 tests/unit/test-heapemu tests/unit/test-classicmem: tests/unit/test-%: tests/unit/test-%.o $(COMPAT) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)

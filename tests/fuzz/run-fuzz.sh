@@ -43,7 +43,7 @@ lib_src="lib/*.c common.c"
 # btt links the Perfetto writer and the export besides the core library
 btt_lib_src="lib/perfetto/*.c lib/export/*.c"
 declare -A target_src=(
-	[parse]="tests/fuzz/fuzz-parse.c parse-run.c parse-iowait.c parse-origin.c compat/*.c"
+	[parse]="tests/fuzz/fuzz-parse.c parse-run.c parse-print.c parse-iowait.c parse-origin.c compat/*.c"
 	[format]="tests/fuzz/fuzz-format.c"
 	[iomon]="tests/fuzz/fuzz-iomon.c mon-run.c"
 	[btt]="tests/fuzz/fuzz-btt.c $btt_lib_src $(ls btt/*.c btt/*/*.c | grep -v '^btt/main\.c$' | tr '\n' ' ')"
