@@ -8,7 +8,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "model/alloc.h"
 #include "model/iomodel.h"
 #include "model/u64map.h"
 
@@ -108,6 +110,15 @@ struct waits {
 };
 
 /* the device @dev (index) in the array *@v of *@n (*@alloc allocated), added when new */
-struct tdev *waits_tdev_of(struct tdev **v, size_t *n, size_t *alloc, uint32_t dev);
+static inline struct tdev *waits_tdev_of(struct tdev **v, size_t *n, size_t *alloc, uint32_t dev)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*v)[i].dev == dev)
+			return &(*v)[i];
+	*v = array_grow(*v, alloc, *n, sizeof(**v));
+	memset(&(*v)[*n], 0, sizeof(**v));
+	(*v)[*n].dev = dev;
+	return &(*v)[(*n)++];
+}
 
 #endif /* BTT_WAITS_INT_H */

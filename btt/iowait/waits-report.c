@@ -13,17 +13,6 @@
 #include "iowait/waits.h"
 #include "model/alloc.h"
 
-struct tdev *waits_tdev_of(struct tdev **v, size_t *n, size_t *alloc, uint32_t dev)
-{
-	for (size_t i = 0; i < *n; i++)
-		if ((*v)[i].dev == dev)
-			return &(*v)[i];
-	*v = array_grow(*v, alloc, *n, sizeof(**v));
-	memset(&(*v)[*n], 0, sizeof(**v));
-	(*v)[*n].dev = dev;
-	return &(*v)[(*n)++];
-}
-
 /* a process with what its threads did per device */
 struct prow {
 	const struct proc *p;
@@ -262,7 +251,7 @@ void waits_print(const struct waits *w, FILE *ofp)
 	struct prow *rows;
 
 	fprintf(ofp, "==================== I/O wait by process ====================\n\n");
-	if (!waits_any(w)) {
+	if (!w->notes) {
 		fprintf(ofp,
 			"No I/O wait notes in this trace (blktrace --iowait records them).\n\n");
 		return;
