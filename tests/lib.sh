@@ -200,21 +200,14 @@ kernel_unlock() {
 	exec 8>&-
 	lock_log kernel drop
 }
-# vm_lock: one of two slots for a qemu guest of tests/vm (tests/vm/batch.sh takes it for a
-# boot only). Under TCG a guest of these tests waits on its own timers most of the time (a
-# script's guest used 10-30 CPU-s in 60-140 s), so two at once do not starve each other;
-# one at a time, the guests of the plain and ASan runs were make check's longest chain.
+# vm_lock: the qemu guest of tests/vm (tests/vm/batch.sh takes it for a boot only: the
+# scripts' builds and checks run beside the other runs' guests). One guest at a time: two TCG
+# guests at once, beside the other runs' scripts, took 1.5-2.5 times as long each (their
+# timers late), and make check longer than with one.
 vm_lock() {
-	while :; do
-		for s in 0 1; do
-			exec 7>/tmp/blktrace-ng.vm.lock.$s
-			if flock -n 7; then
-				lock_log "vm$s" take
-				return 0
-			fi
-		done
-		sleep 1
-	done
+	exec 7>/tmp/blktrace-ng.vm.lock
+	flock 7
+	lock_log vm take
 }
 vm_unlock() {
 	exec 7>&-
