@@ -28,6 +28,12 @@
  * flow's start. A bio whose end went out already (it completed more than HOLD_NS before
  * the wait's end, or past MAX_PENDING) gives no flow: counted in the remarks.
  *
+ * Dirtying bursts (blktrace --origin): pfburst.c draws an instant per burst of a thread's
+ * dirtying, with flows to the bios that wrote its pages back. A burst is known whole only
+ * once its pages were written, seconds after it: its record comes long after the watermark
+ * passed its time and goes out at once, with an absolute time, on a track of its own (so
+ * no track goes back in time), its flows on both ends as flow ids (ordered by time).
+ *
  * Threads. The records, the ordering (pfsort.c) and the drawing (pfdraw.c, the writer) are
  * on a second thread (pfpipe.h), which also writes the file, while this one reads on; a
  * bio's slot is this side's until the drawing is done with it (its slice's end),
@@ -40,6 +46,7 @@
 #include <string.h>
 
 #include "blk/iowait.h"
+#include "blk/origin.h"
 #include "blk/output.h"
 #include "blk-perfetto/perfetto.h"
 #include "blk/trace.h"
@@ -84,17 +91,32 @@ static void set_error(struct pfout *p, int err)
 	}
 }
 
-static void __attribute__((format(printf, 2, 3))) note(struct pfout *p, const char *fmt, ...)
+static void vnote(struct pfout *p, const char *fmt, va_list ap)
 {
 	char buf[512];
-	va_list ap;
 
 	if (p->nnotes == MAX_NOTES)
 		return;
-	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
 	p->notes[p->nnotes++] = xstrdup(buf);
+}
+
+static void __attribute__((format(printf, 2, 3))) note(struct pfout *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vnote(p, fmt, ap);
+	va_end(ap);
+}
+
+void pfout_remark(struct pfout *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vnote(p, fmt, ap);
+	va_end(ap);
 }
 
 /* ---- the records ---- */
@@ -139,6 +161,11 @@ static void start(struct pfout *p)
 	}
 	pfpipe_start(p->d, &o);
 	p->started = 1;
+}
+
+void pfout_start(struct pfout *p)
+{
+	start(p);
 }
 
 static struct dstate *dstate_new(struct pfout *p, uint32_t idx)
@@ -236,7 +263,9 @@ static void on_wait(struct pfout *p, const struct blk_event *ev)
 	}
 	if (we)
 		*we = e;
-	else if (u64map_put(&p->wend, (uint64_t)iw.tid + 1, e) < 0)
+	else if (u64map_put(&p->wend, (uint64_t)iw.tid + 1, e) < 0 ||
+		 (!u64map_get(&p->tgids, (uint64_t)iw.tid + 1) &&
+		  u64map_put(&p->tgids, (uint64_t)iw.tid + 1, iw.tgid) < 0))
 		die("out of memory");
 	w = xcalloc(1, sizeof(*w));
 	*w = (struct pf_wait){
@@ -264,6 +293,8 @@ static void on_note(void *ctx, const struct blk_event *ev)
 
 	if (blk_event_is_iowait(ev))
 		on_wait(p, ev);
+	else if (!p->bursts && blk_event_is_dirty(ev))
+		pfburst_note(p, ev);
 }
 
 static void on_tick(void *ctx, uint64_t t)
@@ -275,6 +306,8 @@ static void on_tick(void *ctx, uint64_t t)
 		pfout_flush_pending(p);
 	if (t > p->now)
 		p->now = t;
+	if (p->bursts && p->now >= p->burst_check)
+		pfburst_check(p, p->now);
 	/* the watermark is at most now - HOLD_NS: most ticks cannot move it a step */
 	if (p->now < p->mark + MARK_NS + HOLD_NS)
 		return;
@@ -464,6 +497,8 @@ static void remarks(struct pfout *p)
 		note(p,
 		     "'%s': %llu I/O waits overlap an earlier wait of their thread: drawn from its end (their 'ns' argument is the whole wait)",
 		     p->path, (unsigned long long)p->wait_overlap);
+	if (p->bursts)
+		pfburst_remarks(p);
 	if (p->wait_bad)
 		note(p,
 		     "'%s': %llu I/O wait notes could not be read (damaged, or a newer version): not drawn",
@@ -482,6 +517,8 @@ static void pfout_input_end(void *state, uint64_t last_time)
 		p->now = last_time;
 	start(p);
 	pfout_flush_pending(p);
+	if (p->bursts)
+		pfburst_end(p);
 	for (size_t i = 0; i < p->ndev; i++)
 		if (p->dev[i].win != NO_WINDOW)
 			window_close(p, (uint32_t)i, NO_WINDOW);
@@ -537,10 +574,14 @@ static void pfout_free(void *state)
 	blk_output_close(p->out);
 	free(p->byid);
 	free(p->pend);
-	for (size_t i = 0; i < p->nslots; i++)
+	for (size_t i = 0; i < p->nslots; i++) {
 		free(p->slots[i].pc);
+		free(p->slots[i].io.bflows);
+	}
 	u64map_free(&p->lastc);
 	u64map_free(&p->wend);
+	u64map_free(&p->tgids);
+	pfburst_free(p);
 	for (unsigned int i = 0; i < p->nnotes; i++)
 		free(p->notes[i]);
 	free(p->slots);

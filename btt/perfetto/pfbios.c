@@ -81,12 +81,6 @@ static void flight_del(struct pfout *p, uint32_t i)
 		p->tail = s->prev;
 }
 
-/* the slot of bio @id, or NONE */
-static uint32_t slot_of(const struct pfout *p, uint32_t id)
-{
-	return id < p->abyid && p->byid[id] ? p->byid[id] - 1 : NONE;
-}
-
 /* the device of @device once the I/O model named it (BTT_EV_NEW: described), or NULL */
 static const struct btt_dev *dev_of(struct pfout *p, uint32_t device)
 {
@@ -182,6 +176,8 @@ static void made(struct pfout *p, const struct btt_bio *b)
 	io->error = 0;
 	io->nflow_out = io->set = io->piece = io->nostage = 0;
 	io->has_cgroup = io->has_origin = io->has_file = 0;
+	io->bflows = NULL;
+	io->nbflows = 0;
 	io->remapped = !!(b->flags & BTT_BIO_REMAPPED);
 	io->no_q = (uint8_t)no_q;
 	s->t_q = first_time(b);
@@ -189,7 +185,7 @@ static void made(struct pfout *p, const struct btt_bio *b)
 	s->npc = 0;
 	if (s->io.remapped) {
 		/* the flow from the bio it comes from (in flight: drawn later) */
-		u = b->up_id ? slot_of(p, b->up_id) : NONE;
+		u = b->up_id ? pfout_slot_of(p, b->up_id) : NONE;
 		if (u != NONE && p->slots[u].io.nflow_out < PF_MAX_FLOWS_OUT) {
 			struct slot *up = &p->slots[u];
 
@@ -205,6 +201,8 @@ static void made(struct pfout *p, const struct btt_bio *b)
 	}
 	p->byid = array_grow_zero(p->byid, &p->abyid, b->id, sizeof(*p->byid));
 	p->byid[b->id] = i + 1;
+	if (p->bursts)
+		pfburst_made(p, b->id, i);
 	flight_add(p, i);
 	r = pfout_rec(p, s->t_q, 0, PFR_QUEUED, i, 0, 0);
 	pfpipe_queued(p->d, &r, &s->io, p->now);
@@ -229,7 +227,7 @@ static void piece(struct pfout *p, const struct btt_bio *b, enum bios_piece_kind
 
 	if (k == BIOS_PIECE_ISSUE && b->pieces < 2 && !(b->flags & BTT_BIO_SPLIT))
 		return; /* most bios: one piece, its D and C are the bio's */
-	if (k == BIOS_PIECE_REISSUE || (i = slot_of(p, b->id)) == NONE)
+	if (k == BIOS_PIECE_REISSUE || (i = pfout_slot_of(p, b->id)) == NONE)
 		return;
 	s = &p->slots[i];
 	if (k == BIOS_PIECE_COMPLETE) {
@@ -358,7 +356,7 @@ static void finished(struct pfout *p, const struct btt_bio *b, int now)
 {
 	uint64_t t[L_NR], prev, stop, lim;
 	struct pf_run *run;
-	uint32_t i = slot_of(p, b->id);
+	uint32_t i = pfout_slot_of(p, b->id);
 	struct slot *s;
 	int lost = !!(b->flags & BTT_BIO_UNFINISHED), no_q = b->t_q == NO_TIME;
 	int last, n, first;
@@ -375,6 +373,8 @@ static void finished(struct pfout *p, const struct btt_bio *b, int now)
 	/* its run (pfsort.h): the slice's begin, each stage from its start, the end */
 	run = pfpipe_run(p->d, i);
 	run->io = s->io;
+	s->io.bflows = NULL; /* the drawing's now */
+	s->io.nbflows = 0;
 	run->io.error = lost ? 0 : b->error;
 	run->io.lost = lost ? gone_why[b->gone < 4 ? b->gone : 0] : NULL;
 	run->io.set = lost ? PF_SET_LOST : PF_SET_IO;
@@ -454,6 +454,8 @@ void pfout_flush_pending(struct pfout *p)
 			finished(p, &e->b, 0);
 	}
 	p->npend = 0;
+	if (p->bursts)
+		pfburst_unstash(p);
 }
 
 void pfout_on_made(void *ctx, const struct btt_bio *b)

@@ -24,6 +24,7 @@ struct blk_perfetto_opts;
 struct pfdraw;
 
 #define PF_MAX_FLOWS_OUT 4
+#define PF_MAX_BURST_FLOWS 16 /* flows into one bio from the bursts that dirtied its data */
 
 /* the counters of a device */
 enum pf_ctr { PF_DRIVER, PF_QUEUED, PF_RMB, PF_WMB, PF_RIOPS, PF_WIOPS, PF_NCTR };
@@ -37,7 +38,8 @@ enum pf_set { PF_SET_IO, PF_SET_PIECE, PF_SET_LOST, PF_NSETS };
  * @lane, @lane_idx, @set: its lane while it is drawn (set by pfdraw_begin())
  * @flow_in: the flow from its process's "queued" instant (0: none, a bio without a Q);
  *	@flow_from: from the bio it was remapped from (0: none); @flow_out: to the bios it
- *	became (remaps)
+ *	became (remaps); @bflows, @nbflows: from the dirtying bursts whose pages it wrote (a
+ *	malloc()ed array of PF_MAX_BURST_FLOWS or NULL, which the drawing frees with the run)
  * @lost: why it left without a completion (a string for its "lost" argument), or NULL
  * @kind: its "bio" argument ("split", "no Q, merged"...: a fixed string), NULL: none
  * @pieces: a split bio's pieces (its "pieces" argument when above 1); @bio_sector: a
@@ -59,8 +61,9 @@ struct pf_io {
 	const struct btt_proc *proc;
 	const char *lost, *kind;
 	const char *cgroup, *origin, *file;
+	uint64_t *bflows;
 	uint64_t cgroup_id, file_ino, file_offset;
-	uint32_t pid, nsec, dev, from_device, lane_idx, pieces, origin_pid;
+	uint32_t pid, nsec, dev, from_device, lane_idx, pieces, origin_pid, nbflows;
 	uint16_t error;
 	uint8_t nflow_out, set, remapped, no_q, piece, nostage;
 	uint8_t has_cgroup, has_origin, has_file;
@@ -118,6 +121,33 @@ struct pf_wait {
  */
 int pfdraw_wait_begin(struct pfdraw *d, const struct pf_wait *w, uint64_t ts);
 int pfdraw_wait_end(struct pfdraw *d, const struct pf_wait *w, uint64_t ts);
+
+/**
+ * struct pf_burst - a dirtying burst as the drawing needs it (pfburst.c fills it; the
+ * drawing frees it, a malloc()ed block, with its flows after it)
+ * @tid, @tgid, @comm: the thread that dirtied the pages, its process (@tgid: from its I/O
+ *	wait notes, else its tid) and its name
+ * @device, @ino, @file: the file (@file its path, NULL when not named: by inode); @offset:
+ *	the bytes into it of the burst's first run
+ * @pages, @bytes: the pages it dirtied (those dirty already not counted), their bytes;
+ *	@unwritten: of them, those no write had taken when it was drawn
+ * @ns: from its first run to its last; @ios: the bios that wrote its pages
+ * @flows, @nflows: the flows to those bios' slices (the first PF_MAX_BURST_FLOWS of each)
+ */
+struct pf_burst {
+	uint64_t ino, offset, pages, bytes, unwritten, ns;
+	const char *file;
+	uint32_t tid, tgid, device, ios, nflows;
+	char comm[16];
+	uint64_t flows[];
+};
+
+/*
+ * The instant "dirty" of @b at @ts on its thread's track: a thread track of its own (one
+ * per thread, another when a burst drawn later is timed earlier), which the trace processor
+ * shows on the thread's one track, with its I/O waits.
+ */
+int pfdraw_burst(struct pfdraw *d, const struct pf_burst *b, uint64_t ts);
 
 /* The slice of @io from @ts on the lowest free lane of its set (io->set). */
 int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts);

@@ -52,6 +52,9 @@ static void note_err(struct pfsort *s, int ret)
 
 static void slot_free(struct pfsort *s, uint32_t i)
 {
+	free(s->slots[i].run.io.bflows);
+	s->slots[i].run.io.bflows = NULL;
+	s->slots[i].run.io.nbflows = 0;
 	s->slots[i].gen++;
 	s->slots[i].arrived = 0;
 	s->freed = array_grow(s->freed, &s->afreed, s->nfreed, sizeof(*s->freed));
@@ -61,7 +64,7 @@ static void slot_free(struct pfsort *s, uint32_t i)
 /* a record not drawn: what it owns is freed */
 static void drop(const struct pf_rec *r)
 {
-	if (r->kind == PFR_MESSAGE || r->kind == PFR_WAIT_END)
+	if (r->kind == PFR_MESSAGE || r->kind == PFR_WAIT_END || r->kind == PFR_BURST)
 		free((void *)(uintptr_t)r->v);
 }
 
@@ -106,6 +109,9 @@ static void draw_one(struct pfsort *s, const struct pf_rec *r)
 		break;
 	case PFR_WAIT_END:
 		ret = pfdraw_wait_end(d, (const struct pf_wait *)(uintptr_t)r->v, r->ts);
+		break;
+	case PFR_BURST:
+		ret = pfdraw_burst(d, (const struct pf_burst *)(uintptr_t)r->v, r->ts);
 		break;
 	}
 	drop(r);

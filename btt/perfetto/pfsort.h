@@ -7,9 +7,10 @@
  * the records wait in a pforder.h queue and go to pfdraw.h smallest (time, order) first.
  *
  * An I/O is known by its slot (perfetto-out.c's number for it) from its "queued" record
- * (pfsort_queued()) to the end of its slice: then the slot is freed here, and goes back to
- * perfetto-out.c through pfsort_freed() (which may give the number to another I/O only
- * then). Each slot has a generation, counted up when it is freed, on both sides alike.
+ * (pfsort_queued()) to the end of its slice: then the slot is freed here (and its run's
+ * io.bflows), and goes back to perfetto-out.c through pfsort_freed() (which may give the
+ * number to another I/O only then). Each slot has a generation, counted up when it is
+ * freed, on both sides alike.
  *
  * After an error of the drawing (pfsort_error()), records are no longer drawn: what they
  * own is freed, their slots are freed as if drawn.
@@ -34,7 +35,8 @@ enum pf_rec_kind {
 	PFR_REQUEUE, /* v: the sector */
 	PFR_MESSAGE, /* v: a malloc()ed text, freed once drawn */
 	PFR_WAIT_BEGIN, /* v: a struct pf_wait (malloc()ed), which PFR_WAIT_END frees */
-	PFR_WAIT_END
+	PFR_WAIT_END,
+	PFR_BURST /* v: a struct pf_burst (malloc()ed), freed once drawn */
 };
 
 /* the most records of a run: the slice's begin, up to six stages, its end */

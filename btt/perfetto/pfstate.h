@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The state of btt --perfetto, shared by perfetto-out.c (the output, the ordering, the
- * counters and the waits) and pfbios.c (the bios of model/bios.h, drawn as slices).
- * Private to btt/perfetto/.
+ * counters and the waits), pfbios.c (the bios of model/bios.h, drawn as slices) and
+ * pfburst.c (the dirtying bursts of a trace with origin notes). Private to btt/perfetto/.
  */
 #ifndef BTT_PFSTATE_H
 #define BTT_PFSTATE_H
@@ -19,7 +19,7 @@
 #include "perfetto/pfsort.h"
 
 #define NONE UINT32_MAX
-#define MAX_NOTES 12
+#define MAX_NOTES 16
 #define MAX_PIECES 64 /* the pieces of a split bio drawn (the others counted) */
 
 /* the stages, in the order a bio meets them (their letters: perfetto-out.c) */
@@ -60,6 +60,7 @@ struct dstate {
 };
 
 struct otrack;
+struct pfbursts;
 
 struct pfout {
 	const struct btt_view *v;
@@ -82,6 +83,9 @@ struct pfout {
 	uint64_t *lastc_v; /* the value of lastc_pid in lastc (NULL: none; a put moves values) */
 	uint32_t lastc_pid;
 	struct u64map wend; /* tid + 1 -> the end of its last wait drawn */
+	struct u64map tgids; /* tid + 1 -> its tgid, from its wait notes */
+	struct pfbursts *bursts; /* the dirtying bursts (pfburst.c), from the first DIRTY note */
+	uint64_t burst_check; /* a burst may be drawn once the newest event reaches it */
 	uint64_t seq, now, next_flow;
 	uint64_t mark; /* the watermark last said to the drawing */
 	struct dstate *dev;
@@ -112,6 +116,13 @@ static inline struct pf_rec pfout_rec(struct pfout *p, uint64_t ts, int counter,
 			       .slot = slot};
 }
 
+/* ---- perfetto-out.c ---- */
+
+/* the trace's start (its first packet), once: at the first event, or when drawing needs it */
+void pfout_start(struct pfout *p);
+/* a remark for the front-end to say (at most MAX_NOTES) */
+void pfout_remark(struct pfout *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* ---- pfbios.c ---- */
 
 /* the "bio" arguments (pfout.kinds), at the start */
@@ -123,5 +134,27 @@ void pfout_on_made(void *ctx, const struct btt_bio *b);
 void pfout_on_piece(void *ctx, const struct btt_bio *b, enum bios_piece_kind k, uint64_t t,
 		    uint64_t sector, uint32_t nsec);
 void pfout_on_bio(void *ctx, const struct btt_bio *b);
+
+/* the slot of bio @id, or NONE */
+static inline uint32_t pfout_slot_of(const struct pfout *p, uint32_t id)
+{
+	return id < p->abyid && p->byid[id] ? p->byid[id] - 1 : NONE;
+}
+
+/* ---- pfburst.c ---- */
+
+/* A DIRTY note @ev: from the first, the bursts follow the origin tracker's dirty pages. */
+void pfburst_note(struct pfout *p, const struct blk_event *ev);
+/* The newest event is at @now (events' clock): the bursts due are drawn (p->burst_check). */
+void pfburst_check(struct pfout *p, uint64_t now);
+/* Bio @id got slot @i (made late): the flows from bursts its Q took are its. */
+void pfburst_made(struct pfout *p, uint32_t id, uint32_t i);
+/* The late bios were made: the flows of those that were not are taken back. */
+void pfburst_unstash(struct pfout *p);
+/* The trace ended: every burst left is drawn. */
+void pfburst_end(struct pfout *p);
+/* What was not drawn, said with pfout_remark(). */
+void pfburst_remarks(struct pfout *p);
+void pfburst_free(struct pfout *p);
 
 #endif /* BTT_PFSTATE_H */
