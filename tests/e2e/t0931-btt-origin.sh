@@ -6,7 +6,10 @@
 # percentile within the histogram's 1/64; per file the I/Os, bytes read and written, Q2C sum
 # and mean, readers and writers with their bytes, in both orders; the deleted file by inode,
 # the bad notes counted. The same events without the notes: the report is the same but for
-# the sections, which it does not print.
+# the sections, which it does not print. btt --perfetto: each I/O slice's origin, file and
+# cgroup arguments; an instant per dirtying burst on its task's thread track (its pages,
+# bytes, file, offset, span, I/Os, pages not written) with a flow to each I/O that wrote its
+# pages, as the generator's own model of the bursts says; what was not drawn said.
 . "$(dirname "$0")/../lib.sh"
 
 GEN="$TOP/tests/gen/origintrace.py"
@@ -267,4 +270,40 @@ print(('ok ' if got == want else 'bad ') + 'cgroup arguments: %s slices%s' % (
     dict(got), '' if got == want else ', want %s' % dict(want)))
 EOF2
 	)
+	# the dirtying bursts: instants and flows as the generator's model has them
+	while read -r verdict what; do
+		if [ "$verdict" = ok ]; then pass "btt origin: --perfetto $what"; else fail "btt origin: --perfetto $what"; fi
+	done < <(python3 - "$w/o.json" "$w/o.pfdump" <<'EOF2'
+import json
+import sys
+
+exp = json.load(open(sys.argv[1]))
+dump = json.load(open(sys.argv[2]))
+want = sorted((b['track'], b['ts'], sorted(b['args'].items())) for b in exp['bursts'])
+got = sorted((i[0], i[2], sorted(i[3].items())) for i in dump['instants'] if i[1] == 'dirty')
+bad = ['got %s' % (g,) for g in got if g not in want] + ['want %s' % (x,) for x in want if x not in got]
+print(('bad ' if bad else 'ok ') + '%d "dirty" instants on the dirtiers\' thread tracks (task, time, pages, bytes, file, offset, span, I/Os, pages unwritten)%s' % (
+    len(want), ': ' + '; '.join(bad[:4]) if bad else ''))
+# the flows from each instant: to the begin of the slice of each I/O (by its Q) that took its pages
+want = sorted((b['track'], b['ts'], q) for b in exp['bursts'] for q in b['flows'])
+dflows = [f for f in dump['flows'] if f[1] == 'instant' and f[3] == 'dirty']
+got = sorted((f[0], f[2], f[7]) for f in dflows)
+other = [f for f in dflows if not (f[5] == '8,0 > I/O' and f[6] == 'begin' and f[7] == f[9])]
+into = {}
+for t, ts, q in want:
+    into[q] = into.get(q, 0) + 1
+print(('ok ' if got == want and not other else 'bad ') + '%d flows from the bursts to the I/Os that wrote their pages (%d I/Os, %d with flows from two bursts), none elsewhere%s' % (
+    len(want), len(into), sum(1 for n in into.values() if n > 1),
+    '' if got == want and not other else ': got %s, want %s' % (got, want)))
+EOF2
+	)
+	for remark in "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["bursts_stale"])' "$w/o.json") dirtying bursts given up before their pages were all written (" \
+		"$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["late"])' "$w/o.json") writes took pages of dirtying bursts given up already: no flow from them" \
+		"$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["bursts_zero"])' "$w/o.json") dirtying bursts of pages dirty already (none of their own) not drawn"; do
+		grep -qF "$remark" "$w/pf.err" && pass "btt origin: --perfetto says: $remark" ||
+			fail "btt origin: --perfetto does not say '$remark': $(grep -i burst "$w/pf.err" | head -c 300)"
+	done
+	# the tags btt --perfetto gives the dirty pages change nothing in the sections
+	$BTT -i "$w/o.bin" --perfetto=/dev/null >"$w/pf.out" 2>/dev/null
+	check_same "btt origin: the report is the same with --perfetto (its bursts' tags)" "$w/o.out" "$w/pf.out"
 fi
