@@ -85,7 +85,7 @@ struct pfbursts {
 	size_t nstash, astash;
 	uint64_t now; /* the newest time known, on the notes' clock */
 	/* what was drawn, given up, left out */
-	uint64_t drawn, zero, stale, limit, unwritten_end, pages_end;
+	uint64_t drawn, zero, stale, limit, unwritten_end, pages_end, before;
 	uint64_t late, io_full, burst_full, no_slice;
 };
 
@@ -144,6 +144,8 @@ static void draw(struct pfout *p, struct burst *b)
 		d->bytes = b->pages * b->page;
 		d->unwritten = b->left;
 		d->ns = b->t_last - b->t_first;
+		d->before = b->t_first < off ? off - b->t_first : 0;
+		s->before += d->before != 0;
 		d->file = blk_origin_path(otrack_notes(s->track), b->device, b->ino);
 		d->tid = b->tid;
 		id = u64map_get(&p->tgids, (uint64_t)b->tid + 1);
@@ -502,6 +504,11 @@ void pfburst_remarks(struct pfout *p)
 			p->path, (unsigned long long)lost, (unsigned long long)s->io_full,
 			PF_MAX_BURST_FLOWS, (unsigned long long)s->burst_full, BURST_MAX_FLOWS,
 			(unsigned long long)s->no_slice);
+	if (s->before)
+		pfout_remark(
+			p,
+			"'%s': %llu dirtying bursts began before the trace's time 0 (a merged file of blkparse -d starts at its first event): drawn at 0, their 'before-trace-ns' argument says how long before",
+			p->path, (unsigned long long)s->before);
 	if (s->zero)
 		pfout_remark(
 			p,

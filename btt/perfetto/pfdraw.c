@@ -478,7 +478,7 @@ static int burst_track(struct pfdraw *d, const struct pf_burst *b, uint64_t ts, 
 int pfdraw_burst(struct pfdraw *d, const struct pf_burst *b, uint64_t ts)
 {
 	char dev[24], fname[BLK_FILE_PATH_MAX + 1];
-	struct blk_perfetto_arg args[8] = {
+	struct blk_perfetto_arg args[9] = {
 		BLK_PERFETTO_UINT("pages", b->pages),  BLK_PERFETTO_UINT("bytes", b->bytes),
 		BLK_PERFETTO_UINT("file-ino", b->ino), BLK_PERFETTO_UINT("file-offset", b->offset),
 		BLK_PERFETTO_ISTR("device", dev),      BLK_PERFETTO_UINT("ns", b->ns),
@@ -503,6 +503,9 @@ int pfdraw_burst(struct pfdraw *d, const struct pf_burst *b, uint64_t ts)
 	if (b->unwritten)
 		args[ev.nargs++] =
 			(struct blk_perfetto_arg)BLK_PERFETTO_UINT("pages-unwritten", b->unwritten);
+	if (b->before)
+		args[ev.nargs++] =
+			(struct blk_perfetto_arg)BLK_PERFETTO_UINT("before-trace-ns", b->before);
 	ev.ts = at(d, ev.track, ts);
 	return draw_event(d, blk_perfetto_instant, &ev);
 }

@@ -132,10 +132,12 @@ int pfdraw_wait_end(struct pfdraw *d, const struct pf_wait *w, uint64_t ts);
  * @pages, @bytes: the pages it dirtied (those dirty already not counted), their bytes;
  *	@unwritten: of them, those no write had taken when it was drawn
  * @ns: from its first run to its last; @ios: the bios that wrote its pages
+ * @before: how long before the trace's time 0 it began (a merged file of blkparse -d
+ *	starts at its first event; the instant is drawn at 0), 0: not before
  * @flows, @nflows: the flows to those bios' slices (the first PF_MAX_BURST_FLOWS of each)
  */
 struct pf_burst {
-	uint64_t ino, offset, pages, bytes, unwritten, ns;
+	uint64_t ino, offset, pages, bytes, unwritten, ns, before;
 	const char *file;
 	uint32_t tid, tgid, device, ios, nflows;
 	char comm[16];
