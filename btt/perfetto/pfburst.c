@@ -487,7 +487,7 @@ void pfburst_remarks(struct pfout *p)
 	if (s->stale || s->limit)
 		pfout_remark(
 			p,
-			"'%s': %llu dirtying bursts given up before their pages were all written (%llu after %llu s, %llu at the limit of %u at once): drawn then, with the flows they had",
+			"'%s': %llu dirtying bursts given up before their pages were all written (%llu %llu s after they began, %llu once %u more had begun, the limit of memory): drawn then, with the flows they had",
 			p->path, (unsigned long long)(s->stale + s->limit),
 			(unsigned long long)s->stale,
 			(unsigned long long)(BURST_STALE_NS / 1000000000),

@@ -9,7 +9,9 @@
 # the sections, which it does not print. btt --perfetto: each I/O slice's origin, file and
 # cgroup arguments; an instant per dirtying burst on its task's thread track (its pages,
 # bytes, file, offset, span, I/Os, pages not written) with a flow to each I/O that wrote its
-# pages, as the generator's own model of the bursts says; what was not drawn said.
+# pages, as the generator's own model of the bursts says; what was not drawn said; each
+# limit on the bursts (flows per bio, per burst, bursts at once) passed by a known amount,
+# counted as such, the trace still whole.
 . "$(dirname "$0")/../lib.sh"
 
 GEN="$TOP/tests/gen/origintrace.py"
@@ -306,4 +308,67 @@ EOF2
 	# the tags btt --perfetto gives the dirty pages change nothing in the sections
 	$BTT -i "$w/o.bin" --perfetto=/dev/null >"$w/pf.out" 2>/dev/null
 	check_same "btt origin: the report is the same with --perfetto (its bursts' tags)" "$w/o.out" "$w/pf.out"
+fi
+
+# btt --perfetto's limits on the bursts, each passed by a known amount: 17 tasks each dirty a
+# page, one write takes all 17 (16 flows into a bio at most: 1 not drawn); a task dirties 4100
+# pages written one by one (4096 flows from a burst at most: 4 not drawn); then a task dirties
+# one page of each of 70000 files, never written (65536 bursts not drawn at once at most: the
+# 4464 oldest given up)
+python3 - "$w/lim.bin" <<'EOF2'
+import struct
+import sys
+
+DEV, PAGE, out, t = 8 << 20, 4096, [], [1000000]
+
+
+def rec(sector, nbytes, action, pid, pdu=b''):
+    t[0] += 1000
+    return struct.pack('<IIQQIIIIIHH', 0x65617407, 0, t[0], sector, nbytes, action, pid, DEV, 0, 0,
+                       len(pdu)) + pdu
+
+
+def note(code, pid, pdu):
+    out.append(rec(0, 0, (1 << 10) << 16 | code, pid, pdu))
+
+
+def dirty(pid, ino, index, count):
+    note(0x44, pid, struct.pack('<QQII', ino, index, count, PAGE) + b'w'.ljust(16, b'\0'))
+
+
+def write(sector, nbytes):
+    for code, cat in ((1, 1 << 4), (4, 1 << 4), (12, 1 << 5), (7, 1 << 6), (8, 1 << 7)):
+        out.append(rec(sector, nbytes, code | (2 | cat) << 16, 300))
+
+
+note(0, 300, b'kworker/u8:2'.ljust(16, b'\0'))
+note(0x45, 300, struct.pack('<QQQQ', 11, 0, 0, 1 << 30))  # file 11: 1 GiB at sector 0
+for k in range(17):
+    dirty(1000 + k, 11, k, 1)
+write(0, 17 * PAGE)
+dirty(2000, 11, 100, 4100)
+for k in range(4100):
+    write((100 + k) * 8, PAGE)
+t[0] += 2000000000  # those are drawn: their pages went, they grow no more
+write(1 << 20, 512)
+for k in range(70000):
+    dirty(3000, 100 + k, 0, 1)
+write(1 << 21, 512)
+open(sys.argv[1], 'wb').write(b''.join(out))
+EOF2
+$BTT -i "$w/lim.bin" --perfetto="$w/lim.pftrace" >/dev/null 2>"$w/lim.err" ||
+	fail "btt origin: --perfetto on the limits' trace failed: $(head -c 300 "$w/lim.err")"
+for remark in "4464 dirtying bursts given up before their pages were all written (0 60 s after they began, 4464 once 65536 more had begun" \
+	"5 flows from dirtying bursts not drawn (1 to bios with 16 already, 4 from bursts with 4096 already, 0 to bios not drawn)"; do
+	grep -qF "$remark" "$w/lim.err" && pass "btt origin: --perfetto's limits: $remark" ||
+		fail "btt origin: --perfetto's limits: not said: '$remark': $(grep -i burst "$w/lim.err" | head -c 400)"
+done
+# and the trace is whole: 4103 writes' queued flows, 16 + 4096 from the bursts, each with two ends
+if [ -n "${PY:-}" ]; then
+	if "$PY" "$TOP/tests/gen/perfetto-check.py" --schema "$SHARED_DIR/perfetto" "$w/lim.pftrace" >"$w/lim.sum" 2>"$w/lim.check" &&
+		[ "$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["flows"])' "$w/lim.sum")" = "{'started': 8215, 'completed': 8215, 'open': 0}" ]; then
+		pass "btt origin: --perfetto's limits: perfetto-check finds nothing wrong, 8215 flows with both ends"
+	else
+		fail "btt origin: --perfetto's limits: perfetto-check: $(head -n 3 "$w/lim.check") $(grep -A3 flows "$w/lim.sum" | tr '\n' ' ')"
+	fi
 fi
