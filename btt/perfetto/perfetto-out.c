@@ -576,7 +576,7 @@ static void pfout_free(void *state)
 	free(p->pend);
 	for (size_t i = 0; i < p->nslots; i++) {
 		free(p->slots[i].pc);
-		free(p->slots[i].io.bflows);
+		free(p->slots[i].bflows);
 	}
 	u64map_free(&p->lastc);
 	u64map_free(&p->wend);

@@ -50,6 +50,8 @@ static uint32_t slot_new(struct pfout *p)
 		p->slots[i].gen = 0;
 		p->slots[i].pc = NULL;
 		p->slots[i].apc = 0;
+		p->slots[i].bflows = NULL; /* (handed to the drawing with the run: NULL again) */
+		p->slots[i].nbflows = 0;
 	}
 	return i;
 }
@@ -176,8 +178,6 @@ static void made(struct pfout *p, const struct btt_bio *b)
 	io->error = 0;
 	io->nflow_out = io->set = io->piece = io->nostage = 0;
 	io->has_cgroup = io->has_origin = io->has_file = 0;
-	io->bflows = NULL;
-	io->nbflows = 0;
 	io->remapped = !!(b->flags & BTT_BIO_REMAPPED);
 	io->no_q = (uint8_t)no_q;
 	s->t_q = first_time(b);
@@ -371,10 +371,13 @@ static void finished(struct pfout *p, const struct btt_bio *b, int now)
 	if (no_q)
 		p->no_q++;
 	/* its run (pfsort.h): the slice's begin, each stage from its start, the end */
+	if (s->nbflows) {
+		pfpipe_bflows(p->d, i, s->bflows, s->nbflows); /* the drawing's now */
+		s->bflows = NULL;
+		s->nbflows = 0;
+	}
 	run = pfpipe_run(p->d, i);
 	run->io = s->io;
-	s->io.bflows = NULL; /* the drawing's now */
-	s->io.nbflows = 0;
 	run->io.error = lost ? 0 : b->error;
 	run->io.lost = lost ? gone_why[b->gone < 4 ? b->gone : 0] : NULL;
 	run->io.set = lost ? PF_SET_LOST : PF_SET_IO;

@@ -344,15 +344,15 @@ static uint64_t flow_to(struct pfout *p, uint32_t bio, uint64_t burst)
 	size_t n = 0;
 
 	if (i != NONE) {
-		struct pf_io *io = &p->slots[i].io;
+		struct slot *sl = &p->slots[i];
 
-		if (io->nbflows >= PF_MAX_BURST_FLOWS) {
+		if (sl->nbflows >= PF_MAX_BURST_FLOWS) {
 			s->io_full++;
 			return 0;
 		}
-		if (!io->bflows)
-			io->bflows = xmalloc(PF_MAX_BURST_FLOWS * sizeof(*io->bflows));
-		io->bflows[io->nbflows++] = ++p->next_flow;
+		if (!sl->bflows)
+			sl->bflows = xmalloc(PF_MAX_BURST_FLOWS * sizeof(*sl->bflows));
+		sl->bflows[sl->nbflows++] = ++p->next_flow;
 		return p->next_flow;
 	}
 	/* made later, if its hook waits (pfout_on_made()) */
@@ -422,7 +422,7 @@ void pfburst_note(struct pfout *p, const struct blk_event *ev)
 void pfburst_made(struct pfout *p, uint32_t id, uint32_t i)
 {
 	struct pfbursts *s = p->bursts;
-	struct pf_io *io = &p->slots[i].io;
+	struct slot *sl = &p->slots[i];
 	size_t k = 0;
 
 	if (!s->nstash)
@@ -432,9 +432,9 @@ void pfburst_made(struct pfout *p, uint32_t id, uint32_t i)
 			s->stash[k++] = s->stash[j];
 			continue;
 		}
-		if (!io->bflows)
-			io->bflows = xmalloc(PF_MAX_BURST_FLOWS * sizeof(*io->bflows));
-		io->bflows[io->nbflows++] = s->stash[j].flow;
+		if (!sl->bflows)
+			sl->bflows = xmalloc(PF_MAX_BURST_FLOWS * sizeof(*sl->bflows));
+		sl->bflows[sl->nbflows++] = s->stash[j].flow;
 	}
 	s->nstash = k;
 }

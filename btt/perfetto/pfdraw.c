@@ -644,7 +644,8 @@ static void notes_args(const struct pf_io *io, struct blk_perfetto_arg *args, un
 	}
 }
 
-int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
+int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts, const uint64_t *bflows,
+		 unsigned int nbflows)
 {
 	char from[64];
 	struct blk_perfetto_arg args[14] = {
@@ -702,13 +703,15 @@ int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
 		term[ev.nterminating++] = io->flow_from;
 	ev.flows = io->flow_out;
 	ev.nflows = io->nflow_out;
-	if (io->nbflows) {
+	if (nbflows) {
 		/* the flows from the bursts that dirtied its data (flow_ids too: the trace
 		 * processor orders a flow's events by time, the burst's instant is earlier) */
+		if (nbflows > PF_MAX_BURST_FLOWS)
+			return fail(d, -EINVAL);
 		memcpy(fl, io->flow_out, io->nflow_out * sizeof(*fl));
-		memcpy(fl + io->nflow_out, io->bflows, io->nbflows * sizeof(*fl));
+		memcpy(fl + io->nflow_out, bflows, nbflows * sizeof(*fl));
 		ev.flows = fl;
-		ev.nflows += io->nbflows;
+		ev.nflows += nbflows;
 	}
 	at(d, io->lane, ts);
 	return draw_event(d, blk_perfetto_begin, &ev);

@@ -38,8 +38,7 @@ enum pf_set { PF_SET_IO, PF_SET_PIECE, PF_SET_LOST, PF_NSETS };
  * @lane, @lane_idx, @set: its lane while it is drawn (set by pfdraw_begin())
  * @flow_in: the flow from its process's "queued" instant (0: none, a bio without a Q);
  *	@flow_from: from the bio it was remapped from (0: none); @flow_out: to the bios it
- *	became (remaps); @bflows, @nbflows: from the dirtying bursts whose pages it wrote (a
- *	malloc()ed array of PF_MAX_BURST_FLOWS or NULL, which the drawing frees with the run)
+ *	became (remaps)
  * @lost: why it left without a completion (a string for its "lost" argument), or NULL
  * @kind: its "bio" argument ("split", "no Q, merged"...: a fixed string), NULL: none
  * @pieces: a split bio's pieces (its "pieces" argument when above 1); @bio_sector: a
@@ -61,9 +60,8 @@ struct pf_io {
 	const struct btt_proc *proc;
 	const char *lost, *kind;
 	const char *cgroup, *origin, *file;
-	uint64_t *bflows;
 	uint64_t cgroup_id, file_ino, file_offset;
-	uint32_t pid, nsec, dev, from_device, lane_idx, pieces, origin_pid, nbflows;
+	uint32_t pid, nsec, dev, from_device, lane_idx, pieces, origin_pid;
 	uint16_t error;
 	uint8_t nflow_out, set, remapped, no_q, piece, nostage;
 	uint8_t has_cgroup, has_origin, has_file;
@@ -151,8 +149,12 @@ struct pf_burst {
  */
 int pfdraw_burst(struct pfdraw *d, const struct pf_burst *b, uint64_t ts);
 
-/* The slice of @io from @ts on the lowest free lane of its set (io->set). */
-int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts);
+/*
+ * The slice of @io from @ts on the lowest free lane of its set (io->set); @bflows, @nbflows:
+ * the flows into it from the dirtying bursts whose pages it wrote (NULL, 0: none).
+ */
+int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts, const uint64_t *bflows,
+		 unsigned int nbflows);
 
 /* Stage @name of @io from @ts (the end of the one before unless @first); @name stays as it
  * is at its address as long as the drawing lives (a fixed string, blk-perfetto/perfetto.h). */

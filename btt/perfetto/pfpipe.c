@@ -35,12 +35,12 @@
  */
 #define PFPIPE_WAKE_AT (PFPIPE_CHUNKS / 2)
 
-enum cmd_kind { C_START, C_DEVICE, C_REC, C_QUEUED, C_RUN, C_MARK, C_FLOW, C_DRAIN };
+enum cmd_kind { C_START, C_DEVICE, C_REC, C_QUEUED, C_RUN, C_MARK, C_FLOW, C_DRAIN, C_BFLOWS };
 
 struct cmd {
 	uint32_t kind, size; /* size: of the whole command, a multiple of 8 */
-	uint32_t id; /* C_RUN, C_FLOW: the I/O's slot */
-	uint32_t x; /* C_FLOW: the slot's generation */
+	uint32_t id; /* C_RUN, C_FLOW, C_BFLOWS: the I/O's slot */
+	uint32_t x; /* C_FLOW: the slot's generation; C_BFLOWS: the number of flows */
 	uint64_t ts; /* C_REC, C_QUEUED: the newest time read; C_MARK: the watermark;
 		      * C_FLOW: the wait's end */
 };
@@ -77,6 +77,11 @@ struct cmd_run {
 struct cmd_flow {
 	struct cmd c;
 	struct pf_wait *w;
+};
+
+struct cmd_bflows {
+	struct cmd c;
+	uint64_t *flows;
 };
 
 struct chunk {
@@ -165,6 +170,9 @@ static void run_cmd(struct pfpipe *pp, const struct cmd *c)
 		break;
 	case C_DRAIN:
 		pfsort_drain(pp->s);
+		break;
+	case C_BFLOWS:
+		pfsort_bflows(pp->s, c->id, ((const struct cmd_bflows *)c)->flows, c->x);
 		break;
 	}
 	note_err(pp, ret);
@@ -343,6 +351,14 @@ void pfpipe_queued(struct pfpipe *pp, const struct pf_rec *r, const struct pf_io
 	c->flow_in = io->flow_in;
 	c->pid = io->pid;
 	c->dev = io->dev;
+}
+
+void pfpipe_bflows(struct pfpipe *pp, uint32_t slot, uint64_t *flows, unsigned int n)
+{
+	struct cmd_bflows *c = put(pp, C_BFLOWS, sizeof(*c), slot, 0);
+
+	c->c.x = n;
+	c->flows = flows;
 }
 
 struct pf_run *pfpipe_run(struct pfpipe *pp, uint32_t slot)

@@ -49,6 +49,9 @@ void pfpipe_drain(struct pfpipe *pp);
  * caller then has other work; more may be said after). */
 void pfpipe_flush(struct pfpipe *pp);
 
+/* pfsort_bflows(), before the pfpipe_run() of @slot (@flows handed over) */
+void pfpipe_bflows(struct pfpipe *pp, uint32_t slot, uint64_t *flows, unsigned int n);
+
 /* pfsort_run() for @slot: the run to fill, at once (before any other call of this file) */
 struct pf_run *pfpipe_run(struct pfpipe *pp, uint32_t slot);
 

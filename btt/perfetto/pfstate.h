@@ -41,6 +41,8 @@ struct slot {
 	struct piece *pc; /* its pieces, once split (the array stays with the slot) */
 	size_t apc;
 	uint32_t npc;
+	uint32_t nbflows; /* the flows into it from dirtying bursts (pfburst.c), bflows: */
+	uint64_t *bflows; /* malloc()ed (PF_MAX_BURST_FLOWS), the drawing's with its run */
 };
 
 /* a hook of the bios model whose bio cannot be drawn yet (see on_made()) */
