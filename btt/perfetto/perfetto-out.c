@@ -54,7 +54,6 @@
 #include "common.h"
 #include "model/alloc.h"
 #include "model/bios.h"
-#include "model/clock.h"
 #include "model/iomodel.h"
 #include "model/u64map.h"
 #include "output.h"
@@ -91,32 +90,17 @@ static void set_error(struct pfout *p, int err)
 	}
 }
 
-static void vnote(struct pfout *p, const char *fmt, va_list ap)
+static void __attribute__((format(printf, 2, 3))) note(struct pfout *p, const char *fmt, ...)
 {
 	char buf[512];
+	va_list ap;
 
 	if (p->nnotes == MAX_NOTES)
 		return;
+	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
 	p->notes[p->nnotes++] = xstrdup(buf);
-}
-
-static void __attribute__((format(printf, 2, 3))) note(struct pfout *p, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vnote(p, fmt, ap);
-	va_end(ap);
-}
-
-void pfout_remark(struct pfout *p, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vnote(p, fmt, ap);
-	va_end(ap);
 }
 
 /* ---- the records ---- */
@@ -140,32 +124,6 @@ static uint64_t watermark(const struct pfout *p)
 			w = p->now - LAG_NS;
 	}
 	return w;
-}
-
-/* ---- the trace's start ---- */
-
-static void start(struct pfout *p)
-{
-	struct blk_perfetto_opts o = {.flags = BLK_PERFETTO_VARINT_FLOWS, .start_ns = p->first_ts};
-	int64_t sec;
-	long nsec;
-
-	if (p->started || p->err)
-		return;
-	if (p->v->clock && btt_clock_base(p->v->clock, &sec, &nsec) != BLK_WALL_NONE && sec >= 0) {
-		/* the wall clock of time 0, which the writer relates to start_ns */
-		o.has_wall = 1;
-		o.wall_ts = 0;
-		o.wall_sec = sec;
-		o.wall_nsec = nsec;
-	}
-	pfpipe_start(p->d, &o);
-	p->started = 1;
-}
-
-void pfout_start(struct pfout *p)
-{
-	start(p);
 }
 
 static struct dstate *dstate_new(struct pfout *p, uint32_t idx)
@@ -329,7 +287,7 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 			/* the first event: the wall clock is known (a trace has its notes
 			 * first, and btt's clock has seen every record up to this one) */
 			p->first_ts = e->ev->time;
-			start(p);
+			pfout_start(p);
 		}
 		dstate(p, dev);
 		if (!p->err)
@@ -439,6 +397,40 @@ static void *pfout_new(const struct btt_view *v, void *opened)
 	return p;
 }
 
+/* what the dirtying bursts could not draw (pfburst.c) */
+static void burst_remarks(struct pfout *p)
+{
+	struct pfburst_stats s;
+	uint64_t lost;
+
+	pfburst_stats(p, &s);
+	lost = s.io_full + s.burst_full + s.no_slice;
+	if (s.stale || s.limit)
+		note(p,
+		     "'%s': %llu dirtying bursts given up before their pages were all written (%llu %llu s after they began, %llu once %u more had begun, the limit of memory): drawn then, with the flows they had",
+		     p->path, (unsigned long long)(s.stale + s.limit), (unsigned long long)s.stale,
+		     (unsigned long long)(PF_BURST_STALE_NS / 1000000000),
+		     (unsigned long long)s.limit, PF_BURST_MAX_OPEN);
+	if (s.late)
+		note(p,
+		     "'%s': %llu writes took pages of dirtying bursts given up already: no flow from them",
+		     p->path, (unsigned long long)s.late);
+	if (lost)
+		note(p,
+		     "'%s': %llu flows from dirtying bursts not drawn (%llu to bios with %d already, %llu from bursts with %u already, %llu to bios not drawn)",
+		     p->path, (unsigned long long)lost, (unsigned long long)s.io_full,
+		     PF_MAX_BURST_FLOWS, (unsigned long long)s.burst_full, PF_BURST_MAX_FLOWS,
+		     (unsigned long long)s.no_slice);
+	if (s.before)
+		note(p,
+		     "'%s': %llu dirtying bursts began before the trace's time 0 (a merged file of blkparse -d starts at its first event): drawn at 0, their 'before-trace-ns' argument says how long before",
+		     p->path, (unsigned long long)s.before);
+	if (s.zero)
+		note(p,
+		     "'%s': %llu dirtying bursts of pages dirty already (none of their own) not drawn",
+		     p->path, (unsigned long long)s.zero);
+}
+
 /* what could not be drawn, for the front-end to say */
 static void remarks(struct pfout *p)
 {
@@ -498,7 +490,7 @@ static void remarks(struct pfout *p)
 		     "'%s': %llu I/O waits overlap an earlier wait of their thread: drawn from its end (their 'ns' argument is the whole wait)",
 		     p->path, (unsigned long long)p->wait_overlap);
 	if (p->bursts)
-		pfburst_remarks(p);
+		burst_remarks(p);
 	if (p->wait_bad)
 		note(p,
 		     "'%s': %llu I/O wait notes could not be read (damaged, or a newer version): not drawn",
@@ -515,7 +507,7 @@ static void pfout_input_end(void *state, uint64_t last_time)
 	p->ended = 1;
 	if (last_time > p->now)
 		p->now = last_time;
-	start(p);
+	pfout_start(p);
 	pfout_flush_pending(p);
 	if (p->bursts)
 		pfburst_end(p);

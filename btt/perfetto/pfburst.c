@@ -26,10 +26,10 @@
  * order.
  *
  * Memory: the bursts not drawn, as a ring in the order they began. A burst whose pages are
- * not written within BURST_STALE_NS of its first run (a file deleted or truncated, pages
- * still dirty when tracing stopped), or the oldest past BURST_MAX_OPEN, is given up: drawn
+ * not written within PF_BURST_STALE_NS of its first run (a file deleted or truncated, pages
+ * still dirty when tracing stopped), or the oldest past PF_BURST_MAX_OPEN, is given up: drawn
  * with the flows it has; later writes of its pages have no flow (counted). At most
- * BURST_MAX_FLOWS flows per burst and PF_MAX_BURST_FLOWS per bio (counted past them).
+ * PF_BURST_MAX_FLOWS flows per burst and PF_MAX_BURST_FLOWS per bio (counted past them).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -48,9 +48,6 @@
 
 #define BURST_GAP_NS 200000000ull
 #define BURST_SPAN_NS 1000000000ull
-#define BURST_STALE_NS 60000000000ull
-#define BURST_MAX_OPEN 65536u
-#define BURST_MAX_FLOWS 4096u
 #define NO_CHECK UINT64_MAX
 
 /* a burst not drawn yet (its entry in the ring: id 0 when drawn) */
@@ -191,7 +188,7 @@ static void next_check(struct pfout *p)
 	}
 	if (s->head < s->next) {
 		b = &s->ring[s->head & (s->cap - 1)];
-		e = b->t_first + BURST_STALE_NS + 1;
+		e = b->t_first + PF_BURST_STALE_NS + 1;
 		if (e < t)
 			t = e;
 	}
@@ -226,7 +223,7 @@ static void due(struct pfout *p, uint64_t now)
 	if (s->whead == s->nwait)
 		s->whead = s->nwait = 0;
 	while (s->head < s->next &&
-	       s->ring[s->head & (s->cap - 1)].t_first + BURST_STALE_NS < s->now)
+	       s->ring[s->head & (s->cap - 1)].t_first + PF_BURST_STALE_NS < s->now)
 		give_up(p, &s->stale);
 }
 
@@ -262,7 +259,7 @@ static struct burst *burst_new(struct pfout *p)
 	struct pfbursts *s = p->bursts;
 	struct burst *b;
 
-	if (s->next - s->head >= BURST_MAX_OPEN)
+	if (s->next - s->head >= PF_BURST_MAX_OPEN)
 		give_up(p, &s->limit);
 	if (s->next - s->head == s->cap) {
 		uint64_t cap = s->cap * 2;
@@ -388,7 +385,7 @@ static void taken(void *ctx, uint32_t bio, const struct blk_origin_tag *tags, si
 		}
 		b->left -= tags[k].pages < b->left ? tags[k].pages : b->left;
 		b->ios++;
-		if (b->nflows >= BURST_MAX_FLOWS)
+		if (b->nflows >= PF_BURST_MAX_FLOWS)
 			s->burst_full++;
 		else if ((f = flow_to(p, bio, b->id))) {
 			b->flows = array_grow(b->flows, &b->aflows, b->nflows, sizeof(*b->flows));
@@ -479,41 +476,20 @@ void pfburst_end(struct pfout *p)
 	p->burst_check = NO_CHECK;
 }
 
-void pfburst_remarks(struct pfout *p)
+void pfburst_stats(const struct pfout *p, struct pfburst_stats *st)
 {
 	const struct pfbursts *s = p->bursts;
-	uint64_t lost = s->io_full + s->burst_full + s->no_slice;
 
-	if (s->stale || s->limit)
-		pfout_remark(
-			p,
-			"'%s': %llu dirtying bursts given up before their pages were all written (%llu %llu s after they began, %llu once %u more had begun, the limit of memory): drawn then, with the flows they had",
-			p->path, (unsigned long long)(s->stale + s->limit),
-			(unsigned long long)s->stale,
-			(unsigned long long)(BURST_STALE_NS / 1000000000),
-			(unsigned long long)s->limit, BURST_MAX_OPEN);
-	if (s->late)
-		pfout_remark(
-			p,
-			"'%s': %llu writes took pages of dirtying bursts given up already: no flow from them",
-			p->path, (unsigned long long)s->late);
-	if (lost)
-		pfout_remark(
-			p,
-			"'%s': %llu flows from dirtying bursts not drawn (%llu to bios with %d already, %llu from bursts with %u already, %llu to bios not drawn)",
-			p->path, (unsigned long long)lost, (unsigned long long)s->io_full,
-			PF_MAX_BURST_FLOWS, (unsigned long long)s->burst_full, BURST_MAX_FLOWS,
-			(unsigned long long)s->no_slice);
-	if (s->before)
-		pfout_remark(
-			p,
-			"'%s': %llu dirtying bursts began before the trace's time 0 (a merged file of blkparse -d starts at its first event): drawn at 0, their 'before-trace-ns' argument says how long before",
-			p->path, (unsigned long long)s->before);
-	if (s->zero)
-		pfout_remark(
-			p,
-			"'%s': %llu dirtying bursts of pages dirty already (none of their own) not drawn",
-			p->path, (unsigned long long)s->zero);
+	*st = (struct pfburst_stats){
+		.stale = s->stale,
+		.limit = s->limit,
+		.late = s->late,
+		.io_full = s->io_full,
+		.burst_full = s->burst_full,
+		.no_slice = s->no_slice,
+		.zero = s->zero,
+		.before = s->before,
+	};
 }
 
 void pfburst_free(struct pfout *p)

@@ -16,6 +16,7 @@
 #include "blk-perfetto/perfetto.h"
 #include "common.h"
 #include "model/alloc.h"
+#include "model/clock.h"
 #include "perfetto/pfpipe.h"
 
 /*
@@ -325,6 +326,22 @@ void pfpipe_start(struct pfpipe *pp, const struct blk_perfetto_opts *o)
 	struct cmd_start *c = put(pp, C_START, sizeof(*c), 0, 0);
 
 	c->o = *o;
+}
+
+void pfpipe_begin(struct pfpipe *pp, uint64_t first_ts, struct btt_clock *clock)
+{
+	struct blk_perfetto_opts o = {.flags = BLK_PERFETTO_VARINT_FLOWS, .start_ns = first_ts};
+	int64_t sec;
+	long nsec;
+
+	if (clock && btt_clock_base(clock, &sec, &nsec) != BLK_WALL_NONE && sec >= 0) {
+		/* the wall clock of time 0, which the writer relates to start_ns */
+		o.has_wall = 1;
+		o.wall_ts = 0;
+		o.wall_sec = sec;
+		o.wall_nsec = nsec;
+	}
+	pfpipe_start(pp, &o);
 }
 
 void pfpipe_device(struct pfpipe *pp, const struct btt_dev *dev)

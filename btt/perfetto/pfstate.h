@@ -16,6 +16,7 @@
 #include "output.h"
 #include "perfetto/pfdraw.h"
 #include "perfetto/pforder.h"
+#include "perfetto/pfpipe.h"
 #include "perfetto/pfsort.h"
 
 #define NONE UINT32_MAX
@@ -118,12 +119,14 @@ static inline struct pf_rec pfout_rec(struct pfout *p, uint64_t ts, int counter,
 			       .slot = slot};
 }
 
-/* ---- perfetto-out.c ---- */
-
 /* the trace's start (its first packet), once: at the first event, or when drawing needs it */
-void pfout_start(struct pfout *p);
-/* a remark for the front-end to say (at most MAX_NOTES) */
-void pfout_remark(struct pfout *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void pfout_start(struct pfout *p)
+{
+	if (!p->started && !p->err) {
+		pfpipe_begin(p->d, p->first_ts, p->v->clock);
+		p->started = 1;
+	}
+}
 
 /* ---- pfbios.c ---- */
 
@@ -145,6 +148,20 @@ static inline uint32_t pfout_slot_of(const struct pfout *p, uint32_t id)
 
 /* ---- pfburst.c ---- */
 
+#define PF_BURST_STALE_NS 60000000000ull /* a burst is given up this long after it began */
+#define PF_BURST_MAX_OPEN 65536u /* the oldest given up once this many more began */
+#define PF_BURST_MAX_FLOWS 4096u /* flows from one burst */
+
+/* what the bursts could not draw, for the remarks */
+struct pfburst_stats {
+	uint64_t stale, limit; /* bursts given up (BURST_STALE_NS, BURST_MAX_OPEN) */
+	uint64_t late; /* writes of pages of bursts given up: no flow */
+	uint64_t io_full, burst_full, no_slice; /* flows not drawn: past PF_MAX_BURST_FLOWS,
+						 * PF_BURST_MAX_FLOWS, to bios not drawn */
+	uint64_t zero; /* bursts of no page of their own, not drawn */
+	uint64_t before; /* bursts before time 0 (a merged file), drawn at 0 */
+};
+
 /* A DIRTY note @ev: from the first, the bursts follow the origin tracker's dirty pages. */
 void pfburst_note(struct pfout *p, const struct blk_event *ev);
 /* The newest event is at @now (events' clock): the bursts due are drawn (p->burst_check). */
@@ -155,8 +172,8 @@ void pfburst_made(struct pfout *p, uint32_t id, uint32_t i);
 void pfburst_unstash(struct pfout *p);
 /* The trace ended: every burst left is drawn. */
 void pfburst_end(struct pfout *p);
-/* What was not drawn, said with pfout_remark(). */
-void pfburst_remarks(struct pfout *p);
+/* What was not drawn, into *@st. */
+void pfburst_stats(const struct pfout *p, struct pfburst_stats *st);
 void pfburst_free(struct pfout *p);
 
 #endif /* BTT_PFSTATE_H */
