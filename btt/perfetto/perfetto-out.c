@@ -411,6 +411,10 @@ static void burst_remarks(struct pfout *p)
 		     p->path, (unsigned long long)(s.stale + s.limit), (unsigned long long)s.stale,
 		     (unsigned long long)(PF_BURST_STALE_NS / 1000000000),
 		     (unsigned long long)s.limit, PF_BURST_MAX_OPEN);
+	if (s.early)
+		note(p,
+		     "'%s': %llu of those given up before the trace's first block event: not drawn (the trace's start was not known yet)",
+		     p->path, (unsigned long long)s.early);
 	if (s.late)
 		note(p,
 		     "'%s': %llu writes took pages of dirtying bursts given up already: no flow from them",

@@ -82,7 +82,7 @@ struct pfbursts {
 	size_t nstash, astash;
 	uint64_t now; /* the newest time known, on the notes' clock */
 	/* what was drawn, given up, left out */
-	uint64_t drawn, zero, stale, limit, unwritten_end, pages_end, before;
+	uint64_t drawn, zero, stale, limit, unwritten_end, pages_end, before, early;
 	uint64_t late, io_full, burst_full, no_slice;
 };
 
@@ -120,7 +120,12 @@ static uint64_t end_of(const struct burst *b)
 
 /* ---- drawing ---- */
 
-/* @b drawn (unless it has no page of its own: counted), and its entry freed */
+/*
+ * @b drawn (unless it has no page of its own, or the trace has not started: counted), and
+ * its entry freed. Only the limit of memory gives a burst up before the trace's first event
+ * (its start settles the wall clock, which the notes' times need; and a record cannot wait
+ * for it: the first tick says a watermark before it).
+ */
 static void draw(struct pfout *p, struct burst *b)
 {
 	struct pfbursts *s = p->bursts;
@@ -132,8 +137,9 @@ static void draw(struct pfout *p, struct burst *b)
 		u64map_del(&s->bykey, b->key);
 	if (!b->pages) {
 		s->zero++;
+	} else if (!p->started) {
+		s->early++;
 	} else {
-		pfout_start(p);
 		d = xmalloc(sizeof(*d) + b->nflows * sizeof(d->flows[0]));
 		d->ino = b->ino;
 		d->offset = b->offset;
@@ -489,6 +495,7 @@ void pfburst_stats(const struct pfout *p, struct pfburst_stats *st)
 		.no_slice = s->no_slice,
 		.zero = s->zero,
 		.before = s->before,
+		.early = s->early,
 	};
 }
 

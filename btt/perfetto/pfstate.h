@@ -160,6 +160,7 @@ struct pfburst_stats {
 						 * PF_BURST_MAX_FLOWS, to bios not drawn */
 	uint64_t zero; /* bursts of no page of their own, not drawn */
 	uint64_t before; /* bursts before time 0 (a merged file), drawn at 0 */
+	uint64_t early; /* given up at the limit before the first event: not drawn */
 };
 
 /* A DIRTY note @ev: from the first, the bursts follow the origin tracker's dirty pages. */
