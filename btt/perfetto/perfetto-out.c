@@ -264,11 +264,12 @@ static void on_tick(void *ctx, uint64_t t)
 		pfout_flush_pending(p);
 	if (t > p->now)
 		p->now = t;
-	if (p->bursts && p->now >= p->burst_check)
-		pfburst_check(p, p->now);
 	/* the watermark is at most now - HOLD_NS: most ticks cannot move it a step */
 	if (p->now < p->mark + MARK_NS + HOLD_NS)
 		return;
+	/* the bursts due, as often (bursts are drawn late anyway: a tick's test less) */
+	if (p->now >= p->burst_check) /* UINT64_MAX without bursts */
+		pfburst_check(p, p->now);
 	w = watermark(p);
 	if (w >= p->mark + MARK_NS) {
 		pfpipe_mark(p->d, w);
@@ -346,6 +347,7 @@ static int pfout_open(const struct btt_view *v, void **state)
 	p->v = v;
 	p->path = xstrdup(path);
 	p->free_slot = p->head = p->tail = NONE;
+	p->burst_check = UINT64_MAX;
 	for (int x = 0; x < L_NR; x++) {
 		for (int y = 0; y < L_NR; y++)
 			snprintf(p->names[x][y], sizeof(p->names[x][y]), "%c2%c", letters[x],

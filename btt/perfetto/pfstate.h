@@ -88,7 +88,8 @@ struct pfout {
 	struct u64map wend; /* tid + 1 -> the end of its last wait drawn */
 	struct u64map tgids; /* tid + 1 -> its tgid, from its wait notes */
 	struct pfbursts *bursts; /* the dirtying bursts (pfburst.c), from the first DIRTY note */
-	uint64_t burst_check; /* a burst may be drawn once the newest event reaches it */
+	uint64_t burst_check; /* a burst may be drawn once the newest event reaches it (the
+			       * events' clock; UINT64_MAX: never) */
 	uint64_t seq, now, next_flow;
 	uint64_t mark; /* the watermark last said to the drawing */
 	struct dstate *dev;
