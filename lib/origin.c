@@ -27,6 +27,7 @@ struct devmap {
 
 struct run {
 	uint64_t start, end; /* file bytes [start, end): whole pages */
+	uint64_t tag; /* the caller's (blk_origin_note_tagged()), 0: none */
 	uint32_t pid, page;
 	char comm[16];
 };
@@ -57,6 +58,8 @@ struct blk_origin {
 	size_t nfiles, capfiles;
 	struct blk_origin_share *shares;
 	size_t nshares, capshares;
+	struct blk_origin_tag *tags; /* of the I/O being looked up */
+	size_t ntags, captags;
 	struct name_chunk *names; /* the newest first */
 	const char **index; /* open addressing over the names, a power of two of slots */
 	size_t nindex, aindex;
@@ -88,6 +91,7 @@ void blk_origin_free(struct blk_origin *o)
 	free(o->dev);
 	free(o->files);
 	free(o->shares);
+	free(o->tags);
 	free(o);
 }
 
@@ -204,12 +208,14 @@ static void count_pages(struct blk_origin *o, int64_t pages, int64_t runs)
 		o->stats.max_dirty_runs = o->stats.dirty_runs;
 }
 
-/* the pages of @r (a run) not dirty yet in @f: the first dirtier of a page stays */
-static int dirty_add(struct blk_origin *o, struct file *f, const struct run *r)
+/* the pages of @r (a run) not dirty yet in @f (*@added of them): the first dirtier of a page
+ * stays */
+static int dirty_add(struct blk_origin *o, struct file *f, const struct run *r, uint64_t *added)
 {
 	size_t i = run_after(f, r->start);
 	uint64_t c = r->start;
 
+	*added = 0;
 	while (c < r->end) {
 		struct run piece = *r;
 		size_t prev;
@@ -222,9 +228,11 @@ static int dirty_add(struct blk_origin *o, struct file *f, const struct run *r)
 		piece.end = i < f->n && f->run[i].start < r->end ? f->run[i].start : r->end;
 		c = piece.end;
 		count_pages(o, (int64_t)((piece.end - piece.start) / piece.page), 0);
+		*added += (piece.end - piece.start) / piece.page;
 		prev = i - 1;
 		if (i && f->run[prev].end == piece.start && f->run[prev].pid == piece.pid &&
-		    f->run[prev].page == piece.page && !memcmp(f->run[prev].comm, piece.comm, 16)) {
+		    f->run[prev].page == piece.page && f->run[prev].tag == piece.tag &&
+		    !memcmp(f->run[prev].comm, piece.comm, 16)) {
 			f->run[prev].end = piece.end; /* the same task's pages go on */
 			continue;
 		}
@@ -236,16 +244,24 @@ static int dirty_add(struct blk_origin *o, struct file *f, const struct run *r)
 	return 0;
 }
 
-static int take_dirty(struct blk_origin *o, const struct blk_event *ev)
+int blk_origin_dirty_pdu(const struct blk_event *ev, struct blk_dirty_pdu *pdu)
+{
+	if (ev->pdu_len < sizeof(*pdu))
+		return -EINVAL;
+	memcpy(pdu, ev->pdu, sizeof(*pdu));
+	if (!pdu->count || !pdu->page_size || pdu->index > UINT64_MAX / pdu->page_size - pdu->count)
+		return -EINVAL;
+	return 0;
+}
+
+static int take_dirty(struct blk_origin *o, const struct blk_event *ev, uint64_t tag,
+		      uint64_t *added)
 {
 	struct blk_dirty_pdu pdu;
 	struct run r;
 	struct file *f;
 
-	if (ev->pdu_len < sizeof(pdu))
-		return -EINVAL;
-	memcpy(&pdu, ev->pdu, sizeof(pdu));
-	if (!pdu.count || !pdu.page_size || pdu.index > UINT64_MAX / pdu.page_size - pdu.count)
+	if (blk_origin_dirty_pdu(ev, &pdu))
 		return -EINVAL;
 	f = file_get(o, ev->device, pdu.ino);
 	if (!f)
@@ -254,12 +270,13 @@ static int take_dirty(struct blk_origin *o, const struct blk_event *ev)
 	memset(&r, 0, sizeof(r));
 	r.start = pdu.index * pdu.page_size;
 	r.end = r.start + (uint64_t)pdu.count * pdu.page_size;
+	r.tag = tag;
 	r.pid = ev->pid;
 	r.page = pdu.page_size;
 	/* the name as far as its NUL, a byte that is not printable shown as '?' */
 	for (size_t i = 0; i < 15 && pdu.comm[i]; i++)
 		r.comm[i] = pdu.comm[i] >= ' ' && pdu.comm[i] <= '~' ? pdu.comm[i] : '?';
-	if (dirty_add(o, f, &r))
+	if (dirty_add(o, f, &r, added))
 		return -ENOMEM;
 	o->stats.dirty++;
 	return 1;
@@ -399,21 +416,30 @@ static int take_file(struct blk_origin *o, const struct blk_event *ev)
 	return 1;
 }
 
-int blk_origin_note(struct blk_origin *o, const struct blk_event *ev)
+int blk_origin_note_tagged(struct blk_origin *o, const struct blk_event *ev, uint64_t tag,
+			   uint64_t *pages)
 {
+	uint64_t added = 0;
 	int ret;
 
 	if (blk_event_is_dirty(ev))
-		ret = take_dirty(o, ev);
+		ret = take_dirty(o, ev, tag, &added);
 	else if (blk_event_is_fmap(ev))
 		ret = take_fmap(o, ev);
 	else if (blk_event_is_file(ev))
 		ret = take_file(o, ev);
 	else
-		return 0;
+		ret = 0;
 	if (ret == -EINVAL)
 		o->stats.bad++;
+	if (pages)
+		*pages = ret > 0 ? added : 0;
 	return ret;
+}
+
+int blk_origin_note(struct blk_origin *o, const struct blk_event *ev)
+{
+	return blk_origin_note_tagged(o, ev, 0, NULL);
 }
 
 /* ---- the I/Os ---- */
@@ -507,9 +533,24 @@ static int share_add(struct blk_origin *o, uint32_t pid, const char *comm, uint6
 	return 0;
 }
 
+/* @bytes and @pages more of tag @tag taken by the I/O being looked up */
+static int tag_add(struct blk_origin *o, uint64_t tag, uint64_t bytes, uint64_t pages)
+{
+	for (size_t i = 0; i < o->ntags; i++)
+		if (o->tags[i].tag == tag) {
+			o->tags[i].bytes += bytes;
+			o->tags[i].pages += pages;
+			return 0;
+		}
+	if (grow(&o->tags, o->ntags, &o->captags, sizeof(*o->tags)))
+		return -ENOMEM;
+	o->tags[o->ntags++] = (struct blk_origin_tag){tag, bytes, pages};
+	return 0;
+}
+
 /*
- * The dirty pages of @f in bytes [@a, @b): their bytes to their dirtiers, and the pages out
- * of the map. Return: the bytes charged, or -ENOMEM.
+ * The dirty pages of @f in bytes [@a, @b): their bytes to their dirtiers (and their tags),
+ * and the pages out of the map. Return: the bytes charged, or -ENOMEM.
  */
 static int64_t dirty_take(struct blk_origin *o, struct file *f, uint64_t a, uint64_t b)
 {
@@ -528,6 +569,8 @@ static int64_t dirty_take(struct blk_origin *o, struct file *f, uint64_t a, uint
 			plo = r->start;
 		if (phi > r->end)
 			phi = r->end;
+		if (r->tag && tag_add(o, r->tag, hi - lo, (phi - plo) / r->page))
+			return -ENOMEM;
 		count_pages(o, -(int64_t)((phi - plo) / r->page), 0);
 		if (plo > r->start && phi < r->end) {
 			struct run tail = *r;
@@ -607,6 +650,7 @@ int blk_origin_io(struct blk_origin *o, const struct blk_origin_query *q,
 
 	memset(r, 0, sizeof(*r));
 	o->nshares = 0;
+	o->ntags = 0;
 	r->kind = BLK_ORIGIN_QUEUER;
 	r->pid = q->pid;
 	strncpy(r->comm, comm, sizeof(r->comm) - 1);
@@ -629,6 +673,8 @@ int blk_origin_io(struct blk_origin *o, const struct blk_origin_query *q,
 	}
 	r->shares = o->shares;
 	r->nshares = o->nshares;
+	r->tags = o->tags;
+	r->ntags = o->ntags;
 	if (r->kind == BLK_ORIGIN_QUEUER && o->nshares && o->shares[top].pid != q->pid) {
 		r->kind = BLK_ORIGIN_DIRTIER;
 		r->pid = o->shares[top].pid;
@@ -640,7 +686,9 @@ int blk_origin_io(struct blk_origin *o, const struct blk_origin_query *q,
 	return 0;
 nomem:
 	o->nshares = 0;
+	o->ntags = 0;
 	r->nshares = 0;
+	r->ntags = 0;
 	r->foreign = 0;
 	r->name = "-";
 	return -ENOMEM;

@@ -131,6 +131,11 @@ enum blk_wall_kind blk_wallclock_base(struct blk_wallclock *w, int64_t *sec, lon
 	return w->kind;
 }
 
+uint64_t blk_wallclock_offset(const struct blk_wallclock *w)
+{
+	return w->settled ? w->offset : 0;
+}
+
 unsigned int blk_wallclock_generation(const struct blk_wallclock *w)
 {
 	return w->gen;

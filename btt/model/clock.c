@@ -90,6 +90,11 @@ enum blk_wall_kind btt_clock_base(struct btt_clock *c, int64_t *sec, long *nsec)
 	return c->kind;
 }
 
+uint64_t btt_clock_note_offset(const struct btt_clock *c)
+{
+	return c->settled ? blk_wallclock_offset(c->w) : 0;
+}
+
 const struct blk_event *btt_clock_first(const struct btt_clock *c)
 {
 	return c->have_first ? &c->first : NULL;

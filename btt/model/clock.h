@@ -31,6 +31,14 @@ void btt_clock_free(struct btt_clock *c);
  */
 enum blk_wall_kind btt_clock_base(struct btt_clock *c, int64_t *sec, long *nsec);
 
+/*
+ * btt_clock_note_offset() - the nanoseconds to take from a note's own time (a DIRTY note's)
+ * to put it on the events' clock: 0 but for a merged file of blkparse -d, which rebases its
+ * events and not its notes (the amount estimated as the wall clock's, blk/wallclock.h).
+ * Settled by the first btt_clock_base(); 0 before it.
+ */
+uint64_t btt_clock_note_offset(const struct btt_clock *c);
+
 /* The first event read (not a note), its pdu not kept; NULL before it. */
 const struct blk_event *btt_clock_first(const struct btt_clock *c);
 

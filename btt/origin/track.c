@@ -47,6 +47,7 @@ struct otrack {
 	size_t nnames, anames;
 	struct listener l[MAX_LISTENERS];
 	int nl;
+	struct otrack_tagger tagger; /* tagger.tag: set */
 	struct otrack_counts counts;
 	const char *input; /* the trace (a regular file: its names read ahead), or NULL */
 	int names_ahead; /* its file names were taken at the first origin note */
@@ -117,6 +118,8 @@ static void on_queued(void *ctx, const struct blk_event *ev, uint32_t id)
 	io->ino = r.ino;
 	io->offset = r.offset;
 	io->foreign = r.foreign;
+	if (r.ntags && t->tagger.tag)
+		t->tagger.taken(t->tagger.ctx, id, r.tags, r.ntags);
 	if (r.nshares) {
 		io->shares = xmalloc(r.nshares * sizeof(*io->shares));
 		memcpy(io->shares, r.shares, r.nshares * sizeof(*io->shares));
@@ -167,6 +170,21 @@ static void names_ahead(struct otrack *t)
 	t->names_ahead = 1;
 }
 
+/* a DIRTY note, its pages tagged as the tagger says */
+static int tagged_note(struct otrack *t, const struct blk_event *ev)
+{
+	struct blk_dirty_pdu pdu;
+	uint64_t tag = 0, pages;
+	int ret;
+
+	if (!blk_origin_dirty_pdu(ev, &pdu))
+		tag = t->tagger.tag(t->tagger.ctx, ev, &pdu);
+	ret = blk_origin_note_tagged(t->notes, ev, tag, &pages);
+	if (ret > 0 && tag)
+		t->tagger.dirtied(t->tagger.ctx, tag, pages);
+	return ret;
+}
+
 static void on_note(void *ctx, const struct blk_event *ev)
 {
 	struct otrack *t = ctx;
@@ -179,7 +197,10 @@ static void on_note(void *ctx, const struct blk_event *ev)
 	/* read ahead already (names_ahead()) */
 	if (t->names_ahead > 0 && blk_event_is_file(ev))
 		return;
-	ret = blk_origin_note(t->notes, ev);
+	if (t->tagger.tag && blk_event_is_dirty(ev))
+		ret = tagged_note(t, ev);
+	else
+		ret = blk_origin_note(t->notes, ev);
 	if (ret > 0 && !t->names_ahead)
 		names_ahead(t);
 
@@ -211,6 +232,13 @@ void otrack_listen(struct otrack *t, otrack_fn fn, void *ctx)
 		die("too many listeners of the origin notes");
 	t->l[t->nl].fn = fn;
 	t->l[t->nl++].ctx = ctx;
+}
+
+void otrack_set_tagger(struct otrack *t, const struct otrack_tagger *tg)
+{
+	if (t->tagger.tag)
+		die("internal error: a second tagger of the dirty pages");
+	t->tagger = *tg;
 }
 
 const struct otrack_io *otrack_io_of(const struct otrack *t, uint32_t id)

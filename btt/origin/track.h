@@ -47,6 +47,22 @@ struct otrack_io {
 /* called for each bio done (complete, with its Q in the trace after the first note) */
 typedef void (*otrack_fn)(void *ctx, const struct btt_bio *b, const struct otrack_io *io);
 
+/**
+ * struct otrack_tagger - an output that follows the dirty pages in groups of its own (btt
+ * --perfetto's dirtying bursts), called with @ctx:
+ * @tag: DIRTY note @ev (its payload @pdu, checked) is about to be taken: the number its
+ *	pages get (blk_origin_note_tagged(); 0: none)
+ * @dirtied: of the pages of the note just tagged @tag, @pages were new to the map (the
+ *	others were dirty already: they keep their first tag)
+ * @taken: the Q of bio @id took tagged pages: @tags, @n of them (valid for the call)
+ */
+struct otrack_tagger {
+	void *ctx;
+	uint64_t (*tag)(void *ctx, const struct blk_event *ev, const struct blk_dirty_pdu *pdu);
+	void (*dirtied)(void *ctx, uint64_t tag, uint64_t pages);
+	void (*taken)(void *ctx, uint32_t id, const struct blk_origin_tag *tags, size_t n);
+};
+
 /* what the tracker could not use (the bios left out: otrack_follow(), bfollow_say()) */
 struct otrack_counts {
 	uint64_t notes_bad; /* origin notes skipped (damaged) */
@@ -59,6 +75,9 @@ void otrack_free(struct otrack *t);
 
 /* have @fn called with @ctx for each bio done (at most 4 listeners) */
 void otrack_listen(struct otrack *t, otrack_fn fn, void *ctx);
+
+/* have @tg tag the dirty pages from the next note on; one tagger (a second: dies) */
+void otrack_set_tagger(struct otrack *t, const struct otrack_tagger *tg);
 
 /* whether the trace held an origin note (the sections are printed only then) */
 int otrack_following(const struct otrack *t);

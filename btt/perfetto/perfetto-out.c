@@ -28,6 +28,12 @@
  * flow's start. A bio whose end went out already (it completed more than HOLD_NS before
  * the wait's end, or past MAX_PENDING) gives no flow: counted in the remarks.
  *
+ * Dirtying bursts (blktrace --origin): pfburst.c draws an instant per burst of a thread's
+ * dirtying, with flows to the bios that wrote its pages back. A burst is known whole only
+ * once its pages were written, seconds after it: its record comes long after the watermark
+ * passed its time and goes out at once, with an absolute time, on a track of its own (so
+ * no track goes back in time), its flows on both ends as flow ids (ordered by time).
+ *
  * Threads. The records, the ordering (pfsort.c) and the drawing (pfdraw.c, the writer) are
  * on a second thread (pfpipe.h), which also writes the file, while this one reads on; a
  * bio's slot is this side's until the drawing is done with it (its slice's end),
@@ -40,6 +46,7 @@
 #include <string.h>
 
 #include "blk/iowait.h"
+#include "blk/origin.h"
 #include "blk/output.h"
 #include "blk-perfetto/perfetto.h"
 #include "blk/trace.h"
@@ -47,7 +54,6 @@
 #include "common.h"
 #include "model/alloc.h"
 #include "model/bios.h"
-#include "model/clock.h"
 #include "model/iomodel.h"
 #include "model/u64map.h"
 #include "output.h"
@@ -118,27 +124,6 @@ static uint64_t watermark(const struct pfout *p)
 			w = p->now - LAG_NS;
 	}
 	return w;
-}
-
-/* ---- the trace's start ---- */
-
-static void start(struct pfout *p)
-{
-	struct blk_perfetto_opts o = {.flags = BLK_PERFETTO_VARINT_FLOWS, .start_ns = p->first_ts};
-	int64_t sec;
-	long nsec;
-
-	if (p->started || p->err)
-		return;
-	if (p->v->clock && btt_clock_base(p->v->clock, &sec, &nsec) != BLK_WALL_NONE && sec >= 0) {
-		/* the wall clock of time 0, which the writer relates to start_ns */
-		o.has_wall = 1;
-		o.wall_ts = 0;
-		o.wall_sec = sec;
-		o.wall_nsec = nsec;
-	}
-	pfpipe_start(p->d, &o);
-	p->started = 1;
 }
 
 static struct dstate *dstate_new(struct pfout *p, uint32_t idx)
@@ -236,7 +221,9 @@ static void on_wait(struct pfout *p, const struct blk_event *ev)
 	}
 	if (we)
 		*we = e;
-	else if (u64map_put(&p->wend, (uint64_t)iw.tid + 1, e) < 0)
+	else if (u64map_put(&p->wend, (uint64_t)iw.tid + 1, e) < 0 ||
+		 (!u64map_get(&p->tgids, (uint64_t)iw.tid + 1) &&
+		  u64map_put(&p->tgids, (uint64_t)iw.tid + 1, iw.tgid) < 0))
 		die("out of memory");
 	w = xcalloc(1, sizeof(*w));
 	*w = (struct pf_wait){
@@ -264,6 +251,8 @@ static void on_note(void *ctx, const struct blk_event *ev)
 
 	if (blk_event_is_iowait(ev))
 		on_wait(p, ev);
+	else if (!p->bursts && blk_event_is_dirty(ev))
+		pfburst_note(p, ev);
 }
 
 static void on_tick(void *ctx, uint64_t t)
@@ -278,6 +267,9 @@ static void on_tick(void *ctx, uint64_t t)
 	/* the watermark is at most now - HOLD_NS: most ticks cannot move it a step */
 	if (p->now < p->mark + MARK_NS + HOLD_NS)
 		return;
+	/* the bursts due, as often (bursts are drawn late anyway: a tick's test less) */
+	if (p->now >= p->burst_check) /* UINT64_MAX without bursts */
+		pfburst_check(p, p->now);
 	w = watermark(p);
 	if (w >= p->mark + MARK_NS) {
 		pfpipe_mark(p->d, w);
@@ -296,7 +288,7 @@ static void on_event(void *ctx, const struct btt_dev_event *e)
 			/* the first event: the wall clock is known (a trace has its notes
 			 * first, and btt's clock has seen every record up to this one) */
 			p->first_ts = e->ev->time;
-			start(p);
+			pfout_start(p);
 		}
 		dstate(p, dev);
 		if (!p->err)
@@ -355,6 +347,7 @@ static int pfout_open(const struct btt_view *v, void **state)
 	p->v = v;
 	p->path = xstrdup(path);
 	p->free_slot = p->head = p->tail = NONE;
+	p->burst_check = UINT64_MAX;
 	for (int x = 0; x < L_NR; x++) {
 		for (int y = 0; y < L_NR; y++)
 			snprintf(p->names[x][y], sizeof(p->names[x][y]), "%c2%c", letters[x],
@@ -404,6 +397,44 @@ static void *pfout_new(const struct btt_view *v, void *opened)
 								.piece = pfout_on_piece}) < 0))
 		die("internal error: too many subscribers");
 	return p;
+}
+
+/* what the dirtying bursts could not draw (pfburst.c) */
+static void burst_remarks(struct pfout *p)
+{
+	struct pfburst_stats s;
+	uint64_t lost;
+
+	pfburst_stats(p, &s);
+	lost = s.io_full + s.burst_full + s.no_slice;
+	if (s.stale || s.limit)
+		note(p,
+		     "'%s': %llu dirtying bursts given up before their pages were all written (%llu %llu s after they began, %llu once %u more had begun, the limit of memory): drawn then, with the flows they had",
+		     p->path, (unsigned long long)(s.stale + s.limit), (unsigned long long)s.stale,
+		     (unsigned long long)(PF_BURST_STALE_NS / 1000000000),
+		     (unsigned long long)s.limit, PF_BURST_MAX_OPEN);
+	if (s.early)
+		note(p,
+		     "'%s': %llu of those given up before the trace's first block event: not drawn (the trace's start was not known yet)",
+		     p->path, (unsigned long long)s.early);
+	if (s.late)
+		note(p,
+		     "'%s': %llu writes took pages of dirtying bursts given up already: no flow from them",
+		     p->path, (unsigned long long)s.late);
+	if (lost)
+		note(p,
+		     "'%s': %llu flows from dirtying bursts not drawn (%llu to bios with %d already, %llu from bursts with %u already, %llu to bios not drawn)",
+		     p->path, (unsigned long long)lost, (unsigned long long)s.io_full,
+		     PF_MAX_BURST_FLOWS, (unsigned long long)s.burst_full, PF_BURST_MAX_FLOWS,
+		     (unsigned long long)s.no_slice);
+	if (s.before)
+		note(p,
+		     "'%s': %llu dirtying bursts began before the trace's time 0 (a merged file of blkparse -d starts at its first event): drawn at 0, their 'before-trace-ns' argument says how long before",
+		     p->path, (unsigned long long)s.before);
+	if (s.zero)
+		note(p,
+		     "'%s': %llu dirtying bursts of pages dirty already (none of their own) not drawn",
+		     p->path, (unsigned long long)s.zero);
 }
 
 /* what could not be drawn, for the front-end to say */
@@ -464,6 +495,8 @@ static void remarks(struct pfout *p)
 		note(p,
 		     "'%s': %llu I/O waits overlap an earlier wait of their thread: drawn from its end (their 'ns' argument is the whole wait)",
 		     p->path, (unsigned long long)p->wait_overlap);
+	if (p->bursts)
+		burst_remarks(p);
 	if (p->wait_bad)
 		note(p,
 		     "'%s': %llu I/O wait notes could not be read (damaged, or a newer version): not drawn",
@@ -480,8 +513,10 @@ static void pfout_input_end(void *state, uint64_t last_time)
 	p->ended = 1;
 	if (last_time > p->now)
 		p->now = last_time;
-	start(p);
+	pfout_start(p);
 	pfout_flush_pending(p);
+	if (p->bursts)
+		pfburst_end(p);
 	for (size_t i = 0; i < p->ndev; i++)
 		if (p->dev[i].win != NO_WINDOW)
 			window_close(p, (uint32_t)i, NO_WINDOW);
@@ -537,10 +572,14 @@ static void pfout_free(void *state)
 	blk_output_close(p->out);
 	free(p->byid);
 	free(p->pend);
-	for (size_t i = 0; i < p->nslots; i++)
+	for (size_t i = 0; i < p->nslots; i++) {
 		free(p->slots[i].pc);
+		free(p->slots[i].bflows);
+	}
 	u64map_free(&p->lastc);
 	u64map_free(&p->wend);
+	u64map_free(&p->tgids);
+	pfburst_free(p);
 	for (unsigned int i = 0; i < p->nnotes; i++)
 		free(p->notes[i]);
 	free(p->slots);

@@ -50,6 +50,8 @@ static uint32_t slot_new(struct pfout *p)
 		p->slots[i].gen = 0;
 		p->slots[i].pc = NULL;
 		p->slots[i].apc = 0;
+		p->slots[i].bflows = NULL; /* (handed to the drawing with the run: NULL again) */
+		p->slots[i].nbflows = 0;
 	}
 	return i;
 }
@@ -79,12 +81,6 @@ static void flight_del(struct pfout *p, uint32_t i)
 		p->slots[s->next].prev = s->prev;
 	else
 		p->tail = s->prev;
-}
-
-/* the slot of bio @id, or NONE */
-static uint32_t slot_of(const struct pfout *p, uint32_t id)
-{
-	return id < p->abyid && p->byid[id] ? p->byid[id] - 1 : NONE;
 }
 
 /* the device of @device once the I/O model named it (BTT_EV_NEW: described), or NULL */
@@ -189,7 +185,7 @@ static void made(struct pfout *p, const struct btt_bio *b)
 	s->npc = 0;
 	if (s->io.remapped) {
 		/* the flow from the bio it comes from (in flight: drawn later) */
-		u = b->up_id ? slot_of(p, b->up_id) : NONE;
+		u = b->up_id ? pfout_slot_of(p, b->up_id) : NONE;
 		if (u != NONE && p->slots[u].io.nflow_out < PF_MAX_FLOWS_OUT) {
 			struct slot *up = &p->slots[u];
 
@@ -205,6 +201,8 @@ static void made(struct pfout *p, const struct btt_bio *b)
 	}
 	p->byid = array_grow_zero(p->byid, &p->abyid, b->id, sizeof(*p->byid));
 	p->byid[b->id] = i + 1;
+	if (p->bursts)
+		pfburst_made(p, b->id, i);
 	flight_add(p, i);
 	r = pfout_rec(p, s->t_q, 0, PFR_QUEUED, i, 0, 0);
 	pfpipe_queued(p->d, &r, &s->io, p->now);
@@ -229,7 +227,7 @@ static void piece(struct pfout *p, const struct btt_bio *b, enum bios_piece_kind
 
 	if (k == BIOS_PIECE_ISSUE && b->pieces < 2 && !(b->flags & BTT_BIO_SPLIT))
 		return; /* most bios: one piece, its D and C are the bio's */
-	if (k == BIOS_PIECE_REISSUE || (i = slot_of(p, b->id)) == NONE)
+	if (k == BIOS_PIECE_REISSUE || (i = pfout_slot_of(p, b->id)) == NONE)
 		return;
 	s = &p->slots[i];
 	if (k == BIOS_PIECE_COMPLETE) {
@@ -358,7 +356,7 @@ static void finished(struct pfout *p, const struct btt_bio *b, int now)
 {
 	uint64_t t[L_NR], prev, stop, lim;
 	struct pf_run *run;
-	uint32_t i = slot_of(p, b->id);
+	uint32_t i = pfout_slot_of(p, b->id);
 	struct slot *s;
 	int lost = !!(b->flags & BTT_BIO_UNFINISHED), no_q = b->t_q == NO_TIME;
 	int last, n, first;
@@ -373,6 +371,11 @@ static void finished(struct pfout *p, const struct btt_bio *b, int now)
 	if (no_q)
 		p->no_q++;
 	/* its run (pfsort.h): the slice's begin, each stage from its start, the end */
+	if (s->nbflows) {
+		pfpipe_bflows(p->d, i, s->bflows, s->nbflows); /* the drawing's now */
+		s->bflows = NULL;
+		s->nbflows = 0;
+	}
 	run = pfpipe_run(p->d, i);
 	run->io = s->io;
 	run->io.error = lost ? 0 : b->error;
@@ -454,6 +457,8 @@ void pfout_flush_pending(struct pfout *p)
 			finished(p, &e->b, 0);
 	}
 	p->npend = 0;
+	if (p->bursts)
+		pfburst_unstash(p);
 }
 
 void pfout_on_made(void *ctx, const struct btt_bio *b)

@@ -14,7 +14,8 @@
  *                                  their Q (or first event) and their last C
  *     "read MB/s" ... "write IOPS" counters over fixed windows of completions
  *
- * and one process track per pid, with a "queued" instant for each I/O it queued.
+ * and one process track per pid, with a "queued" instant for each I/O it queued; thread
+ * tracks for the I/O waits and the dirtying bursts.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -70,6 +71,13 @@ struct stage_name {
 	uint64_t iid;
 };
 
+/* a thread's tracks of dirtying bursts: a list per thread, the first whose last event is not
+ * after a burst takes it */
+struct blane {
+	uint64_t uuid;
+	uint32_t next; /* index + 1 of the next of its thread, 0: none */
+};
+
 struct pdev {
 	uint64_t track;
 	uint64_t ctr[PF_NCTR];
@@ -88,6 +96,9 @@ struct pfdraw {
 	size_t alast;
 	struct u64map procs; /* pid + 1 -> process track */
 	struct u64map threads; /* tid + 1 -> thread track (of the waits) */
+	struct u64map bthreads; /* tid + 1 -> index + 1 of its first burst track in blanes */
+	struct blane *blanes;
+	size_t nblanes, ablanes;
 	struct blk_perfetto_value pend[MAX_VALUES]; /* counter values waiting for an event */
 	unsigned int npend;
 	uint64_t pend_ts;
@@ -427,6 +438,78 @@ int pfdraw_wait_end(struct pfdraw *d, const struct pf_wait *w, uint64_t ts)
 	return draw_event(d, blk_perfetto_end, &ev);
 }
 
+/* ---- dirtying bursts, on the dirtying thread's tracks ---- */
+
+/* a track of @b's thread whose last event is not after @ts: 0 and *@uuid */
+static int burst_track(struct pfdraw *d, const struct pf_burst *b, uint64_t ts, uint64_t *uuid)
+{
+	uint64_t *first = u64map_get(&d->bthreads, (uint64_t)b->tid + 1), parent;
+	uint32_t i = first ? (uint32_t)*first : 0, last = 0;
+	char buf[32];
+	int ret;
+
+	for (; i; last = i, i = d->blanes[i - 1].next)
+		if (d->last[d->blanes[i - 1].uuid] <= ts) {
+			*uuid = d->blanes[i - 1].uuid;
+			return 0;
+		}
+	if ((ret = proc_track(d, b->tgid, b->comm, ts, &parent)))
+		return ret;
+	ret = track(d,
+		    &(struct blk_perfetto_track){.type = BLK_PERFETTO_TRACK_THREAD,
+						 .parent = parent,
+						 .pid = (int32_t)b->tgid,
+						 .tid = b->tid,
+						 .name = clean(b->comm, buf, sizeof(buf)),
+						 .has_ts = 1,
+						 .ts = ts},
+		    uuid);
+	if (ret)
+		return ret;
+	d->blanes = array_grow(d->blanes, &d->ablanes, d->nblanes, sizeof(*d->blanes));
+	d->blanes[d->nblanes++] = (struct blane){*uuid, 0};
+	if (last)
+		d->blanes[last - 1].next = (uint32_t)d->nblanes;
+	else if (u64map_put(&d->bthreads, (uint64_t)b->tid + 1, d->nblanes) < 0)
+		return fail(d, -ENOMEM);
+	return 0;
+}
+
+int pfdraw_burst(struct pfdraw *d, const struct pf_burst *b, uint64_t ts)
+{
+	char dev[24], fname[BLK_FILE_PATH_MAX + 1];
+	struct blk_perfetto_arg args[9] = {
+		BLK_PERFETTO_UINT("pages", b->pages),  BLK_PERFETTO_UINT("bytes", b->bytes),
+		BLK_PERFETTO_UINT("file-ino", b->ino), BLK_PERFETTO_UINT("file-offset", b->offset),
+		BLK_PERFETTO_ISTR("device", dev),      BLK_PERFETTO_UINT("ns", b->ns),
+		BLK_PERFETTO_UINT("ios", b->ios),
+	};
+	struct blk_perfetto_event ev = {.name = "dirty",
+					.args = args,
+					.nargs = 7,
+					.flows = b->flows,
+					.nflows = b->nflows,
+					.flags = FIXED};
+	int ret;
+
+	if (d->err)
+		return d->err;
+	if ((ret = burst_track(d, b, ts, &ev.track)))
+		return ret;
+	snprintf(dev, sizeof(dev), "%u,%u", BLK_MAJOR(b->device), BLK_MINOR(b->device));
+	if (b->file)
+		args[2] = (struct blk_perfetto_arg)BLK_PERFETTO_STR("file", clean(b->file, fname,
+										  sizeof(fname)));
+	if (b->unwritten)
+		args[ev.nargs++] =
+			(struct blk_perfetto_arg)BLK_PERFETTO_UINT("pages-unwritten", b->unwritten);
+	if (b->before)
+		args[ev.nargs++] =
+			(struct blk_perfetto_arg)BLK_PERFETTO_UINT("before-trace-ns", b->before);
+	ev.ts = at(d, ev.track, ts);
+	return draw_event(d, blk_perfetto_instant, &ev);
+}
+
 /* ---- lanes ---- */
 
 /* the lowest free lane of @l whose last event is not after @ts: its index, or l->n */
@@ -561,7 +644,8 @@ static void notes_args(const struct pf_io *io, struct blk_perfetto_arg *args, un
 	}
 }
 
-int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
+int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts, const uint64_t *bflows,
+		 unsigned int nbflows)
 {
 	char from[64];
 	struct blk_perfetto_arg args[14] = {
@@ -572,7 +656,7 @@ int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
 		BLK_PERFETTO_ISTR("process", "?"),
 	};
 	char pname[256];
-	uint64_t term[2];
+	uint64_t term[2], fl[PF_MAX_FLOWS_OUT + PF_MAX_BURST_FLOWS];
 	/* the name is one of the names kept (io_name()), which change: not fixed */
 	struct blk_perfetto_event ev = {.ts = ts,
 					.args = args,
@@ -619,6 +703,16 @@ int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts)
 		term[ev.nterminating++] = io->flow_from;
 	ev.flows = io->flow_out;
 	ev.nflows = io->nflow_out;
+	if (nbflows) {
+		/* the flows from the bursts that dirtied its data (flow_ids too: the trace
+		 * processor orders a flow's events by time, the burst's instant is earlier) */
+		if (nbflows > PF_MAX_BURST_FLOWS)
+			return fail(d, -EINVAL);
+		memcpy(fl, io->flow_out, io->nflow_out * sizeof(*fl));
+		memcpy(fl + io->nflow_out, bflows, nbflows * sizeof(*fl));
+		ev.flows = fl;
+		ev.nflows += nbflows;
+	}
 	at(d, io->lane, ts);
 	return draw_event(d, blk_perfetto_begin, &ev);
 }
@@ -746,6 +840,8 @@ int pfdraw_free(struct pfdraw *d)
 	free(d->proc_iid);
 	u64map_free(&d->procs);
 	u64map_free(&d->threads);
+	u64map_free(&d->bthreads);
+	free(d->blanes);
 	free(d);
 	return ret;
 }

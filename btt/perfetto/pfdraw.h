@@ -24,6 +24,7 @@ struct blk_perfetto_opts;
 struct pfdraw;
 
 #define PF_MAX_FLOWS_OUT 4
+#define PF_MAX_BURST_FLOWS 16 /* flows into one bio from the bursts that dirtied its data */
 
 /* the counters of a device */
 enum pf_ctr { PF_DRIVER, PF_QUEUED, PF_RMB, PF_WMB, PF_RIOPS, PF_WIOPS, PF_NCTR };
@@ -119,8 +120,41 @@ struct pf_wait {
 int pfdraw_wait_begin(struct pfdraw *d, const struct pf_wait *w, uint64_t ts);
 int pfdraw_wait_end(struct pfdraw *d, const struct pf_wait *w, uint64_t ts);
 
-/* The slice of @io from @ts on the lowest free lane of its set (io->set). */
-int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts);
+/**
+ * struct pf_burst - a dirtying burst as the drawing needs it (pfburst.c fills it; the
+ * drawing frees it, a malloc()ed block, with its flows after it)
+ * @tid, @tgid, @comm: the thread that dirtied the pages, its process (@tgid: from its I/O
+ *	wait notes, else its tid) and its name
+ * @device, @ino, @file: the file (@file its path, NULL when not named: by inode); @offset:
+ *	the bytes into it of the burst's first run
+ * @pages, @bytes: the pages it dirtied (those dirty already not counted), their bytes;
+ *	@unwritten: of them, those no write had taken when it was drawn
+ * @ns: from its first run to its last; @ios: the bios that wrote its pages
+ * @before: how long before the trace's time 0 it began (a merged file of blkparse -d
+ *	starts at its first event; the instant is drawn at 0), 0: not before
+ * @flows, @nflows: the flows to those bios' slices (the first PF_MAX_BURST_FLOWS of each)
+ */
+struct pf_burst {
+	uint64_t ino, offset, pages, bytes, unwritten, ns, before;
+	const char *file;
+	uint32_t tid, tgid, device, ios, nflows;
+	char comm[16];
+	uint64_t flows[];
+};
+
+/*
+ * The instant "dirty" of @b at @ts on its thread's track: a thread track of its own (one
+ * per thread, another when a burst drawn later is timed earlier), which the trace processor
+ * shows on the thread's one track, with its I/O waits.
+ */
+int pfdraw_burst(struct pfdraw *d, const struct pf_burst *b, uint64_t ts);
+
+/*
+ * The slice of @io from @ts on the lowest free lane of its set (io->set); @bflows, @nbflows:
+ * the flows into it from the dirtying bursts whose pages it wrote (NULL, 0: none).
+ */
+int pfdraw_begin(struct pfdraw *d, struct pf_io *io, uint64_t ts, const uint64_t *bflows,
+		 unsigned int nbflows);
 
 /* Stage @name of @io from @ts (the end of the one before unless @first); @name stays as it
  * is at its address as long as the drawing lives (a fixed string, blk-perfetto/perfetto.h). */

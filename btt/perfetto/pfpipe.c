@@ -16,6 +16,7 @@
 #include "blk-perfetto/perfetto.h"
 #include "common.h"
 #include "model/alloc.h"
+#include "model/clock.h"
 #include "perfetto/pfpipe.h"
 
 /*
@@ -35,12 +36,12 @@
  */
 #define PFPIPE_WAKE_AT (PFPIPE_CHUNKS / 2)
 
-enum cmd_kind { C_START, C_DEVICE, C_REC, C_QUEUED, C_RUN, C_MARK, C_FLOW, C_DRAIN };
+enum cmd_kind { C_START, C_DEVICE, C_REC, C_QUEUED, C_RUN, C_MARK, C_FLOW, C_DRAIN, C_BFLOWS };
 
 struct cmd {
 	uint32_t kind, size; /* size: of the whole command, a multiple of 8 */
-	uint32_t id; /* C_RUN, C_FLOW: the I/O's slot */
-	uint32_t x; /* C_FLOW: the slot's generation */
+	uint32_t id; /* C_RUN, C_FLOW, C_BFLOWS: the I/O's slot */
+	uint32_t x; /* C_FLOW: the slot's generation; C_BFLOWS: the number of flows */
 	uint64_t ts; /* C_REC, C_QUEUED: the newest time read; C_MARK: the watermark;
 		      * C_FLOW: the wait's end */
 };
@@ -77,6 +78,11 @@ struct cmd_run {
 struct cmd_flow {
 	struct cmd c;
 	struct pf_wait *w;
+};
+
+struct cmd_bflows {
+	struct cmd c;
+	uint64_t *flows;
 };
 
 struct chunk {
@@ -165,6 +171,9 @@ static void run_cmd(struct pfpipe *pp, const struct cmd *c)
 		break;
 	case C_DRAIN:
 		pfsort_drain(pp->s);
+		break;
+	case C_BFLOWS:
+		pfsort_bflows(pp->s, c->id, ((const struct cmd_bflows *)c)->flows, c->x);
 		break;
 	}
 	note_err(pp, ret);
@@ -319,6 +328,22 @@ void pfpipe_start(struct pfpipe *pp, const struct blk_perfetto_opts *o)
 	c->o = *o;
 }
 
+void pfpipe_begin(struct pfpipe *pp, uint64_t first_ts, struct btt_clock *clock)
+{
+	struct blk_perfetto_opts o = {.flags = BLK_PERFETTO_VARINT_FLOWS, .start_ns = first_ts};
+	int64_t sec;
+	long nsec;
+
+	if (clock && btt_clock_base(clock, &sec, &nsec) != BLK_WALL_NONE && sec >= 0) {
+		/* the wall clock of time 0, which the writer relates to start_ns */
+		o.has_wall = 1;
+		o.wall_ts = 0;
+		o.wall_sec = sec;
+		o.wall_nsec = nsec;
+	}
+	pfpipe_start(pp, &o);
+}
+
 void pfpipe_device(struct pfpipe *pp, const struct btt_dev *dev)
 {
 	struct cmd_device *c = put(pp, C_DEVICE, sizeof(*c), dev->idx, 0);
@@ -343,6 +368,14 @@ void pfpipe_queued(struct pfpipe *pp, const struct pf_rec *r, const struct pf_io
 	c->flow_in = io->flow_in;
 	c->pid = io->pid;
 	c->dev = io->dev;
+}
+
+void pfpipe_bflows(struct pfpipe *pp, uint32_t slot, uint64_t *flows, unsigned int n)
+{
+	struct cmd_bflows *c = put(pp, C_BFLOWS, sizeof(*c), slot, 0);
+
+	c->c.x = n;
+	c->flows = flows;
 }
 
 struct pf_run *pfpipe_run(struct pfpipe *pp, uint32_t slot)

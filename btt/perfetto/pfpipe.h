@@ -26,6 +26,7 @@
 
 struct blk_output;
 struct blk_perfetto_opts;
+struct btt_clock;
 struct pfpipe;
 
 #define PFPIPE_CHUNKS 8
@@ -36,6 +37,12 @@ struct pfpipe *pfpipe_new(struct blk_output *out);
 /* Start the trace (pfdraw_start()), describe a device (pfdraw_device()): at once, in order
  * with the records (a device before its records). */
 void pfpipe_start(struct pfpipe *pp, const struct blk_perfetto_opts *o);
+
+/*
+ * pfpipe_start() for btt's trace: times from @first_ts (its first event), the wall clock of
+ * @clock (may be NULL) tied to time 0 when it has one (this settles @clock: btt_clock_base()).
+ */
+void pfpipe_begin(struct pfpipe *pp, uint64_t first_ts, struct btt_clock *clock);
 void pfpipe_device(struct pfpipe *pp, const struct btt_dev *dev);
 
 /* The calls of pfsort.h, which they become on the drawing's side (@w: handed over). */
@@ -48,6 +55,9 @@ void pfpipe_drain(struct pfpipe *pp);
 /* Hand what was said so far to the drawing's thread, waking it (the end of the input: the
  * caller then has other work; more may be said after). */
 void pfpipe_flush(struct pfpipe *pp);
+
+/* pfsort_bflows(), before the pfpipe_run() of @slot (@flows handed over) */
+void pfpipe_bflows(struct pfpipe *pp, uint32_t slot, uint64_t *flows, unsigned int n);
 
 /* pfsort_run() for @slot: the run to fill, at once (before any other call of this file) */
 struct pf_run *pfpipe_run(struct pfpipe *pp, uint32_t slot);

@@ -20,8 +20,9 @@ struct dslot {
 	struct pf_run run; /* once arrived */
 	uint64_t flow_end; /* a flow from the slice's end (a wait it ended) */
 	uint64_t cancel[PF_MAX_FLOWS_OUT]; /* flows to drop from io.flow_out when it arrives */
+	uint64_t *bflows; /* the flows into it from dirtying bursts (pfsort_bflows()) */
 	uint32_t gen;
-	uint8_t ncancel, rk, begun, arrived;
+	uint8_t ncancel, rk, begun, arrived, nbflows;
 };
 
 struct pfsort {
@@ -52,6 +53,11 @@ static void note_err(struct pfsort *s, int ret)
 
 static void slot_free(struct pfsort *s, uint32_t i)
 {
+	if (s->slots[i].bflows) {
+		free(s->slots[i].bflows);
+		s->slots[i].bflows = NULL;
+		s->slots[i].nbflows = 0;
+	}
 	s->slots[i].gen++;
 	s->slots[i].arrived = 0;
 	s->freed = array_grow(s->freed, &s->afreed, s->nfreed, sizeof(*s->freed));
@@ -61,7 +67,7 @@ static void slot_free(struct pfsort *s, uint32_t i)
 /* a record not drawn: what it owns is freed */
 static void drop(const struct pf_rec *r)
 {
-	if (r->kind == PFR_MESSAGE || r->kind == PFR_WAIT_END)
+	if (r->kind == PFR_MESSAGE || r->kind == PFR_WAIT_END || r->kind == PFR_BURST)
 		free((void *)(uintptr_t)r->v);
 }
 
@@ -106,6 +112,9 @@ static void draw_one(struct pfsort *s, const struct pf_rec *r)
 		break;
 	case PFR_WAIT_END:
 		ret = pfdraw_wait_end(d, (const struct pf_wait *)(uintptr_t)r->v, r->ts);
+		break;
+	case PFR_BURST:
+		ret = pfdraw_burst(d, (const struct pf_burst *)(uintptr_t)r->v, r->ts);
 		break;
 	}
 	drop(r);
@@ -154,7 +163,7 @@ static void draw_run(struct pfsort *s, uint32_t i, unsigned int k)
 		if (run->io.flow_from && s->slots[run->up].gen == run->up_gen &&
 		    !s->slots[run->up].begun)
 			cancel_flow(s, run);
-		ret = pfdraw_begin(s->d, &run->io, ts);
+		ret = pfdraw_begin(s->d, &run->io, ts, ds->bflows, ds->nbflows);
 		ds->begun = 1;
 	} else if (k + 1 < run->rn) {
 		ret = pfdraw_stage(s->d, &run->io, ts, run->rname[k], k == 1);
@@ -285,6 +294,15 @@ void pfsort_run(struct pfsort *s, uint32_t slot, const struct pf_run *run)
 		drain(s, 0);
 }
 
+void pfsort_bflows(struct pfsort *s, uint32_t slot, uint64_t *flows, unsigned int n)
+{
+	struct dslot *ds = &s->slots[slot];
+
+	free(ds->bflows);
+	ds->bflows = flows;
+	ds->nbflows = (uint8_t)n;
+}
+
 void pfsort_mark(struct pfsort *s, uint64_t w)
 {
 	uint64_t ts, order;
@@ -346,6 +364,8 @@ void pfsort_free(struct pfsort *s)
 	while (s->q.n)
 		take(s, 0);
 	pfo_free(&s->q);
+	for (size_t i = 0; i < s->nslots; i++)
+		free(s->slots[i].bflows);
 	free(s->slots);
 	free(s->freed);
 	free(s);

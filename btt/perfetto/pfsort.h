@@ -7,9 +7,10 @@
  * the records wait in a pforder.h queue and go to pfdraw.h smallest (time, order) first.
  *
  * An I/O is known by its slot (perfetto-out.c's number for it) from its "queued" record
- * (pfsort_queued()) to the end of its slice: then the slot is freed here, and goes back to
- * perfetto-out.c through pfsort_freed() (which may give the number to another I/O only
- * then). Each slot has a generation, counted up when it is freed, on both sides alike.
+ * (pfsort_queued()) to the end of its slice: then the slot is freed here (and its flows
+ * from dirtying bursts), and goes back to perfetto-out.c through pfsort_freed() (which may
+ * give the number to another I/O only then). Each slot has a generation, counted up when it
+ * is freed, on both sides alike.
  *
  * After an error of the drawing (pfsort_error()), records are no longer drawn: what they
  * own is freed, their slots are freed as if drawn.
@@ -34,7 +35,8 @@ enum pf_rec_kind {
 	PFR_REQUEUE, /* v: the sector */
 	PFR_MESSAGE, /* v: a malloc()ed text, freed once drawn */
 	PFR_WAIT_BEGIN, /* v: a struct pf_wait (malloc()ed), which PFR_WAIT_END frees */
-	PFR_WAIT_END
+	PFR_WAIT_END,
+	PFR_BURST /* v: a struct pf_burst (malloc()ed), freed once drawn */
 };
 
 /* the most records of a run: the slice's begin, up to six stages, its end */
@@ -78,6 +80,10 @@ void pfsort_queued(struct pfsort *s, const struct pf_rec *r, const struct pf_io 
 
 /* The slice of I/O @slot (copied). */
 void pfsort_run(struct pfsort *s, uint32_t slot, const struct pf_run *run);
+
+/* Before its pfsort_run(): the flows into I/O @slot from dirtying bursts, @flows (a malloc()ed
+ * array, handed over), @n of them (at most PF_MAX_BURST_FLOWS). */
+void pfsort_bflows(struct pfsort *s, uint32_t slot, uint64_t *flows, unsigned int n);
 
 /* Nothing before @w is still to come: what waits before it is drawn. */
 void pfsort_mark(struct pfsort *s, uint64_t w);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The state of btt --perfetto, shared by perfetto-out.c (the output, the ordering, the
- * counters and the waits) and pfbios.c (the bios of model/bios.h, drawn as slices).
- * Private to btt/perfetto/.
+ * counters and the waits), pfbios.c (the bios of model/bios.h, drawn as slices) and
+ * pfburst.c (the dirtying bursts of a trace with origin notes). Private to btt/perfetto/.
  */
 #ifndef BTT_PFSTATE_H
 #define BTT_PFSTATE_H
@@ -16,10 +16,11 @@
 #include "output.h"
 #include "perfetto/pfdraw.h"
 #include "perfetto/pforder.h"
+#include "perfetto/pfpipe.h"
 #include "perfetto/pfsort.h"
 
 #define NONE UINT32_MAX
-#define MAX_NOTES 12
+#define MAX_NOTES 16
 #define MAX_PIECES 64 /* the pieces of a split bio drawn (the others counted) */
 
 /* the stages, in the order a bio meets them (their letters: perfetto-out.c) */
@@ -41,6 +42,8 @@ struct slot {
 	struct piece *pc; /* its pieces, once split (the array stays with the slot) */
 	size_t apc;
 	uint32_t npc;
+	uint32_t nbflows; /* the flows into it from dirtying bursts (pfburst.c), bflows: */
+	uint64_t *bflows; /* malloc()ed (PF_MAX_BURST_FLOWS), the drawing's with its run */
 };
 
 /* a hook of the bios model whose bio cannot be drawn yet (see on_made()) */
@@ -60,6 +63,7 @@ struct dstate {
 };
 
 struct otrack;
+struct pfbursts;
 
 struct pfout {
 	const struct btt_view *v;
@@ -82,6 +86,10 @@ struct pfout {
 	uint64_t *lastc_v; /* the value of lastc_pid in lastc (NULL: none; a put moves values) */
 	uint32_t lastc_pid;
 	struct u64map wend; /* tid + 1 -> the end of its last wait drawn */
+	struct u64map tgids; /* tid + 1 -> its tgid, from its wait notes */
+	struct pfbursts *bursts; /* the dirtying bursts (pfburst.c), from the first DIRTY note */
+	uint64_t burst_check; /* a burst may be drawn once the newest event reaches it (the
+			       * events' clock; UINT64_MAX: never) */
 	uint64_t seq, now, next_flow;
 	uint64_t mark; /* the watermark last said to the drawing */
 	struct dstate *dev;
@@ -112,6 +120,15 @@ static inline struct pf_rec pfout_rec(struct pfout *p, uint64_t ts, int counter,
 			       .slot = slot};
 }
 
+/* the trace's start (its first packet), once: at the first event, or when drawing needs it */
+static inline void pfout_start(struct pfout *p)
+{
+	if (!p->started && !p->err) {
+		pfpipe_begin(p->d, p->first_ts, p->v->clock);
+		p->started = 1;
+	}
+}
+
 /* ---- pfbios.c ---- */
 
 /* the "bio" arguments (pfout.kinds), at the start */
@@ -123,5 +140,42 @@ void pfout_on_made(void *ctx, const struct btt_bio *b);
 void pfout_on_piece(void *ctx, const struct btt_bio *b, enum bios_piece_kind k, uint64_t t,
 		    uint64_t sector, uint32_t nsec);
 void pfout_on_bio(void *ctx, const struct btt_bio *b);
+
+/* the slot of bio @id, or NONE */
+static inline uint32_t pfout_slot_of(const struct pfout *p, uint32_t id)
+{
+	return id < p->abyid && p->byid[id] ? p->byid[id] - 1 : NONE;
+}
+
+/* ---- pfburst.c ---- */
+
+#define PF_BURST_STALE_NS 60000000000ull /* a burst is given up this long after it began */
+#define PF_BURST_MAX_OPEN 65536u /* the oldest given up once this many more began */
+#define PF_BURST_MAX_FLOWS 4096u /* flows from one burst */
+
+/* what the bursts could not draw, for the remarks */
+struct pfburst_stats {
+	uint64_t stale, limit; /* bursts given up (BURST_STALE_NS, BURST_MAX_OPEN) */
+	uint64_t late; /* writes of pages of bursts given up: no flow */
+	uint64_t io_full, burst_full, no_slice; /* flows not drawn: past PF_MAX_BURST_FLOWS,
+						 * PF_BURST_MAX_FLOWS, to bios not drawn */
+	uint64_t zero; /* bursts of no page of their own, not drawn */
+	uint64_t before; /* bursts before time 0 (a merged file), drawn at 0 */
+	uint64_t early; /* given up at the limit before the first event: not drawn */
+};
+
+/* A DIRTY note @ev: from the first, the bursts follow the origin tracker's dirty pages. */
+void pfburst_note(struct pfout *p, const struct blk_event *ev);
+/* The newest event is at @now (events' clock): the bursts due are drawn (p->burst_check). */
+void pfburst_check(struct pfout *p, uint64_t now);
+/* Bio @id got slot @i (made late): the flows from bursts its Q took are its. */
+void pfburst_made(struct pfout *p, uint32_t id, uint32_t i);
+/* The late bios were made: the flows of those that were not are taken back. */
+void pfburst_unstash(struct pfout *p);
+/* The trace ended: every burst left is drawn. */
+void pfburst_end(struct pfout *p);
+/* What was not drawn, into *@st. */
+void pfburst_stats(const struct pfout *p, struct pfburst_stats *st);
+void pfburst_free(struct pfout *p);
 
 #endif /* BTT_PFSTATE_H */

@@ -12,6 +12,9 @@
  *   (plus one small record per file seen, for its name).
  * - FILE notes name the inodes (at the end of the trace: a reader printing as it goes knows
  *   the name only of files named before).
+ * - A caller may tag the pages of each DIRTY note with a number of its own
+ *   (blk_origin_note_tagged(): btt --perfetto's dirtying bursts); a write then says how many
+ *   pages of each tag it took (blk_origin_result.tags).
  *
  * The origin of an I/O (blk_origin_io()): a write of file data goes to the task that dirtied
  * most of its bytes (the bytes of each task counted exactly in its shares); a read, or a
@@ -56,6 +59,14 @@ struct blk_origin_stats {
 	uint64_t dirty_runs, max_dirty_runs; /* the runs holding them now, at most */
 };
 
+/**
+ * blk_origin_dirty_pdu() - the payload of DIRTY note @ev into *@pdu, checked as
+ * blk_origin_note() checks it (a run of at least one page, of a page size, that ends
+ * before 2^64 bytes)
+ * Return: 0, or -EINVAL for a damaged note.
+ */
+int blk_origin_dirty_pdu(const struct blk_event *ev, struct blk_dirty_pdu *pdu);
+
 /* blk_origin_result.kind */
 enum blk_origin_kind {
 	BLK_ORIGIN_QUEUER = 0, /* the task that queued it (a read, an unattributed write) */
@@ -69,6 +80,16 @@ struct blk_origin_share {
 	uint32_t pid;
 	char comm[16]; /* NUL terminated */
 	uint64_t bytes;
+};
+
+/*
+ * The dirty pages of one tag (blk_origin_note_tagged()) a write took: @bytes of the I/O's
+ * (those it covers of them), @pages out of the map (the whole pages it touched).
+ */
+struct blk_origin_tag {
+	uint64_t tag;
+	uint64_t bytes;
+	uint64_t pages;
 };
 
 /**
@@ -113,6 +134,8 @@ static inline struct blk_origin_query blk_origin_query_of(const struct blk_event
  * @shares, @nshares: its bytes per task, in the order first met; they add up to the I/O's
  *	bytes (a write's dirtied bytes to their dirtiers, the rest to the queuer)
  * @foreign: the bytes charged to a task other than the queuer
+ * @tags, @ntags: the tagged dirty pages it took, per tag in the order first met (none
+ *	without tags: blk_origin_note_tagged())
  */
 struct blk_origin_result {
 	int kind;
@@ -125,6 +148,8 @@ struct blk_origin_result {
 	const struct blk_origin_share *shares;
 	size_t nshares;
 	uint64_t foreign;
+	const struct blk_origin_tag *tags;
+	size_t ntags;
 };
 
 /**
@@ -142,6 +167,17 @@ void blk_origin_free(struct blk_origin *o);
  * inode none names is counted by blk_origin_stats() (unknown).
  */
 int blk_origin_note(struct blk_origin *o, const struct blk_event *ev);
+
+/**
+ * blk_origin_note_tagged() - blk_origin_note(), the pages of a DIRTY note tagged @tag
+ * @tag: the caller's number for them (0: none); pages of one task next to each other are
+ *	one run only under one tag, and a write that takes tagged pages says so (tags)
+ * @pages: set to the pages of the note new to the map (0 for other notes): a page dirty
+ *	already stays its first dirtier's, and its tag
+ * Return: as blk_origin_note().
+ */
+int blk_origin_note_tagged(struct blk_origin *o, const struct blk_event *ev, uint64_t tag,
+			   uint64_t *pages);
 
 /**
  * blk_origin_io() - the file and origin of the I/O @q, from the notes taken so far; a

@@ -59,6 +59,14 @@ void blk_wallclock_record(struct blk_wallclock *w, const struct blk_event *ev);
  */
 enum blk_wall_kind blk_wallclock_base(struct blk_wallclock *w, int64_t *sec, long *nsec);
 
+/*
+ * blk_wallclock_offset() - what the first blk_wallclock_base() with a timestamp note settled:
+ * the nanoseconds added to input times to put them on the notes' clock (not 0 only for a
+ * rebased input, BLK_WALL_ESTIMATED or BLK_WALL_GUESSED: a note's own time minus it is on
+ * the events' clock); 0 before that.
+ */
+uint64_t blk_wallclock_offset(const struct blk_wallclock *w);
+
 /* A number that changes whenever blk_wallclock_base() may answer differently. */
 unsigned int blk_wallclock_generation(const struct blk_wallclock *w);
 

@@ -10,7 +10,13 @@
 # - I/O by file: each file named by its path, with its bytes as blkparse counts them in
 #   the file's extents, its writer or reader named with its pid;
 # - btt --export (TSV): each file's rows carry its path, add up to those bytes, and name the
-#   writer or reader as their origin (origin_pid, origin_comm).
+#   writer or reader as their origin (origin_pid, origin_comm);
+# - btt --perfetto: each writer's dirtying bursts, instants on its thread's track, hold the
+#   pages of its DIRTY notes (read from the tracer's per-CPU files, not through btt) and
+#   name its file; the first is at the time of its first note (the merged file starts at
+#   its first event: "before-trace-ns" says how long before, for the writer that starts
+#   before the read of the disk's first block); their flows end exactly on
+#   the I/O slices btt charges to the writer (origin-pid), each later than its instant.
 . "$(dirname "$0")/../lib.sh"
 
 BT="$TOP/blktrace"
@@ -40,6 +46,9 @@ bt=$!
 wait_tracing
 dd if=/dev/zero of="$mnt/a" bs=64k count=256 status=none &
 pa=$!
+# a read of the disk's first block between the writers' starts: the merged file's time 0 is
+# its first event; a writer's bursts that began before it are drawn at 0 (--perfetto below)
+dd if="$loop" of=/dev/null bs=4k count=1 iflag=direct status=none
 dd if=/dev/zero of="$mnt/b" bs=64k count=384 status=none &
 pb=$!
 wait $pa $pb
@@ -133,4 +142,72 @@ if "$TOP/btt/btt" -i "$w/merged.bin" --export="tsv:$w/x" >/dev/null 2>"$w/x.err"
 	done
 else
 	fail "btt --export: $(head -n 2 "$w/x.err")"
+fi
+if perfetto_tools "who caused each I/O, live: --perfetto's dirtying bursts"; then
+	if "$TOP/btt/btt" -i "$w/merged.bin" --perfetto="$w/o.pftrace" >/dev/null 2>"$w/pf.err" &&
+		"$PY" "$TOP/tests/gen/perfetto-check.py" --schema "$SHARED_DIR/perfetto" \
+			--dump "$w/pf.dump" "$w/o.pftrace" >/dev/null 2>>"$w/pf.err"; then
+		while read -r verdict what; do
+			if [ "$verdict" = ok ]; then pass "$what"; else fail "$what"; fi
+		done < <(PYTHONPATH="$TOP/tests/gen" python3 -B - "$w/pf.dump" "$mnt" "$d/$name.blktrace." \
+			a:$pa:16 b:$pb:24 <<'EOF'
+import glob
+import json
+import sys
+
+import blkrec
+
+dump = json.load(open(sys.argv[1]))
+mnt, prefix = sys.argv[2], sys.argv[3]
+# the tracer's own records: each task's DIRTY notes (time, pages), the first event's time
+dirty = {}
+genesis = None
+for f in sorted(glob.glob(prefix + '*')):
+    for r in blkrec.records(open(f, 'rb').read()):
+        if not r.action & blkrec.NOTIFY:
+            genesis = r.time if genesis is None else min(genesis, r.time)
+        elif r.action & 0xffff == 0x44 and len(r.pdu) >= 40:
+            count = int.from_bytes(r.pdu[16:20], 'little')
+            dirty.setdefault(r.pid, []).append((r.time, count))
+slices = {}
+for s in dump['slices']:
+    if s[0].endswith('> I/O') and 'origin-pid' in s[6]:
+        slices.setdefault(s[6]['origin-pid'], set()).add((s[2], s[1]))
+for spec in sys.argv[4:]:
+    f, pid, mib = spec.split(':')
+    pid, want = int(pid), int(mib) << 20
+    track = 'dd [tid %d]' % pid
+    inst = sorted((i[2], i[3]) for i in dump['instants'] if i[0] == track and i[1] == 'dirty')
+    notes = sorted(dirty.get(pid, []))
+    pages = sum(a['pages'] for _, a in inst)
+    bad = []
+    if not inst:
+        bad.append('no instant')
+    if pages != sum(c for _, c in notes) or pages * 4096 != want:
+        bad.append('%d pages, its DIRTY notes %d, its file %d' % (
+            pages, sum(c for _, c in notes), want // 4096))
+    if any(a.get('file') != '%s/%s' % (mnt, f) or a['bytes'] != a['pages'] * 4096 for _, a in inst):
+        bad.append('files %s' % sorted(set(a.get('file', a.get('file-ino')) for _, a in inst)))
+    print(('bad ' if bad else 'ok ') + 'perfetto: writer %s: dd[%d] dirtied %d pages in %d bursts, instants on its thread track, its file named (its %d DIRTY notes say %d pages)%s' % (
+        f, pid, pages, len(inst), len(notes), sum(c for _, c in notes), ': ' + '; '.join(bad) if bad else ''))
+    if inst and notes:
+        ts, a = inst[0]
+        got = ts - a.get('before-trace-ns', 0)
+        exp = notes[0][0] - genesis
+        print(('ok ' if abs(got - exp) <= 1000000 else 'bad ') +
+              'perfetto: writer %s: its first burst at %d ns from the first event (%s), its first DIRTY note at %d (within 1 ms)' % (
+                  f, got, 'drawn at 0, before-trace-ns %d' % a['before-trace-ns'] if 'before-trace-ns' in a else 'drawn there', exp))
+    fl = [x for x in dump['flows'] if 'dirty' in (x[3], x[8]) and track in (x[0], x[5])]
+    to = set((x[7], x[8]) for x in fl if x[0] == track and x[1] == 'instant' and x[6] == 'begin')
+    mine = slices.get(pid, set())
+    print(('ok ' if fl and to == mine and len(to) == len(fl) else 'bad ') +
+          'perfetto: writer %s: %d flows from its bursts end on the %d I/O slices charged to dd[%d] (origin-pid), each later than its instant%s' % (
+              f, len(fl), len(mine), pid, '' if to == mine and len(to) == len(fl) else
+              ': %d to others, %d of its I/Os without, %d not from an earlier instant' % (
+                  len(to - mine), len(mine - to), len(fl) - len(to))))
+EOF
+		)
+	else
+		fail "btt --perfetto: $(head -n 3 "$w/pf.err")"
+	fi
 fi

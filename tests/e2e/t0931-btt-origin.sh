@@ -6,7 +6,12 @@
 # percentile within the histogram's 1/64; per file the I/Os, bytes read and written, Q2C sum
 # and mean, readers and writers with their bytes, in both orders; the deleted file by inode,
 # the bad notes counted. The same events without the notes: the report is the same but for
-# the sections, which it does not print.
+# the sections, which it does not print. btt --perfetto: each I/O slice's origin, file and
+# cgroup arguments; an instant per dirtying burst on its task's thread track (its pages,
+# bytes, file, offset, span, I/Os, pages not written) with a flow to each I/O that wrote its
+# pages, as the generator's own model of the bursts says; what was not drawn said; each
+# limit on the bursts (flows per bio, per burst, bursts at once) passed by a known amount,
+# counted as such, the trace still whole.
 . "$(dirname "$0")/../lib.sh"
 
 GEN="$TOP/tests/gen/origintrace.py"
@@ -267,4 +272,103 @@ print(('ok ' if got == want else 'bad ') + 'cgroup arguments: %s slices%s' % (
     dict(got), '' if got == want else ', want %s' % dict(want)))
 EOF2
 	)
+	# the dirtying bursts: instants and flows as the generator's model has them
+	while read -r verdict what; do
+		if [ "$verdict" = ok ]; then pass "btt origin: --perfetto $what"; else fail "btt origin: --perfetto $what"; fi
+	done < <(python3 - "$w/o.json" "$w/o.pfdump" <<'EOF2'
+import json
+import sys
+
+exp = json.load(open(sys.argv[1]))
+dump = json.load(open(sys.argv[2]))
+want = sorted((b['track'], b['ts'], sorted(b['args'].items())) for b in exp['bursts'])
+got = sorted((i[0], i[2], sorted(i[3].items())) for i in dump['instants'] if i[1] == 'dirty')
+bad = ['got %s' % (g,) for g in got if g not in want] + ['want %s' % (x,) for x in want if x not in got]
+print(('bad ' if bad else 'ok ') + '%d "dirty" instants on the dirtiers\' thread tracks (task, time, pages, bytes, file, offset, span, I/Os, pages unwritten)%s' % (
+    len(want), ': ' + '; '.join(bad[:4]) if bad else ''))
+# the flows from each instant: to the begin of the slice of each I/O (by its Q) that took its pages
+want = sorted((b['track'], b['ts'], q) for b in exp['bursts'] for q in b['flows'])
+dflows = [f for f in dump['flows'] if f[1] == 'instant' and f[3] == 'dirty']
+got = sorted((f[0], f[2], f[7]) for f in dflows)
+other = [f for f in dflows if not (f[5] == '8,0 > I/O' and f[6] == 'begin' and f[7] == f[9])]
+into = {}
+for t, ts, q in want:
+    into[q] = into.get(q, 0) + 1
+print(('ok ' if got == want and not other else 'bad ') + '%d flows from the bursts to the I/Os that wrote their pages (%d I/Os, %d with flows from two bursts), none elsewhere%s' % (
+    len(want), len(into), sum(1 for n in into.values() if n > 1),
+    '' if got == want and not other else ': got %s, want %s' % (got, want)))
+EOF2
+	)
+	for remark in "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["bursts_stale"])' "$w/o.json") dirtying bursts given up before their pages were all written (" \
+		"$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["late"])' "$w/o.json") writes took pages of dirtying bursts given up already: no flow from them" \
+		"$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["bursts_zero"])' "$w/o.json") dirtying bursts of pages dirty already (none of their own) not drawn"; do
+		grep -qF "$remark" "$w/pf.err" && pass "btt origin: --perfetto says: $remark" ||
+			fail "btt origin: --perfetto does not say '$remark': $(grep -i burst "$w/pf.err" | head -c 300)"
+	done
+	# the tags btt --perfetto gives the dirty pages change nothing in the sections
+	$BTT -i "$w/o.bin" --perfetto=/dev/null >"$w/pf.out" 2>/dev/null
+	check_same "btt origin: the report is the same with --perfetto (its bursts' tags)" "$w/o.out" "$w/pf.out"
+fi
+
+# btt --perfetto's limits on the bursts, each passed by a known amount: 17 tasks each dirty a
+# page, one write takes all 17 (16 flows into a bio at most: 1 not drawn); a task dirties 4100
+# pages written one by one (4096 flows from a burst at most: 4 not drawn); then a task dirties
+# one page of each of 70000 files, never written (65536 bursts not drawn at once at most: the
+# 4464 oldest given up)
+python3 - "$w/lim.bin" <<'EOF2'
+import struct
+import sys
+
+DEV, PAGE, out, t = 8 << 20, 4096, [], [1000000]
+
+
+def rec(sector, nbytes, action, pid, pdu=b''):
+    t[0] += 1000
+    return struct.pack('<IIQQIIIIIHH', 0x65617407, 0, t[0], sector, nbytes, action, pid, DEV, 0, 0,
+                       len(pdu)) + pdu
+
+
+def note(code, pid, pdu):
+    out.append(rec(0, 0, (1 << 10) << 16 | code, pid, pdu))
+
+
+def dirty(pid, ino, index, count):
+    note(0x44, pid, struct.pack('<QQII', ino, index, count, PAGE) + b'w'.ljust(16, b'\0'))
+
+
+def write(sector, nbytes):
+    for code, cat in ((1, 1 << 4), (4, 1 << 4), (12, 1 << 5), (7, 1 << 6), (8, 1 << 7)):
+        out.append(rec(sector, nbytes, code | (2 | cat) << 16, 300))
+
+
+note(0, 300, b'kworker/u8:2'.ljust(16, b'\0'))
+note(0x45, 300, struct.pack('<QQQQ', 11, 0, 0, 1 << 30))  # file 11: 1 GiB at sector 0
+for k in range(17):
+    dirty(1000 + k, 11, k, 1)
+write(0, 17 * PAGE)
+dirty(2000, 11, 100, 4100)
+for k in range(4100):
+    write((100 + k) * 8, PAGE)
+t[0] += 2000000000  # those are drawn: their pages went, they grow no more
+write(1 << 20, 512)
+for k in range(70000):
+    dirty(3000, 100 + k, 0, 1)
+write(1 << 21, 512)
+open(sys.argv[1], 'wb').write(b''.join(out))
+EOF2
+$BTT -i "$w/lim.bin" --perfetto="$w/lim.pftrace" >/dev/null 2>"$w/lim.err" ||
+	fail "btt origin: --perfetto on the limits' trace failed: $(head -c 300 "$w/lim.err")"
+for remark in "4464 dirtying bursts given up before their pages were all written (0 60 s after they began, 4464 once 65536 more had begun" \
+	"5 flows from dirtying bursts not drawn (1 to bios with 16 already, 4 from bursts with 4096 already, 0 to bios not drawn)"; do
+	grep -qF "$remark" "$w/lim.err" && pass "btt origin: --perfetto's limits: $remark" ||
+		fail "btt origin: --perfetto's limits: not said: '$remark': $(grep -i burst "$w/lim.err" | head -c 400)"
+done
+# and the trace is whole: 4103 writes' queued flows, 16 + 4096 from the bursts, each with two ends
+if [ -n "${PY:-}" ]; then
+	if "$PY" "$TOP/tests/gen/perfetto-check.py" --schema "$SHARED_DIR/perfetto" "$w/lim.pftrace" >"$w/lim.sum" 2>"$w/lim.check" &&
+		[ "$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["flows"])' "$w/lim.sum")" = "{'started': 8215, 'completed': 8215, 'open': 0}" ]; then
+		pass "btt origin: --perfetto's limits: perfetto-check finds nothing wrong, 8215 flows with both ends"
+	else
+		fail "btt origin: --perfetto's limits: perfetto-check: $(head -n 3 "$w/lim.check") $(grep -A3 flows "$w/lim.sum" | tr '\n' ' ')"
+	fi
 fi

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """A merged trace with origin notes (include/blk/trace.h: BLK_TN_DIRTY, BLK_TN_FMAP,
-BLK_TN_FILE) and what btt's "I/O by origin" and "I/O by file" sections and blkparse's origin
-fields must say of it, computed here from the notes and I/Os as generated, with a model of
-its own (a dict of dirty pages, a dict of mapped sectors), not lib/origin.c's runs.
+BLK_TN_FILE) and what btt's "I/O by origin" and "I/O by file" sections, blkparse's origin
+fields and btt --perfetto's dirtying bursts must say of it, computed here from the notes and
+I/Os as generated, with a model of its own (a dict of dirty pages, a dict of mapped
+sectors, a list of bursts), not lib/origin.c's runs.
 
     origintrace.py [--no-notes] TRACE EXPECTED.json
 
@@ -14,6 +15,15 @@ no file (metadata), fio reads /mnt/c with O_DIRECT and writes it, a later map mo
 /mnt/a and puts /mnt/e where the deleted file was (cat reads it), and three notes are bad
 (a short DIRTY, a FILE of an unknown inode, a FILE with an unprintable path). Each I/O is Q,
 G, I, D, C, done before the next is queued. --no-notes: the same events, no origin notes.
+
+The bursts (btt(1) PERFETTO): the dirty runs of one task and file, each within GAP_NS of
+the one before and all within SPAN_NS of the first. Here: dd 2001 dirties /mnt/a again after
+a pause (a second burst), /mnt/b pages dirty already after a pause (a burst of no page of its
+own: not drawn), dd 2002 dirties /mnt/b a page every 150 ms for 1.05 s (two bursts, one
+write takes pages of both), /mnt/c pages written back 61 s later (the burst given up after
+STALE_NS: no flow to that write), /mnt/a pages never written (pages-unwritten at the end).
+Each drawn burst: its task, time, pages, bytes, file, offset, span, I/Os, pages not
+written when drawn, and the I/Os (by Q time) its flows end on.
 """
 import json
 import random
@@ -33,6 +43,7 @@ KTHREADS = ('kworker/', 'flush-', 'kswapd', 'jbd2/', 'xfsaild/', 'xfs-', 'xfs_',
 TASKS = {2001: 'dd', 2002: 'dd', 300: 'kworker/u8:2', 400: 'jbd2/sda1-8', 3001: 'fio',
          3002: 'cat'}
 FILES = {11: '/mnt/a', 12: '/mnt/b', 13: '/mnt/c', 15: '/mnt/e'}  # 14: deleted
+GAP_NS, SPAN_NS, STALE_NS = 200000000, 1000000000, 60000000000
 
 
 def rec(seq, t, sector, nbytes, action, pid, cpu, pdu=b''):
@@ -52,10 +63,14 @@ class Trace:
         self.seq = {0: 0, 1: 0}
         self.rnd = random.Random(39)
         self.sectors = {}  # sector -> (ino, file offset of its first byte)
-        self.dirty = {}  # (ino, page) -> pid
+        self.dirty = {}  # (ino, page) -> (pid, its burst)
+        self.bursts = []  # each: dict of what its instant must say
+        self.bkey = {}  # (pid, ino) -> its newest burst
         self.ios = []  # each: dict of what the sections must say
         self.n = 0
         self.bad = 0  # the damaged notes written
+        self.late = 0  # writes of pages of bursts given up
+        self.stale = 0  # bursts given up with pages not written
 
     def tick(self, lo=1000, hi=20000):
         self.t += self.rnd.randrange(lo, hi)
@@ -73,15 +88,31 @@ class Trace:
 
     def dirty_run(self, pid, ino, index, count):
         comm = TASKS[pid].encode().ljust(16, b'\0')
-        self.add(note(self.tick(), TN_DIRTY, pid, pid % 2,
+        t = self.tick()
+        self.add(note(t, TN_DIRTY, pid, pid % 2,
                       struct.pack('<QQII', ino, index, count, PAGE) + comm))
+        b = self.bkey.get((pid, ino))
+        if b is None or t - b['t_last'] > GAP_NS or t - b['t_first'] >= SPAN_NS:
+            b = {'tid': pid, 'comm': TASKS[pid], 'ino': ino, 't_first': t, 'pages': 0,
+                 'left': 0, 'offset': index * PAGE, 'ios': [], 'open': True}
+            self.bursts.append(b)
+            self.bkey[(pid, ino)] = b
+        b['t_last'] = t
         for p in range(index, index + count):
-            self.dirty.setdefault((ino, p), pid)  # the first dirtier stays
+            if (ino, p) not in self.dirty:  # the first dirtier stays
+                self.dirty[(ino, p)] = (pid, b)
+                b['pages'] += 1
+                b['left'] += 1
 
     def io(self, rw, pid, sector, nbytes):
         cpu = self.n % 2
         self.n += 1
         q = self.tick()
+        for b in self.bursts:  # given up at this Q, before it: drawn with what it has
+            if b['open'] and b['t_first'] + STALE_NS < q:
+                b['open'] = False
+                b['unwritten'] = b['left']
+                self.stale += b['left'] > 0  # (the others were drawn before)
         g = q + self.rnd.randrange(100, 2000)
         i = g + self.rnd.randrange(100, 2000)
         d = i + self.rnd.randrange(100, 50000)
@@ -93,9 +124,9 @@ class Trace:
                 self.seq[cpu] += 1
             action = TA[a] | ((TC[rw] | TC[a]) << TC_SHIFT)
             self.add(rec(self.seq[cpu], tt, sector, nbytes, action, pid, cpu), True)
-        self.ios.append(self.origin(rw, pid, sector, nbytes, q2c=c - q))
+        self.ios.append(self.origin(rw, pid, sector, nbytes, q2c=c - q, q=q))
 
-    def origin(self, rw, pid, sector, nbytes, q2c):
+    def origin(self, rw, pid, sector, nbytes, q2c, q):
         """what the notes say of an I/O, at its Q: sector by sector"""
         comm = TASKS[pid]
         shares = {}
@@ -110,10 +141,20 @@ class Trace:
             if rw == 'W':
                 who = self.dirty.get((ino, off // PAGE))
                 if who is not None:
-                    shares[who] = shares.get(who, 0) + 512
+                    shares[who[0]] = shares.get(who[0], 0) + 512
                 touched.add((ino, off // PAGE))
-        for k in touched:
-            self.dirty.pop(k, None)
+        bursts = []
+        for k in sorted(touched):
+            if k in self.dirty:
+                b = self.dirty.pop(k)[1]
+                b['left'] -= 1
+                if b not in bursts:
+                    bursts.append(b)
+        for b in bursts:
+            if b['open']:
+                b['ios'].append(q)
+            else:
+                self.late += 1
         rest = nbytes - sum(shares.values())
         if rest:
             shares[pid] = shares.get(pid, 0) + rest
@@ -147,6 +188,7 @@ def main():
     tr.dirty_run(2002, 12, 8, 8)
     tr.dirty_run(2002, 14, 0, 16)
     tr.dirty_run(2001, 12, 16, 4)
+    tr.t += 300000000  # a burst of its own, of pages dirty already: not drawn
     tr.dirty_run(2001, 12, 2, 4)  # dirty already: dd 2002's stay
     # a damaged note: a DIRTY too short
     tr.add(note(tr.tick(), TN_DIRTY, 2001, 0, b'\0' * 20))
@@ -161,10 +203,24 @@ def main():
     for k in range(4):  # fio reads /mnt/c (O_DIRECT)
         tr.io('R', 3001, 32768 + k * 128, 65536)
     tr.io('W', 3001, 32768, 16384)  # and writes it
-    # part of /mnt/a moves; dd 2001 dirties 5 of its pages, the flusher writes 8
+    # part of /mnt/a moves; dd 2001 dirties 5 of its pages after a pause (a second burst),
+    # the flusher writes 8
     tr.fmap(11, 0, 50000, 64 * 1024)
+    tr.t += 300000000
     tr.dirty_run(2001, 11, 0, 5)
     tr.io('W', 300, 50000, 32768)
+    # dd 2002 dirties /mnt/b pages 24..31 a page every 150 ms: the last one 1.05 s after the
+    # first, a burst of its own; one write takes them all
+    for k in range(8):
+        tr.t += 150000000 if k else 0
+        tr.dirty_run(2002, 12, 24 + k, 1)
+    tr.io('W', 300, 8192 + 24 * 8, 32768)
+    # dd 2002 dirties /mnt/c pages 60..63, written 61 s later: given up before
+    tr.dirty_run(2002, 13, 60, 4)
+    tr.t += 61000000000
+    tr.io('W', 300, 32768 + 60 * 8, 16384)
+    # dd 2001 dirties /mnt/a pages 40..43, never written
+    tr.dirty_run(2001, 11, 40, 4)
     # /mnt/e where the deleted file was: cat reads it
     tr.fmap(15, 0, 16384, 32 * 1024)
     tr.io('R', 3002, 16384, 32768)
@@ -250,12 +306,32 @@ def write_expected(tr, exp):
         qs.append({'sector': io['sector'], 'opid': io['pid'], 'oname': name,
                    'file': fname, 'offset': off,
                    'ino': io['file'][0] if io['file'] else None})
+    # btt --perfetto: the bursts with pages of their own, each an instant with its flows
+    bursts = []
+    for b in tr.bursts:
+        if not b['pages']:
+            continue
+        args = {'pages': b['pages'], 'bytes': b['pages'] * PAGE, 'file-offset': b['offset'],
+                'device': '8,0', 'ns': b['t_last'] - b['t_first'], 'ios': len(b['ios'])}
+        if b['ino'] in FILES:
+            args['file'] = FILES[b['ino']]
+        else:
+            args['file-ino'] = b['ino']
+        unwritten = b['unwritten'] if not b['open'] else b['left']
+        if unwritten:
+            args['pages-unwritten'] = unwritten
+        bursts.append({'track': '%s [tid %d]' % (b['comm'], b['tid']), 'ts': b['t_first'],
+                       'args': args, 'flows': b['ios']})
     with open(exp, 'w') as f:
         json.dump({'origins': origins, 'by_bytes': by_bytes[:10], 'by_q2c': by_q2c[:10],
                    'nfiles': len(flist),
                    'unnamed': sum(1 for x in flist if x['ino'] not in FILES),
                    'no_file': sum(1 for io in tr.ios if io['file'] is None),
-                   'bad_notes': tr.bad if tr.notes else 0, 'qs': qs}, f, indent=1)
+                   'bad_notes': tr.bad if tr.notes else 0, 'qs': qs,
+                   'bursts': bursts,
+                   'bursts_zero': sum(1 for b in tr.bursts if not b['pages']),
+                   'bursts_stale': tr.stale,
+                   'late': tr.late}, f, indent=1)
 
 
 main()

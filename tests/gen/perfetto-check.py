@@ -23,14 +23,18 @@ by the hash of schema and protoc); python3-protobuf decodes each packet. Checks:
     only on the others; extra counter values paired with counter tracks;
   - slices: every SLICE_END closes the last open slice of its track (none open: error), so
     slices nest strictly; no slice left open at the end (unless --allow-open);
-  - flows: a terminating flow id was started before; no flow has only one end.
+  - flows: a terminating flow id was started before; no flow has only one end. A flow id on
+    several events and never terminated goes, as the trace processor takes it, from the
+    earliest event to the next by time (whatever their order in the file), and is complete
+    at the end (counted with the terminated ones).
 Errors go to stderr, one line each naming the packet and its offset; the exit status is then 1.
 --dump OUT writes every slice, counter value and instant to OUT (JSON, times as the trace
 processor would see them) for tests that compare them with other tools' numbers: slices as
 [track path, name, begin, duration, depth, [children as [begin, end]], {args}], counter
 values as {path: [[time, value], ...]}, instants as [path, name, time, {args}], completed flows
 as [from path, event type, time, slice name, slice begin, to path, type, time, name, begin]
-(the slice of an end event is the one it closes; of an instant, begin is null).
+(the slice of an end event is the one it closes; of an instant, begin is null): the
+terminated ones as they end, then those never terminated, a pair per step by time.
 """
 import argparse
 import gzip
@@ -151,6 +155,7 @@ class Checker:
     def __init__(self, pb, allow_open, each, dump=False):
         self.dump = {"slices": [], "counters": {}, "instants": [], "flows": []} if dump else None
         self.flow_from = {}  # flow id -> where it started (dump)
+        self.flow_steps = {}  # flow id -> where its later events were, not terminated (dump)
         self.ts_now = None
         self.pb = pb
         self.allow_open = allow_open
@@ -439,6 +444,8 @@ class Checker:
         for f in list(e.flow_ids) + list(e.flow_ids_old):
             if f in self.flows:
                 self.flows[f] += 1
+                if where is not None:
+                    self.flow_steps.setdefault(f, []).append(where)
             else:
                 self.flows[f] = 1
                 self.flow_started += 1
@@ -512,6 +519,15 @@ class Checker:
         for f, n in sorted(self.flows.items()):
             if n < 2:
                 self.error("flow %d has only one end" % f)
+                continue
+            # never terminated: from its earliest event on, by time (a stable sort: at one
+            # time, in the file's order)
+            self.flow_done += 1
+            if self.dump is not None and f in self.flow_from:
+                evs = sorted([self.flow_from.pop(f)] + self.flow_steps.pop(f, []), key=lambda w: w[2])
+                for a, b in zip(evs, evs[1:]):
+                    self.dump["flows"].append(a + b)
+        self.flows = {f: n for f, n in self.flows.items() if n < 2}
 
 
 def main():

@@ -4,7 +4,8 @@
  * (trace.h BLK_TN_DIRTY, BLK_TN_FMAP, BLK_TN_FILE): file maps replaced by later ones, dirty
  * pages charged to their first dirtier and taken out by the write that covers them (the map
  * stays as small as the pages dirty at once), journal and metadata labels, damaged notes
- * counted, never taken.
+ * counted, never taken; tagged pages (a caller's groups of dirty runs) said per tag by the
+ * writes that take them.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -40,6 +41,19 @@ static int dirty(struct blk_origin *o, uint32_t pid, const char *comm, uint64_t 
 	blk_event_note(&ev, BLK_TN_DIRTY, DEV, 0, 1000, &pdu, sizeof(pdu));
 	ev.pid = pid;
 	return blk_origin_note(o, &ev);
+}
+
+/* dirty() with the pages tagged @tag: the pages new to the map in *@pages */
+static int dirty_tag(struct blk_origin *o, uint32_t pid, uint64_t ino, uint64_t index,
+		     uint32_t count, uint64_t tag, uint64_t *pages)
+{
+	struct blk_dirty_pdu pdu = {.ino = ino, .index = index, .count = count, .page_size = PAGE};
+	struct blk_event ev;
+
+	memcpy(pdu.comm, "w", 1);
+	blk_event_note(&ev, BLK_TN_DIRTY, DEV, 0, 1000, &pdu, sizeof(pdu));
+	ev.pid = pid;
+	return blk_origin_note_tagged(o, &ev, tag, pages);
 }
 
 static int file(struct blk_origin *o, uint64_t ino, const char *path, size_t len)
@@ -208,6 +222,75 @@ static void dirty_pages(void **state)
 	blk_origin_free(o);
 }
 
+/* the pages of a tag taken by a write: its bytes and whole pages, per tag */
+static const struct blk_origin_tag *tag_of(const struct blk_origin_result *r, uint64_t tag)
+{
+	for (size_t i = 0; i < r->ntags; i++)
+		if (r->tags[i].tag == tag)
+			return &r->tags[i];
+	return NULL;
+}
+
+/* tagged pages: one task's adjacent runs stay apart by tag; writes say what they took */
+static void tags(void **state)
+{
+	struct blk_origin *o = blk_origin_new();
+	struct blk_origin_stats st;
+	struct blk_origin_result r;
+	uint64_t pages = 99;
+
+	(void)state;
+	assert_non_null(o);
+	assert_int_equal(fmap(o, 50, 0, 0, 64 * PAGE), 1);
+	/* one task, pages 0..9 under tag 1, 10..19 under tag 2, 20..29 untagged */
+	assert_int_equal(dirty_tag(o, 100, 50, 0, 10, 1, &pages), 1);
+	assert_int_equal(pages, 10);
+	assert_int_equal(dirty_tag(o, 100, 50, 10, 10, 2, &pages), 1);
+	assert_int_equal(pages, 10);
+	assert_int_equal(dirty_tag(o, 100, 50, 20, 10, 0, &pages), 1);
+	assert_int_equal(pages, 10);
+	/* pages dirty already stay their first tag's: 5 of these 10 are new */
+	assert_int_equal(dirty_tag(o, 100, 50, 25, 10, 3, &pages), 1);
+	assert_int_equal(pages, 5);
+	blk_origin_stats(o, &st);
+	assert_int_equal(st.dirty_pages, 35);
+	assert_int_equal(st.dirty_runs, 4);
+	/* after tag 3's run an untagged page is a run of its own; the next one joins it */
+	assert_int_equal(dirty_tag(o, 100, 50, 35, 1, 0, &pages), 1);
+	assert_int_equal(dirty_tag(o, 100, 50, 36, 1, 0, &pages), 1);
+	blk_origin_stats(o, &st);
+	assert_int_equal(st.dirty_runs, 5);
+	/* a write of pages 8..11 and half of page 12: 2 + 0.5 pages of tag 2... */
+	io(o, 1, 8 * 8, 4 * PAGE + 2048, 9, "kworker/u8:2", &r);
+	assert_int_equal(r.ntags, 2);
+	assert_int_equal(r.tags[0].tag, 1);
+	assert_int_equal(r.tags[0].bytes, 2 * PAGE);
+	assert_int_equal(r.tags[0].pages, 2);
+	assert_int_equal(r.tags[1].tag, 2);
+	assert_int_equal(r.tags[1].bytes, 2 * PAGE + 2048);
+	assert_int_equal(r.tags[1].pages, 3); /* the half page goes whole */
+	assert_int_equal(share_of(&r, 100), 4 * PAGE + 2048);
+	/* ...a write over the rest: no tag for untagged pages, tag 3's 5 pages */
+	io(o, 1, 0, 64 * PAGE, 9, "kworker/u8:2", &r);
+	assert_int_equal(r.ntags, 3);
+	assert_int_equal(tag_of(&r, 1)->pages, 8);
+	assert_int_equal(tag_of(&r, 1)->bytes, 8 * PAGE);
+	assert_int_equal(tag_of(&r, 2)->pages, 7);
+	assert_int_equal(tag_of(&r, 3)->pages, 5);
+	assert_null(tag_of(&r, 0));
+	assert_int_equal(share_of(&r, 100), (8 + 7 + 10 + 5 + 2) * PAGE);
+	blk_origin_stats(o, &st);
+	assert_int_equal(st.dirty_pages, 0);
+	/* a read takes nothing: no tags; other notes have no pages */
+	assert_int_equal(dirty_tag(o, 100, 50, 0, 1, 4, &pages), 1);
+	io(o, 0, 0, PAGE, 5, "cat", &r);
+	assert_int_equal(r.ntags, 0);
+	pages = 7;
+	assert_int_equal(dirty_tag(o, 100, 50, 0, 0, 4, &pages), -EINVAL);
+	assert_int_equal(pages, 0);
+	blk_origin_free(o);
+}
+
 /* memory follows the pages dirty at once: a long trace of dirty-then-write keeps it small */
 static void bounded(void **state)
 {
@@ -334,7 +417,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(maps_replaced), cmocka_unit_test(dirty_pages),
 		cmocka_unit_test(bounded),	 cmocka_unit_test(labels),
-		cmocka_unit_test(bad_notes),
+		cmocka_unit_test(bad_notes),	 cmocka_unit_test(tags),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

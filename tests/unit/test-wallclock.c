@@ -25,16 +25,17 @@ struct wcase {
 	enum blk_wall_kind kind;
 	int64_t sec; /* wall clock of input time 0 */
 	long nsec;
+	uint64_t offset; /* blk_wallclock_offset(): input time 0 on the notes' clock */
 };
 
 static const struct wcase cases[] = {
-	{"no timestamp note", {{'E', 5 * S, 1, 0, 7, 0, 0}}, BLK_WALL_NONE, 0, 0},
+	{"no timestamp note", {{'E', 5 * S, 1, 0, 7, 0, 0}}, BLK_WALL_NONE, 0, 0, 0},
 	{"raw times: note time minus its distance from 0",
 	 {{'T', 10 * S + 250, 1, 0, 0, 1000, 100}, {'P', 11 * S, 1, 0, 7, 0, 0}, {'E', 11 * S + 5, 1, 0, 7, 0, 0}},
-	 BLK_WALL_EXACT, 989, 100 - 250 + (long)S},
+	 BLK_WALL_EXACT, 989, 100 - 250 + (long)S, 0},
 	{"raw times, an event a little before the timestamp note (the kernel's race)",
 	 {{'T', 10 * S, 1, 0, 0, 1000, 0}, {'E', 10 * S - 3000, 1, 1, 9, 0, 0}},
-	 BLK_WALL_EXACT, 990, 0},
+	 BLK_WALL_EXACT, 990, 0, 0},
 	{"rebased: the first event's process note dates it",
 	 {{'T', 10 * S, 1, 0, 0, 1000, 500},
 	  {'P', 12 * S + 40, 1, 1, 9, 0, 0}, /* same process, other CPU */
@@ -43,17 +44,17 @@ static const struct wcase cases[] = {
 	  {'P', 15 * S, 1, 0, 7, 0, 0}, /* a later note of it */
 	  {'E', 0, 1, 0, 7, 0, 0},
 	  {'E', 1000, 1, 1, 9, 0, 0}},
-	 BLK_WALL_ESTIMATED, 1002, 600},
+	 BLK_WALL_ESTIMATED, 1002, 600, 12 * S + 100},
 	{"rebased, notes after the event in the file, the first event not read first",
 	 {{'T', 10 * S, 1, 0, 0, 1000, 500}, {'E', 3 * S, 1, 1, 9, 0, 0}, {'E', 0, 1, 0, 7, 0, 0},
 	  {'P', 12 * S + 100, 1, 0, 7, 0, 0}},
-	 BLK_WALL_ESTIMATED, 1002, 600},
+	 BLK_WALL_ESTIMATED, 1002, 600, 12 * S + 100},
 	{"rebased without the note: the first event at the timestamp",
 	 {{'T', 10 * S, 1, 0, 0, 1000, 500}, {'P', 12 * S, 1, 0, 8, 0, 0}, {'E', 0, 1, 0, 7, 0, 0}},
-	 BLK_WALL_GUESSED, 1000, 500},
+	 BLK_WALL_GUESSED, 1000, 500, 10 * S},
 	{"a nanosecond field of a second or more is carried",
 	 {{'T', 2 * S, 1, 0, 0, 1000, 1500000000u}, {'E', 2 * S, 1, 0, 7, 0, 0}},
-	 BLK_WALL_EXACT, 999, 500000000},
+	 BLK_WALL_EXACT, 999, 500000000, 0},
 };
 
 static void feed(struct blk_wallclock *w, const struct rec *r)
@@ -96,7 +97,9 @@ static void test_cases(void **state)
 		for (const struct rec *r = c->recs; r->kind; r++)
 			feed(w, r);
 		print_message("%s\n", c->what);
+		assert_int_equal(blk_wallclock_offset(w), 0);
 		assert_int_equal(blk_wallclock_base(w, &sec, &nsec), c->kind);
+		assert_int_equal(blk_wallclock_offset(w), c->offset);
 		if (c->kind != BLK_WALL_NONE) {
 			assert_int_equal(sec, c->sec);
 			assert_int_equal(nsec, c->nsec);
