@@ -8,6 +8,7 @@
 
 #include "common.h"
 #include "parse-origin.h"
+#include "blk/reader.h"
 
 /*
  * the most notes waiting for their time (some 7 MB): past it the oldest is taken at once (a
@@ -47,6 +48,7 @@ struct parse_origin {
 	struct blk_fmt_origin cur;
 	struct blk_output *dump; /* -d: the notes written as taken */
 	int no_apply; /* -d without text: only written */
+	int names_ahead; /* the inputs' FILE notes were taken ahead: not again as read */
 	int dump_failed;
 };
 
@@ -75,8 +77,26 @@ static void take(struct parse_origin *p, const struct blk_event *ev)
 	/* a FILE note was written as read; the runs and maps now, in their place */
 	if (p->dump && !blk_event_is_file(ev) && blk_output_event(p->dump, ev))
 		p->dump_failed = 1;
-	if (!p->no_apply && blk_origin_note(p->notes, ev) == -ENOMEM)
+	if (!p->no_apply && !(p->names_ahead && blk_event_is_file(ev)) &&
+	    blk_origin_note(p->notes, ev) == -ENOMEM)
 		die("out of memory for the origin notes");
+}
+
+void parse_origin_names_ahead(struct parse_origin *p, char *const *paths, size_t n)
+{
+	for (size_t i = 0; i < n && !p->no_apply; i++) {
+		struct blk_reader *r = blk_reader_open(paths[i]);
+		struct blk_event ev;
+
+		/* a file that cannot be read, or is damaged: the run itself says so when it gets there */
+		if (!r)
+			continue;
+		while (blk_reader_next(r, &ev) > 0)
+			if (blk_event_is_file(&ev) && blk_origin_note(p->notes, &ev) == -ENOMEM)
+				die("out of memory for the origin notes");
+		blk_reader_close(r);
+		p->names_ahead = 1;
+	}
 }
 
 static struct stream *stream_of(struct parse_origin *p, uint32_t device, uint32_t cpu)

@@ -38,6 +38,13 @@ int parse_origin_note(struct parse_origin *p, const struct blk_event *ev, const 
 const struct blk_fmt_origin *parse_origin_event(struct parse_origin *p, const struct blk_event *ev,
 						const void *input, uint64_t t, const char *comm);
 
+/*
+ * the FILE notes of the regular files @paths (the run's inputs) taken now, at the first origin
+ * note: the tracer writes the names at the end of the trace, and the events before them
+ * would print "ino N" (a pipe's come as they come); nothing when the notes are only dumped
+ */
+void parse_origin_names_ahead(struct parse_origin *p, char *const *paths, size_t n);
+
 /* what the notes held that could not be used */
 void parse_origin_stats(const struct parse_origin *p, struct blk_origin_stats *st);
 

@@ -55,6 +55,8 @@ struct parse_run {
 	uint64_t hidden_cgroup; /* cgroup-tagged notes the classic tool hides */
 	struct blk_cgmap *cg; /* the tracer's cgroup notes (blk/cgroup.h), NULL before one */
 	struct parse_origin *po; /* its origin notes (parse-origin.h), NULL before one */
+	char **ahead; /* the regular files read, for their file names at the first origin note */
+	size_t nahead;
 	const void *input; /* file mode: the input of the event being printed */
 	struct parse_waits *waits; /* I/O wait notes (parse-iowait.h), NULL if not used */
 	int waits_live; /* waits may be held: side files, or a note taken (else emit is a no-op) */

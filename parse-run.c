@@ -58,11 +58,23 @@ static void say(struct parse_run *r, const char *fmt, ...)
 }
 
 /* the run's origin notes, made at the first one */
+/* @path, a regular file read: its file names are read ahead at the first origin note */
+static void read_ahead(struct parse_run *r, const char *path)
+{
+	char **n = realloc(r->ahead, (r->nahead + 1) * sizeof(*n));
+
+	if (!n || !(n[r->nahead] = strdup(path)))
+		die("out of memory");
+	r->ahead = n;
+	r->nahead++;
+}
+
 static struct parse_origin *origin_of(struct parse_run *r)
 {
 	if (!r->po) {
 		r->po = parse_origin_new();
 		parse_origin_set_dump(r->po, r->dump, r->text != NULL);
+		parse_origin_names_ahead(r->po, r->ahead, r->nahead);
 	}
 	return r->po;
 }
@@ -271,6 +283,7 @@ static int add_file_inputs(struct parse_run *r, struct blk_merge *m, int idx)
 		if (r->cmem)
 			blk_reader_set_buf_size(rd, MODEL_READ_SIZE);
 		nonempty++;
+		read_ahead(r, path);
 		say(r, "Input file %s added\n", path);
 		stream = blk_cmem_file(r->cmem, idx, cpu, path, BLK_CMEM_OPENED);
 		if (blk_merge_add(m, rd, new_file_in(r, d, stream), cpu))
@@ -515,6 +528,8 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 		run_die(r, "cannot open '%s': %s", in, strerror(errno));
 	if (r->env->watch_input)
 		r->env->watch_input(r->env->ctx, fd, is_pipe_input(in) ? 2 : 1);
+	if (!is_pipe_input(in))
+		read_ahead(r, in);
 	po.batch = o->batch;
 	po.max_pending = o->max_pending;
 	/*
@@ -754,5 +769,8 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 	blk_wallclock_free(r.clock);
 	blk_cgmap_free(r.cg);
 	parse_origin_free(r.po);
+	for (size_t i = 0; i < r.nahead; i++)
+		free(r.ahead[i]);
+	free(r.ahead);
 	return r.failed ? 1 : 0;
 }

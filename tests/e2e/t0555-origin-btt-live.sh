@@ -121,6 +121,18 @@ for spec in c:$pc d:$pd; do
 		pass "file $f: named by its path, its $got bytes read by dd[$pid]" ||
 		fail "file $f: btt ${got:-not listed} bytes read, blkparse ${want:-none}"
 done
+# blkparse's %f from the per-CPU files: the Q events that name each file's path carry the
+# bytes blkparse's text has in its extents (the names come at the end of the trace: they are
+# read ahead at the first origin note)
+(cd "$d" && $BLKPARSE -i "$name" -f '%a %n %f\n' 2>/dev/null) |
+	awk '$1 == "Q" && $3 ~ /^\// { by[$3] += $2 * 512 } END { for (f in by) print f, by[f] }' >"$w/bp-f"
+for spec in a:W b:W c:R d:R; do
+	IFS=: read -r f rw <<<"$spec"
+	got=$(awk -v p="$mnt/$f" '$1 == p { print $2 }' "$w/bp-f")
+	[ -n "$got" ] && [ "$got" = "$(tb $f $rw)" ] &&
+		pass "blkparse %f: the Q events naming $mnt/$f carry $got bytes, as its extents in the text" ||
+		fail "blkparse %f: ${got:-no} bytes of Q events name $mnt/$f, $(tb $f $rw) in its extents"
+done
 j=$(awk '$1 == "journal" && $3 ~ /^jbd2\// { n += $4 } END { print n + 0 }' "$w/origins")
 [ "$j" -gt 0 ] && pass "the journal's I/O labelled: $j I/Os of jbd2 in the journal's row" ||
 	fail "no journal row: $(tr '\n' ' ' <"$w/origins")"
