@@ -107,6 +107,11 @@ blktrace.static: blktrace.o trace-run.o net.o common.o $(KERNEL_OBJ) $(LIB)
 tests/gen/%: tests/gen/%.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
+# gentrace: the program (options, main) and its modules in tests/gen/gentrace-src/
+GENTRACE_OBJ := $(patsubst %.c,%.o,$(wildcard tests/gen/gentrace-src/*.c))
+tests/gen/gentrace: tests/gen/gentrace.o $(GENTRACE_OBJ) $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
+
 tests/gen/perfetto-synth: tests/gen/perfetto-synth.o $(PERFETTO_LIB) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
@@ -266,9 +271,10 @@ format-check:
 clean:
 	rm -f $(LIB) $(PERFETTO_LIB) $(EXPORT_LIB) lib/*.o lib/*.d lib/*/*.o lib/*/*.d \
 		kernel/*.o kernel/*.d *.o *.d $(TOOLS) blktrace.static $(GEN) tests/gen/*.o tests/gen/*.d \
+		tests/gen/*/*.o tests/gen/*/*.d \
 		tests/unit/*.o tests/unit/*.d $(UNIT) tests/unit/heap-oracle
 
--include $(wildcard lib/*.d lib/*/*.d kernel/*.d *.d tests/gen/*.d tests/unit/*.d)
+-include $(wildcard lib/*.d lib/*/*.d kernel/*.d *.d tests/gen/*.d tests/gen/*/*.d tests/unit/*.d)
 
 # The real allocator as an oracle for test-heapemu: built plain (sanitizers replace malloc).
 tests/unit/heap-oracle: tests/unit/heap-oracle.c
