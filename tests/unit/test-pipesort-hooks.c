@@ -21,67 +21,61 @@ struct hook_log {
 	int returned; /* records returned by blk_pipesort_next() when the hook was called */
 };
 
-static struct hook_log *hlog;
-
-static void hlog_add(char what, uint64_t tag, uint64_t a, uint64_t b)
+/* Add a call to the log @ctx, the hooks' context (the assertions on the log check it came). */
+static void hlog_add(void *ctx, char what, uint64_t tag, uint64_t a, uint64_t b)
 {
-	assert_true(hlog->n < HMAX);
-	hlog->what[hlog->n] = what;
-	hlog->tag[hlog->n] = tag;
-	hlog->a[hlog->n] = a;
-	hlog->b[hlog->n] = b;
-	hlog->n++;
+	struct hook_log *l = ctx;
+
+	assert_non_null(l);
+	assert_true(l->n < HMAX);
+	l->what[l->n] = what;
+	l->tag[l->n] = tag;
+	l->a[l->n] = a;
+	l->b[l->n] = b;
+	l->n++;
 }
 
 static uint64_t h_read(void *ctx, const struct blk_event *ev)
 {
-	assert_ptr_equal(ctx, hlog);
-	hlog_add('R', 100 + ev->sequence, ev->time, 0);
+	hlog_add(ctx, 'R', 100 + ev->sequence, ev->time, 0);
 	return 100 + ev->sequence;
 }
 
 static void h_end(void *ctx)
 {
-	(void)ctx;
-	hlog_add('E', 0, 0, 0);
+	hlog_add(ctx, 'E', 0, 0, 0);
 }
 
 static void h_batch(void *ctx)
 {
-	(void)ctx;
-	hlog_add('B', 0, 0, 0);
+	hlog_add(ctx, 'B', 0, 0, 0);
 }
 
 static void h_sorted(void *ctx, uint64_t tag, uint32_t device, uint32_t cpu, uint64_t time)
 {
-	(void)ctx;
 	assert_int_equal(device, DEV0);
-	hlog_add('S', tag, cpu, time);
+	hlog_add(ctx, 'S', tag, cpu, time);
 }
 
 static void h_released(void *ctx, uint64_t tag)
 {
-	(void)ctx;
-	hlog_add('X', tag, (uint64_t)hlog->returned, 0);
+	hlog_add(ctx, 'X', tag, (uint64_t)((struct hook_log *)ctx)->returned, 0);
 }
 
 static void h_cpu_check(void *ctx, uint64_t mask)
 {
-	(void)ctx;
-	hlog_add('C', 0, mask, 0);
+	hlog_add(ctx, 'C', 0, mask, 0);
 }
 
 static uint64_t h_gap(void *ctx, uint64_t start, uint64_t end)
 {
-	(void)ctx;
-	hlog_add('G', 700 + start, start, end);
+	hlog_add(ctx, 'G', 700 + start, start, end);
 	return 700 + start;
 }
 
 static void h_filled(void *ctx, uint64_t tag)
 {
-	(void)ctx;
-	hlog_add('F', tag, 0, 0);
+	hlog_add(ctx, 'F', tag, 0, 0);
 }
 
 static const struct blk_pipesort_hooks test_hooks = {
@@ -99,7 +93,6 @@ static void run_hooked(const struct prec *in, struct blk_pipesort_opts *o, struc
 	char path[64];
 
 	memset(l, 0, sizeof(*l));
-	hlog = l;
 	h.ctx = l;
 	o->hooks = &h;
 	write_stream(path, in, -1);
@@ -115,7 +108,6 @@ static void run_hooked(const struct prec *in, struct blk_pipesort_opts *o, struc
 		l->returned++;
 	}
 	blk_pipesort_free(ps);
-	hlog = NULL;
 }
 
 static int hlog_count(const struct hook_log *l, char what)
