@@ -57,7 +57,7 @@ ALL_LIB_SRC := $(LIB_SRC) $(PERFETTO_SRC) $(EXPORT_SRC)
 KERNEL_SRC := kernel/fs.c kernel/relay.c kernel/tracefs.c kernel/tfsconv.c kernel/util.c \
 	kernel/ftrace.c kernel/holder.c kernel/tfsstate.c kernel/tfsring.c kernel/tfsback.c \
 	kernel/waitjoin.c kernel/wakefilter.c kernel/iowait.c kernel/iowait-src.c kernel/cgpath.c \
-	kernel/fsevents.c kernel/tfsorigin.c
+	kernel/fsevents.c kernel/tfsorigin.c kernel/fsside.c
 KERNEL_OBJ := $(KERNEL_SRC:.c=.o)
 TOOLS := blkparse blktrace blkiomon
 GEN := $(patsubst %.c,%,$(wildcard tests/gen/*.c))

@@ -489,8 +489,9 @@ static void print_summary(struct bt_run *r, FILE *f, uint64_t late)
 					(unsigned long long)skipped, s->name[i]);
 			if (s->ops->unit) {
 				if (lost)
-					warning("%llu I/O waits of %s were lost (missed by the probes, or in events the kernel's ring buffer overwrote)",
-						(unsigned long long)lost, s->name[i]);
+					warning("%llu %s of %s were lost (%s)",
+						(unsigned long long)lost, s->ops->lost_unit,
+						s->name[i], s->ops->lost_why);
 				continue;
 			}
 			all_events += ev;
@@ -624,15 +625,14 @@ static int setup_block(struct bt_run *r)
 		.spool_dir = r->spool_dir[0] ? r->spool_dir : NULL,
 		.origin = r->o->origin,
 	};
-	if (r->o->origin && r->o->backend != BACKEND_RELAY) {
-		/* the relay path records the cgroups only: files and dirtiers need tracefs */
-		snprintf(why, sizeof(why),
-			 "--origin: the relay path records cgroups only (--backend=relay for it)");
-	} else if (r->o->backend != BACKEND_TRACEFS) {
+	if (r->o->backend != BACKEND_TRACEFS) {
 		s->ops = &blk_backend_relay;
 		s->be = s->ops->open(&s->cfg, why, sizeof(why));
-		if (s->be)
+		if (s->be) {
+			if (s->ops->describe && s->ops->describe(s->be))
+				fprintf(stderr, "%s: %s\n", progname(), s->ops->describe(s->be));
 			return 0;
+		}
 		e = errno;
 		if (r->o->backend == BACKEND_RELAY || e == EBUSY)
 			return error("%s", why);
@@ -644,7 +644,7 @@ static int setup_block(struct bt_run *r)
 		error("cannot trace through tracefs: %s", err);
 		if (e == EBUSY && strstr(err, "no process reads it"))
 			hint("'blktrace -k -d DEV' puts back the tracefs settings a killed blktrace left");
-		if (why[0] && !r->o->origin)
+		if (why[0])
 			hint("the relay path failed too: %s", why);
 		return -1;
 	}
@@ -652,6 +652,36 @@ static int setup_block(struct bt_run *r)
 		why[0] ? why : "--backend=tracefs");
 	if (s->ops->describe && s->ops->describe(s->be))
 		fprintf(stderr, "%s: %s\n", progname(), s->ops->describe(s->be));
+	return 0;
+}
+
+/*
+ * --origin on the relay backend: the file-system events of the devices beside it, in an
+ * output of their own per device, NAME.origin (the relay path's kernel records none).
+ */
+static int setup_fsside(struct bt_run *r)
+{
+	struct bt_src *s = &r->src[r->nsrc];
+	char err[2048] = "";
+
+	s->cfg = r->src[0].cfg;
+	s->ops = &blk_backend_fsside;
+	for (int i = 0; i < r->ndevs; i++) {
+		snprintf(s->name[i], sizeof(s->name[i]), "%.56s.origin", r->src[0].name[i]);
+		snprintf(s->outbase[i], sizeof(s->outbase[i]), "%.4088s.origin",
+			 r->src[0].outbase[i]);
+	}
+	if (src_alloc(r, s, r->ndevs))
+		return -1;
+	r->nsrc++; /* freed by trace_run_release() whatever happens */
+	s->be = s->ops->open(&s->cfg, err, sizeof(err));
+	if (!s->be) {
+		error("cannot record --origin's files and dirtiers beside the relay files: %s",
+		      err);
+		hint("--backend=tracefs records them in the blk tracer's ring; without --origin the relay path traces as before");
+		return -1;
+	}
+	fprintf(stderr, "%s: %s\n", progname(), s->ops->describe(s->be));
 	return 0;
 }
 
@@ -780,7 +810,9 @@ int trace_run(struct bt_run *r)
 	for (int i = 0; i < r->ndevs; i++)
 		copy_name(r->src[0].name[i], sizeof(r->src[0].name[i]), r->devs[i].name);
 	/* from here on every path goes through the teardown below */
-	if (r->o->iowait && setup_iowait(r))
+	if (r->o->origin && r->src[0].ops == &blk_backend_relay && setup_fsside(r))
+		failed = 1;
+	if (!failed && r->o->iowait && setup_iowait(r))
 		failed = 1;
 	if (!failed) {
 		if (r->net)
