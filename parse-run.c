@@ -517,6 +517,9 @@ static int add_file_inputs(struct parse_run *r, struct blk_merge *m, int idx)
 	}
 	if (parse_waits_add_files(r->waits, dir, name) > 0)
 		r->waits_live = 1;
+	/* the relay backend's origin notes, beside the block files (parse-origin.h) */
+	if ((r->text || r->dump) && parse_origin_side_exists(dir, name))
+		parse_origin_add_files(origin_of(r), dir, name);
 	if (!nonempty)
 		warning("all trace files of '%s' are empty (no events were recorded)", in);
 	free(dir);
@@ -972,6 +975,8 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 		if (os.bad + os.unknown)
 			warning("%llu origin notes of blktrace --origin were damaged or named an unknown file, and were skipped",
 				(unsigned long long)(os.bad + os.unknown));
+		if (parse_origin_side_report(r.po))
+			r.failed = 1;
 	}
 	parse_waits_report(r.waits);
 	parse_waits_free(r.waits);
