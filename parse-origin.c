@@ -52,12 +52,12 @@ struct parse_origin {
 	struct blk_output *dump; /* -d: the notes written as taken */
 	int no_apply; /* -d without text: only written */
 	int dump_failed;
-	/* the side files (NAME.origin.blktrace.N), NULL if none; la: the next of their notes */
+	/*
+	 * the side files (NAME.origin.blktrace.N), NULL if none; la: their next record (in the
+	 * merge's batch, valid until the next take), NULL if not taken yet
+	 */
 	struct blk_merge *side;
-	int have_la;
-	struct blk_event la;
-	unsigned char *la_pdu;
-	size_t la_cap;
+	struct blk_event *la;
 	uint64_t side_bad_cpu, side_others;
 };
 
@@ -79,7 +79,6 @@ void parse_origin_free(struct parse_origin *p)
 	free(p->st);
 	blk_origin_free(p->notes);
 	blk_merge_free(p->side);
-	free(p->la_pdu);
 	free(p);
 }
 
@@ -150,31 +149,15 @@ static void take_next(struct parse_origin *p, struct stream *s)
 	p->waiting--;
 }
 
-/* the side files' next record into p->la (copied: the merge reuses its buffer) */
+/* the side files' next record into p->la; 0 when they have none left */
 static int fill_lookahead(struct parse_origin *p)
 {
-	struct blk_event ev;
 	void *owner;
 	int cpu;
 
-	if (p->have_la || !p->side)
-		return p->have_la;
-	if (blk_merge_next(p->side, &ev, &owner, &cpu) <= 0)
-		return 0;
-	if (ev.pdu_len > p->la_cap) {
-		unsigned char *n = realloc(p->la_pdu, ev.pdu_len);
-
-		if (!n)
-			die("out of memory for the origin notes");
-		p->la_pdu = n;
-		p->la_cap = ev.pdu_len;
-	}
-	if (ev.pdu_len)
-		memcpy(p->la_pdu, ev.pdu, ev.pdu_len);
-	p->la = ev;
-	p->la.pdu = p->la_pdu;
-	p->have_la = 1;
-	return 1;
+	if (!p->la && p->side && blk_merge_take(p->side, &p->la, &owner, &cpu) <= 0)
+		p->la = NULL;
+	return p->la != NULL;
 }
 
 /*
@@ -183,16 +166,18 @@ static int fill_lookahead(struct parse_origin *p)
  */
 static void pull(struct parse_origin *p, uint64_t t)
 {
-	while (fill_lookahead(p) && p->la.time <= t) {
-		p->have_la = 0;
-		if (blk_event_is_file(&p->la))
+	while (fill_lookahead(p) && p->la->time <= t) {
+		const struct blk_event *n = p->la;
+
+		p->la = NULL;
+		if (blk_event_is_file(n))
 			continue;
-		if (!blk_event_is_dirty(&p->la) && !blk_event_is_fmap(&p->la)) {
+		if (!blk_event_is_dirty(n) && !blk_event_is_fmap(n)) {
 			p->side_others++;
 			continue;
 		}
-		/* (no event's input is the merge: only the time says when a note is due) */
-		parse_origin_note(p, &p->la, p->side);
+		/* (copied; no event's input is the merge: only the time says when it is due) */
+		parse_origin_note(p, n, p->side);
 	}
 }
 
@@ -407,8 +392,8 @@ uint64_t parse_origin_due(struct parse_origin *p)
 	for (size_t i = 0; p && i < p->nst; i++)
 		if (p->st[i].head < p->st[i].n && p->st[i].q[p->st[i].head].ev.time < t)
 			t = p->st[i].q[p->st[i].head].ev.time;
-	if (p && fill_lookahead(p) && p->la.time < t)
-		t = p->la.time;
+	if (p && fill_lookahead(p) && p->la->time < t)
+		t = p->la->time;
 	return t;
 }
 

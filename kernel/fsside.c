@@ -109,43 +109,23 @@ static int fss_close(struct blk_backend *bb, char *err, size_t len)
 static int fss_open_cpus(struct fss_backend *b, char *err, size_t len)
 {
 	const struct blk_backend_cfg *cfg = b->cfg;
-	const char *dir = blk_ftrace_inst_dir(b->inst);
 	uint32_t devnos[64];
-	char p[KPATH], hp[4096];
 	int ret;
 
-	snprintf(p, sizeof(p), "%s/events/header_page", dir);
-	ret = blk_ftrace_read(p, hp, sizeof(hp));
-	if (ret) {
-		kerr(err, len, "cannot read '%s': %s", p, strerror(-ret));
-		return ret;
-	}
 	for (int i = 0; i < cfg->ndevs; i++)
 		devnos[i] = cfg->devs[i].devno;
 	for (int k = 0; k < cfg->ncpus; k++) {
 		struct fss_cpu *c = &b->cpu[k];
-		int fd;
 
-		c->conv = blk_tfsconv_new(hp, devnos, cfg->ndevs, (uint32_t)cfg->cpus[k], fss_comm,
-					  b);
-		if (!c->conv) {
-			ret = -errno;
-			kerr(err, len, "cannot read the ring-buffer page layout in '%s': %s", p,
-			     strerror(-ret));
+		/* no spool: the dirtiers' names are taken as their pages are converted */
+		ret = tfs_ring_cpu_open(blk_ftrace_inst_dir(b->inst), devnos, cfg->ndevs,
+					cfg->cpus[k],
+					blk_ftrace_inst_open_cpu(b->inst, cfg->cpus[k]), fss_comm,
+					b, NULL, &c->conv, &c->ring, err, len);
+		if (ret)
 			return ret;
-		}
 		blk_tfsconv_set_origin(c->conv, tfs_origin_events(b->origin));
 		b->convs[k] = c->conv;
-		fd = blk_ftrace_inst_open_cpu(b->inst, cfg->cpus[k]);
-		if (fd >= 0)
-			c->ring = tfs_ring_open(fd, tfs_ring_page_size(dir, c->conv), cfg->cpus[k],
-						c->conv, NULL);
-		if (fd < 0 || !c->ring) {
-			ret = fd < 0 ? fd : -errno;
-			kerr(err, len, "cannot read '%s/per_cpu/cpu%d/trace_pipe_raw': %s", dir,
-			     cfg->cpus[k], strerror(-ret));
-			return ret;
-		}
 		c->base_lost = blk_ftrace_inst_lost(b->inst, cfg->cpus[k]);
 	}
 	return 0;

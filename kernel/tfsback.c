@@ -158,47 +158,23 @@ static int tfs_open_cpus(struct tfs_backend *b, char *err, size_t len)
 {
 	const struct blk_backend_cfg *cfg = b->cfg;
 	uint32_t devnos[64];
-	char p[KPATH], hp[4096];
-	int ret, fd;
+	int ret;
 
-	snprintf(p, sizeof(p), "%s/events/header_page", b->dir);
-	ret = read_str(p, hp, sizeof(hp));
-	if (ret) {
-		kerr(err, len, "cannot read '%s': %s", p, strerror(-ret));
-		return ret;
-	}
 	for (int i = 0; i < cfg->ndevs; i++)
 		devnos[i] = cfg->devs[i].devno;
 	for (int k = 0; k < cfg->ncpus; k++) {
 		struct tfs_cpu *c = &b->cpu[k];
 
-		c->conv = blk_tfsconv_new(hp, devnos, cfg->ndevs, (uint32_t)cfg->cpus[k], tfs_comm,
-					  b->t);
-		if (!c->conv) {
-			ret = -errno;
-			kerr(err, len, "cannot read the ring-buffer page layout in '%s': %s", p,
-			     strerror(-ret));
+		ret = tfs_ring_cpu_open(b->dir, devnos, cfg->ndevs, cfg->cpus[k],
+					blk_tfs_open_cpu(b->t, cfg->cpus[k]), tfs_comm, b->t,
+					cfg->spool_dir, &c->conv, &c->ring, err, len);
+		if (ret)
 			return ret;
-		}
 		if (b->cgpath)
 			blk_tfsconv_set_cgpath(c->conv, tfs_cgpath, b->cgpath);
 		if (b->origin)
 			blk_tfsconv_set_origin(c->conv, tfs_origin_events(b->origin));
 		b->convs[k] = c->conv;
-		fd = blk_tfs_open_cpu(b->t, cfg->cpus[k]);
-		if (fd < 0) {
-			kerr(err, len, "cannot open '%s/per_cpu/cpu%d/trace_pipe_raw': %s", b->dir,
-			     cfg->cpus[k], strerror(-fd));
-			return fd;
-		}
-		c->ring = tfs_ring_open(fd, tfs_ring_page_size(b->dir, c->conv), cfg->cpus[k],
-					c->conv, cfg->spool_dir);
-		if (!c->ring) {
-			ret = -errno;
-			kerr(err, len, "cannot read '%s/per_cpu/cpu%d/trace_pipe_raw': %s", b->dir,
-			     cfg->cpus[k], strerror(-ret));
-			return ret;
-		}
 	}
 	return 0;
 }

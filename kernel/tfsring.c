@@ -261,6 +261,40 @@ void tfs_ring_free(struct tfs_ring *r)
 	free(r);
 }
 
+int tfs_ring_cpu_open(const char *dir, const uint32_t *devnos, int ndevs, int cpu, int fd,
+		      blk_tfsconv_comm_fn comm, void *ctx, const char *spool_dir,
+		      struct blk_tfsconv **conv, struct tfs_ring **ring, char *err, size_t len)
+{
+	char p[KPATH], hp[4096];
+	int ret;
+
+	*conv = NULL;
+	*ring = NULL;
+	snprintf(p, sizeof(p), "%s/per_cpu/cpu%d/trace_pipe_raw", dir, cpu);
+	if (fd < 0) {
+		kerr(err, len, "cannot open '%s': %s", p, strerror(-fd));
+		return fd;
+	}
+	snprintf(p, sizeof(p), "%s/events/header_page", dir);
+	ret = read_str(p, hp, sizeof(hp));
+	if (!ret && !(*conv = blk_tfsconv_new(hp, devnos, ndevs, (uint32_t)cpu, comm, ctx)))
+		ret = -errno;
+	if (ret) {
+		close(fd);
+		kerr(err, len, "cannot read the ring-buffer page layout in '%s': %s", p,
+		     strerror(-ret));
+		return ret;
+	}
+	*ring = tfs_ring_open(fd, tfs_ring_page_size(dir, *conv), cpu, *conv, spool_dir);
+	if (!*ring) {
+		ret = -errno;
+		kerr(err, len, "cannot read '%s/per_cpu/cpu%d/trace_pipe_raw': %s", dir, cpu,
+		     strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
 static uint64_t mono_now(void)
 {
 	struct timespec ts;

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tfsconv.h"
+
 struct tfs_spool;
 
 /**
@@ -54,7 +56,6 @@ void tfs_spool_free(struct tfs_spool *s);
 /* ---- a CPU's ring ---- */
 
 struct blk_backend_sink;
-struct blk_tfsconv;
 
 struct tfs_ring;
 
@@ -75,6 +76,19 @@ int tfs_ring_page_size(const char *dir, const struct blk_tfsconv *conv);
  */
 struct tfs_ring *tfs_ring_open(int fd, int size, int cpu, struct blk_tfsconv *conv,
 			       const char *spool_dir);
+
+/**
+ * tfs_ring_cpu_open() - CPU @cpu's converter and ring in the tracefs directory @dir (the top
+ * level or an instance): the converter of the page layout @dir's events/header_page gives,
+ * for the @ndevs devices @devnos, naming tasks with @comm and @ctx (tfsconv.h), and the ring
+ * read from @fd, @dir's per_cpu/cpuN/trace_pipe_raw (taken, failure or not; a negative
+ * errno: it could not be opened), its pages kept in @spool_dir (NULL: converted as read)
+ * Return: 0, or -errno with @err filled; *@conv and *@ring are set where they were made
+ * (the caller frees them, failure or not).
+ */
+int tfs_ring_cpu_open(const char *dir, const uint32_t *devnos, int ndevs, int cpu, int fd,
+		      blk_tfsconv_comm_fn comm, void *ctx, const char *spool_dir,
+		      struct blk_tfsconv **conv, struct tfs_ring **ring, char *err, size_t len);
 
 /* What a tfs_ring_read() did. */
 struct tfs_ring_batch {
