@@ -801,6 +801,9 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 			run_die(r, "out of memory");
 		blk_acct_seen(d, (int)ev.cpu);
 		blk_acct_last_time(d, ev.time);
+		/* -d without text: the origin notes due before it go first (parse-origin.h) */
+		if (r->po && !r->text)
+			parse_origin_emit(r->po, &ev, NULL, ev.time + r->rebase);
 		if (shown(o, &ev))
 			dump_trace(r, d, (int)ev.cpu, &ev);
 		if (r->failed)

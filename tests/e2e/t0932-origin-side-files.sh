@@ -8,7 +8,8 @@
 #   text is that of the block files alone (the notes show nowhere);
 # - blkparse -d's merged file, with text and without (-O: the raw merge), gives btt the
 #   same report for both (its origin and file sections are checked by t0931 for this
-#   trace), and blkparse the same %o %O %f %F;
+#   trace), and blkparse the same %o %O %f %F; so does its -d file of the trace read as a
+#   stream (pipe mode: blktrace -o - | blkparse -i - -d - -O | btt -i -);
 # - damage: a side file cut mid-record is an error naming it, the notes before the cut are
 #   used; a record on another CPU is dropped with a warning; btt refuses a side file given
 #   as its input and names the trace to merge.
@@ -92,6 +93,19 @@ for how in text raw; do
 		pass "blkparse -d $o (side files): the merged file prints the in-band notes' %o %O %f %F"
 	else
 		fail "blkparse -d $o with side files: the merged file's %o %f differ: $(diff "$w/in-$how.txt" "$w/side-$how.txt" | head -n 4 | tr '\n' ' ')"
+	fi
+done
+
+# a stream with the notes in-band (blktrace -o -, or this merged trace read as one): its -d
+# file, with text or without, gives btt the report it gives for the stream itself
+$BTT -i "$w/o.bin" >"$w/stream.btt" 2>&1
+for o in "" -O; do
+	$BLKPARSE -i "$w/o.bin" -d "$w/stream$o.bin" $o >/dev/null 2>"$w/stream$o.err"
+	$BTT -i "$w/stream$o.bin" >"$w/stream$o.btt" 2>&1
+	if grep -q "I/O by origin" "$w/stream.btt" && cmp -s "$w/stream.btt" "$w/stream$o.btt"; then
+		pass "blkparse -i STREAM -d $o: btt's report is the stream's (its notes among the events)"
+	else
+		fail "blkparse -i STREAM -d $o: btt differs: $(diff "$w/stream.btt" "$w/stream$o.btt" | head -n 6 | tr '\n' ' ')"
 	fi
 done
 
