@@ -4,7 +4,7 @@
 # writer to a file of its own (/mnt/fs/a 16 MiB, /mnt/fs/b 24 MiB), then sync: the flusher
 # writes the pages back, charged by the kernel to the cgroup that dirtied them (cgroup
 # writeback). Where each file lies on the disk comes from filefrag (FIEMAP) in the guest,
-# each written byte from blkparse's text of the trace. One boot, five runs:
+# each written byte from blkparse's text of the trace. One boot, six runs:
 # - ext4, --backend=relay --origin: the cgroups (at least 95% of each cgroup's written bytes
 #   in W queue events blkparse's %G names with its path; the reference blkparse 1.2.0 reads
 #   the files and prints our default text; btt's I/O by cgroup), and the files and dirtiers
@@ -13,6 +13,9 @@
 #   and %f its path; btt's I/O by origin charges the dd with them (queued by others: the
 #   flusher), its I/O by file names the file with them and the dd as its writer; the
 #   tracefs instance is gone after the run and blk_cgroup is back off;
+# - ext4, --backend=relay --origin -o -: the same from the stream (the side stream's notes
+#   merged in time order with the block events), blkparse reading it as a pipe (%o only: the
+#   file names come at the end of the stream);
 # - ext4, --backend=tracefs --origin: the same, from the notes in the block streams (Debian
 #   6.1's event names on the tracefs path);
 # - XFS (iomap), both backends: the files and dirtiers, as above;
@@ -94,8 +97,9 @@ vm_batch_new "$b"
 common=(--device virtio --kmod crc32c_generic --tool "$(command -v filefrag)" --post "$w/post.sh"
 	--workload "$w/work.sh" --timeout 150)
 ext4=(--kmod ext4 --tool "$(command -v mkfs.ext4)" --pre "$w/pre-ext4.sh")
-runs="ext4-relay ext4-tracefs"
+runs="ext4-relay ext4-pipe ext4-tracefs"
 vm_batch_add "$b" "$w/ext4-relay" "${common[@]}" "${ext4[@]}" -- --backend=relay --origin
+vm_batch_add "$b" "$w/ext4-pipe" "${common[@]}" "${ext4[@]}" -- --backend=relay --origin -o -
 vm_batch_add "$b" "$w/ext4-tracefs" "${common[@]}" "${ext4[@]}" -- --backend=tracefs --origin
 if [ $xfs = 1 ]; then
 	# 300 MB at least for mkfs.xfs (a sparse file on the host)
@@ -149,7 +153,14 @@ cgroups() {
 
 # origin RUN: the files and dirtiers of a run; 1 if the run cannot be checked
 origin() {
-	local d=$w/$1 l=$1 f pid size inext ok row bytes others files
+	local d=$w/$1 l=$1 f pid size inext ok row bytes others files in=trace sum=blktrace.stdout
+	local named=1 what what2
+	# -o -: the trace is the tracer's stdout, its summary on stderr; blkparse reads it as a
+	# pipe, printing as it goes: the file names, at the end of the stream, come too late
+	if [ "$l" = ext4-pipe ]; then
+		in=$d/blktrace.stdout sum=blktrace.stderr named=0
+		mkdir -p "$d/trace"
+	fi
 	if ! vm_run_ended "$d"; then
 		fail "$l: $(vm_run_why "$d" "$w/vm.out")"
 		return 1
@@ -158,22 +169,22 @@ origin() {
 		fail "$l: the tracer: status $(cat "$d/blktrace.rc" 2>/dev/null): $(head -c 300 "$d/blktrace.stderr" 2>/dev/null)"
 		return 1
 	fi
-	if ! (cd "$d/trace" && $BLKPARSE -i trace -f '%a %d %S %n %o %f\n' >"$d/o.txt" 2>"$d/o.err" &&
-		$BLKPARSE -i trace -d "$d/merged.bin" -O >/dev/null 2>"$d/m.err") ||
+	if ! (cd "$d/trace" && $BLKPARSE -i "$in" -f '%a %d %S %n %o %f\n' >"$d/o.txt" 2>"$d/o.err" &&
+		$BLKPARSE -i "$in" -d "$d/merged.bin" -O >/dev/null 2>"$d/m.err") ||
 		! "$TOP/btt/btt" -i "$d/merged.bin" >"$d/btt.txt" 2>"$d/btt.err"; then
 		fail "$l: blkparse or btt failed: $(head -c 300 "$d/o.err" "$d/m.err" "$d/btt.err")"
 		return 1
 	fi
-	grep -q '^  Origin: [1-9][0-9]* dirty runs, [1-9][0-9]* file maps, [1-9][0-9]* files named' "$d/blktrace.stdout" &&
-		pass "$l: the summary: $(grep -h '^  Origin:' "$d/blktrace.stdout" | sed 's/^ *//'); $(grep -o 'files and dirtiers from.*' "$d/blktrace.stderr" | head -c 200)" ||
-		fail "$l: no Origin line with notes: $(tail -n 4 "$d/blktrace.stdout" | tr '\n' ' ') $(head -c 300 "$d/blktrace.stderr")"
+	grep -q '^  Origin: [1-9][0-9]* dirty runs, [1-9][0-9]* file maps, [1-9][0-9]* files named' "$d/$sum" &&
+		pass "$l: the summary: $(grep -h '^  Origin:' "$d/$sum" | sed 's/^ *//'); $(grep -o 'files and dirtiers from.*' "$d/blktrace.stderr" | head -c 200)" ||
+		fail "$l: no Origin line with notes: $(tail -n 4 "$d/$sum" | tr '\n' ' ') $(head -c 300 "$d/blktrace.stderr")"
 	# each file's extents on the disk (512-byte sectors, first and last), from FIEMAP
 	for f in a b; do
 		awk -v f=$f '$1 ~ /^[0-9]+:$/ { gsub(/\.\./, " "); gsub(/:/, " "); print f, $4, $5 }' "$d/extents-$f"
 	done >"$d/extents"
 	# of blkparse's W queue events, per file: the bytes in its extents, and of them those
 	# charged (%o) to its dd and named (%f) by its path
-	awk -v pa="$(cat "$d/pid-a")" -v pb="$(cat "$d/pid-b")" '
+	awk -v pa="$(cat "$d/pid-a")" -v pb="$(cat "$d/pid-b")" -v named=$named '
 		FNR == NR { n++; f[n] = $1; a[n] = $2; b[n] = $3; next }
 		$1 == "Q" && $2 ~ /W/ {
 			s = $3; e = s + $4
@@ -183,7 +194,7 @@ origin() {
 					continue
 				by[f[i]] += (hi - lo) * 512
 				pid = f[i] == "a" ? pa : pb
-				if ($5 == pid && $6 == "/mnt/fs/" f[i])
+				if ($5 == pid && (!named || $6 == "/mnt/fs/" f[i]))
 					ok[f[i]] += (hi - lo) * 512
 			}
 		}
@@ -201,7 +212,8 @@ origin() {
 		pid=$(cat "$d/pid-$f")
 		read -r _ inext ok < <(awk -v f=$f '$1 == f' "$d/per-file.txt")
 		if [ "${inext:-0}" -ge $((size * 99 / 100)) ] && [ "${ok:-0}" -ge $((size * 95 / 100)) ]; then
-			pass "$l: /mnt/fs/$f: blkparse's %o and %f charge $ok of the $inext bytes written in its extents to dd[$pid] and name its path (>= 95% of $size)"
+			[ $named = 1 ] && what="%o and %f charge" what2=" and name its path" || what="%o charges" what2=
+			pass "$l: /mnt/fs/$f: blkparse's $what $ok of the $inext bytes written in its extents to dd[$pid]$what2 (>= 95% of $size)"
 		else
 			fail "$l: /mnt/fs/$f: ${ok:-0} of ${inext:-0} bytes written in its extents charged to dd[$pid] and named (file: $size bytes): $(grep -c . "$d/extents") extents, $(awk '$1 == "Q" && $2 ~ /W/' "$d/o.txt" | head -n 3 | tr '\n' ' ')"
 		fi
@@ -226,6 +238,11 @@ for r in $runs; do
 	d="$w/$r"
 	origin "$r" || continue
 	case $r in
+	ext4-pipe)
+		grep -q "^=== .*\.origin ===" "$d/blktrace.stderr" && ! ls "$d/trace"/*.blktrace.* >/dev/null 2>&1 &&
+			pass "$r: the side stream's notes in the stream, its block in the summary on stderr" ||
+			fail "$r: $(grep -h '^===' "$d/blktrace.stderr" | tr '\n' ' ') $(ls "$d/trace" | tr '\n' ' ')"
+		;;
 	*-relay)
 		files=$(cd "$d/trace" && ls -- trace.origin.blktrace.* 2>/dev/null | tr '\n' ' ')
 		[ -n "$files" ] && grep -q "^=== .*\.origin ===" "$d/blktrace.stdout" &&
@@ -244,7 +261,7 @@ for r in $runs; do
 			fail "$r: side files or settings changed: $(ls "$d/trace" | tr '\n' ' ') $(diff "$d/tracefs-before.txt" "$d/tracefs-after.txt" | tr '\n' ' ')"
 		;;
 	esac
-	case $r in ext4-*) cgroups "$r" ;; esac
+	case $r in ext4-relay | ext4-tracefs) cgroups "$r" ;; esac
 done
 
 # untagged records: the classic tool reads them (not the side files), and our default text is its text
