@@ -98,11 +98,11 @@ blkparse: blkparse.o parse-run.o parse-iowait.o parse-origin.o common.o $(COMPAT
 blkiomon: blkiomon.o mon-run.o common.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
-blktrace: blktrace.o trace-run.o net.o common.o $(KERNEL_OBJ) $(LIB)
+blktrace: blktrace.o trace-run.o trace-stdout.o net.o common.o $(KERNEL_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_TRACEFS) $(LDLIBS_Z) -lpthread
 
 # a static tracer for the test VM's initramfs
-blktrace.static: blktrace.o trace-run.o net.o common.o $(KERNEL_OBJ) $(LIB)
+blktrace.static: blktrace.o trace-run.o trace-stdout.o net.o common.o $(KERNEL_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -static -o $@ $^ $(LDLIBS_TRACEFS) $(LDLIBS_Z) -lpthread
 
 tests/gen/%: tests/gen/%.o $(LIB)
