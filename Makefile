@@ -34,7 +34,8 @@ TRACEFS_CFLAGS := $(shell pkg-config --cflags libtracefs libtraceevent 2>/dev/nu
 	echo -I/usr/include/tracefs -I/usr/include/traceevent)
 LDLIBS_TRACEFS := $(shell pkg-config --libs libtracefs libtraceevent 2>/dev/null || \
 	echo -ltracefs -ltraceevent)
-kernel/tracefs.o kernel/tfsback.o kernel/tfsconv.o kernel/ftrace.o kernel/fsevents.o tests/unit/test-tfsconv.o: CPPFLAGS += $(TRACEFS_CFLAGS)
+kernel/tracefs.o kernel/tfsback.o kernel/tfsconv.o kernel/tfsring.o kernel/ftrace.o kernel/fsevents.o \
+	tests/unit/test-tfsconv.o: CPPFLAGS += $(TRACEFS_CFLAGS)
 
 # One library per layer; each uses the core library, none uses another one:
 #   lib/libblk.a                     the core (include/blk/), linked by every tool
@@ -54,9 +55,9 @@ EXPORT_LIB := lib/export/libblkexport.a
 ALL_LIB_SRC := $(LIB_SRC) $(PERFETTO_SRC) $(EXPORT_SRC)
 
 KERNEL_SRC := kernel/fs.c kernel/relay.c kernel/tracefs.c kernel/tfsconv.c kernel/util.c \
-	kernel/ftrace.c kernel/holder.c kernel/tfsstate.c kernel/tfsspool.c kernel/tfsback.c \
+	kernel/ftrace.c kernel/holder.c kernel/tfsstate.c kernel/tfsring.c kernel/tfsback.c \
 	kernel/waitjoin.c kernel/wakefilter.c kernel/iowait.c kernel/iowait-src.c kernel/cgpath.c \
-	kernel/fsevents.c kernel/tfsorigin.c
+	kernel/fsevents.c kernel/tfsorigin.c kernel/fsside.c
 KERNEL_OBJ := $(KERNEL_SRC:.c=.o)
 TOOLS := blkparse blktrace blkiomon
 GEN := $(patsubst %.c,%,$(wildcard tests/gen/*.c))
@@ -97,11 +98,11 @@ blkparse: blkparse.o parse-run.o parse-print.o parse-iowait.o parse-origin.o com
 blkiomon: blkiomon.o mon-run.o common.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_Z)
 
-blktrace: blktrace.o trace-run.o net.o common.o $(KERNEL_OBJ) $(LIB)
+blktrace: blktrace.o trace-run.o trace-stdout.o net.o common.o $(KERNEL_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_TRACEFS) $(LDLIBS_Z) -lpthread
 
 # a static tracer for the test VM's initramfs
-blktrace.static: blktrace.o trace-run.o net.o common.o $(KERNEL_OBJ) $(LIB)
+blktrace.static: blktrace.o trace-run.o trace-stdout.o net.o common.o $(KERNEL_OBJ) $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -static -o $@ $^ $(LDLIBS_TRACEFS) $(LDLIBS_Z) -lpthread
 
 tests/gen/%: tests/gen/%.o $(LIB)
@@ -147,8 +148,8 @@ tests/unit/test-tfsorigin: tests/unit/test-tfsorigin.o kernel/tfsconv.o kernel/f
 tests/unit/test-relaycg: tests/unit/test-relaycg.o kernel/tfsconv.o kernel/fsevents.o kernel/ftrace.o kernel/holder.o kernel/util.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_TRACEFS) $(LDLIBS_Z)
 
-tests/unit/test-tfsspool: tests/unit/test-tfsspool.o kernel/tfsspool.o
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS)
+tests/unit/test-tfsring: tests/unit/test-tfsring.o kernel/tfsring.o kernel/tfsconv.o kernel/fsevents.o kernel/ftrace.o kernel/holder.o kernel/util.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_TRACEFS) $(LDLIBS_Z)
 
 tests/unit/test-waitjoin: tests/unit/test-waitjoin.o kernel/waitjoin.o $(LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS_Z)

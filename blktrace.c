@@ -92,8 +92,9 @@ static void usage(FILE *f)
 		"                             SOURCE module, kprobe, sched, or auto (the first there)\n"
 		"      --iowait-all           sched source: keep the sleeps without an I/O in flight too\n"
 		"      --iowait-maxactive=N   kprobe source: waits followed at once (default 2 x CPUs)\n"
-		"      --origin               also record each I/O's cgroup (its id and path, in notes the\n"
-		"                             classic tools skip; --backend=relay: cgroups only)\n"
+		"      --origin               also record each I/O's cgroup, the task that dirtied its data\n"
+		"                             and its file (notes the classic tools skip; the relay backend\n"
+		"                             writes the last two to NAME.origin.blktrace.N)\n"
 		"  -V, -v, --version          print the version\n"
 		"      --help                 this text\n");
 }
@@ -403,6 +404,16 @@ static int kill_traces(struct bt_opts *o)
 			fprintf(stderr,
 				"%s: reset '%s/options/blk_cgroup' (a relay trace with --origin left it on)\n",
 				progname(), tdir);
+		}
+	}
+	/* --origin's instance beside a relay trace: of a running tracer turned off, else removed */
+	if (!blk_find_tracefs(0, tdir, sizeof(tdir))) {
+		ret = blk_fsside_kill(tdir, msg, sizeof(msg));
+		if (ret < 0) {
+			error("%s", msg);
+			failed = 1;
+		} else if (ret > 0) {
+			fprintf(stderr, "%s: %s\n", progname(), msg);
 		}
 	}
 	/* I/O wait instances: of running tracers turned off, left-overs of killed ones removed */

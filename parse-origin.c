@@ -3,10 +3,14 @@
  * blkparse's origin notes (see parse-origin.h).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common.h"
+#include "blk/merge.h"
+#include "blk/reader.h"
 #include "parse-origin.h"
 #include "blk/reader.h"
 
@@ -50,6 +54,13 @@ struct parse_origin {
 	int no_apply; /* -d without text: only written */
 	int names_ahead; /* the inputs' FILE notes were taken ahead: not again as read */
 	int dump_failed;
+	/*
+	 * the side files (NAME.origin.blktrace.N), NULL if none; la: their next record (in the
+	 * merge's batch, valid until the next take), NULL if not taken yet
+	 */
+	struct blk_merge *side;
+	struct blk_event *la;
+	uint64_t side_bad_cpu, side_others;
 };
 
 struct parse_origin *parse_origin_new(void)
@@ -69,6 +80,7 @@ void parse_origin_free(struct parse_origin *p)
 		free(p->st[i].q);
 	free(p->st);
 	blk_origin_free(p->notes);
+	blk_merge_free(p->side);
 	free(p);
 }
 
@@ -157,11 +169,45 @@ static void take_next(struct parse_origin *p, struct stream *s)
 	p->waiting--;
 }
 
+/* the side files' next record into p->la; 0 when they have none left */
+static int fill_lookahead(struct parse_origin *p)
+{
+	void *owner;
+	int cpu;
+
+	if (!p->la && p->side && blk_merge_take(p->side, &p->la, &owner, &cpu) <= 0)
+		p->la = NULL;
+	return p->la != NULL;
+}
+
+/*
+ * The side files' runs and maps of input time @t or before, queued for their time as
+ * in-band ones are (their names were taken when the files were opened)
+ */
+static void pull(struct parse_origin *p, uint64_t t)
+{
+	while (fill_lookahead(p) && p->la->time <= t) {
+		const struct blk_event *n = p->la;
+
+		p->la = NULL;
+		if (blk_event_is_file(n))
+			continue;
+		if (!blk_event_is_dirty(n) && !blk_event_is_fmap(n)) {
+			p->side_others++;
+			continue;
+		}
+		/* (copied; no event's input is the merge: only the time says when it is due) */
+		parse_origin_note(p, n, p->side);
+	}
+}
+
 static void take_due(struct parse_origin *p, const struct blk_event *ev, const void *input,
 		     uint64_t t)
 {
 	struct stream *s;
 
+	if (p->side)
+		pull(p, t);
 	while (p->waiting && (s = earliest(p, ev, input, t)))
 		take_next(p, s);
 }
@@ -253,6 +299,101 @@ void parse_origin_stats(const struct parse_origin *p, struct blk_origin_stats *s
 	blk_origin_stats(p->notes, st);
 }
 
+static void side_path(char *buf, size_t len, const char *dir, const char *name, int cpu)
+{
+	snprintf(buf, len, "%s%s%s.origin.blktrace.%d", dir ? dir : "", dir ? "/" : "", name, cpu);
+}
+
+int parse_origin_side_exists(const char *dir, const char *name)
+{
+	char path[8192];
+	struct stat st;
+
+	side_path(path, sizeof(path), dir, name, 0);
+	return !stat(path, &st);
+}
+
+/* side files: every record is merged; a record on the wrong CPU is counted */
+static int on_side_record(void *arg, enum blk_merge_note what, void *owner, int cpu,
+			  const struct blk_event *ev)
+{
+	struct parse_origin *p = arg;
+
+	(void)owner;
+	(void)cpu;
+	(void)ev;
+	if (what == BLK_NOTE_BAD_CPU)
+		p->side_bad_cpu++;
+	return 0;
+}
+
+/*
+ * The file names of side file @path, taken before its runs and maps (the tracer writes them
+ * at its end): every event can be named, as btt names them (and -d: written first)
+ */
+static void take_names(struct parse_origin *p, const char *path)
+{
+	struct blk_reader *rd = blk_reader_open(path);
+	struct blk_event ev;
+
+	if (!rd)
+		die("cannot open '%s': %s", path, strerror(errno));
+	/* (damage stops this pass; the merge says where) */
+	while (blk_reader_next(rd, &ev) > 0) {
+		if (!blk_event_is_file(&ev))
+			continue;
+		if (p->dump && blk_output_event(p->dump, &ev))
+			p->dump_failed = 1;
+		if (!p->no_apply && blk_origin_note(p->notes, &ev) == -ENOMEM)
+			die("out of memory for the origin notes");
+	}
+	blk_reader_close(rd);
+}
+
+int parse_origin_add_files(struct parse_origin *p, const char *dir, const char *name)
+{
+	char path[8192];
+	int opened = 0;
+
+	for (int cpu = 0;; cpu++) {
+		struct blk_reader *rd;
+		struct stat st;
+
+		side_path(path, sizeof(path), dir, name, cpu);
+		if (stat(path, &st))
+			break;
+		if (!st.st_size)
+			continue;
+		take_names(p, path);
+		if (!p->side && !(p->side = blk_merge_new(512, on_side_record, p)))
+			die("out of memory");
+		rd = blk_reader_open(path);
+		if (!rd)
+			die("cannot open '%s': %s", path, strerror(errno));
+		if (blk_merge_add(p->side, rd, NULL, cpu))
+			die("out of memory");
+		opened++;
+	}
+	return opened;
+}
+
+int parse_origin_side_report(const struct parse_origin *p)
+{
+	unsigned int n = p->side ? blk_merge_nerrors(p->side) : 0;
+
+	for (unsigned int i = 0; i < n; i++)
+		error("%s", blk_merge_error(p->side, i));
+	if (n)
+		hint("the origin notes after the damage are not read: those I/Os show no origin or file");
+	if (p->side_bad_cpu)
+		warning("%llu records of the origin files were dropped because their cpu field did not match their file",
+			(unsigned long long)p->side_bad_cpu);
+	if (p->side_others)
+		warning("%llu records of the origin files are not origin notes and were skipped",
+			(unsigned long long)p->side_others);
+	return n > 0;
+}
+
 void parse_origin_set_dump(struct parse_origin *p, struct blk_output *dump, int apply)
 {
 	p->dump = dump;
@@ -265,13 +406,15 @@ void parse_origin_emit(struct parse_origin *p, const struct blk_event *ev, const
 	take_due(p, ev, input, t);
 }
 
-uint64_t parse_origin_due(const struct parse_origin *p)
+uint64_t parse_origin_due(struct parse_origin *p)
 {
 	uint64_t t = UINT64_MAX;
 
 	for (size_t i = 0; p && i < p->nst; i++)
 		if (p->st[i].head < p->st[i].n && p->st[i].q[p->st[i].head].ev.time < t)
 			t = p->st[i].q[p->st[i].head].ev.time;
+	if (p && fill_lookahead(p) && p->la->time < t)
+		t = p->la->time;
 	return t;
 }
 
@@ -279,6 +422,8 @@ void parse_origin_emit_until(struct parse_origin *p, uint64_t t)
 {
 	struct stream *s;
 
+	if (p->side)
+		pull(p, t);
 	while (p->waiting && (s = earliest(p, NULL, NULL, 0)) && s->q[s->head].ev.time <= t)
 		take_next(p, s);
 }
@@ -287,6 +432,8 @@ int parse_origin_flush(struct parse_origin *p)
 {
 	struct stream *s;
 
+	if (p->side)
+		pull(p, UINT64_MAX);
 	while (p->waiting && (s = earliest(p, NULL, NULL, 0)))
 		take_next(p, s);
 	return p->dump_failed ? -EIO : 0;

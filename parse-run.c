@@ -74,9 +74,24 @@ static struct parse_origin *origin_of(struct parse_run *r)
 	if (!r->po) {
 		r->po = parse_origin_new();
 		parse_origin_set_dump(r->po, r->dump, r->text != NULL);
-		parse_origin_names_ahead(r->po, r->ahead, r->nahead);
 	}
 	return r->po;
+}
+
+/* the origin notes, at an origin note of the inputs: the first reads their names ahead */
+static struct parse_origin *origin_in_stream(struct parse_run *r)
+{
+	struct parse_origin *po = origin_of(r);
+
+	if (r->ahead) {
+		parse_origin_names_ahead(po, r->ahead, r->nahead);
+		for (size_t i = 0; i < r->nahead; i++)
+			free(r->ahead[i]);
+		free(r->ahead);
+		r->ahead = NULL;
+		r->nahead = 0;
+	}
+	return po;
 }
 
 /* a cgroup note of blktrace --origin: kept for the events it names. 0 or -ENOMEM. */
@@ -147,7 +162,7 @@ static int __attribute__((noinline)) on_other(struct parse_run *r, enum blk_merg
 		else if ((r->text || r->dump) &&
 			 (blk_event_is_dirty(ev) || blk_event_is_fmap(ev) ||
 			  blk_event_is_file(ev)) &&
-			 parse_origin_note(origin_of(r), ev, fi) && r->dump &&
+			 parse_origin_note(origin_in_stream(r), ev, fi) && r->dump &&
 			 !blk_event_is_file(ev)) {
 			/* -d: written in its place among the events (parse-origin.h) */
 			blk_cmem_note_done(r->cmem);
@@ -296,6 +311,9 @@ static int add_file_inputs(struct parse_run *r, struct blk_merge *m, int idx)
 	}
 	if (parse_waits_add_files(r->waits, dir, name) > 0)
 		r->waits_live = 1;
+	/* the relay backend's origin notes, beside the block files (parse-origin.h) */
+	if ((r->text || r->dump) && parse_origin_side_exists(dir, name))
+		parse_origin_add_files(origin_of(r), dir, name);
 	if (!nonempty)
 		warning("all trace files of '%s' are empty (no events were recorded)", in);
 	free(dir);
@@ -579,6 +597,9 @@ static void run_pipe_mode(struct parse_run *r, const char *in)
 			run_die(r, "out of memory");
 		blk_acct_seen(d, (int)ev.cpu);
 		blk_acct_last_time(d, ev.time);
+		/* -d without text: the origin notes due before it go first (parse-origin.h) */
+		if (r->po && !r->text)
+			parse_origin_emit(r->po, &ev, NULL, ev.time + r->rebase);
 		if (shown(o, &ev))
 			parse_dump_trace(r, d, (int)ev.cpu, &ev);
 		if (r->failed)
@@ -753,6 +774,8 @@ int parse_run(struct parse_opts *op, const struct parse_env *env)
 		if (os.bad + os.unknown)
 			warning("%llu origin notes of blktrace --origin were damaged or named an unknown file, and were skipped",
 				(unsigned long long)(os.bad + os.unknown));
+		if (parse_origin_side_report(r.po))
+			r.failed = 1;
 	}
 	parse_waits_report(r.waits);
 	parse_waits_free(r.waits);

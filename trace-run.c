@@ -25,6 +25,7 @@
 #include "blk/frame.h"
 #include "blk/net.h"
 #include "trace-run.h"
+#include "trace-stdout.h"
 
 #define READER_NICE -10 /* the readers of the kernel's buffers */
 
@@ -185,126 +186,6 @@ out:
 	return ret;
 }
 
-/* ---- -o -: the ordering window and its writer ---- */
-
-#define STDOUT_WINDOW (128u << 20) /* records held while waiting for the slowest CPU */
-#define STDOUT_CHUNK (1u << 20)
-
-static void *stdout_thread(void *arg)
-{
-	struct bt_run *r = arg;
-	struct bt_stdout *so = &r->so;
-	size_t cap = STDOUT_CHUNK + 64 + 65536;
-	unsigned char *buf = malloc(cap);
-	sigset_t all;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	pthread_mutex_lock(&so->mu);
-	if (!buf)
-		so->err = -ENOMEM;
-	while (buf) {
-		size_t n = blk_window_take(so->win, buf, STDOUT_CHUNK,
-					   so->pressure || so->readers_done);
-		struct timespec ts;
-
-		if (n) {
-			int ret;
-
-			so->pressure = 0;
-			pthread_cond_broadcast(&so->space);
-			pthread_mutex_unlock(&so->mu);
-			ret = blk_output_write(so->out, buf, n);
-			if (!ret)
-				ret = blk_output_flush(so->out);
-			pthread_mutex_lock(&so->mu);
-			if (ret && !so->err) {
-				so->err = ret;
-				/* a lost output ends the run (threads block signals: main gets it) */
-				kill(getpid(), SIGTERM);
-			}
-			continue;
-		}
-		if (so->readers_done)
-			break;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 20 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_nsec -= 1000000000L;
-			ts.tv_sec++;
-		}
-		pthread_cond_timedwait(&so->data, &so->mu, &ts);
-	}
-	pthread_mutex_unlock(&so->mu);
-	free(buf);
-	return NULL;
-}
-
-static int stdout_open(struct bt_run *r)
-{
-	struct bt_stdout *so = &r->so;
-	int ret, nstreams = 0;
-
-	for (int j = 0; j < r->nsrc; j++) {
-		r->src[j].win_base = nstreams;
-		nstreams += r->ncpus * r->src[j].nout;
-	}
-	so->out = blk_output_fdopen(STDOUT_FILENO, "(stdout)", BLK_OUTPUT_NOCLOSE);
-	so->win = blk_window_new(nstreams, STDOUT_WINDOW);
-	if (!so->out || !so->win)
-		return error("out of memory");
-	pthread_mutex_init(&so->mu, NULL);
-	pthread_cond_init(&so->data, NULL);
-	pthread_cond_init(&so->space, NULL);
-	ret = pthread_create(&so->th, NULL, stdout_thread, r);
-	if (ret)
-		return error("cannot start the stdout writer: %s", strerror(ret));
-	so->started = 1;
-	return 0;
-}
-
-static int stdout_push(struct bt_run *r, int stream, const unsigned char *p, size_t n)
-{
-	struct bt_stdout *so = &r->so;
-	int ret;
-
-	pthread_mutex_lock(&so->mu);
-	while ((ret = blk_window_push(so->win, stream, p, n)) == -ENOBUFS && !so->err) {
-		so->pressure = 1;
-		pthread_cond_signal(&so->data);
-		pthread_cond_wait(&so->space, &so->mu);
-	}
-	if (!ret)
-		pthread_cond_signal(&so->data);
-	else if (so->err)
-		ret = so->err;
-	pthread_mutex_unlock(&so->mu);
-	return ret;
-}
-
-/* After the readers ended: write what is held and end the writer. Return 0 or -errno. */
-static int stdout_close(struct bt_run *r, uint64_t *late)
-{
-	struct bt_stdout *so = &r->so;
-	int ret = 0;
-
-	if (so->started) {
-		pthread_mutex_lock(&so->mu);
-		so->readers_done = 1;
-		pthread_cond_signal(&so->data);
-		pthread_mutex_unlock(&so->mu);
-		pthread_join(so->th, NULL);
-		ret = so->err;
-		pthread_mutex_destroy(&so->mu);
-		pthread_cond_destroy(&so->data);
-		pthread_cond_destroy(&so->space);
-	}
-	*late = so->win ? blk_window_late(so->win) : 0;
-	if (so->out && blk_output_finish(so->out) && !ret)
-		ret = -EIO;
-	return ret;
-}
-
 /* ---- what the backends read ---- */
 
 /* @n bytes of whole records of output @i, CPU index @k, to where the run writes them */
@@ -323,7 +204,7 @@ static int put_records(struct bt_reader *rd, int i, int k, const unsigned char *
 			snprintf(rd->errmsg, sizeof(rd->errmsg), "sending to %s: %s", r->o->host,
 				 strerror(-ret));
 	} else if (r->to_stdout) {
-		ret = stdout_push(r, s->win_base + k * s->nout + i, p, n);
+		ret = trace_stdout_push(r, s->win_base + k * s->nout + i, p, n);
 		if (ret && !rd->err)
 			snprintf(rd->errmsg, sizeof(rd->errmsg), "%s",
 				 ret == -ENOMEM ? "out of memory for the stdout window"
@@ -382,10 +263,7 @@ static void on_mark(void *ctx, int i, int k, uint64_t time)
 
 	if (!r->to_stdout)
 		return;
-	pthread_mutex_lock(&r->so.mu);
-	blk_window_mark(r->so.win, rd->src->win_base + k * rd->src->nout + i, time);
-	pthread_cond_signal(&r->so.data);
-	pthread_mutex_unlock(&r->so.mu);
+	trace_stdout_mark(r, rd->src->win_base + k * rd->src->nout + i, time);
 }
 
 /*
@@ -489,8 +367,9 @@ static void print_summary(struct bt_run *r, FILE *f, uint64_t late)
 					(unsigned long long)skipped, s->name[i]);
 			if (s->ops->unit) {
 				if (lost)
-					warning("%llu I/O waits of %s were lost (missed by the probes, or in events the kernel's ring buffer overwrote)",
-						(unsigned long long)lost, s->name[i]);
+					warning("%llu %s of %s were lost (%s)",
+						(unsigned long long)lost, s->ops->lost_unit,
+						s->name[i], s->ops->lost_why);
 				continue;
 			}
 			all_events += ev;
@@ -624,15 +503,14 @@ static int setup_block(struct bt_run *r)
 		.spool_dir = r->spool_dir[0] ? r->spool_dir : NULL,
 		.origin = r->o->origin,
 	};
-	if (r->o->origin && r->o->backend != BACKEND_RELAY) {
-		/* the relay path records the cgroups only: files and dirtiers need tracefs */
-		snprintf(why, sizeof(why),
-			 "--origin: the relay path records cgroups only (--backend=relay for it)");
-	} else if (r->o->backend != BACKEND_TRACEFS) {
+	if (r->o->backend != BACKEND_TRACEFS) {
 		s->ops = &blk_backend_relay;
 		s->be = s->ops->open(&s->cfg, why, sizeof(why));
-		if (s->be)
+		if (s->be) {
+			if (s->ops->describe && s->ops->describe(s->be))
+				fprintf(stderr, "%s: %s\n", progname(), s->ops->describe(s->be));
 			return 0;
+		}
 		e = errno;
 		if (r->o->backend == BACKEND_RELAY || e == EBUSY)
 			return error("%s", why);
@@ -644,7 +522,7 @@ static int setup_block(struct bt_run *r)
 		error("cannot trace through tracefs: %s", err);
 		if (e == EBUSY && strstr(err, "no process reads it"))
 			hint("'blktrace -k -d DEV' puts back the tracefs settings a killed blktrace left");
-		if (why[0] && !r->o->origin)
+		if (why[0])
 			hint("the relay path failed too: %s", why);
 		return -1;
 	}
@@ -655,30 +533,61 @@ static int setup_block(struct bt_run *r)
 	return 0;
 }
 
-/* --iowait: the I/O wait backend, its one output named after the first device's. */
-static int setup_iowait(struct bt_run *r)
+/*
+ * A side source beside the block backend, @ops with @cfg (kept in the source): @nout
+ * outputs named after the first @nout block devices' (NAME@suffix). Return 0, or -1 said
+ * (@what: what it failed to record, @remedy the hint).
+ */
+static int setup_side(struct bt_run *r, const struct blk_backend_ops *ops,
+		      const struct blk_backend_cfg *cfg, const char *suffix, int nout,
+		      const char *what, const char *remedy)
 {
 	struct bt_src *s = &r->src[r->nsrc];
 	char err[2048] = "";
 
-	s->cfg = r->src[0].cfg;
-	s->cfg.iowait_source = r->o->iowait;
-	s->cfg.iowait_all = r->o->iowait_all;
-	s->cfg.iowait_maxactive = r->o->iowait_maxactive;
-	s->ops = &blk_backend_iowait;
-	snprintf(s->name[0], sizeof(s->name[0]), "%.56s.iowait", r->src[0].name[0]);
-	snprintf(s->outbase[0], sizeof(s->outbase[0]), "%.4088s.iowait", r->src[0].outbase[0]);
-	if (src_alloc(r, s, 1))
+	s->cfg = *cfg;
+	s->ops = ops;
+	for (int i = 0; i < nout; i++) {
+		snprintf(s->name[i], sizeof(s->name[i]), "%.56s%s", r->src[0].name[i], suffix);
+		snprintf(s->outbase[i], sizeof(s->outbase[i]), "%.4088s%s", r->src[0].outbase[i],
+			 suffix);
+	}
+	if (src_alloc(r, s, nout))
 		return -1;
 	r->nsrc++; /* freed by trace_run_release() whatever happens */
 	s->be = s->ops->open(&s->cfg, err, sizeof(err));
 	if (!s->be) {
-		error("cannot record I/O waits: %s", err);
-		hint("--iowait=sched works on any kernel with the scheduler tracepoints; without --iowait the block events are traced alone");
+		error("cannot record %s: %s", what, err);
+		hint("%s", remedy);
 		return -1;
 	}
 	fprintf(stderr, "%s: %s\n", progname(), s->ops->describe(s->be));
 	return 0;
+}
+
+/*
+ * --origin on the relay backend: the file-system events of the devices beside it, in an
+ * output of their own per device, NAME.origin (the relay path's kernel records none).
+ */
+static int setup_fsside(struct bt_run *r)
+{
+	return setup_side(
+		r, &blk_backend_fsside, &r->src[0].cfg, ".origin", r->ndevs,
+		"--origin's files and dirtiers beside the relay files",
+		"--backend=tracefs records them in the blk tracer's ring; without --origin the relay path traces as before");
+}
+
+/* --iowait: the I/O wait backend, its one output named after the first device's. */
+static int setup_iowait(struct bt_run *r)
+{
+	struct blk_backend_cfg cfg = r->src[0].cfg;
+
+	cfg.iowait_source = r->o->iowait;
+	cfg.iowait_all = r->o->iowait_all;
+	cfg.iowait_maxactive = r->o->iowait_maxactive;
+	return setup_side(
+		r, &blk_backend_iowait, &cfg, ".iowait", 1, "I/O waits",
+		"--iowait=sched works on any kernel with the scheduler tracepoints; without --iowait the block events are traced alone");
 }
 
 /* Wait for a signal, the stopwatch or a source ended from outside. Return 0 or -1. */
@@ -780,13 +689,15 @@ int trace_run(struct bt_run *r)
 	for (int i = 0; i < r->ndevs; i++)
 		copy_name(r->src[0].name[i], sizeof(r->src[0].name[i]), r->devs[i].name);
 	/* from here on every path goes through the teardown below */
-	if (r->o->iowait && setup_iowait(r))
+	if (r->o->origin && r->src[0].ops == &blk_backend_relay && setup_fsside(r))
+		failed = 1;
+	if (!failed && r->o->iowait && setup_iowait(r))
 		failed = 1;
 	if (!failed) {
 		if (r->net)
 			failed = net_open(r) < 0;
 		else if (r->to_stdout)
-			failed = stdout_open(r) < 0;
+			failed = trace_stdout_open(r) < 0;
 		for (int j = 0; !failed && !r->net && !r->to_stdout && j < r->nsrc; j++)
 			failed = open_files(r, &r->src[j]) < 0;
 	}
@@ -811,7 +722,7 @@ int trace_run(struct bt_run *r)
 			if (r->src[j].rd[k].started)
 				pthread_join(r->src[j].rd[k].th, NULL);
 	if (r->to_stdout) {
-		ret = stdout_close(r, &late);
+		ret = trace_stdout_close(r, &late);
 		if (ret) {
 			const char *e = r->so.out ? blk_output_error(r->so.out) : "";
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * blktrace's run (trace-run.c): the sources (a block backend, and with --iowait the I/O
- * wait backend, both behind include/blk/backend.h), their reader threads, the outputs
+ * blktrace's run (trace-run.c): the sources (a block backend; with --origin on the relay
+ * backend, its file-system events' side backend; with --iowait the I/O wait backend; all
+ * behind include/blk/backend.h), their reader threads, the outputs
  * (per-CPU files, the time-ordered -o - stream, or the network), the end-of-run summary
  * and the teardown on every path. blktrace.c parses the options, opens the devices and
  * calls trace_run().
@@ -19,7 +20,7 @@
 
 #define MAX_CPUS 4096
 #define MAX_DEVS 64
-#define MAX_SRCS 2
+#define MAX_SRCS 3
 
 enum backend { BACKEND_AUTO, BACKEND_RELAY, BACKEND_TRACEFS };
 
@@ -43,7 +44,7 @@ struct bt_opts {
 	const char *iowait; /* --iowait[=SOURCE]: NULL (off), "auto", "module", "kprobe", "sched" */
 	int iowait_all; /* --iowait-all */
 	unsigned int iowait_maxactive; /* --iowait-maxactive */
-	int origin; /* --origin: each I/O's cgroup (tracefs backend) */
+	int origin; /* --origin: each I/O's cgroup, dirtier and file */
 };
 
 /*

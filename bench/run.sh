@@ -9,7 +9,7 @@
 #
 # Each benchmark takes its own environment (RUNS, GEN_EVENTS, ...: see its header). The
 # benchmarks that need the test VM or a ClickHouse server (bench-blktrace-vm.sh,
-# bench-export.sh, bench-iowait-host.sh) are run by name.
+# bench-export.sh, bench-iowait-host.sh, bench-origin.sh) are run by name.
 set -u
 set -o pipefail
 

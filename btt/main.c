@@ -482,7 +482,8 @@ static int count_cpu_files(const char *dir, const char *base, size_t blen)
  * btt would read its events as the whole trace, and report from a part of the I/Os (a
  * request queued on one CPU and completed on another gets a wrong completion, or none).
  * Refuse it with the merge that makes the file btt wants. btt 2.09 reads such a file.
- * An I/O-wait side file (NAME.iowait.blktrace.N) is merged by blkparse -i NAME as well.
+ * A side file (I/O waits: NAME.iowait.blktrace.N; the relay backend's origin notes:
+ * NAME.origin.blktrace.N) is merged by blkparse -i NAME as well.
  */
 static void refuse_cpu_file(const char *input)
 {
@@ -505,7 +506,7 @@ static void refuse_cpu_file(const char *input)
 	if (n < 2)
 		return;
 	nlen = (size_t)(dot - input);
-	if (blen > 7 && !strncmp(dot - 7, ".iowait", 7))
+	if (blen > 7 && (!strncmp(dot - 7, ".iowait", 7) || !strncmp(dot - 7, ".origin", 7)))
 		nlen -= 7;
 	snprintf(name, sizeof(name), "%.*s", (int)nlen, input);
 	error("'%s' is one of %d per-CPU files of a trace: btt reads the trace merged into one file",

@@ -4,6 +4,7 @@
  * trace_pipe_raw (walked by libtraceevent's kbuffer), event format files (parsed by
  * libtraceevent), the instance's life cycle, kprobe events.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -293,6 +294,33 @@ int blk_ftrace_write(const char *path, const char *s)
 	return write_flags(path, s, O_TRUNC);
 }
 
+const char *blk_ftrace_saved_comm(const char *tracefs, uint32_t pid, char *buf, size_t len)
+{
+	char p[KPATH], line[256];
+	const char *got = NULL;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/saved_cmdlines", tracefs);
+	f = fopen(p, "re");
+	if (!f)
+		return NULL;
+	while (!got && fgets(line, sizeof(line), f)) {
+		char *sp = strchr(line, ' ');
+
+		if (!sp || (uint32_t)strtoul(line, NULL, 10) != pid)
+			continue;
+		sp++;
+		sp[strcspn(sp, "\n")] = '\0';
+		/* "<...>": a pid whose name the kernel no longer has */
+		if (strcmp(sp, "<...>")) {
+			snprintf(buf, len, "%s", sp);
+			got = buf;
+		}
+	}
+	fclose(f);
+	return got;
+}
+
 /* ---- instances (libtracefs) ---- */
 
 #define MAX_ENABLED 16
@@ -426,6 +454,24 @@ int blk_ftrace_inst_format(struct blk_ftrace_inst *in, const char *event,
 	return ret;
 }
 
+int blk_ftrace_inst_format_text(struct blk_ftrace_inst *in, const char *event, char *buf,
+				size_t len)
+{
+	char sys[64], ev[64], *text;
+
+	if (split_event(event, sys, ev, sizeof(sys)))
+		return -EINVAL;
+	if (!tracefs_event_file_exists(in->ti, sys, ev, "format"))
+		return -ENOENT;
+	errno = 0;
+	text = tracefs_event_file_read(in->ti, sys, ev, "format", NULL);
+	if (!text)
+		return errno ? -errno : -ENOENT;
+	snprintf(buf, len, "%s", text);
+	free(text);
+	return 0;
+}
+
 int blk_ftrace_inst_open_cpu(struct blk_ftrace_inst *in, int cpu)
 {
 	char rel[64];
@@ -487,6 +533,43 @@ int blk_ftrace_inst_free(struct blk_ftrace_inst *in)
 	tracefs_instance_free(in->ti);
 	free(in);
 	return ret;
+}
+
+void blk_ftrace_inst_del_left(const char *tracefs, const char *prefix, int *stopped, int *removed,
+			      int *failed)
+{
+	char p[KPATH];
+	size_t n = strlen(prefix);
+	struct dirent *de;
+	DIR *d;
+
+	*stopped = *removed = *failed = 0;
+	snprintf(p, sizeof(p), "%s/instances", tracefs);
+	d = opendir(p);
+	while (d && (de = readdir(d))) {
+		int pid;
+
+		if (strncmp(de->d_name, prefix, n))
+			continue;
+		pid = atoi(de->d_name + n);
+		snprintf(p, sizeof(p), "%s/instances/%s/tracing_on", tracefs, de->d_name);
+		if (pid > 0 && blk_pid_alive(pid)) {
+			/* a running tracer: turned off, it notices and removes it itself */
+			if (!blk_ftrace_write(p, "0"))
+				(*stopped)++;
+			continue;
+		}
+		blk_ftrace_write(p, "0");
+		snprintf(p, sizeof(p), "%s/instances/%s/events/enable", tracefs, de->d_name);
+		blk_ftrace_write(p, "0");
+		snprintf(p, sizeof(p), "%s/instances/%s", tracefs, de->d_name);
+		if (rmdir(p))
+			(*failed)++;
+		else
+			(*removed)++;
+	}
+	if (d)
+		closedir(d);
 }
 
 /* ---- kprobe events ---- */

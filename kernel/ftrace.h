@@ -120,6 +120,10 @@ int blk_ftrace_inst_enable(struct blk_ftrace_inst *in, const char *event, const 
 int blk_ftrace_inst_format(struct blk_ftrace_inst *in, const char *event,
 			   struct blk_ftrace_format *fmt);
 
+/* The text of that file into @buf (@len bytes). Return 0 or -errno (-ENOENT: no such event). */
+int blk_ftrace_inst_format_text(struct blk_ftrace_inst *in, const char *event, char *buf,
+				size_t len);
+
 /* Open per_cpu/cpu@cpu/trace_pipe_raw, non-blocking. Return the fd or -errno. */
 int blk_ftrace_inst_open_cpu(struct blk_ftrace_inst *in, int cpu);
 
@@ -134,6 +138,16 @@ int blk_ftrace_inst_alive(struct blk_ftrace_inst *in);
  * its trace_pipe_raw descriptors) and free @in (NULL allowed). Return 0 or the first -errno.
  */
 int blk_ftrace_inst_free(struct blk_ftrace_inst *in);
+
+/**
+ * blk_ftrace_inst_del_left() - blktrace -k for the instances instances/PREFIXPID under
+ * @tracefs: those of a tracer that runs are turned off (it notices, ends and removes its
+ * instance itself): *@stopped counts them; those of a tracer that is gone (killed with
+ * SIGKILL) are turned off, their events disabled and removed: *@removed counts them,
+ * *@failed those that could not be.
+ */
+void blk_ftrace_inst_del_left(const char *tracefs, const char *prefix, int *stopped, int *removed,
+			      int *failed);
 
 /* ---- kprobe events (the global kprobe_events file) ---- */
 
@@ -175,5 +189,11 @@ int blk_ftrace_read(const char *path, char *buf, size_t len);
 
 /* Write @s to file @path (O_TRUNC). Return 0 or -errno. */
 int blk_ftrace_write(const char *path, const char *s);
+
+/*
+ * The name of @pid the kernel saved in @tracefs's saved_cmdlines (global: the tasks its
+ * events met lately) into @buf, or NULL when it has none.
+ */
+const char *blk_ftrace_saved_comm(const char *tracefs, uint32_t pid, char *buf, size_t len);
 
 #endif /* BLK_FTRACE_H */

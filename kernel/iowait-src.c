@@ -5,7 +5,6 @@
  * tracepoints), their events enabled in the instance and decoded from its raw pages;
  * and blktrace -k's clean-up of what a tracer left.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -515,38 +514,10 @@ int iw_choose(struct iw_backend *b, char *why, size_t len)
 int blk_iowait_kill(const char *tracefs, char *msg, size_t len)
 {
 	char p[KPATH];
-	DIR *d;
-	struct dirent *de;
-	int stopped = 0, removed = 0, failed = 0;
+	int stopped, removed, failed;
 
 	msg[0] = '\0';
-	snprintf(p, sizeof(p), "%s/instances", tracefs);
-	d = opendir(p);
-	while (d && (de = readdir(d))) {
-		int pid;
-
-		if (strncmp(de->d_name, INST_PREFIX, strlen(INST_PREFIX)))
-			continue;
-		pid = atoi(de->d_name + strlen(INST_PREFIX));
-		if (pid > 0 && blk_pid_alive(pid)) {
-			/* a running tracer: turned off, it notices and removes it itself */
-			snprintf(p, sizeof(p), "%s/instances/%s/tracing_on", tracefs, de->d_name);
-			if (!blk_ftrace_write(p, "0"))
-				stopped++;
-			continue;
-		}
-		snprintf(p, sizeof(p), "%s/instances/%s/tracing_on", tracefs, de->d_name);
-		blk_ftrace_write(p, "0");
-		snprintf(p, sizeof(p), "%s/instances/%s/events/enable", tracefs, de->d_name);
-		blk_ftrace_write(p, "0");
-		snprintf(p, sizeof(p), "%s/instances/%s", tracefs, de->d_name);
-		if (rmdir(p))
-			failed++;
-		else
-			removed++;
-	}
-	if (d)
-		closedir(d);
+	blk_ftrace_inst_del_left(tracefs, INST_PREFIX, &stopped, &removed, &failed);
 	/* kprobe events left by a tracer that is gone */
 	snprintf(p, sizeof(p), "%s/kprobe_events", tracefs);
 	if (!access(p, F_OK)) {

@@ -578,6 +578,8 @@ const struct blk_backend_ops blk_backend_iowait = {
 	.close = iw_close,
 	.one_reader = 1,
 	.unit = "waits",
+	.lost_unit = "I/O waits",
+	.lost_why = "missed by the probes, or in events the kernel's ring buffer overwrote",
 	.describe = iw_describe,
 	.report = iw_report,
 };

@@ -221,12 +221,12 @@ static int relay_origin(struct relay_backend *r, char *err, size_t len)
 	if (root)
 		snprintf(
 			r->what, sizeof(r->what),
-			"--origin: the cgroup of each I/O, named from the cgroup v%d hierarchy at %s (the relay path records cgroups only: files and dirtiers need the tracefs backend)",
+			"--origin: the cgroup of each I/O, named from the cgroup v%d hierarchy at %s",
 			v, root);
 	else
 		snprintf(
 			r->what, sizeof(r->what),
-			"--origin: the cgroup of each I/O, by id only (no cgroup hierarchy of the blkio/io controller is mounted; the relay path records cgroups only)");
+			"--origin: the cgroup of each I/O, by id only (no cgroup hierarchy of the blkio/io controller is mounted)");
 	return 0;
 }
 

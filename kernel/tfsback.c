@@ -1,19 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The tracefs backend (blk_backend_tracefs): the blk tracer set up through a blk_tfs session
- * (tracefs.c), each CPU's ring-buffer pages read from trace_pipe_raw with libtracefs and
- * turned into classic per-CPU records (tfsconv.c) as they are read, or, for per-CPU files,
- * kept as they are until the trace stops (tfsspool.c) and turned into records then.
+ * (tracefs.c), each CPU's ring-buffer pages read from trace_pipe_raw (tfsring.c) and turned
+ * into classic per-CPU records (tfsconv.c) as they are read, or, for per-CPU files, kept as
+ * they are until the trace stops and turned into records then.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <tracefs.h>
 
 #include "blk/backend.h"
 #include "blk/event.h"
@@ -21,12 +18,10 @@
 #include "cgpath.h"
 #include "tfsconv.h"
 #include "tfsorigin.h"
-#include "tfsspool.h"
+#include "tfsring.h"
 #include "tracefs.h"
 #include "util.h"
 
-/* pages read per call at most, so that a busy CPU's records are delivered as they come */
-#define TFS_READ_PAGES 256
 /* per CPU, when neither -b nor -n is given: 1/256 of the memory over the CPUs, in these bounds */
 #define TFS_DEFAULT_MIN_KB 16384u
 #define TFS_DEFAULT_MAX_KB 65536u
@@ -38,13 +33,8 @@
 #define TFS_CMDLINES 4096u
 
 struct tfs_cpu {
-	int fd; /* per_cpu/cpuN/trace_pipe_raw */
-	struct tracefs_cpu *tcpu; /* libtracefs's reader of it */
-	unsigned char *page;
-	int size; /* of a page as trace_pipe_raw hands it out */
+	struct tfs_ring *ring; /* per_cpu/cpuN/trace_pipe_raw, its pages kept or converted */
 	struct blk_tfsconv *conv;
-	struct tfs_spool *spool; /* per-CPU files: the pages kept until the end, else NULL */
-	int drained; /* read to the end after the stop */
 };
 
 struct tfs_backend {
@@ -64,7 +54,6 @@ struct tfs_backend {
 	unsigned long cg_unknown; /* cgroup ids not found, as said last */
 	struct tfs_origin *origin; /* --origin: files and dirtiers, NULL if not asked */
 	struct blk_tfsconv **convs; /* each CPU's converter (for the origin's file names) */
-	int ndrained; /* CPUs read to the end after the stop (atomic) */
 	unsigned int ticks;
 	char what[KPATH_DIR + 128]; /* describe() */
 };
@@ -77,6 +66,17 @@ static const char *tfs_comm(void *ctx, uint32_t pid, char *buf, size_t len)
 static const char *tfs_cgpath(void *ctx, uint64_t id, char *buf, size_t len)
 {
 	return blk_cgpath_lookup(ctx, id, buf, len);
+}
+
+/* --origin's events, in the blk tracer's ring (tfsorigin.h) */
+static int tfs_event_format(void *ctx, const char *event, char *buf, size_t len)
+{
+	return blk_tfs_event_format(ctx, event, buf, len);
+}
+
+static int tfs_enable_event(void *ctx, const char *event, const char *filter, int *filtered)
+{
+	return blk_tfs_enable_event(ctx, event, filter, filtered);
 }
 
 /* the timestamp note the relay path's kernel writes at start: wall and trace time paired */
@@ -116,15 +116,8 @@ static int tfs_backend_close(struct blk_backend *bb, char *err, size_t len)
 	if (!b)
 		return 0;
 	for (int k = 0; b->cpu && k < b->cfg->ncpus; k++) {
-		struct tfs_cpu *c = &b->cpu[k];
-
-		if (c->tcpu)
-			tracefs_cpu_free_fd(c->tcpu);
-		if (c->fd >= 0)
-			close(c->fd);
-		free(c->page);
-		blk_tfsconv_free(c->conv);
-		tfs_spool_free(c->spool);
+		tfs_ring_free(b->cpu[k].ring);
+		blk_tfsconv_free(b->cpu[k].conv);
 	}
 	free(b->cpu);
 	free(b->seen_lost);
@@ -160,69 +153,28 @@ static unsigned int default_kb(int ncpus)
 	return (unsigned int)kb;
 }
 
-/*
- * The page size trace_pipe_raw hands out: buffer_subbuf_size_kb where the kernel has it
- * (6.8 and later), else the page of header_page's layout.
- */
-static int tfs_page_size(struct tfs_backend *b, const struct blk_tfsconv *conv)
-{
-	char p[KPATH], v[32];
-	long kb;
-
-	snprintf(p, sizeof(p), "%s/buffer_subbuf_size_kb", b->dir);
-	if (!read_str(p, v, sizeof(v)) && (kb = strtol(v, NULL, 10)) > 0 && kb <= 1024)
-		return (int)kb * 1024;
-	return blk_tfsconv_page_size(conv);
-}
-
 /* Open each CPU's trace_pipe_raw and make its reader and converter. Return 0 or -errno. */
 static int tfs_open_cpus(struct tfs_backend *b, char *err, size_t len)
 {
 	const struct blk_backend_cfg *cfg = b->cfg;
 	uint32_t devnos[64];
-	char p[KPATH], hp[4096];
-	int ret, size;
+	int ret;
 
-	snprintf(p, sizeof(p), "%s/events/header_page", b->dir);
-	ret = read_str(p, hp, sizeof(hp));
-	if (ret) {
-		kerr(err, len, "cannot read '%s': %s", p, strerror(-ret));
-		return ret;
-	}
 	for (int i = 0; i < cfg->ndevs; i++)
 		devnos[i] = cfg->devs[i].devno;
 	for (int k = 0; k < cfg->ncpus; k++) {
 		struct tfs_cpu *c = &b->cpu[k];
 
-		c->conv = blk_tfsconv_new(hp, devnos, cfg->ndevs, (uint32_t)cfg->cpus[k], tfs_comm,
-					  b->t);
-		if (!c->conv) {
-			ret = -errno;
-			kerr(err, len, "cannot read the ring-buffer page layout in '%s': %s", p,
-			     strerror(-ret));
+		ret = tfs_ring_cpu_open(b->dir, devnos, cfg->ndevs, cfg->cpus[k],
+					blk_tfs_open_cpu(b->t, cfg->cpus[k]), tfs_comm, b->t,
+					cfg->spool_dir, &c->conv, &c->ring, err, len);
+		if (ret)
 			return ret;
-		}
 		if (b->cgpath)
 			blk_tfsconv_set_cgpath(c->conv, tfs_cgpath, b->cgpath);
 		if (b->origin)
 			blk_tfsconv_set_origin(c->conv, tfs_origin_events(b->origin));
 		b->convs[k] = c->conv;
-		size = c->size = tfs_page_size(b, c->conv);
-		c->page = malloc((size_t)size);
-		if (!c->page)
-			return -ENOMEM;
-		c->fd = blk_tfs_open_cpu(b->t, cfg->cpus[k]);
-		if (c->fd < 0) {
-			kerr(err, len, "cannot open '%s/per_cpu/cpu%d/trace_pipe_raw': %s", b->dir,
-			     cfg->cpus[k], strerror(-c->fd));
-			return c->fd;
-		}
-		c->tcpu = tracefs_cpu_alloc_fd(c->fd, size, true);
-		if (!c->tcpu)
-			return errno ? -errno : -ENOMEM;
-		/* no room for it there: the pages are converted as they are read */
-		if (cfg->spool_dir)
-			c->spool = tfs_spool_new(cfg->spool_dir, (size_t)size);
 	}
 	return 0;
 }
@@ -243,8 +195,6 @@ static struct blk_backend *tfs_backend_open(const struct blk_backend_cfg *cfg, c
 	b->convs = calloc((size_t)cfg->ncpus, sizeof(*b->convs));
 	if (!b->cpu || !b->seen_lost || !b->convs)
 		goto nomem;
-	for (int k = 0; k < cfg->ncpus; k++)
-		b->cpu[k].fd = -1;
 	ret = blk_find_tracefs(1, b->dir, sizeof(b->dir));
 	if (ret) {
 		kerr(err, len, "tracefs is not available: %s", strerror(-ret));
@@ -282,8 +232,10 @@ static struct blk_backend *tfs_backend_open(const struct blk_backend_cfg *cfg, c
 				"--origin: the cgroup of each I/O, by id only (no cgroup hierarchy of the blkio/io controller is mounted)");
 		}
 		size_t n = strlen(b->what);
+		struct tfs_origin_where where = {tfs_event_format, tfs_enable_event, b->t};
 
-		b->origin = tfs_origin_open(b->t, cfg, b->what + n, sizeof(b->what) - n, err, len);
+		b->origin =
+			tfs_origin_open(&where, cfg, b->what + n, sizeof(b->what) - n, err, len);
 		if (!b->origin) {
 			ret = -errno;
 			goto fail;
@@ -325,161 +277,13 @@ static int tfs_backend_start(struct blk_backend *bb, char *err, size_t len)
 	return ret;
 }
 
-/* hand CPU index @k's staged records to @sink; @got: pages were read, the last at @last */
-static int deliver(struct tfs_backend *b, int k, int got, uint64_t last, uint64_t now,
-		   const struct blk_backend_sink *sink, char *err, size_t len)
-{
-	struct tfs_cpu *c = &b->cpu[k];
-
-	for (int i = 0; i < b->cfg->ndevs; i++) {
-		unsigned long events;
-		size_t n;
-		const unsigned char *p = blk_tfsconv_staged(c->conv, i, &n, &events);
-
-		if (n) {
-			int ret = sink->records(sink->ctx, i, k, p, n, events);
-
-			blk_tfsconv_clear(c->conv, i);
-			if (ret) {
-				kerr(err, len, "%s", strerror(-ret));
-				return ret;
-			}
-		}
-		/* one ring carries every device of this CPU, in time order */
-		if (sink->mark)
-			sink->mark(sink->ctx, i, k,
-				   got && last ? last : now - BLK_BACKEND_SLACK_NS);
-	}
-	return 0;
-}
-
-static int convert(struct tfs_backend *b, int k, const void *page, size_t n, uint64_t *last,
-		   char *err, size_t len)
-{
-	int ret = blk_tfsconv_page(b->cpu[k].conv, page, n, last);
-
-	if (ret == -ENOMEM)
-		kerr(err, len, "out of memory converting the records of CPU %d", b->cfg->cpus[k]);
-	else if (ret < 0)
-		kerr(err, len, "CPU %d: trace_pipe_raw gave a page that is not one",
-		     b->cfg->cpus[k]);
-	return ret < 0 ? ret : 0;
-}
-
-/* wait at most @wait_ms for the ring to have pages to read (tracing_buffers_poll) */
-static void wait_ring(struct tfs_cpu *c, int wait_ms)
-{
-	struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
-
-	if (wait_ms > 0)
-		poll(&pfd, 1, wait_ms);
-}
-
-/* the next page of CPU index @k's ring into its page buffer: its bytes, 0 for none, -errno */
-static int read_page(struct tfs_backend *b, int k, char *err, size_t len)
-{
-	int n = tracefs_cpu_read(b->cpu[k].tcpu, b->cpu[k].page, true);
-
-	if (n < 0 && errno != EAGAIN && errno != EINTR) {
-		n = -errno;
-		kerr(err, len, "reading trace_pipe_raw of CPU %d: %s", b->cfg->cpus[k],
-		     strerror(-n));
-		return n;
-	}
-	return n < 0 ? 0 : n;
-}
-
-/*
- * Per-CPU files: while tracing runs, the pages go to the spool as they are; once stopped
- * (or when the spool's file fails) they come back and are converted, a batch per call.
- * Return as read() does, or 2 when the spool is done and the ring is read as it comes.
- */
-static int spool_read(struct tfs_backend *b, int k, int wait_ms,
-		      const struct blk_backend_sink *sink, char *err, size_t len)
-{
-	struct tfs_cpu *c = &b->cpu[k];
-	int ret, got = 0;
-	uint64_t last = 0;
-
-	if (!__atomic_load_n(&b->stopped, __ATOMIC_ACQUIRE) && !tfs_spool_failed(c->spool)) {
-		wait_ring(c, wait_ms);
-		for (int pages = 0; pages < TFS_READ_PAGES; pages++) {
-			int n = read_page(b, k, err, len);
-
-			if (n <= 0) {
-				if (n < 0)
-					return n;
-				break;
-			}
-			got = 1;
-			if (tfs_spool_add(c->spool, c->page, (size_t)n))
-				break;
-		}
-		/* the file failed (a full disk): what it kept is converted from now on */
-		if (!tfs_spool_failed(c->spool))
-			return got;
-		got = 0;
-	}
-	for (int pages = 0; pages < TFS_READ_PAGES; pages++) {
-		const void *p = tfs_spool_next(c->spool, &ret);
-
-		if (!p) {
-			if (ret) {
-				kerr(err, len, "reading back the pages kept for CPU %d: %s",
-				     b->cfg->cpus[k], strerror(-ret));
-				return ret;
-			}
-			break;
-		}
-		if ((ret = convert(b, k, p, (size_t)c->size, &last, err, len)))
-			return ret;
-		got = 1;
-	}
-	if (!got) {
-		tfs_spool_free(c->spool);
-		c->spool = NULL;
-		return 2;
-	}
-	ret = deliver(b, k, 1, last, tfs_mono_now(), sink, err, len);
-	return ret ? ret : 1;
-}
-
-/*
- * --origin: CPU index @k has nothing left after the stop. The last CPU to get there stages
- * the names of the files in every CPU's notes (each converter is done with) in its own
- * streams: *@got and *@last say so.
- */
-static int origin_end(struct tfs_backend *b, int k, int *got, uint64_t *last, char *err, size_t len)
-{
-	struct tfs_cpu *c = &b->cpu[k];
-	int ret;
-
-	c->drained = 1;
-	if (__atomic_add_fetch(&b->ndrained, 1, __ATOMIC_ACQ_REL) != b->cfg->ncpus)
-		return 0;
-	ret = tfs_origin_name(b->origin, b->convs, b->cfg->ncpus, c->conv,
-			      (uint32_t)b->cfg->cpus[k]);
-	if (ret) {
-		kerr(err, len, "out of memory naming the files of the origin notes");
-		return ret;
-	}
-	for (int i = 0; i < b->cfg->ndevs; i++) {
-		uint64_t t = blk_tfsconv_last(c->conv, i);
-
-		if (t > *last)
-			*last = t;
-	}
-	*got = 1;
-	return 0;
-}
-
 static int tfs_backend_read(struct blk_backend *bb, int k, int wait_ms,
 			    const struct blk_backend_sink *sink, char *err, size_t len)
 {
 	struct tfs_backend *b = (struct tfs_backend *)bb;
 	struct tfs_cpu *c = &b->cpu[k];
-	uint64_t now, last = 0;
-	int ret, got = 0, stopped = __atomic_load_n(&b->stopped, __ATOMIC_ACQUIRE);
+	struct tfs_ring_batch batch;
+	int ret, stopped = __atomic_load_n(&b->stopped, __ATOMIC_ACQUIRE);
 
 	if (k == 0 && !b->ts_sent && __atomic_load_n(&b->start_mono, __ATOMIC_ACQUIRE)) {
 		b->ts_sent = 1;
@@ -489,32 +293,20 @@ static int tfs_backend_read(struct blk_backend *bb, int k, int wait_ms,
 			return -ENOMEM;
 		}
 	}
-	if (c->spool) {
-		ret = spool_read(b, k, wait_ms, sink, err, len);
-		if (ret != 2)
+	ret = tfs_ring_read(c->ring, wait_ms, stopped, &batch, err, len);
+	if (ret || batch.kept)
+		return ret ? ret : batch.got;
+	/* --origin: the last CPU read to the end names the files of every CPU's notes */
+	if (!batch.got && stopped && b->origin) {
+		ret = tfs_origin_drained(b->origin, k, b->convs, &batch.last);
+		if (ret < 0) {
+			kerr(err, len, "out of memory naming the files of the origin notes");
 			return ret;
-		wait_ms = 0;
+		}
+		batch.got = ret;
 	}
-	wait_ring(c, wait_ms);
-	now = tfs_mono_now();
-	for (int pages = 0; pages < TFS_READ_PAGES; pages++) {
-		int n = read_page(b, k, err, len);
-
-		if (n < 0)
-			return n;
-		if (!n)
-			break;
-		if ((ret = convert(b, k, c->page, (size_t)n, &last, err, len)))
-			return ret;
-		got = 1;
-	}
-	if (!got && stopped && b->origin && !c->drained) {
-		ret = origin_end(b, k, &got, &last, err, len);
-		if (ret)
-			return ret;
-	}
-	ret = deliver(b, k, got, last, now, sink, err, len);
-	return ret ? ret : got;
+	ret = tfs_ring_deliver(c->conv, b->cfg->ndevs, k, &batch, 0, sink, err, len);
+	return ret ? ret : batch.got;
 }
 
 static int tfs_backend_tick(struct blk_backend *bb, char *msg, size_t len)

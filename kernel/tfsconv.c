@@ -32,7 +32,7 @@ struct pidset {
 struct stage {
 	unsigned char *buf; /* converted records not yet delivered */
 	size_t len, cap;
-	unsigned long events;
+	unsigned long events, records;
 	uint32_t seq;
 	struct pidset pids;
 	/* the open cgroup run (trace.h BLK_TN_CGROUP): its note's payload in buf */
@@ -146,6 +146,7 @@ int blk_tfsconv_put(struct blk_tfsconv *c, int dev, const struct blk_event *ev)
 		return -ENOMEM;
 	st->len += blk_event_encode(ev, st->buf + st->len);
 	st->last_ts = ev->time;
+	st->records++;
 	if (!blk_event_is_notify(ev))
 		st->events++;
 	return 0;
@@ -529,6 +530,7 @@ static int convert_entry(struct blk_tfsconv *c, const unsigned char *data, int s
 		memcpy(st->buf + st->len + 16, data + 16, len - 16);
 	}
 	st->len += len;
+	st->records++;
 	return 1;
 skip:
 	c->skipped += (uint64_t)size;
@@ -613,10 +615,16 @@ const unsigned char *blk_tfsconv_staged(const struct blk_tfsconv *c, int dev, si
 	return c->st[dev].buf;
 }
 
+unsigned long blk_tfsconv_staged_records(const struct blk_tfsconv *c, int dev)
+{
+	return c->st[dev].records;
+}
+
 void blk_tfsconv_clear(struct blk_tfsconv *c, int dev)
 {
 	c->st[dev].len = 0;
 	c->st[dev].events = 0;
+	c->st[dev].records = 0;
 	/* a run's note is in the batch handed on: the next event starts a new one */
 	c->st[dev].run_open = 0;
 	c->st[dev].dirty_open = 0;

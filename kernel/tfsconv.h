@@ -107,6 +107,8 @@ int blk_tfsconv_put(struct blk_tfsconv *c, int dev, const struct blk_event *ev);
  */
 const unsigned char *blk_tfsconv_staged(const struct blk_tfsconv *c, int dev, size_t *len,
 					unsigned long *events);
+/* The number of records staged for device index @dev, notes and events. */
+unsigned long blk_tfsconv_staged_records(const struct blk_tfsconv *c, int dev);
 void blk_tfsconv_clear(struct blk_tfsconv *c, int dev);
 
 /* Bytes of entries that were not blk records (skipped), and events the pages say were lost. */

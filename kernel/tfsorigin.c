@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * blktrace --origin on the tracefs backend (kernel/tfsorigin.h): its file-system events
- * enabled in the blk tracer's ring, the file systems of the traced devices, and the files'
- * paths found at the end by walking their mounts.
+ * blktrace --origin's files and dirtiers (kernel/tfsorigin.h): its file-system events
+ * enabled where they are read (the blk tracer's ring, or an instance of their own), the file
+ * systems of the traced devices, and the files' paths found at the end by walking their
+ * mounts.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -19,7 +20,6 @@
 #include "fsevents.h"
 #include "tfsconv.h"
 #include "tfsorigin.h"
-#include "tracefs.h"
 #include "util.h"
 
 #define MOUNTS_MAX 8 /* mounts of one device walked at most */
@@ -40,6 +40,8 @@ struct tfs_origin {
 	const struct blk_backend_cfg *cfg;
 	struct tfs_odev *dev;
 	unsigned long named, unfound; /* files */
+	char *drained; /* per CPU index: read to the end after the stop */
+	int ndrained; /* of them (atomic) */
 };
 
 const struct blk_fsev *tfs_origin_events(const struct tfs_origin *o)
@@ -126,14 +128,14 @@ static void dev_filter(const struct blk_backend_cfg *cfg, const char *name, int 
  * Event @ev enabled where this kernel has it, filtered on the devices by field @field.
  * Return 1 if enabled, 0 if not there (or someone else's), -errno.
  */
-static int enable(struct tfs_origin *o, struct blk_tfs *t, enum blk_fsev_ev ev, const char *field,
-		  int bdi, char *err, size_t elen)
+static int enable(struct tfs_origin *o, const struct tfs_origin_where *t, enum blk_fsev_ev ev,
+		  const char *field, int bdi, char *err, size_t elen)
 {
 	const char *name = blk_fsev_ev_name(ev);
 	char fmt[16384], filter[2048];
 	int ret, filtered;
 
-	if (blk_tfs_event_format(t, name, fmt, sizeof(fmt)))
+	if (t->format(t->ctx, name, fmt, sizeof(fmt)))
 		return 0;
 	ret = blk_fsev_set_format(o->ev, ev, fmt);
 	if (ret) {
@@ -143,7 +145,7 @@ static int enable(struct tfs_origin *o, struct blk_tfs *t, enum blk_fsev_ev ev, 
 	}
 	/* a filter the kernel refuses: the devices are told apart here */
 	dev_filter(o->cfg, field, bdi, filter, sizeof(filter));
-	ret = blk_tfs_enable_event(t, name, filter, &filtered);
+	ret = t->enable(t->ctx, name, filter, &filtered);
 	if (ret == -EBUSY) {
 		blk_fsev_set_format(o->ev, ev, "");
 		return 0;
@@ -155,8 +157,9 @@ static int enable(struct tfs_origin *o, struct blk_tfs *t, enum blk_fsev_ev ev, 
 	return 1;
 }
 
-struct tfs_origin *tfs_origin_open(struct blk_tfs *t, const struct blk_backend_cfg *cfg, char *what,
-				   size_t wlen, char *err, size_t elen)
+struct tfs_origin *tfs_origin_open(const struct tfs_origin_where *t,
+				   const struct blk_backend_cfg *cfg, char *what, size_t wlen,
+				   char *err, size_t elen)
 {
 	struct tfs_origin *o = calloc(1, sizeof(*o));
 	uint32_t devnos[64];
@@ -167,10 +170,11 @@ struct tfs_origin *tfs_origin_open(struct blk_tfs *t, const struct blk_backend_c
 		goto nomem;
 	o->cfg = cfg;
 	o->dev = calloc((size_t)cfg->ndevs, sizeof(*o->dev));
+	o->drained = calloc((size_t)cfg->ncpus, 1);
 	for (int i = 0; i < cfg->ndevs; i++)
 		devnos[i] = cfg->devs[i].devno;
 	o->ev = blk_fsev_new(devnos, cfg->ndevs);
-	if (!o->dev || !o->ev)
+	if (!o->dev || !o->drained || !o->ev)
 		goto nomem;
 	find_mounts(o);
 	for (int i = 0; i < cfg->ndevs; i++) {
@@ -220,6 +224,7 @@ void tfs_origin_free(struct tfs_origin *o)
 		return;
 	blk_fsev_free(o->ev);
 	free(o->dev);
+	free(o->drained);
 	free(o);
 }
 
@@ -356,6 +361,29 @@ int tfs_origin_name(struct tfs_origin *o, struct blk_tfsconv *const *convs, int 
 	for (int i = 0; i < o->cfg->ndevs && !ret; i++)
 		ret = name_dev(o, i, convs, nconv, into, cpu);
 	return ret;
+}
+
+int tfs_origin_drained(struct tfs_origin *o, int k, struct blk_tfsconv *const *convs,
+		       uint64_t *last)
+{
+	struct blk_tfsconv *into = convs[k];
+	int ret;
+
+	if (o->drained[k])
+		return 0;
+	o->drained[k] = 1;
+	if (__atomic_add_fetch(&o->ndrained, 1, __ATOMIC_ACQ_REL) != o->cfg->ncpus)
+		return 0;
+	ret = tfs_origin_name(o, convs, o->cfg->ncpus, into, (uint32_t)o->cfg->cpus[k]);
+	if (ret)
+		return ret;
+	for (int i = 0; i < o->cfg->ndevs; i++) {
+		uint64_t t = blk_tfsconv_last(into, i);
+
+		if (t > *last)
+			*last = t;
+	}
+	return 1;
 }
 
 void tfs_origin_report(const struct tfs_origin *o, struct blk_tfsconv *const *convs, int nconv,

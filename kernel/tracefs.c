@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "blk/kernel.h"
+#include "ftrace.h"
 #include "holder.h"
 #include "fsevents.h"
 #include "tfsstate.h"
@@ -449,30 +450,13 @@ void blk_tfs_names_refresh(struct blk_tfs *t)
 	pthread_mutex_unlock(&nm->lock);
 }
 
-struct comm_find {
-	uint32_t pid;
-	char *buf;
-	size_t len;
-};
-
-static int comm_match(void *arg, uint32_t pid, char *comm)
-{
-	struct comm_find *cf = arg;
-
-	if (pid != cf->pid || !strcmp(comm, "<...>"))
-		return 0;
-	snprintf(cf->buf, cf->len, "%s", comm);
-	return 1;
-}
-
 const char *blk_tfs_comm(struct blk_tfs *t, uint32_t pid, char *buf, size_t len)
 {
-	struct comm_find cf = {pid, buf, len};
 	struct tfs_names *nm = &t->names;
 	const char *got = NULL;
 
 	/* the kernel's latest name first; else the one it gave while the trace ran */
-	if (cmdlines_each(t, comm_match, &cf) == 1)
+	if (blk_ftrace_saved_comm(t->st.dir, pid, buf, len))
 		return buf;
 	pthread_mutex_lock(&nm->lock);
 	if (nm->pid && pid) {

@@ -109,8 +109,13 @@ struct blk_backend_ops {
 	 * one thread with index 0 only, which delivers the records of every CPU index.
 	 */
 	int one_reader;
-	/* What its records count, for the summary: NULL for "events" (else "waits"). */
+	/*
+	 * What its records count, for the summary: NULL for "events" (a block backend), else
+	 * its unit ("waits", "notes"): a side stream, all of whose records count, and whose
+	 * losses are said apart: "%llu @lost_unit of NAME were lost (@lost_why)".
+	 */
 	const char *unit;
+	const char *lost_unit, *lost_why;
 	/* Optional: what it uses and why, to say once it is open (valid while @b lives). */
 	const char *(*describe)(struct blk_backend *b);
 	/* Optional: a line of its own for the end-of-run summary. Return 1 with @msg, or 0. */
@@ -124,6 +129,16 @@ struct blk_backend {
 
 extern const struct blk_backend_ops blk_backend_relay;
 extern const struct blk_backend_ops blk_backend_tracefs;
+
+/*
+ * --origin's file-system events beside the relay backend, whose kernel records none: the
+ * events tfsorigin.h names, in a private tracefs instance (instances/blktrace-origin-PID) on
+ * the clock of the relay records, turned into origin notes (trace.h BLK_TN_DIRTY,
+ * BLK_TN_FMAP, BLK_TN_FILE) in an output stream per device (NAME.origin), one per CPU index
+ * with a reader each. lost() counts the events the instance's ring lost on CPU index k, for
+ * each device.
+ */
+extern const struct blk_backend_ops blk_backend_fsside;
 
 /*
  * A second kind of backend: the I/O waits of the tasks (blktrace --iowait), beside a block

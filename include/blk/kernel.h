@@ -79,6 +79,14 @@ int blk_tfs_kill(const char *dir, const char *const *sysnames, int ndevs, int wa
 int blk_iowait_kill(const char *tracefs, char *msg, size_t len);
 
 /*
+ * blk_fsside_kill() - blktrace -k for --origin's instance beside the relay backend
+ * (blk_backend_fsside): turn off those of running tracers (they notice, end and remove
+ * them), remove those of tracers that are gone (killed with SIGKILL).
+ * Return: 0 if there was none, 1 with a message in @msg, or -errno with the reason.
+ */
+int blk_fsside_kill(const char *tracefs, char *msg, size_t len);
+
+/*
  * Header of each record read from trace_pipe in the "bin" format (the read path before
  * trace_pipe_raw; its unit test checks the raw pages' records against this format).
  */

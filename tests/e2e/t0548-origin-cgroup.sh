@@ -272,7 +272,7 @@ else
 	wait $bt
 fi
 
-# 6. --origin with the relay backend (cgroups only; t0527 traces with it in the VM): here,
+# 6. --origin with the relay backend (t0527 traces with it in the VM, cgroups, files and dirtiers): here,
 # under lockdown, the relay files refuse, and the tracer says so; blk_cgroup stays as it was
 cg_before=$(cat "$T/options/blk_cgroup" 2>/dev/null)
 "$BT" --origin --backend=relay -d "$loop" -w 1 -D "$w/relay" >/dev/null 2>"$w/relay.err"

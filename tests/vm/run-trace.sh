@@ -8,7 +8,8 @@
 #
 # options of a run:
 #   --device nullb|virtio   traced device: null_blk /dev/nullb0 (default), or a raw 64 MiB
-#                           scratch virtio disk
+#                           scratch virtio disk (--data-mb MB: larger; the boot's disk is as
+#                           large as its runs ask, one disk for all of them)
 #   --workload NAME|FILE    dio (default: 16 x 4 KiB O_DIRECT write at block i*37 + read at
 #                           block i*53), dio-sizes (512 B..64 KiB), idle (no I/O), or a shell
 #                           file sourced in the VM (busybox ash; $DEV is the device; call
@@ -175,7 +176,7 @@ copy_program() {
 
 # ---- the runs ---------------------------------------------------------------------------------
 # the VM's time limit: the sum of its runs' and 30 s for the boot (a run's own limit counts from its start)
-outdirs=() total_timeout=30 out_mb_sum=0 want_virtio=0
+outdirs=() total_timeout=30 out_mb_sum=0 want_virtio=0 data_mb=64
 # add_run N OUTDIR [options of a run] [-- extra tracer args]: stages run N in /etc/runs/N
 add_run() {
 	local n=$1 outdir=$2 device=nullb workload=dio timeout=120 settle=1 stop_timeout=20 tracer_cpu=0
@@ -195,6 +196,11 @@ add_run() {
 		--nullb-params) nullb_params=${2?}; shift 2 ;;
 		--tracer-cpu) tracer_cpu=1; shift ;;
 		--out-mb) out_mb=${2:?}; shift 2 ;;
+		--data-mb)
+			[[ ${2:-} =~ ^[0-9]+$ ]] || bad "--data-mb: not a number: ${2:-}"
+			[ "$2" -gt $data_mb ] && data_mb=$2
+			shift 2
+			;;
 		--module) extra_mod=${2:?}; shift 2 ;;
 		--module-params) extra_mod_params=${2?}; shift 2 ;;
 		--post) post_file=${2:?}; shift 2 ;;
@@ -338,7 +344,7 @@ truncate -s "${out_mb_sum}M" "$work/out.img"
 drives=(-drive "file=$work/out.img,format=raw,if=none,id=btout"
 	-device "virtio-blk-pci,drive=btout,serial=BTNGOUT")
 if [ $want_virtio = 1 ]; then
-	truncate -s 64M "$work/data.img"
+	truncate -s "${data_mb}M" "$work/data.img"
 	drives+=(-drive "file=$work/data.img,format=raw,if=none,id=btdata"
 		-device "virtio-blk-pci,drive=btdata,serial=BTNGDATA")
 fi

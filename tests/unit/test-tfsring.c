@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of kernel/tfsspool.c: the pages come back byte for byte in the order added
+ * Unit tests of kernel/tfsring.c's spool: the pages come back byte for byte in the order added
  * (short pages padded with zeros), across batches; a file that fails part-way (a size limit:
  * EFBIG, as a full disk gives ENOSPC) takes no more pages and loses none of those added,
  * whole or in part; nothing is left in the directory; a directory that cannot hold it fails.
@@ -19,7 +19,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "../../kernel/tfsspool.h"
+#include "../../kernel/tfsring.h"
 
 #define PSZ 4096
 
@@ -59,7 +59,7 @@ static int entries(const char *dir)
 
 static void round_trip(unsigned int n)
 {
-	char dir[] = "/tmp/test-tfsspool.XXXXXX";
+	char dir[] = "/tmp/test-tfsring.XXXXXX";
 	unsigned char page[PSZ];
 	struct tfs_spool *s;
 	const unsigned char *p;
@@ -111,7 +111,7 @@ static void test_many_batches(void **state)
 /* the file may hold @limit bytes: past that, writes fail (EFBIG) */
 static void failing(rlim_t limit, unsigned int n)
 {
-	char dir[] = "/tmp/test-tfsspool.XXXXXX";
+	char dir[] = "/tmp/test-tfsring.XXXXXX";
 	unsigned char page[PSZ];
 	struct rlimit old, lim;
 	struct tfs_spool *s;
@@ -170,7 +170,7 @@ static void test_no_directory(void **state)
 {
 	(void)state;
 	errno = 0;
-	assert_null(tfs_spool_new("/nonexistent/test-tfsspool", PSZ));
+	assert_null(tfs_spool_new("/nonexistent/test-tfsring", PSZ));
 	assert_int_equal(errno, ENOENT);
 	assert_null(tfs_spool_new("/tmp", 0));
 	assert_int_equal(errno, EINVAL);
