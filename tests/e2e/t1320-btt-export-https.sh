@@ -102,8 +102,15 @@ $BTT -i "$BIN" --export="$HTTPS/tls3" --host=h --ca-file="$w/other/other.pem" \
 [ $? = 1 ] && one_line "a certificate from another CA" "$w/other.err" \
 	"certificate of '127.0.0.1:$CH_HTTPS' is not trusted" || fail "another CA: not status 1: $(head -n2 "$w/other.err")"
 $BTT -i "$BIN" --export="$HTTPS/tls3" --host=h --password-file="$w/pw" >/dev/null 2>"$w/sys.err"
-[ $? = 1 ] && one_line "the system's CAs only" "$w/sys.err" "is not trusted" ||
-	fail "the system's CAs: not status 1: $(head -n2 "$w/sys.err")"
+st=$?
+if [ -n "${VALGRIND:-}" ] && grep -q "no answer (timed out)" "$w/sys.err"; then
+	# (libcurl reads the system's CA bundle inside the 5 s connect timeout: under valgrind on a
+	# busy machine that took longer once in four runs)
+	skip "the system's CAs only (under valgrind reading the system's CA bundle outlasted the 5 s connect timeout; the plain and ASan runs check it)"
+else
+	[ $st = 1 ] && one_line "the system's CAs only" "$w/sys.err" "is not trusted" ||
+		fail "the system's CAs: not status 1: $(head -n2 "$w/sys.err")"
+fi
 [ "$(rows tls3)" = 0 ] && pass "a refused certificate: no row stored" || fail "a refused certificate: $(rows tls3) rows"
 $BTT -i "$BIN" --export="$HTTPS/tls3" --host=h --insecure --password-file="$w/pw" \
 	>/dev/null 2>"$w/insecure.err"
