@@ -10,10 +10,20 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "model/devs.h"
 #include "model/iomodel.h"
 #include "output.h"
+
+/* -i @input names a regular file (not standard input): the outputs may read it again */
+static inline int btt_input_is_file(const char *input)
+{
+	struct stat st;
+
+	return input && strcmp(input, "-") && !stat(input, &st) && S_ISREG(st.st_mode);
+}
 
 struct btt_opts {
 	const char *output; /* -o: name.avg, name.dat, name.msg */

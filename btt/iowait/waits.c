@@ -13,7 +13,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "blk/hist.h"
 #include "blk/iowait.h"
@@ -493,7 +492,6 @@ struct waits *waits_new(const struct btt_view *v)
 		.done = on_done,
 		.lost = on_lost,
 	};
-	struct stat st;
 
 	w->devs = v->devs;
 	w->iowait_only = v->opts->iowait_only;
@@ -506,8 +504,7 @@ struct waits *waits_new(const struct btt_view *v)
 			die("internal error: too many subscribers");
 	} else {
 		sub.event = on_event;
-		if (v->opts->input && strcmp(v->opts->input, "-") && !stat(v->opts->input, &st) &&
-		    S_ISREG(st.st_mode))
+		if (btt_input_is_file(v->opts->input))
 			w->replay = v->opts->input;
 	}
 	w->model = v->model;

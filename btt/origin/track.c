@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "blk/origin.h"
 #include "blk/reader.h"
@@ -151,11 +150,9 @@ static void names_ahead(struct otrack *t)
 {
 	struct blk_reader *r;
 	struct blk_event ev;
-	struct stat st;
 
 	t->names_ahead = -1; /* tried */
-	if (!t->input || !strcmp(t->input, "-") || stat(t->input, &st) || !S_ISREG(st.st_mode) ||
-	    !(r = blk_reader_open(t->input)))
+	if (!btt_input_is_file(t->input) || !(r = blk_reader_open(t->input)))
 		return;
 	/* a damaged record ends it: the run itself says where, and takes what follows then */
 	while (blk_reader_next(r, &ev) > 0) {

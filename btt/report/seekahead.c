@@ -10,7 +10,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "blk/event.h"
 #include "blk/reader.h"
@@ -180,11 +179,9 @@ static int cpus(void)
 struct seekahead *seekahead_start(const struct btt_opts *o)
 {
 	struct seekahead *sa;
-	struct stat st;
 
 	/* --perfetto's drawing thread already keeps the second CPU busy */
-	if (!o->input || !strcmp(o->input, "-") || o->devices || o->exes || o->perfetto_name ||
-	    cpus() < 2 || stat(o->input, &st) || !S_ISREG(st.st_mode))
+	if (!btt_input_is_file(o->input) || o->devices || o->exes || o->perfetto_name || cpus() < 2)
 		return NULL;
 	sa = calloc(1, sizeof(*sa));
 	if (!sa || !(sa->path = strdup(o->input))) {
