@@ -94,21 +94,36 @@ static void take(struct parse_origin *p, const struct blk_event *ev)
 		die("out of memory for the origin notes");
 }
 
+/*
+ * The FILE notes of @path taken (and with @dump, written into the dump, ahead of the runs
+ * and maps: the tracer writes them at the end). A damaged record ends it: the run itself, or
+ * the merge, says where. 0, or -errno when @path cannot be opened.
+ */
+static int read_names(struct parse_origin *p, const char *path, int dump)
+{
+	struct blk_reader *rd = blk_reader_open(path);
+	struct blk_event ev;
+
+	if (!rd)
+		return -errno;
+	while (blk_reader_next(rd, &ev) > 0) {
+		if (!blk_event_is_file(&ev))
+			continue;
+		if (dump && p->dump && blk_output_event(p->dump, &ev))
+			p->dump_failed = 1;
+		if (!p->no_apply && blk_origin_note(p->notes, &ev) == -ENOMEM)
+			die("out of memory for the origin notes");
+	}
+	blk_reader_close(rd);
+	return 0;
+}
+
 void parse_origin_names_ahead(struct parse_origin *p, char *const *paths, size_t n)
 {
-	for (size_t i = 0; i < n && !p->no_apply; i++) {
-		struct blk_reader *r = blk_reader_open(paths[i]);
-		struct blk_event ev;
-
-		/* a file that cannot be read, or is damaged: the run itself says so when it gets there */
-		if (!r)
-			continue;
-		while (blk_reader_next(r, &ev) > 0)
-			if (blk_event_is_file(&ev) && blk_origin_note(p->notes, &ev) == -ENOMEM)
-				die("out of memory for the origin notes");
-		blk_reader_close(r);
-		p->names_ahead = 1;
-	}
+	/* (a file that cannot be read: the run itself says so when it gets there) */
+	for (size_t i = 0; i < n && !p->no_apply; i++)
+		if (!read_names(p, paths[i], 0))
+			p->names_ahead = 1;
 }
 
 static struct stream *stream_of(struct parse_origin *p, uint32_t device, uint32_t cpu)
@@ -327,33 +342,10 @@ static int on_side_record(void *arg, enum blk_merge_note what, void *owner, int 
 	return 0;
 }
 
-/*
- * The file names of side file @path, taken before its runs and maps (the tracer writes them
- * at its end): every event can be named, as btt names them (and -d: written first)
- */
-static void take_names(struct parse_origin *p, const char *path)
-{
-	struct blk_reader *rd = blk_reader_open(path);
-	struct blk_event ev;
-
-	if (!rd)
-		die("cannot open '%s': %s", path, strerror(errno));
-	/* (damage stops this pass; the merge says where) */
-	while (blk_reader_next(rd, &ev) > 0) {
-		if (!blk_event_is_file(&ev))
-			continue;
-		if (p->dump && blk_output_event(p->dump, &ev))
-			p->dump_failed = 1;
-		if (!p->no_apply && blk_origin_note(p->notes, &ev) == -ENOMEM)
-			die("out of memory for the origin notes");
-	}
-	blk_reader_close(rd);
-}
-
 int parse_origin_add_files(struct parse_origin *p, const char *dir, const char *name)
 {
 	char path[8192];
-	int opened = 0;
+	int opened = 0, ret;
 
 	for (int cpu = 0;; cpu++) {
 		struct blk_reader *rd;
@@ -364,7 +356,10 @@ int parse_origin_add_files(struct parse_origin *p, const char *dir, const char *
 			break;
 		if (!st.st_size)
 			continue;
-		take_names(p, path);
+		/* its names first, so that every event can be named, as btt names them */
+		ret = read_names(p, path, 1);
+		if (ret < 0)
+			die("cannot open '%s': %s", path, strerror(-ret));
 		if (!p->side && !(p->side = blk_merge_new(512, on_side_record, p)))
 			die("out of memory");
 		rd = blk_reader_open(path);
