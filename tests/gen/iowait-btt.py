@@ -60,9 +60,10 @@ def parse_blkparse(path):
         pid, act, rest = int(m.group(5)), m.group(6), m.group(8)
         if act == 'w':
             f = dict(kv.split('=', 1) for kv in rest.split() if '=' in kv)
-            comm = re.match(r'\[(.*?)\]', rest)
+            # (the name runs to '] start=': a thread may be named '[pango] FcInit')
+            comm = re.match(r'\[(.*?)\] start=', rest)
             io = f.get('io', '-')
-            wb = re.search(r' woken_by=(\d+)\[(.*?)\]', rest)
+            wb = re.search(r' woken_by=(\d+)\[(.*)\]$', rest)
             if io == 'none' and not wb:
                 continue  # a sleep of no I/O (--iowait-all): not counted
             waits.append({'end': t, 'start': max(0, ns_of(f['start'])), 'ns': int(f['ns']),
