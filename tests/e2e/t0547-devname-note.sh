@@ -166,19 +166,21 @@ wait_tracing
 workload "$w/files/expected.txt"
 wait $bt
 (cd "$w/files" && PYTHONPATH="$TOP/tests/gen" $DN list "$name".blktrace.* >notes.txt)
-nfiles=0
+# every file with events has the note (a CPU's file of notes only may have it too: the tracer
+# names the device in each stream it writes, and the workload's events may all be on one CPU)
+nfiles=0 unnamed=
 for f in "$w/files/$name".blktrace.*; do
 	PYTHONPATH="$TOP/tests/gen" python3 -B -c '
 import sys, blkrec
-sys.exit(not any(not r.action & blkrec.NOTIFY for r in blkrec.records(open(sys.argv[1], "rb").read())))' "$f" &&
-		nfiles=$((nfiles + 1))
+sys.exit(not any(not r.action & blkrec.NOTIFY for r in blkrec.records(open(sys.argv[1], "rb").read())))' "$f" || continue
+	nfiles=$((nfiles + 1))
+	grep -q "^$(basename "$f") " "$w/files/notes.txt" || unnamed="$unnamed $(basename "$f")"
 done
 bad=$(awk -v n="$name" -v d="$dev" '$3 != d || $5 != n' "$w/files/notes.txt")
-if [ "$(cat "$w/files/rc")" = 0 ] && [ "$(wc -l <"$w/files/notes.txt")" = "$nfiles" ] && [ -z "$bad" ] &&
-	[ "$nfiles" -gt 0 ]; then
+if [ "$(cat "$w/files/rc")" = 0 ] && [ -z "$unnamed" ] && [ -z "$bad" ] && [ "$nfiles" -gt 0 ]; then
 	pass "live: each of the $nfiles per-CPU files with events names the device: $(head -n 1 "$w/files/notes.txt")"
 else
-	fail "live: rc=$(cat "$w/files/rc"), $nfiles files with events, notes: $(tr '\n' ';' <"$w/files/notes.txt")"
+	fail "live: rc=$(cat "$w/files/rc"), $nfiles files with events, without the note:${unnamed:- none}, notes: $(tr '\n' ';' <"$w/files/notes.txt")"
 fi
 (cd "$w/files" && $BLKPARSE -i "$name" >ours.txt 2>/dev/null && $BLKPARSE -i "$name" -d merged.bin -O >/dev/null 2>&1 &&
 	$BTT -i merged.bin --export="tsv:$w/files/x" >/dev/null 2>&1)
