@@ -268,7 +268,8 @@ static void on_tick(void *ctx, uint64_t t)
 	if (p->now < p->mark + MARK_NS + HOLD_NS)
 		return;
 	/* the bursts due, as often (bursts are drawn late anyway: a tick's test less) */
-	if (p->now >= p->burst_check) /* UINT64_MAX without bursts */
+	/* (burst_check is UINT64_MAX without bursts, and so may be an event's time) */
+	if (p->now >= p->burst_check && p->bursts)
 		pfburst_check(p, p->now);
 	w = watermark(p);
 	if (w >= p->mark + MARK_NS) {
